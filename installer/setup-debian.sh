@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building, running and testing the
+# workbench needs. Idempotent; run as root (or it uses sudo when present).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build git pkg-config clang-format
+  # Qt 6: Widgets, Sql (+ SQLite driver), Concurrent, Network, Test, HttpServer
+  qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-httpserver-dev
+  qt6-websockets-dev libgl-dev
+  # charts
+  libqcustomplot-dev libqcustomplot2.1-qt6
+  # SQLite C API for the run log; JSON for the CLI and exports
+  libsqlite3-dev sqlite3 nlohmann-json3-dev
+  # Vulkan: loader, headers, shader compiler, CPU driver (lavapipe), validation
+  libvulkan-dev glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  # headless GUI tests and screenshots
+  xvfb xauth
+  # packaging checks
+  dpkg-dev lintian desktop-file-utils file
+  # independent checks in tests (csv/json readers of another language)
+  python3
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
