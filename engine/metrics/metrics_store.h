@@ -1,0 +1,139 @@
+#pragma once
+// The metrics store: the scheduler's engine thread records samples as they
+// happen; any other thread (the GUI's 10 Hz chart timer, the CLI's progress
+// line) takes a snapshot over a sliding time window and over the whole run.
+//
+// Thread safety: every member function may be called from any thread. One
+// mutex guards the samples; record_*() hold it for an O(1) append, and
+// snapshot() holds it only while copying the samples it covers, then
+// computes the percentiles outside the lock, so a snapshot never stalls the
+// engine for longer than a memcpy.
+//
+// Memory: every sample of the run is kept (exact percentiles need them):
+// 16 bytes per sample, i.e. about 16 MB per million generated tokens.
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "metrics/percentile.h"
+#include "metrics/request_metrics.h"
+
+namespace wb::metrics {
+
+/// Statistics over one span of time (a sliding window or the whole run).
+/// A sample belongs to the span when its time t satisfies
+/// begin_ms < t <= end_ms (for the run, begin_ms is the run start and
+/// samples at exactly the start count too).
+struct WindowStats {
+    double begin_ms = 0.0;  ///< start of the span (ms, store clock)
+    double end_ms = 0.0;    ///< end of the span (the snapshot's now)
+
+    // Latencies (ms). queue wait: at admission; TTFT: at the first token;
+    // ITL: at every later token, so a long request shows up while it runs.
+    // These include every request that got that far, whatever its finish.
+    Summary queue_wait_ms;
+    Summary ttft_ms;
+    Summary itl_ms;
+    // At the finish, for completed requests only (finish reason stop or
+    // length), as vLLM's benchmark counts successful requests only.
+    Summary tpot_ms;
+    Summary e2e_ms;
+    Summary prompt_tokens;     ///< tokens per completed request
+    Summary generated_tokens;  ///< tokens per completed request
+
+    uint64_t requests_finished = 0;   ///< finished events of any reason
+    uint64_t requests_completed = 0;  ///< finish reason stop or length
+    uint64_t steps = 0;               ///< ubatches (forward passes) that ended in the span
+    uint64_t prefill_tokens = 0;      ///< prompt tokens processed by those steps
+    uint64_t decode_tokens = 0;       ///< output tokens sampled by those steps
+    /// Throughput over wall time: tokens / (end - begin) in tokens/s. Prefill
+    /// and decode tokens share steps, so these are not per-phase speeds; NaN
+    /// when the span is empty.
+    double prefill_tokens_per_s = 0.0;
+    double decode_tokens_per_s = 0.0;
+    /// Share of the span the engine spent inside forward passes (0..1).
+    double busy_fraction = 0.0;
+};
+
+/// What snapshot() returns: a plain value, safe to keep and copy.
+struct MetricsSnapshot {
+    double now_ms = 0.0;     ///< the time the snapshot describes (store clock)
+    double window_ms = 0.0;  ///< length of the sliding window asked for
+    WindowStats window;      ///< samples with now - window_ms < t <= now
+    WindowStats run;         ///< every sample since the run started, up to now
+    // Gauges: the last values the scheduler set.
+    int32_t queued = 0;           ///< requests waiting for a slot
+    int32_t running = 0;          ///< requests holding a slot
+    uint32_t kv_cells_used = 0;   ///< KV-cache cells in use (all sequences)
+    uint32_t kv_cells_total = 0;  ///< KV-cache size (n_ctx)
+    /// Finished requests of the whole run per finish reason, in the order the
+    /// reasons were first seen.
+    std::vector<std::pair<std::string, uint64_t>> finish_reasons;
+};
+
+class MetricsStore {
+  public:
+    /// `run_start_ms`: the run's start on the caller's clock (ms).
+    explicit MetricsStore(double run_start_ms = 0.0);
+
+    /// Forgets every sample and gauge and starts a new run at `run_start_ms`.
+    void reset(double run_start_ms);
+
+    // ---- recording (the scheduler's engine thread). Times are ms on the
+    // same clock as run_start_ms; a time earlier than the previous sample
+    // of the same series is clamped to it (series stay sorted by time).
+    void record_admitted(double at_ms, double queue_wait_ms);
+    void record_first_token(double at_ms, double ttft_ms);
+    void record_inter_token(double at_ms, double itl_ms);
+    /// A finished request; `m` from compute_request_metrics(). TPOT, e2e and
+    /// token counts are recorded when `finish_reason` is "stop" or "length".
+    void record_finished(double at_ms, const RequestMetrics& m, std::string_view finish_reason);
+    /// One forward pass that ended at `end_ms` and took `duration_ms`.
+    void record_step(double end_ms, double duration_ms, uint32_t prefill_tokens,
+                     uint32_t decode_tokens);
+    void set_gauges(int32_t queued, int32_t running, uint32_t kv_cells_used,
+                    uint32_t kv_cells_total);
+
+    // ---- reading (any thread)
+    /// Statistics at `now_ms` over the last `window_ms` (ms, > 0) and over
+    /// the whole run. Cost: O(samples covered). Throws std::invalid_argument
+    /// when window_ms is not positive.
+    MetricsSnapshot snapshot(double now_ms, double window_ms) const;
+    /// Time of the latest sample of any kind (run start when none): the end
+    /// of a finished run.
+    double last_sample_ms() const;
+    double run_start_ms() const;
+
+  private:
+    // Samples in time order: t[i] is when value v[i] was recorded.
+    struct Series {
+        std::vector<double> t;
+        std::vector<double> v;
+        void add(double at, double value);
+    };
+    struct Step {
+        double end_ms;
+        double duration_ms;
+        uint32_t prefill;
+        uint32_t decode;
+    };
+
+    struct RawSpan;  // samples of one span, copied under the lock
+    RawSpan copy_span_locked(double begin_ms, double end_ms, bool include_begin) const;
+
+    mutable std::mutex mu_;
+    double run_start_ms_;
+    double last_ms_;
+    Series queue_wait_, ttft_, itl_, tpot_, e2e_, prompt_, generated_;
+    Series finished_;  // v = 1 completed, 0 otherwise
+    std::vector<Step> steps_;
+    int32_t queued_ = 0, running_ = 0;
+    uint32_t kv_used_ = 0, kv_total_ = 0;
+    std::vector<std::pair<std::string, uint64_t>> reasons_;
+};
+
+}  // namespace wb::metrics

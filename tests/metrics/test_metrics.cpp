@@ -1,0 +1,221 @@
+// Metrics tests: every expected value below was worked out by hand from the
+// definitions (numpy's "linear" percentile, vLLM's TTFT/ITL/TPOT/e2e) and is
+// written out with its arithmetic, never taken from the code under test.
+
+#include <QtTest>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "metrics/metrics_store.h"
+#include "metrics/percentile.h"
+#include "metrics/request_metrics.h"
+
+using namespace wb::metrics;
+
+class TestMetrics : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void percentile_five_samples() {
+        // Sorted: 15 20 35 40 50, n = 5, h = 4p/100.
+        const std::vector<double> x = {15, 20, 35, 40, 50};
+        QCOMPARE(percentile_sorted(x, 0), 15.0);
+        QCOMPARE(percentile_sorted(x, 50), 35.0);  // h = 2
+        QCOMPARE(percentile_sorted(x, 40), 29.0);  // h = 1.6: 20 + 0.6 * 15
+        QCOMPARE(percentile_sorted(x, 90), 46.0);  // h = 3.6: 40 + 0.6 * 10
+        QCOMPARE(percentile_sorted(x, 95), 48.0);  // h = 3.8: 40 + 0.8 * 10
+        QCOMPARE(percentile_sorted(x, 99), 49.6);  // h = 3.96: 40 + 0.96 * 10
+        QCOMPARE(percentile_sorted(x, 100), 50.0);
+    }
+
+    void summary_one_to_ten_shuffled() {
+        // 1..10 in scrambled order; n = 10, h = 9p/100.
+        const Summary s = summarize({7, 3, 10, 1, 9, 2, 8, 5, 4, 6});
+        QCOMPARE(s.count, size_t{10});
+        QCOMPARE(s.mean, 5.5);
+        QVERIFY(std::abs(s.p50 - 5.5) < 1e-12);   // h = 4.5: 5 + 0.5
+        QVERIFY(std::abs(s.p90 - 9.1) < 1e-12);   // h = 8.1: 9 + 0.1
+        QVERIFY(std::abs(s.p95 - 9.55) < 1e-12);  // h = 8.55
+        QVERIFY(std::abs(s.p99 - 9.91) < 1e-12);  // h = 8.91
+        QCOMPARE(s.max, 10.0);
+    }
+
+    void summary_duplicates_and_nan() {
+        // {3, 3, 3, 7} plus a NaN that must be skipped; n = 4, h = 3p/100.
+        const double nan = std::nan("");
+        const Summary s = summarize({3, nan, 7, 3, 3});
+        QCOMPARE(s.count, size_t{4});
+        QCOMPARE(s.mean, 4.0);
+        QCOMPARE(s.p50, 3.0);                     // h = 1.5 between 3 and 3
+        QVERIFY(std::abs(s.p90 - 5.8) < 1e-12);   // h = 2.7: 3 + 0.7 * 4
+        QVERIFY(std::abs(s.p95 - 6.4) < 1e-12);   // h = 2.85: 3 + 0.85 * 4
+        QVERIFY(std::abs(s.p99 - 6.88) < 1e-12);  // h = 2.97: 3 + 0.97 * 4
+        QCOMPARE(s.max, 7.0);
+    }
+
+    void summary_single_and_empty() {
+        const Summary one = summarize({42});
+        QCOMPARE(one.count, size_t{1});
+        QCOMPARE(one.p50, 42.0);
+        QCOMPARE(one.p99, 42.0);
+        QCOMPARE(one.max, 42.0);
+        const Summary none = summarize({});
+        QCOMPARE(none.count, size_t{0});
+        QVERIFY(std::isnan(none.mean) && std::isnan(none.p50) && std::isnan(none.max));
+        QVERIFY(std::isnan(percentile_sorted(std::vector<double>{}, 50)));
+    }
+
+    void summary_equals_sorted_definition_on_many_samples() {
+        // 1000 values i*7919 mod 1009 (a permutation-like spread with
+        // repeats); p99: h = 999 * 0.99 = 989.01 on the sorted copy.
+        std::vector<double> v;
+        for (int i = 0; i < 1000; ++i) v.push_back((i * 7919) % 1009);
+        std::vector<double> sorted = v;
+        std::sort(sorted.begin(), sorted.end());
+        const Summary s = summarize(v);
+        const double expect99 = sorted[989] + 0.01 * (sorted[990] - sorted[989]);
+        QVERIFY(std::abs(s.p99 - expect99) < 1e-9);
+        QCOMPARE(s.p50, sorted[499] + 0.5 * (sorted[500] - sorted[499]));
+        QCOMPARE(s.max, sorted.back());
+    }
+
+    void bad_percentile_throws() {
+        const std::vector<double> x = {1, 2};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, percentile_sorted(x, 101));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, percentile_sorted(x, -1));
+    }
+
+    void request_metrics_vllm_definitions() {
+        // Submitted at 0, admitted at 10, tokens at 110, 130, 160, 200,
+        // finished at 200.
+        RequestTimeline t;
+        t.submitted_ms = 0;
+        t.admitted_ms = 10;
+        t.token_ms = {110, 130, 160, 200};
+        t.finished_ms = 200;
+        t.prompt_tokens = 5;
+        t.generated_tokens = 4;
+        const RequestMetrics m = compute_request_metrics(t);
+        QCOMPARE(m.queue_wait_ms, 10.0);
+        QCOMPARE(m.ttft_ms, 110.0);  // from submission, not admission
+        QCOMPARE(m.itl_ms, (std::vector<double>{20, 30, 40}));
+        QCOMPARE(m.tpot_ms, 30.0);  // (200 - 110) / (4 - 1)
+        QCOMPARE(m.e2e_ms, 200.0);
+
+        // One token: no ITL, TPOT undefined. Never admitted: no queue wait.
+        RequestTimeline one;
+        one.submitted_ms = 5;
+        one.admitted_ms = 6;
+        one.token_ms = {50};
+        one.finished_ms = 51;
+        const RequestMetrics m1 = compute_request_metrics(one);
+        QVERIFY(m1.itl_ms.empty());
+        QVERIFY(std::isnan(m1.tpot_ms));
+        QCOMPARE(m1.ttft_ms, 45.0);
+        RequestTimeline never;
+        never.submitted_ms = 0;
+        never.finished_ms = 30;
+        const RequestMetrics m0 = compute_request_metrics(never);
+        QVERIFY(std::isnan(m0.queue_wait_ms) && std::isnan(m0.ttft_ms));
+        QCOMPARE(m0.e2e_ms, 30.0);
+    }
+
+    void store_window_and_run() {
+        MetricsStore store(1000.0);
+        // TTFT samples at t = 1100, 1500, 2500, 2900 ms with values 10, 20, 30, 40.
+        store.record_first_token(1100, 10);
+        store.record_first_token(1500, 20);
+        store.record_first_token(2500, 30);
+        store.record_first_token(2900, 40);
+        // Steps: 3 prefill-only steps then decode steps.
+        store.record_step(1200, 50, 100, 0);
+        store.record_step(2200, 50, 0, 8);
+        store.record_step(2800, 100, 4, 8);
+        store.set_gauges(3, 2, 120, 2048);
+
+        // now = 3000, window 1000 ms: covers 2000 < t <= 3000.
+        const MetricsSnapshot s = store.snapshot(3000, 1000);
+        QCOMPARE(s.window.ttft_ms.count, size_t{2});
+        QCOMPARE(s.window.ttft_ms.p50, 35.0);  // {30, 40}: h = 0.5
+        QCOMPARE(s.window.ttft_ms.max, 40.0);
+        QCOMPARE(s.window.steps, uint64_t{2});
+        QCOMPARE(s.window.decode_tokens, uint64_t{16});
+        QCOMPARE(s.window.prefill_tokens, uint64_t{4});
+        QCOMPARE(s.window.decode_tokens_per_s, 16.0);  // 16 tokens / 1 s
+        QCOMPARE(s.window.prefill_tokens_per_s, 4.0);
+        QCOMPARE(s.window.busy_fraction, 0.15);  // 150 ms of 1000 ms
+        // Whole run: 2 s since the start at 1000.
+        QCOMPARE(s.run.ttft_ms.count, size_t{4});
+        QCOMPARE(s.run.ttft_ms.p50, 25.0);  // {10,20,30,40}: h = 1.5
+        QCOMPARE(s.run.prefill_tokens, uint64_t{104});
+        QCOMPARE(s.run.prefill_tokens_per_s, 52.0);  // 104 / 2 s
+        QCOMPARE(s.run.decode_tokens_per_s, 8.0);    // 16 / 2 s
+        QCOMPARE(s.queued, 3);
+        QCOMPARE(s.running, 2);
+        QCOMPARE(s.kv_cells_used, 120u);
+        QCOMPARE(s.kv_cells_total, 2048u);
+
+        // A sample exactly at now - window is outside (open on the left).
+        const MetricsSnapshot edge = store.snapshot(2500, 1000);  // 1500 < t <= 2500
+        QCOMPARE(edge.window.ttft_ms.count, size_t{1});
+        QCOMPARE(edge.window.ttft_ms.max, 30.0);
+        // A window longer than the run so far divides by the run's length.
+        const MetricsSnapshot early = store.snapshot(1500, 60000);
+        QCOMPARE(early.window.prefill_tokens_per_s, 200.0);  // 100 tokens / 0.5 s
+        QCOMPARE(early.window.ttft_ms.count, size_t{2});
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, store.snapshot(3000, 0));
+    }
+
+    void store_finished_counts_completed_only() {
+        MetricsStore store(0.0);
+        RequestMetrics done;
+        done.e2e_ms = 100;
+        done.tpot_ms = 10;
+        done.prompt_tokens = 7;
+        done.generated_tokens = 9;
+        RequestMetrics cancelled = done;
+        cancelled.e2e_ms = 5000;
+        store.record_finished(100, done, "stop");
+        store.record_finished(200, done, "length");
+        store.record_finished(300, cancelled, "cancelled");
+        store.record_finished(400, cancelled, "timeout");
+        const MetricsSnapshot s = store.snapshot(1000, 1000);
+        QCOMPARE(s.run.requests_finished, uint64_t{4});
+        QCOMPARE(s.run.requests_completed, uint64_t{2});
+        QCOMPARE(s.run.e2e_ms.count, size_t{2});
+        QCOMPARE(s.run.e2e_ms.max, 100.0);  // the cancelled 5000 ms is not a latency sample
+        QCOMPARE(s.run.generated_tokens.mean, 9.0);
+        QCOMPARE(s.finish_reasons.size(), size_t{4});
+        QCOMPARE(s.finish_reasons[0].first, std::string("stop"));
+        QCOMPARE(s.finish_reasons[2].second, uint64_t{1});
+        QCOMPARE(store.last_sample_ms(), 400.0);
+    }
+
+    void store_is_thread_safe() {
+        // One writer (like the engine thread) and one reader polling snapshots
+        // (like the GUI timer); the totals must add up exactly at the end.
+        MetricsStore store(0.0);
+        std::thread writer([&] {
+            for (int i = 1; i <= 20000; ++i) {
+                store.record_inter_token(i, 1.0);
+                store.record_step(i, 0.5, 0, 1);
+            }
+        });
+        size_t polls = 0;
+        for (int i = 0; i < 200; ++i) {
+            const MetricsSnapshot s = store.snapshot(20000, 100);
+            QVERIFY(s.run.itl_ms.count <= 20000);
+            ++polls;
+        }
+        writer.join();
+        const MetricsSnapshot s = store.snapshot(20000, 100);
+        QCOMPARE(s.run.itl_ms.count, size_t{20000});
+        QCOMPARE(s.run.decode_tokens, uint64_t{20000});
+        QCOMPARE(s.window.decode_tokens, uint64_t{100});  // 19900 < t <= 20000
+        QCOMPARE(polls, size_t{200});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMetrics)
+#include "test_metrics.moc"
