@@ -1,0 +1,143 @@
+// `workbench-cli info [MODEL]`: what a GGUF model is and what it costs to
+// run: architecture, hyperparameters, tokenizer, tensor table, parameter
+// count and memory for weights plus KV cache.
+
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+#include "model/hparams.h"
+#include "model_arg.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "info",
+    "[MODEL]",
+    "Show a model's architecture, hyperparameters, tokenizer, tensors and memory.",
+    "MODEL is a GGUF file (default: the bundled stories260K.gguf). Memory is the\n"
+    "weights as stored in the file plus the KV cache for the context size:\n"
+    "KV bytes = 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes per element.",
+    {
+        {"model", 'm', "FILE", "model file (alternative to the MODEL argument)"},
+        {"ctx-size", 'c', "N",
+         "context size in tokens for the KV figure (default: training context)"},
+        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+    },
+    0,
+    1,
+};
+
+std::string human_bytes(uint64_t b) {
+    char buf[64];
+    if (b >= (uint64_t{1} << 30)) {
+        std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1u << 30));
+    } else if (b >= (uint64_t{1} << 20)) {
+        std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1u << 20));
+    } else if (b >= 1024) {
+        std::snprintf(buf, sizeof buf, "%.2f KiB", static_cast<double>(b) / 1024);
+    } else {
+        std::snprintf(buf, sizeof buf, "%" PRIu64 " B", b);
+    }
+    return buf;
+}
+
+std::string token_text(const gguf::File& f, std::optional<int64_t> id) {
+    if (!id) return "none";
+    if (*id < 0 || *id == 0xFFFFFFFFll) return "none";
+    std::string s = std::to_string(*id);
+    if (const gguf::Value* toks = f.get_array("tokenizer.ggml.tokens", gguf::ValueType::String);
+        toks && static_cast<uint64_t>(*id) < toks->array_str.size()) {
+        s += " '" + toks->array_str[static_cast<size_t>(*id)] + "'";
+    }
+    return s;
+}
+
+}  // namespace
+
+int cmd_info(const std::vector<std::string>& argv) {
+    ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    std::optional<std::string> given = args.get("model");
+    if (!args.positional.empty()) {
+        if (given) throw UsageError("info: give the model either as MODEL or with -m, not both");
+        given = args.positional[0];
+    }
+    const std::string path = resolve_model_path(given);
+    const std::string kv_name = args.get("kv-type").value_or("f32");
+    if (kv_name != "f32" && kv_name != "f16") {
+        throw UsageError("--kv-type: '" + kv_name + "' is not f32 or f16");
+    }
+    const uint64_t kv_elem_bytes = kv_name == "f32" ? 4 : 2;
+
+    gguf::File f = gguf::File::open(path);
+    model::HParams hp = model::HParams::from_gguf(f);
+    const uint64_t n_ctx =
+        static_cast<uint64_t>(args.get_int("ctx-size", hp.n_ctx_train, 1, int64_t{1} << 24));
+
+    std::printf("file:            %s\n", path.c_str());
+    std::printf("gguf version:    %u, %zu metadata keys, %zu tensors, %" PRIu64 " bytes\n",
+                f.version(), f.metadata().size(), f.tensors().size(), f.file_size());
+    std::printf("\narchitecture:    %s\n", hp.arch.c_str());
+    std::printf("name:            %s\n", hp.name.empty() ? "(none)" : hp.name.c_str());
+    std::printf("n_vocab:         %u\n", hp.n_vocab);
+    std::printf("n_ctx_train:     %u\n", hp.n_ctx_train);
+    std::printf("n_embd:          %u\n", hp.n_embd);
+    std::printf("n_layer:         %u\n", hp.n_layer);
+    std::printf("n_head:          %u\n", hp.n_head);
+    std::printf("n_head_kv:       %u (GQA group %u)\n", hp.n_head_kv, hp.n_head / hp.n_head_kv);
+    std::printf("head_dim:        %u\n", hp.head_dim);
+    std::printf("n_ff:            %u\n", hp.n_ff);
+    std::printf("n_rot:           %u\n", hp.n_rot);
+    std::printf("rope:            %s, freq_base %g\n",
+                hp.rope_mode == model::RopeMode::Normal ? "normal" : "neox",
+                static_cast<double>(hp.rope_freq_base));
+    std::printf("rms_eps:         %g\n", static_cast<double>(hp.rms_eps));
+    std::printf("output:          %s\n",
+                hp.tied_embeddings ? "tied to token_embd" : "output.weight");
+
+    const std::string tok_model = f.get_string("tokenizer.ggml.model").value_or("(none)");
+    const gguf::Value* toks = f.get_array("tokenizer.ggml.tokens", gguf::ValueType::String);
+    std::optional<bool> add_bos = f.get_bool("tokenizer.ggml.add_bos_token");
+    std::printf("\ntokenizer:       %s, %zu tokens\n", tok_model.c_str(),
+                toks ? toks->array_size() : size_t{0});
+    std::printf("bos:             %s\n",
+                token_text(f, f.get_int("tokenizer.ggml.bos_token_id")).c_str());
+    std::printf("eos:             %s\n",
+                token_text(f, f.get_int("tokenizer.ggml.eos_token_id")).c_str());
+    // llama.cpp's default when the key is absent: add BOS for SentencePiece.
+    std::printf("add_bos:         %s\n",
+                add_bos ? (*add_bos ? "yes" : "no")
+                        : (tok_model == "llama" ? "yes (default for llama/SPM)" : "no (default)"));
+
+    std::printf("\n%-28s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");
+    uint64_t n_params = 0, weight_bytes = 0;
+    for (const gguf::TensorInfo& t : f.tensors()) {
+        std::printf("%-28s %-6s %-16s %12" PRIu64 "\n", t.name.c_str(),
+                    ggml::type_name(t.type).c_str(), t.shape_string().c_str(), t.nbytes);
+        n_params += t.n_elements();
+        weight_bytes += t.nbytes;
+    }
+    const uint64_t kv_bytes =
+        2ull * hp.n_layer * n_ctx * hp.n_head_kv * hp.head_dim * kv_elem_bytes;
+    std::printf("\nparameters:      %" PRIu64 "\n", n_params);
+    std::printf("weights:         %" PRIu64 " bytes (%s)\n", weight_bytes,
+                human_bytes(weight_bytes).c_str());
+    std::printf("kv cache:        %" PRIu64 " bytes (%s) at n_ctx %" PRIu64 ", %s\n", kv_bytes,
+                human_bytes(kv_bytes).c_str(), n_ctx, kv_name.c_str());
+    std::printf("total:           %" PRIu64 " bytes (%s)\n", weight_bytes + kv_bytes,
+                human_bytes(weight_bytes + kv_bytes).c_str());
+    return 0;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,109 @@
+// workbench-cli: the Qt-free command-line front end of Inference Workbench.
+//
+// HOW TO ADD A COMMAND (`workbench-cli foo`):
+//   1. Write app/cli/cmd_foo.cpp defining, in namespace wb::cli,
+//          int cmd_foo(const std::vector<std::string>& argv);
+//      `argv` holds the arguments after "foo". Describe the command with a
+//      CommandSpec (args.h), parse with parse_args(), print help_text() and
+//      return 0 when args.help is set, return the exit status otherwise.
+//      Throw on errors: main() prints what() to stderr and exits non-zero
+//      (UsageError -> 2, anything else -> 1).
+//   2. Add one line `    X(foo, "one-line summary") \` to WB_CLI_COMMANDS
+//      below (the list is in `--help` order).
+//   3. Add cmd_foo.cpp to WB_CLI_SOURCES in app/cli/CMakeLists.txt (and its
+//      library to the target_link_libraries there).
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "args.h"
+#include "wb_version.h"
+
+// The command table: X(name, summary), one line per command, each ending in
+// a backslash; keep the closing comment line last.
+// clang-format off
+#define WB_CLI_COMMANDS(X) \
+    X(info, "Show a model's architecture, hyperparameters, tokenizer, tensors and memory") \
+    /* end of the command table */
+// clang-format on
+
+namespace wb::cli {
+#define WB_CLI_DECLARE(name, summary) int cmd_##name(const std::vector<std::string>& argv);
+WB_CLI_COMMANDS(WB_CLI_DECLARE)
+#undef WB_CLI_DECLARE
+}  // namespace wb::cli
+
+namespace {
+
+struct Command {
+    const char* name;
+    const char* summary;
+    int (*run)(const std::vector<std::string>& argv);
+};
+
+#define WB_CLI_ENTRY(name, summary) {#name, summary, &wb::cli::cmd_##name},
+const Command kCommands[] = {WB_CLI_COMMANDS(WB_CLI_ENTRY)};
+#undef WB_CLI_ENTRY
+
+void print_tool_help() {
+    std::printf(
+        "Usage: workbench-cli COMMAND [OPTIONS] [ARGS]\n"
+        "Run local GGUF language models from the command line (Inference Workbench).\n"
+        "\n"
+        "Commands:\n");
+    for (const Command& c : kCommands) std::printf("  %-12s %s\n", c.name, c.summary);
+    std::printf(
+        "\n"
+        "Options:\n"
+        "  -h, --help     show this help and exit\n"
+        "      --version  print the version and git commit and exit\n"
+        "\n"
+        "Run 'workbench-cli COMMAND --help' for the options of a command.\n"
+        "Without -m, commands use the bundled model (%s).\n",
+        "stories260K.gguf");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        print_tool_help();
+        return 2;
+    }
+    const std::string& first = args[0];
+    if (first == "-h" || first == "--help" || first == "help") {
+        print_tool_help();
+        return 0;
+    }
+    if (first == "--version" || first == "-V") {
+        std::printf("workbench-cli %s (git %s)\n", WB_VERSION, WB_GIT_COMMIT);
+        return 0;
+    }
+    for (const Command& c : kCommands) {
+        if (first != c.name) continue;
+        std::vector<std::string> rest(args.begin() + 1, args.end());
+        try {
+            int rc = c.run(rest);
+            std::fflush(stdout);
+            return rc;
+        } catch (const wb::cli::UsageError& e) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "workbench-cli: %s\nTry 'workbench-cli %s --help'.\n", e.what(),
+                         c.name);
+            return 2;
+        } catch (const std::exception& e) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "workbench-cli %s: error: %s\n", c.name, e.what());
+            return 1;
+        }
+    }
+    std::fprintf(stderr, "workbench-cli: unknown command '%s'\nTry 'workbench-cli --help'.\n",
+                 first.c_str());
+    return 2;
+}

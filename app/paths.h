@@ -1,0 +1,36 @@
+#pragma once
+// Where the application's bundled files are, found relative to the running
+// executable so that neither the build tree nor the install prefix is baked
+// into the binary. Qt-free (used by workbench-cli and the GUI alike).
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wb::paths {
+
+/// Absolute path of the running executable (/proc/self/exe). Throws
+/// std::runtime_error when it cannot be read.
+std::filesystem::path executable_path();
+
+/// Parent levels searched for a build tree's resources/ folder.
+inline constexpr int kMaxBuildDepth = 6;
+
+/// File name of the model bundled with the application.
+inline constexpr const char* kDefaultModelName = "stories260K.gguf";
+
+/// Folders searched for bundled models, in order, for an executable at
+/// `exe`:
+///   1. <exe dir>/../share/inference-workbench/models  (installed: /usr/bin -> /usr/share/...)
+///   2. <ancestor>/resources/models for the exe's folder and each of its
+///      parents up to kMaxBuildDepth levels up (build tree: the source
+///      checkout's resources/ seen from build/<preset>/app/cli,
+///      build/<preset>/tests/..., whatever the build folder is called).
+std::vector<std::filesystem::path> model_search_dirs(const std::filesystem::path& exe);
+
+/// The default model (kDefaultModelName) in the first of model_search_dirs()
+/// of the running executable that has it. Throws std::runtime_error
+/// "default model stories260K.gguf not found; looked in: A, B, C" otherwise.
+std::filesystem::path default_model_path();
+
+}  // namespace wb::paths
