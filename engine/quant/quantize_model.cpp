@@ -1,0 +1,173 @@
+#include "quant/quantize_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+#include "gguf/writer.h"
+#include "quant/quantize_row.h"
+
+namespace wb::quant {
+
+namespace {
+
+// ggml's GGML_QNT_VERSION, written as general.quantization_version.
+constexpr uint32_t kQuantizationVersion = 2;
+
+// Layer number of "blk.N.*", -1 for tensors outside the layers (as
+// llama.cpp's weight_name_comparer reads it with sscanf("blk.%d.")).
+int layer_of(const std::string& name) {
+    if (name.rfind("blk.", 0) != 0) return -1;
+    size_t i = 4;
+    int layer = 0;
+    bool digits = false;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) {
+        layer = layer * 10 + (name[i] - '0');
+        digits = true;
+        ++i;
+        if (layer > 1000000) return -1;
+    }
+    return digits ? layer : -1;
+}
+
+// Chooses the output type of one tensor and says why it is not the target.
+TensorPlan plan_tensor(const gguf::TensorInfo& t, Target target) {
+    TensorPlan p;
+    p.name = t.name;
+    p.src_type = t.type;
+    p.shape = t.shape_string();
+    p.src_bytes = t.nbytes;
+    const uint32_t want = ggml_type_of(target);
+    if (t.n_dims < 2) {
+        p.dst_type = t.type;
+        p.note = "1-D tensor, kept as stored (" + ggml::type_name(t.type) + ")";
+    } else if (t.ne[0] % ggml::kQK != 0 && target != Target::F16) {
+        p.dst_type = static_cast<uint32_t>(ggml::Type::F16);
+        p.note = "row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
+                 std::to_string(ggml::kQK) + ", written as F16";
+    } else {
+        p.dst_type = want;
+    }
+    p.dst_bytes = ggml::row_bytes(p.dst_type, t.ne[0]) * t.n_rows();
+    return p;
+}
+
+}  // namespace
+
+Target parse_target(const std::string& name) {
+    std::string s = name;
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (s == "f16") return Target::F16;
+    if (s == "q8_0") return Target::Q8_0;
+    if (s == "q4_0") return Target::Q4_0;
+    throw std::invalid_argument("unknown quantization type '" + name +
+                                "' (accepted: f16, q8_0, q4_0)");
+}
+
+const char* target_name(Target t) {
+    switch (t) {
+        case Target::F16:
+            return "f16";
+        case Target::Q8_0:
+            return "q8_0";
+        case Target::Q4_0:
+            return "q4_0";
+    }
+    return "?";
+}
+
+uint32_t file_type_of(Target t) {
+    switch (t) {
+        case Target::F16:
+            return 1;  // LLAMA_FTYPE_MOSTLY_F16
+        case Target::Q4_0:
+            return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
+        case Target::Q8_0:
+            return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
+    }
+    return 0;
+}
+
+uint32_t ggml_type_of(Target t) {
+    switch (t) {
+        case Target::F16:
+            return static_cast<uint32_t>(ggml::Type::F16);
+        case Target::Q8_0:
+            return static_cast<uint32_t>(ggml::Type::Q8_0);
+        case Target::Q4_0:
+            return static_cast<uint32_t>(ggml::Type::Q4_0);
+    }
+    return 0;
+}
+
+std::vector<std::string> llama_quantize_order(std::vector<std::string> names) {
+    std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+        const int la = layer_of(a), lb = layer_of(b);
+        if (la != lb) return la < lb;
+        return a < b;
+    });
+    return names;
+}
+
+QuantizeReport quantize_file(const std::string& in_path, const std::string& out_path, Target target,
+                             const QuantizeProgress& progress) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(in_path, out_path, ec)) {
+        throw std::invalid_argument("input and output are the same file: " + out_path);
+    }
+    const gguf::File in = gguf::File::open(in_path);
+
+    gguf::Writer out(out_path);
+    for (const auto& [key, value] : in.metadata()) out.set_kv(key, value);
+    out.set_kv("general.quantization_version", gguf::make_u32(kQuantizationVersion));
+    out.set_kv("general.file_type", gguf::make_u32(file_type_of(target)));
+
+    std::vector<std::string> names;
+    for (const gguf::TensorInfo& t : in.tensors()) names.push_back(t.name);
+    names = llama_quantize_order(std::move(names));
+
+    QuantizeReport report;
+    report.input_bytes = in.file_size();
+    std::vector<const gguf::TensorInfo*> order;
+    for (const std::string& n : names) {
+        const gguf::TensorInfo& t = in.tensor(n);
+        order.push_back(&t);
+        report.tensors.push_back(plan_tensor(t, target));
+        const TensorPlan& p = report.tensors.back();
+        std::array<uint64_t, 4> ne{t.ne[0], t.ne[1], t.ne[2], t.ne[3]};
+        out.add_tensor(t.name, p.dst_type, t.n_dims, ne);
+    }
+    out.write_header();
+
+    std::vector<float> row_f32;    // [ne0] one source row as float32
+    std::vector<uint8_t> row_out;  // [row_bytes(dst_type, ne0)] that row converted
+    for (size_t i = 0; i < order.size(); ++i) {
+        const gguf::TensorInfo& t = *order[i];
+        const TensorPlan& p = report.tensors[i];
+        if (progress) progress(i, order.size(), p);
+        if (p.dst_type == p.src_type && p.note.rfind("1-D", 0) == 0) {
+            out.write_tensor_data(t.data, t.nbytes);  // byte for byte
+            continue;
+        }
+        const uint64_t ne0 = t.ne[0];
+        const uint64_t src_row = ggml::row_bytes(t.type, ne0);
+        const uint64_t dst_row = ggml::row_bytes(p.dst_type, ne0);
+        row_f32.resize(ne0);
+        row_out.resize(dst_row);
+        for (uint64_t r = 0; r < t.n_rows(); ++r) {
+            ggml::dequantize_row(t.type, t.data + r * src_row, row_f32.data(), ne0, t.name);
+            quantize_row(p.dst_type, row_f32.data(), row_out.data(), static_cast<int64_t>(ne0));
+            out.write_tensor_data(row_out.data(), row_out.size());
+        }
+    }
+    out.finish();
+    report.output_bytes = std::filesystem::file_size(out_path);
+    return report;
+}
+
+}  // namespace wb::quant
