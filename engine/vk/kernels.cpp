@@ -1,0 +1,251 @@
+#include "vk/kernels.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ggml/types.h"
+#include "spirv_all.h"  // generated: spv_<variant>[] arrays
+
+namespace wb::vk {
+
+namespace {
+
+struct Spirv {
+    const uint32_t* words;
+    size_t bytes;
+};
+
+#define WB_SPV(name)                       \
+    {                                      \
+#name, {                           \
+            spv_##name, sizeof(spv_##name) \
+        }                                  \
+    }
+const std::map<std::string, Spirv>& spirv_table() {
+    static const std::map<std::string, Spirv> table = {
+        WB_SPV(matvec_f32),
+        WB_SPV(matvec_f16),
+        WB_SPV(matvec_q8_0_u16),
+        WB_SPV(matvec_q8_0_u32),
+        WB_SPV(matvec_q4_0_u16),
+        WB_SPV(matvec_q4_0_u32),
+        WB_SPV(matmul_f32),
+        WB_SPV(matmul_f16),
+        WB_SPV(matmul_q8_0_u16),
+        WB_SPV(matmul_q8_0_u32),
+        WB_SPV(matmul_q4_0_u16),
+        WB_SPV(matmul_q4_0_u32),
+        WB_SPV(get_rows_f32),
+        WB_SPV(get_rows_f16),
+        WB_SPV(get_rows_q8_0_u16),
+        WB_SPV(get_rows_q8_0_u32),
+        WB_SPV(get_rows_q4_0_u16),
+        WB_SPV(get_rows_q4_0_u32),
+        WB_SPV(kv_write_f32),
+        WB_SPV(kv_write_f16),
+        WB_SPV(attention_f32),
+        WB_SPV(attention_f16),
+        WB_SPV(rms_norm),
+        WB_SPV(rope),
+        WB_SPV(swiglu),
+        WB_SPV(add),
+    };
+    return table;
+}
+#undef WB_SPV
+
+uint32_t pow2_floor(uint32_t v) {
+    uint32_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+uint32_t ceil_div(uint64_t a, uint64_t b) {
+    return static_cast<uint32_t>((a + b - 1) / b);
+}
+
+// Push-constant blocks, laid out as the shaders declare them (std430 scalars).
+struct MatPush {
+    uint32_t ne0, rows, row_offset, n_tok, x_offset, x_stride, y_offset, y_stride;
+};
+struct RowsPush {
+    uint32_t ne0, rows, row_offset, n_ids, y_offset, y_stride;
+};
+struct NormPush {
+    uint32_t n, n_tok;
+    float eps;
+};
+struct RopePush {
+    uint32_t n_tok, n_head, head_dim, n_rot, offset, stride, neox;
+};
+struct KvPush {
+    uint32_t n, n_tok;
+};
+struct AttnPush {
+    uint32_t n_tok, n_head, n_head_kv, head_dim, n_kv, kv_stride, q_stride, o_stride;
+    float scale;
+};
+struct NPush {
+    uint32_t n;
+};
+
+}  // namespace
+
+Kernels::Kernels(Context& ctx) : ctx_(ctx) {
+    const DeviceInfo& d = ctx.info();
+    // Reductions: at least 64 lanes and 4 subgroups, a power of two within
+    // the device's invocation limit.
+    const uint32_t sg = std::max<uint32_t>(1, d.subgroup_size);
+    wg_reduce_ = pow2_floor(std::min<uint32_t>(
+        std::max<uint32_t>(64, 4 * sg), std::min<uint32_t>(256, d.max_workgroup_invocations)));
+    wg_elem_ = pow2_floor(std::min<uint32_t>(256, d.max_workgroup_invocations));
+    mat_mat_ok_ =
+        d.max_workgroup_invocations >= 256 && d.max_shared_memory >= 2 * 32 * 64 * sizeof(float);
+}
+
+Kernels::~Kernels() = default;
+
+const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
+                             uint32_t wg) {
+    const std::string key = variant + "/" + std::to_string(wg);
+    auto it = pipelines_.find(key);
+    if (it != pipelines_.end()) return *it->second;
+    const auto& table = spirv_table();
+    auto s = table.find(variant);
+    if (s == table.end()) throw std::logic_error("no SPIR-V variant " + variant);
+    PipelineDesc desc;
+    desc.name = variant;
+    desc.spirv = s->second.words;
+    desc.spirv_bytes = s->second.bytes;
+    desc.n_buffers = n_buffers;
+    desc.push_bytes = push_bytes;
+    if (wg) desc.spec = {wg};
+    auto p = std::make_unique<Pipeline>(ctx_, desc);
+    const Pipeline& ref = *p;
+    pipelines_.emplace(key, std::move(p));
+    return ref;
+}
+
+std::string Kernels::weight_variant(const std::string& shader, uint32_t type) const {
+    const std::string access = ctx_.use_16bit_storage() ? "_u16" : "_u32";
+    switch (static_cast<ggml::Type>(type)) {
+        case ggml::Type::F32:
+            return shader + "_f32";
+        case ggml::Type::F16:
+            return shader + "_f16";
+        case ggml::Type::Q8_0:
+            return shader + "_q8_0" + access;
+        case ggml::Type::Q4_0:
+            return shader + "_q4_0" + access;
+        default:
+            throw ggml::UnsupportedType(type, shader);
+    }
+}
+
+void Kernels::groups_1d(uint64_t n, uint32_t wg, uint32_t& gx, uint32_t& gy) const {
+    const uint64_t groups = std::max<uint64_t>(1, (n + wg - 1) / wg);
+    gx = static_cast<uint32_t>(std::min<uint64_t>(groups, ctx_.info().max_workgroup_count[0]));
+    gy = ceil_div(groups, gx);
+}
+
+void Kernels::mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uint32_t x_off,
+                      uint32_t x_stride, Buffer& y, uint32_t y_off, uint32_t y_stride,
+                      uint32_t n_tok, MatPath path) {
+    if (n_tok == 0) return;
+    bool use_mat = path == MatPath::Mat || (path == MatPath::Auto && n_tok > kVecMaxTokens);
+    if (!mat_mat_ok_) use_mat = false;
+    if (!use_mat && n_tok > ctx_.info().max_workgroup_count[2]) {
+        throw std::invalid_argument("mul_mat " + w.name() + ": " + std::to_string(n_tok) +
+                                    " tokens exceed maxComputeWorkGroupCount[2] for mat x vec");
+    }
+    const std::string tname = ggml::type_name(w.type());
+    const Pipeline& p =
+        use_mat ? get(weight_variant("matmul", w.type()), 3, sizeof(MatPush), 0)
+                : get(weight_variant("matvec", w.type()), 3, sizeof(MatPush), wg_reduce_);
+    for (const WeightPiece& piece : w.pieces()) {
+        MatPush pc{w.ne0(), piece.rows, piece.row_begin, n_tok, x_off, x_stride, y_off, y_stride};
+        if (use_mat) {
+            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(piece.rows, 64),
+                         ceil_div(n_tok, 64), 1, "mul_mat " + tname);
+        } else {
+            const uint32_t gx = std::min<uint32_t>(piece.rows, ctx_.info().max_workgroup_count[0]);
+            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, gx, ceil_div(piece.rows, gx), n_tok,
+                         "mul_mat_vec " + tname);
+        }
+    }
+}
+
+void Kernels::get_rows(Recorder& rec, const DeviceWeight& w, const Buffer& ids, uint32_t n_ids,
+                       Buffer& y) {
+    if (n_ids == 0) return;
+    const Pipeline& p = get(weight_variant("get_rows", w.type()), 3, sizeof(RowsPush), wg_elem_);
+    for (const WeightPiece& piece : w.pieces()) {
+        RowsPush pc{w.ne0(), piece.rows, piece.row_begin, n_ids, 0, w.ne0()};
+        rec.dispatch(p, {&piece.buffer, &ids, &y}, &pc, ceil_div(w.ne0(), wg_elem_), n_ids, 1,
+                     "get_rows " + ggml::type_name(w.type()));
+    }
+}
+
+void Kernels::rms_norm(Recorder& rec, const Buffer& x, const Buffer& g, Buffer& y, uint32_t n,
+                       uint32_t n_tok, float eps) {
+    const Pipeline& p = get("rms_norm", 3, sizeof(NormPush), wg_reduce_);
+    NormPush pc{n, n_tok, eps};
+    rec.dispatch(p, {&x, &g, &y}, &pc, n_tok, 1, 1, "rms_norm");
+}
+
+void Kernels::rope(Recorder& rec, Buffer& x, const Buffer& cs, uint32_t n_tok, uint32_t n_head,
+                   uint32_t head_dim, uint32_t n_rot, uint32_t offset, uint32_t stride, bool neox) {
+    if (n_rot % 2 != 0 || n_rot > head_dim) {
+        throw std::invalid_argument("rope: n_rot " + std::to_string(n_rot) +
+                                    " must be even and <= head_dim " + std::to_string(head_dim));
+    }
+    const Pipeline& p = get("rope", 2, sizeof(RopePush), wg_elem_);
+    RopePush pc{n_tok, n_head, head_dim, n_rot, offset, stride, neox ? 1u : 0u};
+    rec.dispatch(p, {&x, &cs}, &pc, ceil_div(uint64_t{n_head} * (n_rot / 2), wg_elem_), n_tok, 1,
+                 "rope");
+}
+
+void Kernels::kv_write(Recorder& rec, const Buffer& src, const Buffer& slots, Buffer& cache,
+                       uint32_t n, uint32_t n_tok, bool f16) {
+    if (f16 && n % 2 != 0)
+        throw std::invalid_argument("kv_write: an F16 cache needs an even row length");
+    const Pipeline& p = get(f16 ? "kv_write_f16" : "kv_write_f32", 3, sizeof(KvPush), wg_elem_);
+    KvPush pc{n, n_tok};
+    rec.dispatch(p, {&src, &slots, &cache}, &pc, ceil_div(f16 ? n / 2 : n, wg_elem_), n_tok, 1,
+                 "kv_write");
+}
+
+void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
+                        const Buffer& v_cache, const Buffer& mask, Buffer& o,
+                        const AttentionShape& s, bool f16) {
+    if (s.head_dim > kMaxHeadDim) {
+        throw std::invalid_argument("attention: head_dim " + std::to_string(s.head_dim) + " > " +
+                                    std::to_string(kMaxHeadDim));
+    }
+    if (s.n_head_kv == 0 || s.n_head % s.n_head_kv != 0) {
+        throw std::invalid_argument("attention: n_head must be a multiple of n_head_kv");
+    }
+    const Pipeline& p =
+        get(f16 ? "attention_f16" : "attention_f32", 5, sizeof(AttnPush), wg_reduce_);
+    AttnPush pc{s.n_tok,     s.n_head,   s.n_head_kv, s.head_dim, s.n_kv,
+                s.kv_stride, s.q_stride, s.o_stride,  s.scale};
+    rec.dispatch(p, {&q, &k_cache, &v_cache, &mask, &o}, &pc, s.n_head, s.n_tok, 1, "attention");
+}
+
+void Kernels::swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n) {
+    const Pipeline& p = get("swiglu", 3, sizeof(NPush), wg_elem_);
+    NPush pc{n};
+    uint32_t gx = 0, gy = 0;
+    groups_1d(n, wg_elem_, gx, gy);
+    rec.dispatch(p, {&g, &u, &y}, &pc, gx, gy, 1, "swiglu");
+}
+
+void Kernels::add(Recorder& rec, Buffer& a, const Buffer& b, uint32_t n) {
+    const Pipeline& p = get("add", 2, sizeof(NPush), wg_elem_);
+    NPush pc{n};
+    uint32_t gx = 0, gy = 0;
+    groups_1d(n, wg_elem_, gx, gy);
+    rec.dispatch(p, {&a, &b}, &pc, gx, gy, 1, "add");
+}
+
+}  // namespace wb::vk

@@ -1,0 +1,91 @@
+#pragma once
+// vk::Kernels: every compute op of the llama graph as a typed call that
+// records one dispatch (or one per weight piece) into a Recorder. Builds
+// each pipeline on first use from the embedded SPIR-V, choosing the
+// variant and workgroup size from the device's capabilities:
+//   - quant weights read as uint16 (16-bit storage) or uint32 words;
+//   - reduction workgroups a power of two >= the subgroup size;
+//   - the tiled mat x mat only where 256 invocations and 16 KiB of shared
+//     memory are available (else mat x vec over all tokens).
+// All activations are f32, row-major; shapes are in each call's comment.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "vk/buffer.h"
+#include "vk/context.h"
+#include "vk/pipeline.h"
+#include "vk/recorder.h"
+#include "vk/weights.h"
+
+namespace wb::vk {
+
+/// Which matrix-multiplication shader mul_mat uses.
+enum class MatPath { Auto, Vec, Mat };
+
+/// Attention shape for one call.
+struct AttentionShape {
+    uint32_t n_tok = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+    uint32_t n_kv = 0;       ///< cache cells attended over (mask columns)
+    uint32_t kv_stride = 0;  ///< values per cache row (n_head_kv * head_dim)
+    uint32_t q_stride = 0;   ///< floats per token row of q
+    uint32_t o_stride = 0;   ///< floats per token row of o
+    float scale = 1.0f;      ///< 1 / sqrt(head_dim)
+};
+
+class Kernels {
+  public:
+    explicit Kernels(Context& ctx);
+    ~Kernels();
+
+    /// Tokens up to which Auto uses mat x vec (decode), beyond it mat x mat.
+    static constexpr uint32_t kVecMaxTokens = 4;
+    /// Largest head_dim attention supports (shared-memory arrays).
+    static constexpr uint32_t kMaxHeadDim = 256;
+
+    /// y[t, r] = sum_k W[r, k] x[t, k] for t < n_tok, r < W.n_rows().
+    /// x: floats at x_off + t * x_stride (ne0 each); y: floats at
+    /// y_off + t * y_stride + r. One dispatch per weight piece.
+    void mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uint32_t x_off,
+                 uint32_t x_stride, Buffer& y, uint32_t y_off, uint32_t y_stride, uint32_t n_tok,
+                 MatPath path = MatPath::Auto);
+    /// y[i, :] = W[ids[i], :] dequantized; ids: [n_ids] int32; y: [n_ids, W.ne0()].
+    void get_rows(Recorder& rec, const DeviceWeight& w, const Buffer& ids, uint32_t n_ids,
+                  Buffer& y);
+    /// y = RMSNorm(x) * g; x, y: [n_tok, n]; g: [n].
+    void rms_norm(Recorder& rec, const Buffer& x, const Buffer& g, Buffer& y, uint32_t n,
+                  uint32_t n_tok, float eps);
+    /// RoPE in place on heads of x (see shaders/rope.comp); cs: [n_tok, n_rot/2, 2].
+    void rope(Recorder& rec, Buffer& x, const Buffer& cs, uint32_t n_tok, uint32_t n_head,
+              uint32_t head_dim, uint32_t n_rot, uint32_t offset, uint32_t stride, bool neox);
+    /// cache[slots[t], :] = src[t, :]; src: [n_tok, n]; cache: [n_ctx, n] f32 or f16.
+    void kv_write(Recorder& rec, const Buffer& src, const Buffer& slots, Buffer& cache, uint32_t n,
+                  uint32_t n_tok, bool f16);
+    /// o = softmax(q K^T * scale + mask) V per head (see shaders/attention.comp).
+    void attention(Recorder& rec, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache,
+                   const Buffer& mask, Buffer& o, const AttentionShape& s, bool f16);
+    /// y = silu(g) * u over n floats.
+    void swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n);
+    /// a += b over n floats.
+    void add(Recorder& rec, Buffer& a, const Buffer& b, uint32_t n);
+
+    /// The tiled mat x mat shader can run on this device.
+    bool has_mat_mat() const { return mat_mat_ok_; }
+    uint32_t reduction_workgroup() const { return wg_reduce_; }
+
+  private:
+    const Pipeline& get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
+                        uint32_t wg);
+    std::string weight_variant(const std::string& shader, uint32_t type) const;
+    void groups_1d(uint64_t n, uint32_t wg, uint32_t& gx, uint32_t& gy) const;
+
+    Context& ctx_;
+    uint32_t wg_reduce_ = 64;  ///< matvec, rms_norm, attention
+    uint32_t wg_elem_ = 256;   ///< elementwise ops
+    bool mat_mat_ok_ = false;
+    std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+};
+
+}  // namespace wb::vk

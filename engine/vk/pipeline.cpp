@@ -1,0 +1,93 @@
+#include "vk/pipeline.h"
+
+#include <stdexcept>
+
+#include "vk/error.h"
+
+namespace wb::vk {
+
+Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
+    : ctx_(ctx), name_(desc.name), n_buffers_(desc.n_buffers), push_bytes_(desc.push_bytes) {
+    if (desc.push_bytes > ctx.info().max_push_constants) {
+        throw std::invalid_argument("pipeline " + desc.name + ": " +
+                                    std::to_string(desc.push_bytes) +
+                                    " bytes of push constants, device allows " +
+                                    std::to_string(ctx.info().max_push_constants));
+    }
+    VkDevice dev = ctx.device();
+    try {
+        VkShaderModuleCreateInfo smi{};
+        smi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+        smi.codeSize = desc.spirv_bytes;
+        smi.pCode = desc.spirv;
+        check(vkCreateShaderModule(dev, &smi, nullptr, &module_), "vkCreateShaderModule");
+
+        std::vector<VkDescriptorSetLayoutBinding> bindings(desc.n_buffers);
+        for (uint32_t i = 0; i < desc.n_buffers; ++i) {
+            bindings[i] = {};
+            bindings[i].binding = i;
+            bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            bindings[i].descriptorCount = 1;
+            bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+        }
+        VkDescriptorSetLayoutCreateInfo dli{};
+        dli.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+        dli.bindingCount = desc.n_buffers;
+        dli.pBindings = bindings.data();
+        check(vkCreateDescriptorSetLayout(dev, &dli, nullptr, &set_layout_),
+              "vkCreateDescriptorSetLayout");
+
+        VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, desc.push_bytes};
+        VkPipelineLayoutCreateInfo pli{};
+        pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+        pli.setLayoutCount = 1;
+        pli.pSetLayouts = &set_layout_;
+        pli.pushConstantRangeCount = desc.push_bytes ? 1 : 0;
+        pli.pPushConstantRanges = desc.push_bytes ? &pcr : nullptr;
+        check(vkCreatePipelineLayout(dev, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
+
+        std::vector<VkSpecializationMapEntry> entries(desc.spec.size());
+        for (uint32_t i = 0; i < desc.spec.size(); ++i) {
+            entries[i] = {i, i * 4u, 4u};
+        }
+        VkSpecializationInfo si{};
+        si.mapEntryCount = static_cast<uint32_t>(entries.size());
+        si.pMapEntries = entries.data();
+        si.dataSize = desc.spec.size() * 4;
+        si.pData = desc.spec.data();
+
+        VkComputePipelineCreateInfo cpi{};
+        cpi.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+        cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        cpi.stage.module = module_;
+        cpi.stage.pName = "main";
+        cpi.stage.pSpecializationInfo = desc.spec.empty() ? nullptr : &si;
+        cpi.layout = layout_;
+        const VkResult r =
+            vkCreateComputePipelines(dev, ctx.pipeline_cache(), 1, &cpi, nullptr, &pipeline_);
+        if (r != VK_SUCCESS)
+            throw Error("vkCreateComputePipelines(" + desc.name + "): " + result_name(r), r);
+    } catch (...) {
+        destroy();
+        throw;
+    }
+}
+
+Pipeline::~Pipeline() {
+    destroy();
+}
+
+void Pipeline::destroy() {
+    VkDevice dev = ctx_.device();
+    if (pipeline_) vkDestroyPipeline(dev, pipeline_, nullptr);
+    if (layout_) vkDestroyPipelineLayout(dev, layout_, nullptr);
+    if (set_layout_) vkDestroyDescriptorSetLayout(dev, set_layout_, nullptr);
+    if (module_) vkDestroyShaderModule(dev, module_, nullptr);
+    pipeline_ = VK_NULL_HANDLE;
+    layout_ = VK_NULL_HANDLE;
+    set_layout_ = VK_NULL_HANDLE;
+    module_ = VK_NULL_HANDLE;
+}
+
+}  // namespace wb::vk

@@ -1,0 +1,58 @@
+#pragma once
+// vk::Pipeline: one compute pipeline from embedded SPIR-V, with N storage
+// buffers at bindings 0..N-1 of set 0, a push-constant block, and
+// specialization constants (ids 0..k-1, all 32-bit; id 0 is the workgroup
+// size by convention of shaders/include/common.glsl). Built through the
+// Context's pipeline cache.
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vk/context.h"
+
+namespace wb::vk {
+
+/// What a compute pipeline needs to be built.
+struct PipelineDesc {
+    std::string name;                 ///< for messages and the profile ("mul_mat_vec_q8_0")
+    const uint32_t* spirv = nullptr;  ///< SPIR-V words (embedded by shaders/CMakeLists.txt)
+    size_t spirv_bytes = 0;
+    uint32_t n_buffers = 0;      ///< storage buffers at bindings 0..n_buffers-1
+    uint32_t push_bytes = 0;     ///< size of the push-constant block (<= 128)
+    std::vector<uint32_t> spec;  ///< specialization constants, ids 0..spec.size()-1
+};
+
+class Pipeline {
+  public:
+    /// Throws vk::Error when a call fails (e.g. a shader the driver rejects)
+    /// and std::invalid_argument when push_bytes exceeds the device limit.
+    Pipeline(Context& ctx, const PipelineDesc& desc);
+    ~Pipeline();
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+
+    const std::string& name() const { return name_; }
+    uint32_t n_buffers() const { return n_buffers_; }
+    uint32_t push_bytes() const { return push_bytes_; }
+    VkPipeline handle() const { return pipeline_; }
+    VkPipelineLayout layout() const { return layout_; }
+    VkDescriptorSetLayout set_layout() const { return set_layout_; }
+
+  private:
+    void destroy();
+
+    Context& ctx_;
+    std::string name_;
+    uint32_t n_buffers_ = 0;
+    uint32_t push_bytes_ = 0;
+    VkShaderModule module_ = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+}  // namespace wb::vk

@@ -1,0 +1,181 @@
+#include "vk/recorder.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "vk/error.h"
+
+namespace wb::vk {
+
+namespace {
+constexpr uint32_t kSetsPerPool = 512;
+constexpr uint32_t kBuffersPerSet = 8;
+constexpr uint32_t kMaxQueries = 8192;  // timestamps per command buffer (ops + 1)
+}  // namespace
+
+Recorder::Recorder(Context& ctx) : ctx_(ctx) {
+    VkCommandBufferAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = ctx.command_pool();
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check(vkAllocateCommandBuffers(ctx.device(), &ai, &cmd_), "vkAllocateCommandBuffers");
+    if (ctx.info().timestamps) {
+        VkQueryPoolCreateInfo qi{};
+        qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = kMaxQueries;
+        check(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
+        query_capacity_ = kMaxQueries;
+    }
+}
+
+Recorder::~Recorder() {
+    VkDevice dev = ctx_.device();
+    for (VkDescriptorPool p : pools_) vkDestroyDescriptorPool(dev, p, nullptr);
+    if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
+    if (cmd_) vkFreeCommandBuffers(dev, ctx_.command_pool(), 1, &cmd_);
+}
+
+void Recorder::begin(bool timestamps) {
+    for (VkDescriptorPool p : pools_)
+        check(vkResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
+    pool_index_ = 0;
+    op_names_.clear();
+    check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+    timestamps_ = timestamps && queries_ != VK_NULL_HANDLE;
+    if (timestamps_) {
+        vkCmdResetQueryPool(cmd_, queries_, 0, query_capacity_);
+        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+    }
+}
+
+VkDescriptorSet Recorder::allocate_set(VkDescriptorSetLayout layout) {
+    for (;;) {
+        if (pool_index_ == pools_.size()) {
+            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      kSetsPerPool * kBuffersPerSet};
+            VkDescriptorPoolCreateInfo pi{};
+            pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+            pi.maxSets = kSetsPerPool;
+            pi.poolSizeCount = 1;
+            pi.pPoolSizes = &size;
+            VkDescriptorPool pool = VK_NULL_HANDLE;
+            check(vkCreateDescriptorPool(ctx_.device(), &pi, nullptr, &pool),
+                  "vkCreateDescriptorPool");
+            pools_.push_back(pool);
+        }
+        VkDescriptorSetAllocateInfo ai{};
+        ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+        ai.descriptorPool = pools_[pool_index_];
+        ai.descriptorSetCount = 1;
+        ai.pSetLayouts = &layout;
+        VkDescriptorSet set = VK_NULL_HANDLE;
+        const VkResult r = vkAllocateDescriptorSets(ctx_.device(), &ai, &set);
+        if (r == VK_SUCCESS) return set;
+        if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+            check(r, "vkAllocateDescriptorSets");
+        ++pool_index_;  // this pool is full: next (or a new) one
+    }
+}
+
+void Recorder::barrier() {
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    const VkPipelineStageFlags stages =
+        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers,
+                        const void* push, uint32_t gx, uint32_t gy, uint32_t gz,
+                        const std::string& op) {
+    if (buffers.size() != p.n_buffers()) {
+        throw std::invalid_argument("dispatch " + p.name() + ": " + std::to_string(buffers.size()) +
+                                    " buffers given, pipeline has " +
+                                    std::to_string(p.n_buffers()));
+    }
+    const auto& maxc = ctx_.info().max_workgroup_count;
+    if (gx > maxc[0] || gy > maxc[1] || gz > maxc[2]) {
+        throw std::invalid_argument("dispatch " + p.name() + ": " + std::to_string(gx) + "x" +
+                                    std::to_string(gy) + "x" + std::to_string(gz) +
+                                    " workgroups exceed the device's maxComputeWorkGroupCount");
+    }
+    if (gx == 0 || gy == 0 || gz == 0) return;  // empty op (e.g. no rows in this piece)
+    VkDescriptorSet set = allocate_set(p.set_layout());
+    std::vector<VkDescriptorBufferInfo> infos;
+    infos.reserve(buffers.size());
+    for (const Buffer* b : buffers) infos.push_back({b->handle(), 0, VK_WHOLE_SIZE});
+    std::vector<VkWriteDescriptorSet> writes(infos.size());
+    for (uint32_t i = 0; i < infos.size(); ++i) {
+        writes[i] = {};
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstSet = set;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(ctx_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                           nullptr);
+
+    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
+    vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0,
+                            nullptr);
+    if (p.push_bytes())
+        vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes(), push);
+    vkCmdDispatch(cmd_, gx, gy, gz);
+    if (timestamps_ && op_names_.size() + 1 < query_capacity_) {
+        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
+                            static_cast<uint32_t>(op_names_.size() + 1));
+    }
+    op_names_.push_back(op);
+    barrier();
+}
+
+void Recorder::copy(const Buffer& src, uint64_t src_off, Buffer& dst, uint64_t dst_off,
+                    uint64_t bytes) {
+    VkBufferCopy region{src_off, dst_off, bytes};
+    vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+    if (timestamps_ && op_names_.size() + 1 < query_capacity_) {
+        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
+                            static_cast<uint32_t>(op_names_.size() + 1));
+    }
+    op_names_.push_back("copy");
+    barrier();
+}
+
+void Recorder::submit(Profile* profile) {
+    // Make shader/transfer writes visible to the host reading mapped memory.
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd_,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+    ctx_.submit_and_wait(cmd_);
+    if (!timestamps_ || !profile || op_names_.empty()) return;
+    const uint32_t n =
+        static_cast<uint32_t>(std::min<size_t>(op_names_.size() + 1, query_capacity_));
+    std::vector<uint64_t> ts(n);
+    check(
+        vkGetQueryPoolResults(ctx_.device(), queries_, 0, n, n * sizeof(uint64_t), ts.data(),
+                              sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+    const double ns_per_tick = ctx_.info().timestamp_period_ns;
+    for (uint32_t i = 1; i < n; ++i) {
+        const uint64_t dt = ts[i] >= ts[i - 1] ? ts[i] - ts[i - 1] : 0;
+        profile->add(op_names_[i - 1], static_cast<double>(dt) * ns_per_tick * 1e-6);
+    }
+}
+
+}  // namespace wb::vk

@@ -1,0 +1,36 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : enable
+// KV-cache write: cache[slots[t], :] = src[t, :] for n_tok tokens of n
+// values (n = n_head_kv * head_dim). KV_F16: the cache holds binary16
+// pairs packed in uint32 words (n even), rounded as llama.cpp's default
+// F16 cache does; otherwise f32. src: [n_tok, n] f32; slots: [n_tok] int32
+// (cell index from KvCells::find_slots); cache: [n_ctx, n].
+#include "common.glsl"
+
+layout(push_constant) uniform Push {
+    uint n, n_tok;
+} p;
+
+layout(std430, binding = 0) readonly buffer Src { float src[]; };
+layout(std430, binding = 1) readonly buffer Slots { int slots[]; };
+#if defined(KV_F16)
+layout(std430, binding = 2) buffer Cache { uint cache[]; };
+#else
+layout(std430, binding = 2) buffer Cache { float cache[]; };
+#endif
+
+void main() {
+    const uint e = gl_GlobalInvocationID.x;
+    const uint t = gl_WorkGroupID.y;
+    if (t >= p.n_tok) return;
+    const uint cell = uint(slots[t]);
+#if defined(KV_F16)
+    if (2u * e >= p.n) return;
+    const uint s = t * p.n + 2u * e;
+    cache[(cell * p.n) / 2u + e] = packHalf2x16(vec2(src[s], src[s + 1u]));
+#else
+    if (e >= p.n) return;
+    cache[cell * p.n + e] = src[t * p.n + e];
+#endif
+}

@@ -1,0 +1,34 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : enable
+// RMSNorm (Zhang & Sennrich 2019, as llama.cpp's ggml_rms_norm then mul):
+// y[t, :] = x[t, :] / sqrt(mean(x[t, :]^2) + eps) * g[:].
+// x, y: [n_tok, n] f32; g: [n] f32. One workgroup per token.
+#include "common.glsl"
+
+layout(push_constant) uniform Push {
+    uint n, n_tok;
+    float eps;
+} p;
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer G { float g[]; };
+layout(std430, binding = 2) buffer Y { float y[]; };
+
+shared float partial[BLOCK_SIZE];
+
+void main() {
+    const uint t = gl_WorkGroupID.x;
+    const uint tid = gl_LocalInvocationID.x;
+    const uint base = t * p.n;
+    float s = 0.0;
+    for (uint i = tid; i < p.n; i += BLOCK_SIZE) s += x[base + i] * x[base + i];
+    partial[tid] = s;
+    barrier();
+    for (uint k = BLOCK_SIZE / 2u; k > 0u; k >>= 1) {
+        if (tid < k) partial[tid] += partial[tid + k];
+        barrier();
+    }
+    const float scale = 1.0 / sqrt(partial[0] / float(p.n) + p.eps);
+    for (uint i = tid; i < p.n; i += BLOCK_SIZE) y[base + i] = x[base + i] * scale * g[i];
+}

@@ -1,0 +1,528 @@
+// Every shader against a float64 CPU reference on lavapipe with the
+// validation layer on: fresh random inputs (seed printed), outputs poisoned
+// with NaN first, sizes that are not multiples of the workgroup size, both
+// quant access variants (uint16 / uint32 words), and weights split across
+// bindings by a forced small binding limit.
+// Tolerances (issue 3): rel. error <= 1e-5 on f32 paths, <= 1e-3 on
+// F16/Q8_0/Q4_0 paths against the dequantized weights.
+
+#include <QtTest>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "ggml/fp16.h"
+#include "ggml/types.h"
+#include "vk/buffer.h"
+#include "vk/context.h"
+#include "vk/error.h"
+#include "vk/kernels.h"
+#include "vk/recorder.h"
+#include "vk/weights.h"
+#include "vk_test_util.h"
+
+using namespace wb;
+using namespace wb::vk;
+using namespace wb::vk::test;
+
+namespace {
+
+/// Random weight of `type` in ggml layout plus its dequantized values.
+struct HostWeight {
+    std::vector<uint8_t> bytes;  ///< [rows, row_bytes]
+    std::vector<float> deq;      ///< [rows, ne0]
+};
+
+HostWeight make_weight(ggml::Type type, uint64_t ne0, uint64_t rows) {
+    const uint32_t id = static_cast<uint32_t>(type);
+    HostWeight w;
+    w.bytes.resize(ggml::row_bytes(id, ne0) * rows);
+    std::uniform_int_distribution<int> byte(0, 255);
+    switch (type) {
+        case ggml::Type::F32: {
+            const auto v = rand_vec(ne0 * rows);
+            std::memcpy(w.bytes.data(), v.data(), w.bytes.size());
+            break;
+        }
+        case ggml::Type::F16: {
+            auto* h = reinterpret_cast<uint16_t*>(w.bytes.data());
+            for (uint64_t i = 0; i < ne0 * rows; ++i) h[i] = ggml::fp32_to_fp16(rand_float());
+            break;
+        }
+        case ggml::Type::Q8_0:
+        case ggml::Type::Q4_0: {
+            const size_t bsz = type == ggml::Type::Q8_0 ? 34 : 18;
+            for (size_t b = 0; b < w.bytes.size() / bsz; ++b) {
+                uint8_t* blk = w.bytes.data() + b * bsz;
+                const uint16_t d = ggml::fp32_to_fp16(rand_float(-0.05f, 0.05f));
+                std::memcpy(blk, &d, 2);
+                for (size_t j = 2; j < bsz; ++j) blk[j] = static_cast<uint8_t>(byte(rng()));
+            }
+            break;
+        }
+        default:
+            break;
+    }
+    w.deq.resize(ne0 * rows);
+    for (uint64_t r = 0; r < rows; ++r) {
+        ggml::dequantize_row(id, w.bytes.data() + r * ggml::row_bytes(id, ne0),
+                             w.deq.data() + r * ne0, ne0);
+    }
+    return w;
+}
+
+std::vector<float> download(const Buffer& b, size_t n) {
+    std::vector<float> v(n);
+    b.download(v.data(), n * sizeof(float));
+    return v;
+}
+
+Buffer upload_floats(Context& ctx, const std::vector<float>& v) {
+    Buffer b(ctx, v.size() * sizeof(float), Memory::Device, Purpose::Activations);
+    b.upload(v.data(), v.size() * sizeof(float));
+    return b;
+}
+
+Buffer upload_ints(Context& ctx, const std::vector<int32_t>& v) {
+    Buffer b(ctx, v.size() * sizeof(int32_t), Memory::Host, Purpose::Activations);
+    b.upload(v.data(), v.size() * sizeof(int32_t));
+    return b;
+}
+
+Buffer poisoned(Context& ctx, size_t n_floats) {
+    Buffer b(ctx, n_floats * sizeof(float), Memory::Device, Purpose::Activations);
+    b.fill(kNaN);
+    return b;
+}
+
+double tol_for(ggml::Type t) {
+    return t == ggml::Type::F32 ? 1e-5 : 1e-3;
+}
+
+}  // namespace
+
+class TestVkKernels : public QObject {
+    Q_OBJECT
+
+    // Three devices views of lavapipe: default (uint16 quant reads), words
+    // (uint32 reads), and words with a tiny binding limit (weights in pieces).
+    std::unique_ptr<Context> ctx_[3];
+
+    Context& ctx(int i) { return *ctx_[i]; }
+
+  private slots:
+    void initTestCase() {
+        qInfo("random seed %llu (rerun with WB_TEST_SEED=<seed>)",
+              static_cast<unsigned long long>(test_seed()));
+        ContextOptions o;
+        o.validation = true;
+        o.pipeline_cache = false;
+        ctx_[0] = Context::create(o);
+        o.force_word_access = true;
+        ctx_[1] = Context::create(o);
+        o.binding_limit = 4096;  // bytes: forces several pieces per test weight
+        ctx_[2] = Context::create(o);
+        qInfo("device: %s, 16-bit storage used: %d", ctx(0).info().name.c_str(),
+              ctx(0).use_16bit_storage());
+    }
+
+    void cleanup() {
+        for (auto& c : ctx_)
+            if (c) expect_clean(*c);
+    }
+
+    void mul_mat_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("path");
+        QTest::addColumn<int>("ctx");
+        QTest::addColumn<int>("n_tok");
+        const std::pair<const char*, ggml::Type> types[] = {{"f32", ggml::Type::F32},
+                                                            {"f16", ggml::Type::F16},
+                                                            {"q8_0", ggml::Type::Q8_0},
+                                                            {"q4_0", ggml::Type::Q4_0}};
+        const char* ctx_names[] = {"u16", "u32", "split"};
+        for (const auto& [tn, t] : types) {
+            for (int c = 0; c < 3; ++c) {
+                for (int path : {int(MatPath::Vec), int(MatPath::Mat)}) {
+                    const int n_tok = path == int(MatPath::Vec) ? 3 : 70;
+                    const std::string name = std::string(tn) +
+                                             (path == int(MatPath::Vec) ? " vec " : " mat ") +
+                                             ctx_names[c];
+                    QTest::newRow(name.c_str()) << int(t) << path << c << n_tok;
+                }
+            }
+        }
+    }
+
+    void mul_mat() {
+        QFETCH(int, type);
+        QFETCH(int, path);
+        QFETCH(int, ctx);
+        QFETCH(int, n_tok);
+        const auto t = static_cast<ggml::Type>(type);
+        Context& c = this->ctx(ctx);
+        // ne0 not a multiple of the workgroup; odd for F16 so rows start mid-word.
+        const uint32_t ne0 = (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0)
+                                 ? 160
+                                 : (t == ggml::Type::F16 ? 101 : 100);
+        const uint32_t rows = 77;
+        const HostWeight hw = make_weight(t, ne0, rows);
+        const DeviceWeight w =
+            DeviceWeight::upload(c, "test.weight", uint32_t(type), ne0, rows, hw.bytes.data());
+        if (ctx == 2)
+            QVERIFY2(w.pieces().size() > 1, "the forced binding limit must split the weight");
+
+        // x with a leading offset and a stride larger than ne0; y likewise.
+        const uint32_t x_off = 5, x_stride = ne0 + 3, y_off = 7, y_stride = rows + 2;
+        const auto x = rand_vec(x_off + size_t(n_tok) * x_stride);
+        Buffer xb = upload_floats(c, x);
+        Buffer yb = poisoned(c, y_off + size_t(n_tok) * y_stride);
+
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.mul_mat(rec, w, xb, x_off, x_stride, yb, y_off, y_stride, uint32_t(n_tok), MatPath(path));
+        rec.submit();
+
+        const auto y = download(yb, y_off + size_t(n_tok) * y_stride);
+        std::vector<float> got;
+        std::vector<double> want;
+        for (int tk = 0; tk < n_tok; ++tk) {
+            for (uint32_t r = 0; r < rows; ++r) {
+                double s = 0.0;
+                for (uint32_t i = 0; i < ne0; ++i)
+                    s += double(hw.deq[r * ne0 + i]) * double(x[x_off + size_t(tk) * x_stride + i]);
+                want.push_back(s);
+                got.push_back(y[y_off + size_t(tk) * y_stride + r]);
+            }
+        }
+        const double err = rel_error(got, want);
+        QVERIFY2(err <= tol_for(t), qPrintable(QString("rel error %1").arg(err)));
+    }
+
+    void get_rows_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("ctx");
+        for (int c = 0; c < 3; ++c) {
+            QTest::newRow(("f32 " + std::to_string(c)).c_str()) << int(ggml::Type::F32) << c;
+            QTest::newRow(("f16 " + std::to_string(c)).c_str()) << int(ggml::Type::F16) << c;
+            QTest::newRow(("q8_0 " + std::to_string(c)).c_str()) << int(ggml::Type::Q8_0) << c;
+            QTest::newRow(("q4_0 " + std::to_string(c)).c_str()) << int(ggml::Type::Q4_0) << c;
+        }
+    }
+
+    void get_rows() {
+        QFETCH(int, type);
+        QFETCH(int, ctx);
+        const auto t = static_cast<ggml::Type>(type);
+        Context& c = this->ctx(ctx);
+        const uint32_t ne0 = (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0) ? 288 : 299,
+                       rows = 53;
+        const HostWeight hw = make_weight(t, ne0, rows);
+        const DeviceWeight w =
+            DeviceWeight::upload(c, "token_embd", uint32_t(type), ne0, rows, hw.bytes.data());
+        const std::vector<int32_t> ids = {52, 0, 17, 17, 3, 40, 1};
+        Buffer idb = upload_ints(c, ids);
+        Buffer yb = poisoned(c, ids.size() * ne0);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.get_rows(rec, w, idb, uint32_t(ids.size()), yb);
+        rec.submit();
+        const auto y = download(yb, ids.size() * ne0);
+        std::vector<double> want;
+        for (int32_t id : ids)
+            for (uint32_t i = 0; i < ne0; ++i) want.push_back(hw.deq[size_t(id) * ne0 + i]);
+        const double err = rel_error(y, want);
+        QVERIFY2(err <= 1e-6,
+                 qPrintable(QString("rel error %1").arg(err)));  // dequantization is exact
+    }
+
+    void rms_norm() {
+        Context& c = ctx(0);
+        const uint32_t n = 100, n_tok = 5;
+        const auto x = rand_vec(n * n_tok, -3.0f, 3.0f), g = rand_vec(n);
+        Buffer xb = upload_floats(c, x), gb = upload_floats(c, g), yb = poisoned(c, n * n_tok);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.rms_norm(rec, xb, gb, yb, n, n_tok, 1e-5f);
+        rec.submit();
+        std::vector<double> want;
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            double ss = 0.0;
+            for (uint32_t i = 0; i < n; ++i) ss += double(x[t * n + i]) * double(x[t * n + i]);
+            const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+            for (uint32_t i = 0; i < n; ++i)
+                want.push_back(double(x[t * n + i]) * scale * double(g[i]));
+        }
+        const double err = rel_error(download(yb, n * n_tok), want);
+        QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
+    }
+
+    void rope_data() {
+        QTest::addColumn<bool>("neox");
+        QTest::addColumn<int>("n_rot");
+        QTest::newRow("normal full") << false << 8;
+        QTest::newRow("neox full") << true << 8;
+        QTest::newRow("normal partial") << false << 4;
+        QTest::newRow("neox partial") << true << 4;
+    }
+
+    void rope() {
+        QFETCH(bool, neox);
+        QFETCH(int, n_rot);
+        Context& c = ctx(0);
+        const uint32_t n_tok = 6, n_head = 5, hd = 8, offset = 3, stride = n_head * hd + 11;
+        const auto x = rand_vec(offset + n_tok * stride);
+        std::vector<int> pos(n_tok);
+        std::uniform_int_distribution<int> pd(0, 4000);
+        for (int& p : pos) p = pd(rng());
+        const uint32_t half = uint32_t(n_rot) / 2;
+        std::vector<float> cs(n_tok * half * 2);
+        std::vector<double> csd(cs.size());
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            for (uint32_t i = 0; i < half; ++i) {
+                const double th = pos[t] * std::pow(10000.0, -2.0 * i / n_rot);
+                cs[(t * half + i) * 2] = float(std::cos(th));
+                cs[(t * half + i) * 2 + 1] = float(std::sin(th));
+                csd[(t * half + i) * 2] = cs[(t * half + i) * 2];
+                csd[(t * half + i) * 2 + 1] = cs[(t * half + i) * 2 + 1];
+            }
+        }
+        Buffer xb = upload_floats(c, x), csb = upload_floats(c, cs);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.rope(rec, xb, csb, n_tok, n_head, hd, uint32_t(n_rot), offset, stride, neox);
+        rec.submit();
+        std::vector<double> want(x.begin(), x.end());
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            for (uint32_t h = 0; h < n_head; ++h) {
+                const uint32_t base = offset + t * stride + h * hd;
+                for (uint32_t i = 0; i < half; ++i) {
+                    const uint32_t a = neox ? base + i : base + 2 * i;
+                    const uint32_t b = neox ? base + i + half : base + 2 * i + 1;
+                    const double co = csd[(t * half + i) * 2], si = csd[(t * half + i) * 2 + 1];
+                    want[a] = double(x[a]) * co - double(x[b]) * si;
+                    want[b] = double(x[a]) * si + double(x[b]) * co;
+                }
+            }
+        }
+        const double err = rel_error(download(xb, x.size()), want);
+        QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
+    }
+
+    void kv_write_data() {
+        QTest::addColumn<bool>("f16");
+        QTest::newRow("f32") << false;
+        QTest::newRow("f16") << true;
+    }
+
+    void kv_write() {
+        QFETCH(bool, f16);
+        Context& c = ctx(0);
+        const uint32_t n = 66, n_tok = 5, n_ctx = 40;
+        const auto src = rand_vec(n * n_tok, -4.0f, 4.0f);
+        const std::vector<int32_t> cells = {7, 0, 39, 12, 13};
+        Buffer sb = upload_floats(c, src), slb = upload_ints(c, cells);
+        Buffer cache(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
+        cache.fill(f16 ? 0x7E007E00u : kNaN);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.kv_write(rec, sb, slb, cache, n, n_tok, f16);
+        rec.submit();
+        std::vector<float> got;
+        std::vector<double> want;
+        std::vector<uint8_t> raw(cache.size());
+        cache.download(raw.data(), raw.size());
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            for (uint32_t i = 0; i < n; ++i) {
+                const size_t idx = size_t(cells[t]) * n + i;
+                float v;
+                if (f16) {
+                    uint16_t h;
+                    std::memcpy(&h, raw.data() + idx * 2, 2);
+                    v = ggml::fp16_to_fp32(h);
+                } else {
+                    std::memcpy(&v, raw.data() + idx * 4, 4);
+                }
+                got.push_back(v);
+                want.push_back(src[t * n + i]);
+            }
+        }
+        const double err = rel_error(got, want);
+        QVERIFY2(err <= (f16 ? 1e-3 : 0.0), qPrintable(QString("rel error %1").arg(err)));
+    }
+
+    void attention_data() {
+        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("head_dim");
+        QTest::addColumn<int>("n_kv");
+        QTest::newRow("f32 hd8 150 cells") << false << 8 << 150;
+        QTest::newRow("f16 hd8 150 cells") << true << 8 << 150;
+        QTest::newRow("f32 hd72 3 cells") << false << 72 << 3;
+        QTest::newRow("f16 hd130 333 cells") << true << 130 << 333;
+    }
+
+    void attention() {
+        QFETCH(bool, f16);
+        QFETCH(int, head_dim);
+        QFETCH(int, n_kv);
+        Context& c = ctx(0);
+        const uint32_t n_tok = 5, n_head = 6, n_head_kv = 2, hd = uint32_t(head_dim);
+        const uint32_t kv_stride = n_head_kv * hd, q_stride = n_head * hd + 4,
+                       o_stride = n_head * hd;
+        const auto q = rand_vec(n_tok * q_stride, -2.0f, 2.0f);
+        std::vector<float> kf = rand_vec(size_t(n_kv) * kv_stride, -2.0f, 2.0f),
+                           vf = rand_vec(size_t(n_kv) * kv_stride);
+        std::vector<uint16_t> kh(kf.size()), vh(vf.size());
+        if (f16) {  // the reference uses exactly the halves the cache holds
+            for (size_t i = 0; i < kf.size(); ++i) {
+                kh[i] = ggml::fp32_to_fp16(kf[i]);
+                kf[i] = ggml::fp16_to_fp32(kh[i]);
+                vh[i] = ggml::fp32_to_fp16(vf[i]);
+                vf[i] = ggml::fp16_to_fp32(vh[i]);
+            }
+        }
+        // Mask: random holes (-inf) but each token sees at least its own cell.
+        std::vector<float> mask(size_t(n_tok) * n_kv);
+        std::bernoulli_distribution hide(0.3);
+        for (uint32_t t = 0; t < n_tok; ++t)
+            for (int j = 0; j < n_kv; ++j)
+                mask[t * n_kv + j] = (hide(rng()) && j != int(t % n_kv)) ? -INFINITY : 0.0f;
+        Buffer qb = upload_floats(c, q), mb = upload_floats(c, mask),
+               ob = poisoned(c, n_tok * o_stride);
+        Buffer kb(c, kf.size() * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
+        Buffer vb(c, vf.size() * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
+        if (f16) {
+            kb.upload(kh.data(), kh.size() * 2);
+            vb.upload(vh.data(), vh.size() * 2);
+        } else {
+            kb.upload(kf.data(), kf.size() * 4);
+            vb.upload(vf.data(), vf.size() * 4);
+        }
+        AttentionShape s;
+        s.n_tok = n_tok;
+        s.n_head = n_head;
+        s.n_head_kv = n_head_kv;
+        s.head_dim = hd;
+        s.n_kv = uint32_t(n_kv);
+        s.kv_stride = kv_stride;
+        s.q_stride = q_stride;
+        s.o_stride = o_stride;
+        s.scale = float(1.0 / std::sqrt(double(hd)));
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.attention(rec, qb, kb, vb, mb, ob, s, f16);
+        rec.submit();
+
+        std::vector<double> want(size_t(n_tok) * o_stride);
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            for (uint32_t h = 0; h < n_head; ++h) {
+                const uint32_t kvh = h / (n_head / n_head_kv);
+                std::vector<double> sc(n_kv);
+                double mx = -INFINITY;
+                for (int j = 0; j < n_kv; ++j) {
+                    double d = 0.0;
+                    for (uint32_t e = 0; e < hd; ++e)
+                        d += double(q[t * q_stride + h * hd + e]) *
+                             double(kf[size_t(j) * kv_stride + kvh * hd + e]);
+                    sc[j] = d * double(s.scale) + double(mask[t * n_kv + j]);
+                    mx = std::max(mx, sc[j]);
+                }
+                double sum = 0.0;
+                for (double& v : sc) sum += (v = std::exp(v - mx));
+                for (uint32_t e = 0; e < hd; ++e) {
+                    double o = 0.0;
+                    for (int j = 0; j < n_kv; ++j)
+                        o += sc[j] / sum * double(vf[size_t(j) * kv_stride + kvh * hd + e]);
+                    want[t * o_stride + h * hd + e] = o;
+                }
+            }
+        }
+        const double err = rel_error(download(ob, want.size()), want);
+        QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
+    }
+
+    void swiglu_and_add() {
+        Context& c = ctx(0);
+        const uint32_t n = 1000;  // not a multiple of 256
+        const auto g = rand_vec(n, -6.0f, 6.0f), u = rand_vec(n), a = rand_vec(n);
+        Buffer gb = upload_floats(c, g), ub = upload_floats(c, u), yb = poisoned(c, n),
+               ab = upload_floats(c, a);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.swiglu(rec, gb, ub, yb, n);
+        k.add(rec, ab, yb, n);
+        rec.submit();
+        std::vector<double> want_y(n), want_a(n);
+        for (uint32_t i = 0; i < n; ++i) {
+            want_y[i] = double(g[i]) / (1.0 + std::exp(-double(g[i]))) * double(u[i]);
+            want_a[i] = double(a[i]) + double(float(want_y[i]));
+        }
+        const double ey = rel_error(download(yb, n), want_y),
+                     ea = rel_error(download(ab, n), want_a);
+        QVERIFY2(ey <= 1e-5, qPrintable(QString("swiglu rel error %1").arg(ey)));
+        QVERIFY2(ea <= 1e-5, qPrintable(QString("add rel error %1").arg(ea)));
+    }
+
+    void weight_pieces_respect_binding_limit() {
+        Context& c = ctx(2);
+        const HostWeight hw = make_weight(ggml::Type::Q8_0, 64, 500);  // 68-byte rows, 34000 bytes
+        const DeviceWeight w =
+            DeviceWeight::upload(c, "big", uint32_t(ggml::Type::Q8_0), 64, 500, hw.bytes.data());
+        uint32_t covered = 0;
+        for (const auto& p : w.pieces()) {
+            QVERIFY(p.buffer.size() <= c.binding_limit());
+            QCOMPARE(p.row_begin, covered);
+            covered += p.rows;
+        }
+        QCOMPARE(covered, 500u);
+        QCOMPARE(w.pieces().size(), size_t(9));  // 4096 / 68 = 60 rows per piece
+    }
+
+    void memory_accounting() {
+        Context& c = ctx(0);
+        const uint64_t before = c.memory_report().bytes[int(Purpose::KvCache)];
+        {
+            Buffer b(c, 1000, Memory::Device, Purpose::KvCache);
+            QCOMPARE(c.memory_report().bytes[int(Purpose::KvCache)], before + 1000);
+        }
+        QCOMPARE(c.memory_report().bytes[int(Purpose::KvCache)], before);
+        QVERIFY(!c.memory_report().heaps.empty());
+    }
+
+    void device_choice() {
+        std::vector<DeviceInfo> devs(3);
+        devs[0].index = 0, devs[0].name = "llvmpipe (LLVM 15)",
+        devs[0].type = VK_PHYSICAL_DEVICE_TYPE_CPU;
+        devs[1].index = 1, devs[1].name = "Intel UHD",
+        devs[1].type = VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+        devs[2].index = 2, devs[2].name = "NVIDIA H200",
+        devs[2].type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+        QCOMPARE(choose_device(devs, ""), 2u);
+        QCOMPARE(choose_device(devs, "0"), 0u);
+        QCOMPARE(choose_device(devs, "intel"), 1u);
+        for (const char* bad : {"amd", "7"}) {
+            bool threw = false;
+            try {
+                choose_device(devs, bad);
+            } catch (const wb::vk::Error&) {
+                threw = true;
+            }
+            QVERIFY2(threw, bad);
+        }
+        devs.pop_back();
+        QCOMPARE(choose_device(devs, ""), 1u);
+        devs.pop_back();
+        QCOMPARE(choose_device(devs, ""), 0u);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestVkKernels)
+#include "test_vk_kernels.moc"
