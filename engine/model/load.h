@@ -1,0 +1,29 @@
+#pragma once
+// load_model: the one place that turns a GGUF path plus settings into a
+// runnable Model on the chosen backend.
+
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+
+namespace wb::model {
+
+struct LoadOptions {
+    /// "cpu" (CpuLlama, the f32 reference) or "vulkan".
+    std::string backend = "cpu";
+    /// Vulkan device selector: index ("0") or name substring; empty = default choice.
+    std::string device;
+    ContextParams context;
+};
+
+/// Opens `path`, reads its hyperparameters and builds the model on
+/// `opts.backend`. Throws: std::runtime_error when the file cannot be read;
+/// gguf::Error for a malformed file or missing/misshapen tensor;
+/// ggml::UnsupportedType for a weight type the engine cannot compute with;
+/// std::runtime_error "unsupported architecture X"; std::invalid_argument
+/// for an unknown backend name; std::runtime_error "Vulkan backend not
+/// built" for "vulkan" until the Vulkan forward pass is wired in.
+std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& opts);
+
+}  // namespace wb::model

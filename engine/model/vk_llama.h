@@ -1,0 +1,91 @@
+#pragma once
+// The llama forward pass on Vulkan: the same graph as CpuLlama (see
+// cpu_llama.h; llama.cpp's build_llama) with every op a GLSL compute
+// shader from engine/vk. One decode() records the whole ubatch into ONE
+// command buffer, submits it once and waits on one fence. Weights stay in
+// their GGUF type in device memory (F32, F16, Q8_0, Q4_0 dequantized in
+// the shaders); the KV cache lives in device memory, per layer
+// [n_ctx cells, n_head_kv * head_dim] (f32 or f16), with cells assigned by
+// KvCells so a ubatch may mix sequences at different positions. Prefill
+// (more than Kernels::kVecMaxTokens tokens) uses mat x mat, decode mat x vec.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/kv_cells.h"
+#include "model/model.h"
+#include "vk/context.h"
+#include "vk/profile.h"
+
+namespace wb::gguf {
+class File;
+}
+
+namespace wb::model {
+
+/// Settings of the Vulkan backend beyond ContextParams.
+struct VkLlamaOptions {
+    vk::ContextOptions device;  ///< device selector, validation, binding limit
+    bool profile = false;       ///< timestamp every op (see profile())
+};
+
+/// Bytes a model needs on the device, by purpose.
+struct VkMemoryNeed {
+    uint64_t weights = 0;      ///< all weight pieces (GGUF bytes, padded to 4) + f32 norms
+    uint64_t kv_cache = 0;     ///< 2 * n_layer * n_ctx * n_head_kv * head_dim * sizeof(cache type)
+    uint64_t activations = 0;  ///< buffers for a 512-token ubatch (estimate)
+    uint64_t total() const { return weights + kv_cache + activations; }
+};
+
+class VkLlama : public Model {
+public:
+    /// Creates the Vulkan context, checks that the model fits (before any
+    /// upload), uploads the weights through staging and allocates the KV
+    /// cache. Throws: std::runtime_error "model needs N bytes (...) but
+    /// device D has M bytes available" when it does not fit; gguf::Error
+    /// for a missing or misshapen tensor (naming it); ggml::UnsupportedType
+    /// for weight types other than F32/F16/Q8_0/Q4_0; vk::Error for device
+    /// problems; std::invalid_argument for n_ctx/n_seq_max of 0, head_dim >
+    /// 256, or an F16 cache with an odd KV row.
+    VkLlama(const gguf::File& file, const ContextParams& ctx, const VkLlamaOptions& opts = {});
+    ~VkLlama() override;
+
+    const HParams& hparams() const override { return hp_; }
+    const ContextParams& context() const override { return ctx_; }
+    /// The Vulkan device name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)".
+    std::string backend_name() const override;
+    void decode(const Batch& batch, std::vector<float>& logits) override;
+    void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
+    uint32_t n_free_cells() const override { return cells_.n_free(); }
+
+    /// Estimate of the device bytes `file` needs with `ctx` (no device needed).
+    static VkMemoryNeed memory_needed(const gguf::File& file, const ContextParams& ctx);
+
+    /// Per-op GPU times summed over decode() calls since the last
+    /// clear_profile(), when profiling is on (empty otherwise or when the
+    /// device has no timestamps).
+    const vk::Profile& profile() const { return profile_; }
+    void set_profiling(bool on) { profiling_ = on; }
+    void clear_profile() { profile_.clear(); }
+    /// The engine's accounting (weights, KV cache, activations, staging)
+    /// and the driver's per-heap usage/budget where VK_EXT_memory_budget exists.
+    vk::MemoryReport memory_report() const;
+    const vk::DeviceInfo& device_info() const;
+    /// Validation log when validation is on, else nullptr.
+    const vk::ValidationLog* validation() const;
+    const KvCells& cells() const { return cells_; }
+
+private:
+    struct Impl;  // device objects (engine/model/vk_llama.cpp)
+
+    HParams hp_;
+    ContextParams ctx_;
+    KvCells cells_;
+    bool profiling_ = false;
+    vk::Profile profile_;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wb::model

@@ -1,0 +1,483 @@
+// CpuLlama against independent references: llama.cpp's golden logits and
+// greedy tokens for stories260K (../shared/golden, see its README for the
+// tolerances used here), a float64 forward pass written in this file for
+// llama-2-tiny-random (F16 weights), and self-consistency of batching
+// (token-by-token vs whole prompt, two sequences in one batch vs alone).
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+#include "model/cpu_llama.h"
+#include "model/load.h"
+
+using namespace wb::model;
+
+namespace {
+
+const std::string kShared = WB_SHARED_DIR;
+const std::string kStories = kShared + "/models/stories260K.gguf";
+const std::string kTiny = kShared + "/models/llama-2-tiny-random.gguf";
+
+struct GoldenRecord {
+    int id = 0;
+    std::vector<int32_t> prompt;
+    std::vector<int32_t> generated;
+    std::vector<std::pair<int32_t, float>> top10, top10_f32_kv;
+    std::vector<float> step_gap;  // [48] top1 - top2 logit per step (F16 KV run)
+};
+
+std::vector<int32_t> ids(const QJsonArray& a) {
+    std::vector<int32_t> out;
+    for (const auto& v : a) out.push_back(v.toInt());
+    return out;
+}
+
+std::vector<std::pair<int32_t, float>> pairs(const QJsonArray& a) {
+    std::vector<std::pair<int32_t, float>> out;
+    for (const auto& v : a) {
+        const QJsonArray p = v.toArray();
+        out.emplace_back(p[0].toInt(), static_cast<float>(p[1].toDouble()));
+    }
+    return out;
+}
+
+std::vector<GoldenRecord> golden_records() {
+    QFile f(QString::fromStdString(kShared + "/golden/stories260K_greedy.jsonl"));
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open golden jsonl");
+    std::vector<GoldenRecord> out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        if (line.trimmed().isEmpty()) continue;
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        GoldenRecord r;
+        r.id = o["id"].toInt();
+        r.prompt = ids(o["prompt_token_ids"].toArray());
+        r.generated = ids(o["generated_token_ids"].toArray());
+        r.top10 = pairs(o["top10"].toArray());
+        r.top10_f32_kv = pairs(o["top10_f32_kv"].toArray());
+        for (const auto& s : o["step_top2"].toArray()) {
+            const QJsonArray a = s.toArray();
+            r.step_gap.push_back(static_cast<float>(a[1].toDouble() - a[3].toDouble()));
+        }
+        out.push_back(r);
+    }
+    return out;
+}
+
+std::unique_ptr<Model> load(const std::string& path, KvType kv, uint32_t n_ctx = 512,
+                            uint32_t n_seq = 1) {
+    LoadOptions o;
+    o.backend = "cpu";
+    o.context.n_ctx = n_ctx;
+    o.context.n_seq_max = n_seq;
+    o.context.kv_type = kv;
+    return load_model(path, o);
+}
+
+/// Feeds `tokens` of sequence `seq` from position `pos0` as one batch and
+/// returns the last token's logits [n_vocab].
+std::vector<float> prefill(Model& m, const std::vector<int32_t>& tokens, int32_t seq = 0,
+                           int32_t pos0 = 0) {
+    Batch b;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        b.add(tokens[i], pos0 + static_cast<int32_t>(i), seq, i + 1 == tokens.size());
+    }
+    std::vector<float> logits;
+    m.decode(b, logits);
+    return logits;
+}
+
+/// Arg-max with ties to the lower id (written here, not the Sampler's).
+int32_t argmax(const std::vector<float>& v) {
+    size_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i) {
+        if (v[i] > v[best]) best = i;
+    }
+    return static_cast<int32_t>(best);
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return INFINITY;
+    float d = 0.0f;
+    for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a[i] - b[i]));
+    return d;
+}
+
+/// Greedy 48 tokens after the prompt; compares with the golden ids, where a
+/// divergence is accepted only at a step whose golden top1-top2 gap is
+/// below `tie_tol` (a numerical tie, see the golden README).
+void check_greedy(Model& m, const GoldenRecord& r, float tie_tol) {
+    std::vector<float> logits = prefill(m, r.prompt);
+    int32_t pos = static_cast<int32_t>(r.prompt.size());
+    for (size_t step = 0; step < r.generated.size(); ++step) {
+        const int32_t tok = argmax(logits);
+        if (tok != r.generated[step]) {
+            QVERIFY2(r.step_gap[step] < tie_tol,
+                     qPrintable(QString("prompt %1 step %2: got %3, golden %4 (gap %5)")
+                                    .arg(r.id)
+                                    .arg(step)
+                                    .arg(tok)
+                                    .arg(r.generated[step])
+                                    .arg(double(r.step_gap[step]))));
+            qInfo("prompt %d: numerical tie at step %zu (gap %g), compared up to it", r.id, step,
+                  double(r.step_gap[step]));
+            return;  // tie: the continuations may differ from here on
+        }
+        Batch b;
+        b.add(tok, pos++, 0, true);
+        m.decode(b, logits);
+    }
+}
+
+// ---- float64 reference forward pass (independent of CpuLlama) ----------
+
+/// Tensor `name` as doubles, [ne1, ne0] row-major (dequantized by ggml's
+/// layout reader, which has its own tests).
+std::vector<double> weights_f64(const wb::gguf::File& f, const std::string& name) {
+    const wb::gguf::TensorInfo& t = f.tensor(name);
+    std::vector<float> row(t.ne[0]);
+    std::vector<double> out;
+    const size_t rb = wb::ggml::row_bytes(t.type, t.ne[0]);
+    for (uint64_t r = 0; r < t.n_rows(); ++r) {
+        wb::ggml::dequantize_row(t.type, t.data + r * rb, row.data(), t.ne[0], name);
+        out.insert(out.end(), row.begin(), row.end());
+    }
+    return out;
+}
+
+/// y[n_out] = W[n_out, n_in] x
+std::vector<double> mul(const std::vector<double>& w, const std::vector<double>& x) {
+    const size_t n_in = x.size(), n_out = w.size() / n_in;
+    std::vector<double> y(n_out, 0.0);
+    for (size_t o = 0; o < n_out; ++o) {
+        for (size_t i = 0; i < n_in; ++i) y[o] += w[o * n_in + i] * x[i];
+    }
+    return y;
+}
+
+std::vector<double> rms(const std::vector<double>& x, const std::vector<double>& w, double eps) {
+    double ss = 0.0;
+    for (double v : x) ss += v * v;
+    const double s = 1.0 / std::sqrt(ss / double(x.size()) + eps);
+    std::vector<double> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * s * w[i];
+    return y;
+}
+
+/// Logits [n_tokens][n_vocab] of a llama model for `tokens` at positions
+/// 0..n-1, recomputing everything from scratch (no cache), in double.
+/// Hyperparameters read straight from the GGUF keys.
+std::vector<std::vector<double>> reference_forward(const std::string& path,
+                                                   const std::vector<int32_t>& tokens) {
+    const wb::gguf::File f = wb::gguf::File::open(path);
+    const size_t n_embd = size_t(*f.get_int("llama.embedding_length"));
+    const size_t n_layer = size_t(*f.get_int("llama.block_count"));
+    const size_t n_head = size_t(*f.get_int("llama.attention.head_count"));
+    const size_t n_head_kv =
+        size_t(f.get_int("llama.attention.head_count_kv").value_or(long(n_head)));
+    const size_t hd = n_embd / n_head;
+    const size_t n_rot = size_t(f.get_int("llama.rope.dimension_count").value_or(long(hd)));
+    const double eps = *f.get_float("llama.attention.layer_norm_rms_epsilon");
+    const double base = f.get_float("llama.rope.freq_base").value_or(10000.0);
+    const std::vector<double> emb = weights_f64(f, "token_embd.weight");
+    const std::vector<double> out_w =
+        f.find_tensor("output.weight") ? weights_f64(f, "output.weight") : emb;
+    const size_t n = tokens.size();
+
+    std::vector<std::vector<double>> x(n);  // [n][n_embd]
+    for (size_t t = 0; t < n; ++t) {
+        x[t].assign(emb.begin() + long(tokens[t] * n_embd),
+                    emb.begin() + long((tokens[t] + 1) * n_embd));
+    }
+    auto rope = [&](std::vector<double>& v, size_t heads, size_t pos) {
+        for (size_t h = 0; h < heads; ++h) {
+            for (size_t i = 0; i < n_rot / 2; ++i) {
+                const double th = double(pos) * std::pow(base, -2.0 * double(i) / double(n_rot));
+                double& a = v[h * hd + 2 * i];
+                double& b = v[h * hd + 2 * i + 1];
+                const double a0 = a, b0 = b;
+                a = a0 * std::cos(th) - b0 * std::sin(th);
+                b = a0 * std::sin(th) + b0 * std::cos(th);
+            }
+        }
+    };
+    for (size_t l = 0; l < n_layer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        const auto an = weights_f64(f, p + "attn_norm.weight");
+        const auto wq = weights_f64(f, p + "attn_q.weight"),
+                   wk = weights_f64(f, p + "attn_k.weight");
+        const auto wv = weights_f64(f, p + "attn_v.weight"),
+                   wo = weights_f64(f, p + "attn_output.weight");
+        const auto fn = weights_f64(f, p + "ffn_norm.weight");
+        const auto wg = weights_f64(f, p + "ffn_gate.weight"),
+                   wu = weights_f64(f, p + "ffn_up.weight");
+        const auto wd = weights_f64(f, p + "ffn_down.weight");
+        std::vector<std::vector<double>> q(n), k(n), v(n);
+        for (size_t t = 0; t < n; ++t) {
+            const auto xn = rms(x[t], an, eps);
+            q[t] = mul(wq, xn);
+            k[t] = mul(wk, xn);
+            v[t] = mul(wv, xn);
+            rope(q[t], n_head, t);
+            rope(k[t], n_head_kv, t);
+        }
+        for (size_t t = 0; t < n; ++t) {
+            std::vector<double> o(n_embd, 0.0);
+            for (size_t h = 0; h < n_head; ++h) {
+                const size_t kh = h / (n_head / n_head_kv);
+                std::vector<double> s(t + 1);
+                double mx = -INFINITY;
+                for (size_t j = 0; j <= t; ++j) {
+                    double d = 0.0;
+                    for (size_t e = 0; e < hd; ++e) d += q[t][h * hd + e] * k[j][kh * hd + e];
+                    s[j] = d / std::sqrt(double(hd));
+                    mx = std::max(mx, s[j]);
+                }
+                double z = 0.0;
+                for (double& sj : s) z += (sj = std::exp(sj - mx));
+                for (size_t j = 0; j <= t; ++j) {
+                    for (size_t e = 0; e < hd; ++e) o[h * hd + e] += s[j] / z * v[j][kh * hd + e];
+                }
+            }
+            const auto ao = mul(wo, o);
+            for (size_t i = 0; i < n_embd; ++i) x[t][i] += ao[i];
+            const auto xn = rms(x[t], fn, eps);
+            auto g = mul(wg, xn);
+            const auto u = mul(wu, xn);
+            for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+            const auto dn = mul(wd, g);
+            for (size_t i = 0; i < n_embd; ++i) x[t][i] += dn[i];
+        }
+    }
+    std::vector<std::vector<double>> logits(n);
+    const auto on = weights_f64(f, "output_norm.weight");
+    for (size_t t = 0; t < n; ++t) logits[t] = mul(out_w, rms(x[t], on, eps));
+    return logits;
+}
+
+}  // namespace
+
+class TestCpuLlama : public QObject {
+    Q_OBJECT
+  private slots:
+    void loads_stories260k() {
+        auto m = load(kStories, KvType::F32);
+        QCOMPARE(m->backend_name(), std::string("cpu"));
+        const HParams& hp = m->hparams();
+        QCOMPARE(hp.n_vocab, 512u);
+        QCOMPARE(hp.n_embd, 64u);
+        QCOMPARE(hp.n_layer, 5u);
+        QCOMPARE(hp.n_head, 8u);
+        QCOMPARE(hp.n_head_kv, 4u);
+        QCOMPARE(hp.head_dim, 8u);
+        QCOMPARE(hp.n_ff, 172u);
+        QCOMPARE(hp.n_rot, 8u);
+        QCOMPARE(hp.rope_freq_base, 10000.0f);
+        QVERIFY(!hp.tied_embeddings);
+        QCOMPARE(m->n_free_cells(), 512u);
+    }
+
+    void first_step_top10_f32_cache() {
+        auto m = load(kStories, KvType::F32, 512, 1);
+        for (const GoldenRecord& r : golden_records()) {
+            m->seq_rm(0);
+            const std::vector<float> logits = prefill(*m, r.prompt);
+            QCOMPARE(logits.size(), size_t{512});
+            for (const auto& [id, want] : r.top10_f32_kv) {
+                QVERIFY2(std::fabs(logits[size_t(id)] - want) <= 1e-3f,
+                         qPrintable(QString("prompt %1 token %2: %3 vs golden %4")
+                                        .arg(r.id)
+                                        .arg(id)
+                                        .arg(double(logits[size_t(id)]))
+                                        .arg(double(want))));
+            }
+            QCOMPARE(argmax(logits), r.top10_f32_kv[0].first);
+        }
+    }
+
+    void first_step_top10_f16_cache() {
+        auto m = load(kStories, KvType::F16);
+        for (const GoldenRecord& r : golden_records()) {
+            m->seq_rm(0);
+            const std::vector<float> logits = prefill(*m, r.prompt);
+            for (const auto& [id, want] : r.top10) {
+                QVERIFY2(std::fabs(logits[size_t(id)] - want) <= 2e-2f,
+                         qPrintable(QString("prompt %1 token %2: %3 vs golden %4")
+                                        .arg(r.id)
+                                        .arg(id)
+                                        .arg(double(logits[size_t(id)]))
+                                        .arg(double(want))));
+            }
+        }
+    }
+
+    void full_first_logits() {
+        for (int which : {0, 5}) {
+            QFile f(QString::fromStdString(kShared + "/golden/stories260K_first_logits_" +
+                                           std::to_string(which) + ".json"));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            const QJsonArray want = o["logits_f32_kv"].toArray();
+            QCOMPARE(want.size(), 512);
+            auto m = load(kStories, KvType::F32);
+            const std::vector<float> got = prefill(*m, ids(o["prompt_token_ids"].toArray()));
+            float worst = 0.0f;
+            for (int i = 0; i < 512; ++i) {
+                worst = std::max(worst, std::fabs(got[size_t(i)] - float(want[i].toDouble())));
+            }
+            qInfo("prompt %d: max |logit - llama.cpp f32-kv| = %g", which, double(worst));
+            QVERIFY(worst <= 1e-3f);
+        }
+    }
+
+    void greedy_48_tokens_match_llama_cpp() {
+        for (KvType kv : {KvType::F32, KvType::F16}) {
+            auto m = load(kStories, kv);
+            for (const GoldenRecord& r : golden_records()) {
+                m->seq_rm(0);
+                check_greedy(*m, r, kv == KvType::F32 ? 2e-3f : 2e-2f);
+            }
+        }
+    }
+
+    void token_by_token_equals_batch_prefill() {
+        const GoldenRecord r = golden_records()[1];
+        auto whole = load(kStories, KvType::F32);
+        const std::vector<float> batch_logits = prefill(*whole, r.prompt);
+        auto step = load(kStories, KvType::F32);
+        std::vector<float> logits;
+        for (size_t i = 0; i < r.prompt.size(); ++i) {
+            Batch b;
+            b.add(r.prompt[i], int32_t(i), 0, true);
+            step->decode(b, logits);
+        }
+        QVERIFY(max_abs_diff(batch_logits, logits) <= 1e-5f);
+        QCOMPARE(whole->n_free_cells(), step->n_free_cells());
+    }
+
+    void two_sequences_in_one_batch_equal_each_alone() {
+        const auto recs = golden_records();
+        const std::vector<int32_t>& a = recs[0].prompt;  // 5 tokens
+        const std::vector<int32_t>& c = recs[2].prompt;  // 28 tokens
+        // Alone: seq A fully, seq C fully.
+        auto m1 = load(kStories, KvType::F32);
+        const std::vector<float> alone_a = prefill(*m1, a);
+        auto m2 = load(kStories, KvType::F32);
+        const std::vector<float> alone_c = prefill(*m2, c);
+
+        // Together: first C's first 10 tokens in seq 1, then one batch with
+        // all of A (seq 0, pos 0..4) interleaved with the rest of C (seq 1,
+        // pos 10..27): different prompts at different positions.
+        auto m = load(kStories, KvType::F32, 512, 2);
+        (void)prefill(*m, std::vector<int32_t>(c.begin(), c.begin() + 10), 1, 0);
+        Batch b;
+        size_t ia = 0, ic = 10;
+        while (ia < a.size() || ic < c.size()) {
+            if (ia < a.size()) {
+                b.add(a[ia], int32_t(ia), 0, ia + 1 == a.size());
+                ++ia;
+            }
+            if (ic < c.size()) {
+                b.add(c[ic], int32_t(ic), 1, ic + 1 == c.size());
+                ++ic;
+            }
+        }
+        std::vector<float> logits;
+        m->decode(b, logits);
+        QCOMPARE(logits.size(), size_t{2 * 512});
+        const std::vector<float> got_a(logits.begin(), logits.begin() + 512);
+        const std::vector<float> got_c(logits.begin() + 512, logits.end());
+        QVERIFY(max_abs_diff(got_a, alone_a) <= 1e-5f);
+        QVERIFY(max_abs_diff(got_c, alone_c) <= 1e-5f);
+
+        // seq_rm(0) then reuse seq 0 from pos 0: same as alone again, while
+        // seq 1 is still cached.
+        m->seq_rm(0);
+        QCOMPARE(m->n_free_cells(), 512u - uint32_t(c.size()));
+        QVERIFY(max_abs_diff(prefill(*m, a, 0, 0), alone_a) <= 1e-5f);
+    }
+
+    void decode_error_leaves_cache_unchanged() {
+        const std::vector<int32_t> p = golden_records()[0].prompt;
+        auto m = load(kStories, KvType::F32, 8, 1);
+        (void)prefill(*m, p);  // 5 of 8 cells used
+        const uint32_t free_before = m->n_free_cells();
+        std::vector<float> logits;
+        Batch bad;
+        bad.add(600, 5, 0, true);  // token outside the 512-token vocabulary
+        QVERIFY_THROWS_EXCEPTION(DecodeError, m->decode(bad, logits));
+        bad.clear();
+        bad.add(1, 7, 0, true);  // not the next position
+        QVERIFY_THROWS_EXCEPTION(DecodeError, m->decode(bad, logits));
+        bad.clear();
+        for (int i = 0; i < 4; ++i) bad.add(1, 5 + i, 0, i == 3);  // 4 tokens, 3 cells free
+        QVERIFY_THROWS_EXCEPTION(DecodeError, m->decode(bad, logits));
+        QCOMPARE(m->n_free_cells(), free_before);
+
+        // The next valid step gives what an untouched model gives.
+        Batch next;
+        next.add(432, 5, 0, true);
+        m->decode(next, logits);
+        auto fresh = load(kStories, KvType::F32, 8, 1);
+        (void)prefill(*fresh, p);
+        std::vector<float> want;
+        fresh->decode(next, want);
+        QCOMPARE(logits, want);
+    }
+
+    void tiny_random_f16_matches_float64_reference() {
+        const std::vector<int32_t> tokens = {1, 15043, 29892, 3186, 31999, 0, 450};
+        const auto ref = reference_forward(kTiny, tokens);
+        auto m = load(kTiny, KvType::F32, 64);
+        QCOMPARE(m->hparams().n_vocab, 32000u);
+        Batch b;
+        for (size_t i = 0; i < tokens.size(); ++i) b.add(tokens[i], int32_t(i), 0, true);
+        std::vector<float> logits;
+        m->decode(b, logits);
+        QCOMPARE(logits.size(), tokens.size() * 32000);
+        double worst = 0.0, scale = 0.0;
+        for (size_t t = 0; t < tokens.size(); ++t) {
+            for (size_t v = 0; v < 32000; ++v) {
+                worst = std::max(worst, std::fabs(double(logits[t * 32000 + v]) - ref[t][v]));
+                scale = std::max(scale, std::fabs(ref[t][v]));
+            }
+        }
+        qInfo("tiny-random: max |logit - f64 reference| = %g (max |logit| %g)", worst, scale);
+        QVERIFY(scale > 0.0);
+        QVERIFY(worst <= 1e-4 * std::max(1.0, scale));
+    }
+
+    void bad_files_give_clear_errors() {
+        LoadOptions o;
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, load_model(kShared + "/nope.gguf", o));
+        o.backend = "vulkan";
+        try {
+            (void)load_model(kStories, o);
+            QFAIL("vulkan without a Vulkan build should throw");
+        } catch (const std::runtime_error& e) {
+            QVERIFY(QString(e.what()).contains("Vulkan"));
+        }
+        o.backend = "tpu";
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, load_model(kStories, o));
+        // A vocab-only file (no tensors) names the missing tensor.
+        o.backend = "cpu";
+        try {
+            (void)load_model(kShared + "/models/vocab/ggml-vocab-llama-spm.gguf", o);
+            QFAIL("a file without weights should not load");
+        } catch (const wb::gguf::Error& e) {
+            QVERIFY2(QString(e.what()).contains("token_embd.weight"), e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCpuLlama)
+#include "test_cpu_llama.moc"
