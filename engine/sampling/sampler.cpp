@@ -1,0 +1,152 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace wb::sampling {
+
+namespace {
+
+bool by_logit_desc(const Candidate& a, const Candidate& b) {
+    if (a.logit != b.logit) return a.logit > b.logit;
+    return a.id < b.id;
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
+    if (std::isnan(params.temperature) || std::isnan(params.top_p) || std::isnan(params.min_p) ||
+        std::isnan(params.repeat_penalty)) {
+        throw std::invalid_argument("sampling: NaN setting");
+    }
+    if (params.repeat_penalty <= 0.0f) {
+        throw std::invalid_argument("sampling: repeat_penalty must be > 0");
+    }
+}
+
+void Sampler::reset() {
+    recent_.clear();
+    rng_.seed(params_.seed);
+}
+
+void Sampler::accept(int32_t token) {
+    if (params_.repeat_last_n == 0) return;
+    recent_.push_back(token);
+    if (params_.repeat_last_n > 0 && recent_.size() > size_t(params_.repeat_last_n)) {
+        recent_.pop_front();
+    }
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+    if (logits.empty()) throw std::invalid_argument("sampling: empty logits");
+    std::vector<Candidate> cands(logits.size());  // [n_vocab] then fewer
+    for (size_t i = 0; i < logits.size(); ++i) cands[i] = {static_cast<int32_t>(i), logits[i]};
+
+    const std::vector<int32_t> recent(recent_.begin(), recent_.end());
+    apply_repetition_penalty(cands, recent, params_.repeat_penalty);
+
+    int32_t token;
+    if (params_.temperature <= 0.0f) {
+        // Greedy on the penalised logits (candidates are still in id order).
+        std::vector<float> penalised(cands.size());
+        for (size_t i = 0; i < cands.size(); ++i) penalised[i] = cands[i].logit;
+        token = greedy(penalised);
+    } else {
+        top_k(cands, params_.top_k);
+        top_p(cands, params_.top_p);
+        min_p(cands, params_.min_p);
+        temperature(cands, params_.temperature);
+        const std::vector<double> p = softmax(cands);  // [n_candidates]
+        const double u = uniform01(rng_);
+        double cum = 0.0;
+        token = cands.back().id;  // if rounding leaves cum < u, the last one
+        for (size_t i = 0; i < cands.size(); ++i) {
+            cum += p[i];
+            if (u < cum) {
+                token = cands[i].id;
+                break;
+            }
+        }
+    }
+    accept(token);
+    return token;
+}
+
+void Sampler::apply_repetition_penalty(std::vector<Candidate>& cands,
+                                       std::span<const int32_t> recent, float penalty) {
+    if (penalty == 1.0f || recent.empty()) return;
+    const std::unordered_set<int32_t> seen(recent.begin(), recent.end());
+    for (Candidate& c : cands) {
+        if (!seen.count(c.id)) continue;
+        c.logit = c.logit <= 0.0f ? c.logit * penalty : c.logit / penalty;
+    }
+}
+
+void Sampler::top_k(std::vector<Candidate>& cands, int32_t k) {
+    if (k > 0 && size_t(k) < cands.size()) {
+        std::partial_sort(cands.begin(), cands.begin() + k, cands.end(), by_logit_desc);
+        cands.resize(size_t(k));
+    } else {
+        std::sort(cands.begin(), cands.end(), by_logit_desc);
+    }
+}
+
+void Sampler::top_p(std::vector<Candidate>& cands, float p) {
+    if (p >= 1.0f || cands.empty()) return;
+    std::sort(cands.begin(), cands.end(), by_logit_desc);
+    const std::vector<double> prob = softmax(cands);
+    double cum = 0.0;
+    size_t keep = cands.size();
+    for (size_t i = 0; i < cands.size(); ++i) {
+        cum += prob[i];
+        if (cum >= double{p}) {
+            keep = i + 1;
+            break;
+        }
+    }
+    cands.resize(std::max<size_t>(keep, 1));
+}
+
+void Sampler::min_p(std::vector<Candidate>& cands, float min_p) {
+    if (min_p <= 0.0f || cands.empty()) return;
+    float max_logit = -INFINITY;
+    for (const Candidate& c : cands) max_logit = std::max(max_logit, c.logit);
+    // p_i >= min_p * p_max  <=>  logit_i >= max_logit + ln(min_p)
+    const double threshold = double{max_logit} + std::log(double{min_p});
+    std::vector<Candidate> kept;
+    for (const Candidate& c : cands) {
+        if (double{c.logit} >= threshold) kept.push_back(c);
+    }
+    cands = std::move(kept);  // never empty: the max itself passes
+}
+
+void Sampler::temperature(std::vector<Candidate>& cands, float t) {
+    for (Candidate& c : cands) c.logit /= t;
+}
+
+std::vector<double> Sampler::softmax(const std::vector<Candidate>& cands) {
+    std::vector<double> p(cands.size());
+    double mx = -INFINITY;
+    for (const Candidate& c : cands) mx = std::max(mx, double{c.logit});
+    double sum = 0.0;
+    for (size_t i = 0; i < cands.size(); ++i) sum += (p[i] = std::exp(double{cands[i].logit} - mx));
+    for (double& x : p) x /= sum;
+    return p;
+}
+
+int32_t Sampler::greedy(std::span<const float> logits) {
+    size_t best = 0;
+    for (size_t i = 1; i < logits.size(); ++i) {
+        if (logits[i] > logits[best]) best = i;
+    }
+    return static_cast<int32_t>(best);
+}
+
+double Sampler::uniform01(std::mt19937_64& rng) {
+    // 53 random mantissa bits -> k * 2^-53, exactly representable, in [0, 1).
+    return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+}  // namespace wb::sampling
