@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <stdexcept>
@@ -195,7 +196,7 @@ class TestTokenizer : public QObject {
         const Vocab v = load(kLlamaSpm);
         for (const std::string& text : read_inp(kLlamaSpm + ".inp")) {
             const auto ids = v.tokenize(text, false);
-            QCOMPARE(QString::fromStdString(v.detokenize(ids)), QString::fromStdString(text));
+            QCOMPARE(v.detokenize(ids), text);  // bytes, not QString (which would mask bad UTF-8)
         }
     }
 
@@ -211,7 +212,7 @@ class TestTokenizer : public QObject {
             for (int32_t id : to_ids(r["generated_token_ids"].toArray())) {
                 text += v.token_to_piece(id);
             }
-            QCOMPARE(QString::fromStdString(text), r["generated_text"].toString());
+            QCOMPARE(text, r["generated_text"].toString().toStdString());
         }
     }
 
@@ -405,6 +406,30 @@ class TestTokenizer : public QObject {
         QCOMPARE(v.token_to_piece(5), std::string());
         // Space prefix on by default: "x" -> ▁ x, then EOS.
         QCOMPARE(ids_str(v.tokenize("x", true)), QString("3 4 2"));
+    }
+
+    void endMarkersBecomeControlAndEog() {
+        // llama.cpp treats "<|im_end|>" as end of turn/generation and makes
+        // it Control even when the file calls it Normal; "<|eom_id|>" is EOG
+        // only. Control text is not parsed unless asked.
+        const std::vector<TinyToken> toks = {{"<unk>", 0, 2},      {"<s>", 0, 3},
+                                             {"</s>", 0, 3},       {"x", 0, 1},
+                                             {"<|im_end|>", 0, 1}, {"<|eom_id|>", 0, 1}};
+        const Vocab v = load(write(tiny_vocab(
+            toks, 1, [](GgufBytes& b) { kv_bool(b, "tokenizer.ggml.add_space_prefix", false); })));
+        QCOMPARE(v.type(4), TokenType::Normal);  // as stored
+        QVERIFY(v.is_control(4));
+        QVERIFY(v.is_eog(4));
+        QCOMPARE(v.eot(), 4);
+        QVERIFY(v.is_eog(5));
+        QVERIFY(v.is_control(5));
+        QVERIFY(v.is_eog(2));  // EOS
+        QVERIFY(!v.is_eog(3));
+        QCOMPARE(v.token_to_piece(4), std::string());
+        QCOMPARE(v.token_to_piece(4, true), std::string("<|im_end|>"));
+        QCOMPARE(ids_str(v.tokenize("x<|im_end|>", false, true)), QString("3 4"));
+        const auto plain = v.tokenize("x<|im_end|>", false, false);
+        QVERIFY(std::find(plain.begin(), plain.end(), 4) == plain.end());
     }
 
     void unsupportedModelsAreRefused_data() {
