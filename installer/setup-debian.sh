@@ -12,7 +12,7 @@ packages=(
   # charts
   libqcustomplot-dev libqcustomplot2.1-qt6
   # SQLite C API for the run log; JSON for the CLI and exports
-  libsqlite3-dev sqlite3 nlohmann-json3-dev
+  libsqlite3-dev sqlite3 nlohmann-json3-dev libssl-dev
   # Vulkan: loader, headers, shader compiler, CPU driver (lavapipe), validation
   libvulkan-dev glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   # headless GUI tests and screenshots

@@ -1,0 +1,18 @@
+#pragma once
+// CSV fields per RFC 4180 section 2: a field holding a comma, a double
+// quote, CR or LF is enclosed in double quotes and its quotes are doubled;
+// records end with CRLF. Bytes are written as given (UTF-8 in, UTF-8 out).
+
+#include <ostream>
+#include <string_view>
+
+namespace wb::runlog {
+
+/// Writes `field` to `out`, quoted only when RFC 4180 requires it (and when
+/// it starts or ends with a space, so spreadsheet importers keep it).
+void write_csv_field(std::ostream& out, std::string_view field);
+
+/// The record separator, "\r\n" (RFC 4180 2.1).
+inline constexpr std::string_view kCsvRecordEnd = "\r\n";
+
+}  // namespace wb::runlog

@@ -1,0 +1,463 @@
+#include "runlog/run_log.h"
+
+#include <fcntl.h>  // AT_FDCWD, RENAME_NOREPLACE (renameat2)
+#include <sys/stat.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "runlog/model_facts.h"
+#include "runlog/schema.h"
+#include "runlog/sha256.h"
+#include "runlog/sqlite_db.h"
+#include "runlog/time_utc.h"
+
+namespace wb::runlog {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(RunKind kind) {
+    switch (kind) {
+        case RunKind::Generate:
+            return "generate";
+        case RunKind::Chat:
+            return "chat";
+        case RunKind::Batch:
+            return "batch";
+        case RunKind::Compare:
+            return "compare";
+    }
+    return "generate";
+}
+
+bool is_valid_finish_reason(std::string_view r) {
+    static constexpr std::array<std::string_view, 6> kReasons{"stop",      "length",   "timeout",
+                                                              "cancelled", "rejected", "error"};
+    for (std::string_view k : kReasons)
+        if (r == k) return true;
+    return false;
+}
+
+namespace {
+
+constexpr const char* kInsertResponse = R"sql(
+INSERT INTO responses (run_id, model_version_id, environment_id, request_id, settings, redacted,
+    prompt, prompt_sha256, prompt_bytes, prompt_tokens, output, output_sha256, output_bytes,
+    output_tokens, finish_reason, error, queue_wait_ms, ttft_ms, tpot_ms, e2e_ms, prefill_tps,
+    decode_tps, started_ms, finished_ms)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+    ?20, ?21, ?22, ?23, ?24))sql";
+
+// SQLite's primary result code of a DbError mapped to what the user is told.
+OpenError to_open_error(const std::string& path, const DbError& e) {
+    switch (e.code() & 0xff) {
+        case SQLITE_NOTADB:
+            return {OpenProblem::NotSqlite,
+                    path + ": not a SQLite database (is --db pointing at another file?)"};
+        case SQLITE_CORRUPT:
+            return {OpenProblem::Corrupt,
+                    path + ": the run-log database is corrupt (" + e.what() + ")"};
+        case SQLITE_READONLY:
+        case SQLITE_PERM:
+            return {OpenProblem::ReadOnly, path + ": the run log cannot be written (" + e.what() +
+                                               "); check the file's and its folder's permissions"};
+        default:
+            return {OpenProblem::CannotOpen, e.what()};
+    }
+}
+
+std::string json_text(const nlohmann::json& j) {
+    // Invalid UTF-8 in a setting string is replaced (U+FFFD), never thrown.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+struct FileStamp {
+    int64_t size = 0;
+    int64_t mtime_ns = 0;
+};
+
+FileStamp stamp_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw std::runtime_error(path + ": not a regular file");
+    return {static_cast<int64_t>(st.st_size),
+            static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// Renames `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE;
+// exists-check + rename on file systems without it). False on failure.
+bool rename_no_replace(const std::string& from, const std::string& to) {
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+        return true;
+    if (errno != EINVAL && errno != ENOSYS) return false;
+    std::error_code ec;
+    if (fs::exists(to, ec)) return false;
+    return std::rename(from.c_str(), to.c_str()) == 0;
+}
+
+// "20261129T230501Z" for file names.
+std::string compact_utc_now() {
+    std::string t = format_utc_ms(now_utc_ms());  // 2026-11-29T23:05:01.042Z
+    std::string out;
+    for (char c : t.substr(0, 19))
+        if (c != '-' && c != ':') out += c;
+    return out + "Z";
+}
+
+}  // namespace
+
+struct RunLog::Impl {
+    Db db;
+    mutable std::mutex mu;
+    std::optional<Stmt> insert_response;
+    int64_t sha256_count = 0;
+
+    std::optional<std::string> get_setting(const char* key) const {
+        Stmt st(db, "SELECT value FROM settings WHERE key = ?1");
+        st.bind(1, std::string_view(key));
+        if (!st.step()) return std::nullopt;
+        return std::string(st.text(0));
+    }
+    void put_setting(const char* key, const std::optional<std::string>& value) {
+        if (value) {
+            Stmt st(db, "INSERT OR REPLACE INTO settings (key, value) VALUES (?1, ?2)");
+            st.bind(1, std::string_view(key)).bind(2, std::string_view(*value)).run();
+        } else {
+            Stmt st(db, "DELETE FROM settings WHERE key = ?1");
+            st.bind(1, std::string_view(key)).run();
+        }
+    }
+    std::optional<int> retention() const {
+        auto v = get_setting("retention_days");
+        if (!v) return std::nullopt;
+        try {
+            const int d = std::stoi(*v);
+            if (d >= 1) return d;
+        } catch (const std::exception&) {
+        }
+        return std::nullopt;  // a hand-edited bad value keeps everything
+    }
+    int64_t prune(int days, int64_t now_ms) {
+        const int64_t cutoff = now_ms - int64_t{days} * 86400000;
+        Transaction tx(db);
+        Stmt del(db, "DELETE FROM responses WHERE started_ms < ?1");
+        del.bind(1, cutoff).run();
+        const int64_t n = sqlite3_changes64(db.get());
+        Stmt runs(db,
+                  "DELETE FROM runs WHERE ended_ms IS NOT NULL AND ended_ms < ?1 AND NOT EXISTS "
+                  "(SELECT 1 FROM responses WHERE responses.run_id = runs.id)");
+        runs.bind(1, cutoff).run();
+        tx.commit();
+        return n;
+    }
+};
+
+RunLog::RunLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RunLog::RunLog(RunLog&&) noexcept = default;
+RunLog& RunLog::operator=(RunLog&&) noexcept = default;
+RunLog::~RunLog() = default;
+
+const std::string& RunLog::path() const {
+    return impl_->db.path();
+}
+const Db& RunLog::db() const {
+    return impl_->db;
+}
+
+RunLog RunLog::open(const std::string& path) {
+    std::error_code ec;
+    const fs::path p(path);
+    if (fs::is_directory(p, ec))
+        throw OpenError(OpenProblem::CannotOpen, path + ": is a folder, not a run-log file");
+    if (p.has_parent_path() && !fs::exists(p.parent_path(), ec)) {
+        fs::create_directories(p.parent_path(), ec);
+        if (ec)
+            throw OpenError(
+                OpenProblem::CannotOpen,
+                path + ": cannot create folder " + p.parent_path().string() + ": " + ec.message());
+    }
+    auto impl = std::make_unique<Impl>();
+    try {
+        impl->db = Db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    } catch (const DbError& e) {
+        throw to_open_error(path, e);
+    }
+    const Db& db = impl->db;
+    // SQLite silently falls back to read-only when the file is not writable.
+    if (sqlite3_db_readonly(db.get(), "main") == 1)
+        throw OpenError(OpenProblem::ReadOnly,
+                        path +
+                            ": the run log is read-only (file permissions); make it "
+                            "writable or pass --db with another file");
+    try {
+        // Read-only checks first: nothing is written to a file we reject.
+        const int64_t app_id = db.query_int("PRAGMA application_id", "read application id");
+        const int64_t version = db.query_int("PRAGMA user_version", "read schema version");
+        const int64_t n_objects = db.query_int("SELECT count(*) FROM sqlite_schema", "read schema");
+        if (app_id != kApplicationId && (app_id != 0 || version != 0 || n_objects != 0))
+            throw OpenError(OpenProblem::Foreign,
+                            path +
+                                ": a SQLite database that is not an Inference Workbench "
+                                "run log; pass --db with another file");
+        if (version > schema_version())
+            throw OpenError(OpenProblem::NewerSchema,
+                            path + ": schema version " + std::to_string(version) +
+                                " is newer than this build supports (" +
+                                std::to_string(schema_version()) +
+                                "); use a newer Inference Workbench or pass --db");
+        const int64_t wal_ok = [&] {
+            Stmt st(db, "PRAGMA journal_mode = WAL");
+            return st.step() && st.text(0) == "wal";
+        }();
+        if (!wal_ok)
+            throw OpenError(OpenProblem::CannotOpen, path + ": cannot switch to WAL journal");
+        db.exec("PRAGMA foreign_keys = ON", "enable foreign keys");
+        // FULL: a committed response survives power loss too, not just a crash.
+        db.exec("PRAGMA synchronous = FULL", "set synchronous");
+        migrate(db, migrations());
+        impl->insert_response.emplace(db, kInsertResponse);
+        if (auto days = impl->retention()) impl->prune(*days, now_utc_ms());
+    } catch (const DbError& e) {
+        throw to_open_error(path, e);
+    }
+    return RunLog(std::move(impl));
+}
+
+RunLog::Recovered RunLog::open_or_recover(const std::string& path) {
+    try {
+        return {open(path), "", ""};
+    } catch (const OpenError& first) {
+        std::error_code ec;
+        if (!fs::exists(path, ec) || fs::is_directory(path, ec)) throw;
+        const std::string stamp = compact_utc_now();
+        std::string kept;
+        for (int i = 1; i < 100 && kept.empty(); ++i) {
+            std::string cand = path + ".unusable-" + stamp + (i > 1 ? "-" + std::to_string(i) : "");
+            if (fs::exists(cand, ec)) continue;
+            if (!rename_no_replace(path, cand)) break;
+            kept = cand;
+        }
+        if (!kept.empty()) {
+            // The WAL belongs to the old file; a fresh file must not replay it.
+            for (const char* suffix : {"-wal", "-shm"})
+                if (fs::exists(path + suffix, ec)) rename_no_replace(path + suffix, kept + suffix);
+            RunLog log = open(path);
+            return {std::move(log),
+                    std::string(first.what()) + ". The old file was kept as " + kept +
+                        "; a new run log was started at " + path + ".",
+                    kept};
+        }
+        // Cannot move it (read-only folder): leave it alone, log beside it.
+        const fs::path p(path);
+        const std::string fresh =
+            (p.parent_path() / (p.stem().string() + "-" + stamp + ".sqlite")).string();
+        RunLog log = open(fresh);
+        return {std::move(log),
+                std::string(first.what()) + ". The file was left untouched at " + path +
+                    "; a new run log was started at " + fresh + ".",
+                path};
+    }
+}
+
+int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings) {
+    if (!settings.is_object())
+        throw std::invalid_argument("run settings must be a JSON object, got " +
+                                    std::string(settings.type_name()));
+    std::lock_guard lock(impl_->mu);
+    Stmt st(impl_->db,
+            "INSERT INTO runs (kind, name, started_ms, settings) VALUES (?1, ?2, ?3, ?4)");
+    st.bind(1, to_string(kind)).bind(2, std::string_view(name)).bind(3, now_utc_ms());
+    st.bind(4, std::string_view(json_text(settings))).run();
+    return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+void RunLog::end_run(int64_t run_id) {
+    std::lock_guard lock(impl_->mu);
+    Stmt st(impl_->db, "UPDATE runs SET ended_ms = ?1 WHERE id = ?2");
+    st.bind(1, now_utc_ms()).bind(2, run_id).run();
+    if (sqlite3_changes64(impl_->db.get()) != 1)
+        throw std::invalid_argument("end_run: no run with id " + std::to_string(run_id));
+}
+
+int64_t RunLog::ensure_model_version(const std::string& gguf_path) {
+    std::error_code ec;
+    const std::string path = fs::canonical(gguf_path, ec).string();
+    if (ec) throw std::runtime_error(gguf_path + ": cannot read: " + ec.message());
+    FileStamp stamp = stamp_of(path);
+    {
+        std::lock_guard lock(impl_->mu);
+        Stmt st(impl_->db,
+                "SELECT model_version_id FROM file_hash_cache "
+                "WHERE path = ?1 AND file_size = ?2 AND mtime_ns = ?3");
+        st.bind(1, std::string_view(path)).bind(2, stamp.size).bind(3, stamp.mtime_ns);
+        if (st.step()) return st.int64(0);
+    }
+    // Hash outside the lock: a multi-GB file takes seconds and other threads
+    // keep logging meanwhile. Repeat if the file changed while we read it.
+    ModelFacts facts;
+    std::string sha;
+    for (int attempt = 0;; ++attempt) {
+        facts = read_model_facts(path);
+        sha = sha256_file_hex(path);
+        const FileStamp after = stamp_of(path);
+        if (after.size == stamp.size && after.mtime_ns == stamp.mtime_ns) break;
+        if (attempt == 2) throw std::runtime_error(path + ": the file keeps changing while hashed");
+        stamp = after;
+    }
+    std::lock_guard lock(impl_->mu);
+    ++impl_->sha256_count;
+    nlohmann::json types = nlohmann::json::object();
+    for (const auto& [type, count] : facts.tensor_types) types[type] = count;
+    Transaction tx(impl_->db);
+    Stmt ins(impl_->db, R"sql(
+        INSERT OR IGNORE INTO model_versions (sha256, path, file_size, name, architecture,
+            file_type, file_type_name, tensor_types, n_params, context_length, tokenizer_model,
+            first_seen_ms)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql");
+    ins.bind(1, std::string_view(sha)).bind(2, std::string_view(path));
+    ins.bind(3, stamp.size).bind(4, facts.name).bind(5, facts.architecture);
+    ins.bind(6, facts.file_type).bind(7, facts.file_type_name);
+    ins.bind(8, std::string_view(json_text(types))).bind(9, facts.n_params);
+    ins.bind(10, facts.context_length).bind(11, facts.tokenizer_model).bind(12, now_utc_ms());
+    ins.run();
+    Stmt sel(impl_->db, "SELECT id FROM model_versions WHERE sha256 = ?1");
+    sel.bind(1, std::string_view(sha));
+    if (!sel.step()) throw DbError(path + ": model version row missing after insert", 0);
+    const int64_t id = sel.int64(0);
+    Stmt cache(impl_->db,
+               "INSERT OR REPLACE INTO file_hash_cache (path, file_size, mtime_ns, "
+               "model_version_id) VALUES (?1, ?2, ?3, ?4)");
+    cache.bind(1, std::string_view(path)).bind(2, stamp.size).bind(3, stamp.mtime_ns).bind(4, id);
+    cache.run();
+    tx.commit();
+    return id;
+}
+
+int64_t RunLog::ensure_environment(const EnvironmentInfo& e) {
+    if (e.backend != "vulkan" && e.backend != "cpu")
+        throw std::invalid_argument("environment backend must be \"vulkan\" or \"cpu\", got \"" +
+                                    e.backend + "\"");
+    std::lock_guard lock(impl_->mu);
+    const std::array<std::string_view, 11> fields{e.app_version,
+                                                  e.git_commit,
+                                                  e.os,
+                                                  e.kernel,
+                                                  e.cpu,
+                                                  e.backend,
+                                                  e.device.name,
+                                                  e.device.type,
+                                                  e.device.driver_name,
+                                                  e.device.driver_version,
+                                                  e.device.api_version};
+    Transaction tx(impl_->db);
+    Stmt ins(impl_->db, R"sql(
+        INSERT OR IGNORE INTO environments (app_version, git_commit, os, kernel, cpu, backend,
+            vk_device_name, vk_device_type, vk_driver_name, vk_driver_version, vk_api_version,
+            first_seen_ms)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql");
+    for (int i = 0; i < 11; ++i) ins.bind(i + 1, fields[size_t(i)]);
+    ins.bind(12, now_utc_ms()).run();
+    Stmt sel(impl_->db, R"sql(
+        SELECT id FROM environments WHERE app_version = ?1 AND git_commit = ?2 AND os = ?3
+            AND kernel = ?4 AND cpu = ?5 AND backend = ?6 AND vk_device_name = ?7
+            AND vk_device_type = ?8 AND vk_driver_name = ?9 AND vk_driver_version = ?10
+            AND vk_api_version = ?11)sql");
+    for (int i = 0; i < 11; ++i) sel.bind(i + 1, fields[size_t(i)]);
+    if (!sel.step()) throw DbError(path() + ": environment row missing after insert", 0);
+    const int64_t id = sel.int64(0);
+    tx.commit();
+    return id;
+}
+
+int64_t RunLog::log_response(const ResponseRecord& r) {
+    if (!is_valid_finish_reason(r.finish_reason))
+        throw std::invalid_argument("log_response: finish_reason \"" + r.finish_reason +
+                                    "\" is not one of stop, length, timeout, cancelled, "
+                                    "rejected, error");
+    if (!r.settings.is_object())
+        throw std::invalid_argument("log_response: settings must be a JSON object, got " +
+                                    std::string(r.settings.type_name()));
+    const std::string settings = json_text(r.settings);
+    const std::string prompt_sha = sha256_hex(r.prompt);
+    const std::string output_sha = sha256_hex(r.output);
+    std::lock_guard lock(impl_->mu);
+    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    Stmt& st = *impl_->insert_response;
+    st.bind(1, r.run_id).bind(2, r.model_version_id).bind(3, r.environment_id);
+    st.bind(4, std::string_view(r.request_id)).bind(5, std::string_view(settings));
+    st.bind(6, int64_t{redact});
+    if (redact)
+        st.bind_null(7);
+    else
+        st.bind(7, std::string_view(r.prompt));
+    st.bind(8, std::string_view(prompt_sha)).bind(9, static_cast<int64_t>(r.prompt.size()));
+    st.bind(10, r.prompt_tokens);
+    if (redact)
+        st.bind_null(11);
+    else
+        st.bind(11, std::string_view(r.output));
+    st.bind(12, std::string_view(output_sha)).bind(13, static_cast<int64_t>(r.output.size()));
+    st.bind(14, r.output_tokens).bind(15, std::string_view(r.finish_reason));
+    if (r.error.empty())
+        st.bind_null(16);
+    else
+        st.bind(16, std::string_view(r.error));
+    st.bind(17, r.queue_wait_ms).bind(18, r.ttft_ms).bind(19, r.tpot_ms).bind(20, r.e2e_ms);
+    st.bind(21, r.prefill_tps).bind(22, r.decode_tps).bind(23, r.started_ms);
+    st.bind(24, r.finished_ms);
+    try {
+        st.run();  // autocommit: this INSERT is its own durable transaction
+    } catch (const DbError& e) {
+        st.reset();
+        if ((e.code() & 0xff) == SQLITE_CONSTRAINT)
+            throw DbError(std::string(e.what()) + " (run " + std::to_string(r.run_id) +
+                              ", model version " + std::to_string(r.model_version_id) +
+                              ", environment " + std::to_string(r.environment_id) + " must exist)",
+                          e.code());
+        throw;
+    }
+    return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+bool RunLog::redact_text() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->get_setting("redact_text").value_or("0") == "1";
+}
+
+void RunLog::set_redact_text(bool on) {
+    std::lock_guard lock(impl_->mu);
+    impl_->put_setting("redact_text", std::string(on ? "1" : "0"));
+}
+
+std::optional<int> RunLog::retention_days() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->retention();
+}
+
+void RunLog::set_retention_days(std::optional<int> days) {
+    if (days && *days < 1)
+        throw std::invalid_argument("retention must be at least 1 day, got " +
+                                    std::to_string(*days));
+    std::lock_guard lock(impl_->mu);
+    impl_->put_setting("retention_days",
+                       days ? std::optional<std::string>(std::to_string(*days)) : std::nullopt);
+}
+
+int64_t RunLog::prune_older_than_days(int days, int64_t now_ms) {
+    if (days < 0)
+        throw std::invalid_argument("prune: days must be >= 0, got " + std::to_string(days));
+    std::lock_guard lock(impl_->mu);
+    return impl_->prune(days, now_ms);
+}
+
+int64_t RunLog::sha256_computations() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->sha256_count;
+}
+
+}  // namespace wb::runlog

@@ -1,0 +1,184 @@
+#pragma once
+// The run log: one durable SQLite record per finished response, tagged with
+// the model version (file SHA-256 + GGUF facts), the environment (build,
+// OS, CPU, Vulkan device) and the full settings, so "which model, with which
+// settings, on which machine produced this answer?" has an answer.
+//
+// Used the same way by workbench-cli (generate, batch) and the GUI:
+//
+//   RunLog log = RunLog::open(path);                       // CLI: strict
+//   int64_t run = log.begin_run(RunKind::Batch, "prompts.txt", settings);
+//   int64_t mv  = log.ensure_model_version(model_path);    // hashed once per file
+//   int64_t env = log.ensure_environment(collect_environment("vulkan", dev));
+//   ... for each finished response: log.log_response({run, mv, env, ...});
+//   log.end_run(run);
+//
+// File: WAL journal, foreign keys on, synchronous=FULL. Each response is
+// one INSERT in its own transaction, committed before log_response returns,
+// so a crash (even kill -9 or power loss) loses only responses that were
+// still running. All methods are thread-safe (one internal mutex).
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "runlog/environment.h"
+
+namespace wb::runlog {
+
+class Db;
+
+/// Why a run-log file could not be opened.
+enum class OpenProblem {
+    CannotOpen,   ///< missing folder, no permission, not a regular file
+    NotSqlite,    ///< the file is not a SQLite database (SQLITE_NOTADB)
+    Corrupt,      ///< SQLite reports corruption (SQLITE_CORRUPT)
+    Foreign,      ///< a SQLite database, but not an Inference Workbench run log
+    NewerSchema,  ///< schema version above what this build knows
+    ReadOnly,     ///< the file (or its folder) cannot be written
+};
+
+/// A run-log file that cannot be used. what() names the file and the
+/// problem, e.g. "/home/u/runlog.sqlite: schema version 3 is newer than this
+/// build supports (1); use a newer Inference Workbench or pass --db".
+class OpenError : public std::runtime_error {
+  public:
+    OpenError(OpenProblem problem, const std::string& what)
+        : std::runtime_error(what), problem_(problem) {}
+    OpenProblem problem() const { return problem_; }
+
+  private:
+    OpenProblem problem_;
+};
+
+/// What a run groups: one CLI generate, a chat session, a batch run or a
+/// comparison.
+enum class RunKind { Generate, Chat, Batch, Compare };
+
+/// "generate" | "chat" | "batch" | "compare" (the runs.kind column).
+std::string_view to_string(RunKind kind);
+
+/// One finished response. Times: UTC ms since the Unix epoch; durations in
+/// ms; rates in tokens/s; nullopt = not measured (e.g. TTFT of a request
+/// rejected before its first token). Definitions follow vLLM's benchmark:
+/// TTFT and e2e from submit, TPOT = (e2e - TTFT) / (output tokens - 1).
+struct ResponseRecord {
+    int64_t run_id = 0;            ///< from begin_run()
+    int64_t model_version_id = 0;  ///< from ensure_model_version()
+    int64_t environment_id = 0;    ///< from ensure_environment()
+    std::string request_id;        ///< caller's id within the run ("p17", "chat-3"); may be ""
+    /// Full settings the response ran with: a JSON object with the sampling
+    /// parameters, seed, n_ctx, n_parallel, max_tokens and "prompt_mode"
+    /// ("raw" or "chat") plus "chat_template" when a template was applied.
+    nlohmann::json settings = nlohmann::json::object();
+    std::string prompt;  ///< prompt text as given (UTF-8)
+    std::optional<int64_t> prompt_tokens;
+    std::string output;  ///< generated text (UTF-8)
+    std::optional<int64_t> output_tokens;
+    /// stop | length | timeout | cancelled | rejected | error
+    std::string finish_reason = "stop";
+    std::string error;  ///< message when finish_reason is error/rejected, else ""
+    std::optional<double> queue_wait_ms;
+    std::optional<double> ttft_ms;
+    std::optional<double> tpot_ms;
+    std::optional<double> e2e_ms;
+    std::optional<double> prefill_tps;
+    std::optional<double> decode_tps;
+    int64_t started_ms = 0;              ///< submit time (UTC ms)
+    std::optional<int64_t> finished_ms;  ///< completion time (UTC ms)
+};
+
+/// True for the finish reasons the responses table accepts.
+bool is_valid_finish_reason(std::string_view reason);
+
+class RunLog {
+  public:
+    /// Result of open_or_recover(): the log, and a message for the user when
+    /// the file at the path could not be used and was set aside.
+    struct Recovered;
+
+    /// Strict open (the CLI): creates the file (and its folder) if missing,
+    /// migrates an older schema, applies the retention setting. Throws
+    /// OpenError for every bad file and never modifies such a file.
+    static RunLog open(const std::string& path);
+
+    /// The app's open: like open(), but when the file is unusable it is
+    /// renamed to "<path>.unusable-<UTC time>" (with its -wal/-shm files;
+    /// never replacing an existing file), a fresh log is created at `path`,
+    /// and Recovered::message says what happened and names the kept file.
+    /// If the file cannot be renamed, the fresh log goes to a sibling file
+    /// "<stem>-<UTC time>.sqlite" instead. Throws OpenError only when no
+    /// fresh log can be created either.
+    static Recovered open_or_recover(const std::string& path);
+
+    RunLog(RunLog&&) noexcept;
+    RunLog& operator=(RunLog&&) noexcept;
+    ~RunLog();
+
+    /// Path of the database file.
+    const std::string& path() const;
+
+    /// Starts a run; `settings` (a JSON object) are the settings it was
+    /// started with. Returns the run id. Throws std::invalid_argument if
+    /// settings is not an object, DbError on a write failure.
+    int64_t begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings);
+    /// Sets the run's end time to now. Throws std::invalid_argument for an
+    /// unknown run id.
+    void end_run(int64_t run_id);
+
+    /// Model version id of the GGUF file at `gguf_path`. The SHA-256 is
+    /// computed only when (absolute path, size, mtime) is not in the cache
+    /// table; files with equal SHA-256 share one model version. Throws
+    /// gguf::Error for a malformed GGUF, std::runtime_error when unreadable.
+    int64_t ensure_model_version(const std::string& gguf_path);
+
+    /// Environment id for `env` (an existing row when every field matches).
+    int64_t ensure_environment(const EnvironmentInfo& env);
+
+    /// Writes one response in its own transaction and returns its id.
+    /// Redaction (see set_redact_text) stores prompt/output as NULL and keeps
+    /// their SHA-256 and UTF-8 byte length. Throws std::invalid_argument for
+    /// a bad finish_reason or non-object settings, DbError when a referenced
+    /// run / model version / environment does not exist or the write fails.
+    int64_t log_response(const ResponseRecord& r);
+
+    /// Redaction setting (stored in the database, default off).
+    bool redact_text() const;
+    void set_redact_text(bool on);
+
+    /// Retention setting in days (stored in the database; nullopt = keep
+    /// everything). When set, open() prunes older responses. Throws
+    /// std::invalid_argument for days < 1.
+    std::optional<int> retention_days() const;
+    void set_retention_days(std::optional<int> days);
+
+    /// Deletes responses that started before now_ms - days * 86400000, and
+    /// ended runs left without responses. Returns the responses deleted.
+    /// Throws std::invalid_argument for days < 0.
+    int64_t prune_older_than_days(int days, int64_t now_ms);
+
+    /// How many SHA-256 file hashes this object has computed (the cache's
+    /// effect is observable in tests).
+    int64_t sha256_computations() const;
+
+    /// The connection, for readers in this library (export). Callers must
+    /// not use it concurrently with other methods.
+    const Db& db() const;
+
+  private:
+    struct Impl;
+    explicit RunLog(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+struct RunLog::Recovered {
+    RunLog log;
+    std::string message;    ///< "" when the file opened normally
+    std::string kept_path;  ///< where the unusable file now is ("" if none)
+};
+
+}  // namespace wb::runlog

@@ -1,0 +1,140 @@
+#include "runlog/schema.h"
+
+#include <array>
+#include <string>
+
+namespace wb::runlog {
+
+namespace {
+
+// Version 1. Times are UTC milliseconds since the Unix epoch (INTEGER);
+// durations are ms (REAL); rates are tokens/s (REAL). NULL means "not
+// measured" (e.g. TTFT of a request that never produced a token).
+constexpr const char* kV1 = R"sql(
+CREATE TABLE model_versions (
+    id               INTEGER PRIMARY KEY,
+    sha256           TEXT    NOT NULL UNIQUE CHECK (length(sha256) = 64),
+    path             TEXT    NOT NULL,           -- where it was first seen
+    file_size        INTEGER NOT NULL,           -- bytes
+    name             TEXT,                       -- general.name
+    architecture     TEXT,                       -- general.architecture
+    file_type        INTEGER,                    -- general.file_type (llama_ftype id)
+    file_type_name   TEXT,                       -- "MOSTLY_Q8_0", ...
+    tensor_types     TEXT    NOT NULL CHECK (json_valid(tensor_types)),  -- {"f32": 48}
+    n_params         INTEGER NOT NULL,           -- sum of tensor elements
+    context_length   INTEGER,                    -- <arch>.context_length (tokens)
+    tokenizer_model  TEXT,                       -- tokenizer.ggml.model
+    first_seen_ms    INTEGER NOT NULL
+);
+
+-- SHA-256 is computed once per (path, size, mtime); a changed file is
+-- hashed again and may map to another model version.
+CREATE TABLE file_hash_cache (
+    path             TEXT    PRIMARY KEY,
+    file_size        INTEGER NOT NULL,
+    mtime_ns         INTEGER NOT NULL,
+    model_version_id INTEGER NOT NULL REFERENCES model_versions(id)
+);
+
+CREATE TABLE environments (
+    id                INTEGER PRIMARY KEY,
+    app_version       TEXT NOT NULL,
+    git_commit        TEXT NOT NULL,
+    os                TEXT NOT NULL,   -- /etc/os-release PRETTY_NAME
+    kernel            TEXT NOT NULL,   -- uname: sysname release machine
+    cpu               TEXT NOT NULL,   -- /proc/cpuinfo model name
+    backend           TEXT NOT NULL CHECK (backend IN ('vulkan', 'cpu')),
+    vk_device_name    TEXT NOT NULL DEFAULT '',
+    vk_device_type    TEXT NOT NULL DEFAULT '',
+    vk_driver_name    TEXT NOT NULL DEFAULT '',
+    vk_driver_version TEXT NOT NULL DEFAULT '',
+    vk_api_version    TEXT NOT NULL DEFAULT '',
+    first_seen_ms     INTEGER NOT NULL,
+    UNIQUE (app_version, git_commit, os, kernel, cpu, backend, vk_device_name,
+            vk_device_type, vk_driver_name, vk_driver_version, vk_api_version)
+);
+
+CREATE TABLE runs (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT    NOT NULL CHECK (kind IN ('generate', 'chat', 'batch', 'compare')),
+    name        TEXT    NOT NULL,
+    started_ms  INTEGER NOT NULL,
+    ended_ms    INTEGER,
+    settings    TEXT    NOT NULL CHECK (json_valid(settings))
+);
+
+CREATE TABLE responses (
+    id               INTEGER PRIMARY KEY,
+    run_id           INTEGER NOT NULL REFERENCES runs(id),
+    model_version_id INTEGER NOT NULL REFERENCES model_versions(id),
+    environment_id   INTEGER NOT NULL REFERENCES environments(id),
+    request_id       TEXT    NOT NULL DEFAULT '',
+    settings         TEXT    NOT NULL CHECK (json_valid(settings)),
+    redacted         INTEGER NOT NULL CHECK (redacted IN (0, 1)),
+    prompt           TEXT,                      -- NULL when redacted
+    prompt_sha256    TEXT    NOT NULL,
+    prompt_bytes     INTEGER NOT NULL,          -- UTF-8 bytes
+    prompt_tokens    INTEGER,
+    output           TEXT,                      -- NULL when redacted
+    output_sha256    TEXT    NOT NULL,
+    output_bytes     INTEGER NOT NULL,
+    output_tokens    INTEGER,
+    finish_reason    TEXT    NOT NULL CHECK (finish_reason IN
+                         ('stop', 'length', 'timeout', 'cancelled', 'rejected', 'error')),
+    error            TEXT,
+    queue_wait_ms    REAL,
+    ttft_ms          REAL,
+    tpot_ms          REAL,
+    e2e_ms           REAL,
+    prefill_tps      REAL,
+    decode_tps       REAL,
+    started_ms       INTEGER NOT NULL,
+    finished_ms      INTEGER
+);
+CREATE INDEX responses_started ON responses(started_ms);
+CREATE INDEX responses_run ON responses(run_id);
+CREATE INDEX responses_model ON responses(model_version_id);
+
+-- Per-database settings the user chose (redaction, retention).
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations{{{0, kV1}}};
+
+}  // namespace
+
+std::span<const Migration> migrations() {
+    return kMigrations;
+}
+
+int schema_version() {
+    return static_cast<int>(kMigrations.size());
+}
+
+void migrate(const Db& db, std::span<const Migration> steps) {
+    for (size_t k = 0; k < steps.size(); ++k) {
+        const int from = steps[k].from;
+        if (from != static_cast<int>(k))
+            throw DbError(
+                db.path() + ": migration list is out of order at step " + std::to_string(k), 0);
+        Transaction tx(db);
+        // Read inside the write lock: another process may have migrated.
+        const int64_t current = db.query_int("PRAGMA user_version", "read schema version");
+        if (current > from) continue;  // tx rolls back (nothing done)
+        const std::string action =
+            "migrate schema " + std::to_string(from) + " -> " + std::to_string(from + 1);
+        db.exec(steps[k].sql, action);
+        const std::string set_version = "PRAGMA user_version = " + std::to_string(from + 1);
+        db.exec(set_version.c_str(), action);
+        if (from == 0) {
+            const std::string set_app = "PRAGMA application_id = " + std::to_string(kApplicationId);
+            db.exec(set_app.c_str(), action);
+        }
+        tx.commit();
+    }
+}
+
+}  // namespace wb::runlog
