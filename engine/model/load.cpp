@@ -4,6 +4,7 @@
 
 #include "gguf/gguf.h"
 #include "model/cpu_llama.h"
+#include "model/vk_llama.h"
 
 namespace wb::model {
 
@@ -14,9 +15,11 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
         return std::make_unique<CpuLlama>(file, opts.context);
     }
     if (opts.backend == "vulkan") {
-        // Vulkan branch: construct the Vulkan forward pass here (device
-        // chosen by opts.device) once it exists.
-        throw std::runtime_error("Vulkan backend not built");
+        // Weights are uploaded to the device, so the mapping can go too.
+        gguf::File file = gguf::File::open(path);
+        VkLlamaOptions vo;
+        vo.device.device = opts.device;
+        return std::make_unique<VkLlama>(file, opts.context, vo);
     }
     throw std::invalid_argument("unknown backend '" + opts.backend + "' (expected cpu or vulkan)");
 }

@@ -40,7 +40,7 @@ struct VkMemoryNeed {
 };
 
 class VkLlama : public Model {
-public:
+  public:
     /// Creates the Vulkan context, checks that the model fits (before any
     /// upload), uploads the weights through staging and allocates the KV
     /// cache. Throws: std::runtime_error "model needs N bytes (...) but
@@ -77,7 +77,7 @@ public:
     const vk::ValidationLog* validation() const;
     const KvCells& cells() const { return cells_; }
 
-private:
+  private:
     struct Impl;  // device objects (engine/model/vk_llama.cpp)
 
     HParams hp_;

@@ -186,6 +186,14 @@ void Kernels::get_rows(Recorder& rec, const DeviceWeight& w, const Buffer& ids, 
     }
 }
 
+void Kernels::gather_rows(Recorder& rec, const Buffer& src, uint32_t ne0, uint32_t n_rows,
+                          const Buffer& ids, uint32_t n_ids, Buffer& y) {
+    if (n_ids == 0) return;
+    const Pipeline& p = get("get_rows_f32", 3, sizeof(RowsPush), wg_elem_);
+    RowsPush pc{ne0, n_rows, 0, n_ids, 0, ne0};
+    rec.dispatch(p, {&src, &ids, &y}, &pc, ceil_div(ne0, wg_elem_), n_ids, 1, "get_rows f32");
+}
+
 void Kernels::rms_norm(Recorder& rec, const Buffer& x, const Buffer& g, Buffer& y, uint32_t n,
                        uint32_t n_tok, float eps) {
     const Pipeline& p = get("rms_norm", 3, sizeof(NormPush), wg_reduce_);

@@ -54,6 +54,10 @@ class Kernels {
     /// y[i, :] = W[ids[i], :] dequantized; ids: [n_ids] int32; y: [n_ids, W.ne0()].
     void get_rows(Recorder& rec, const DeviceWeight& w, const Buffer& ids, uint32_t n_ids,
                   Buffer& y);
+    /// y[i, :] = src[ids[i], :] for an f32 activation src: [n_rows, ne0]
+    /// (picks the rows whose logits are wanted); y: [n_ids, ne0].
+    void gather_rows(Recorder& rec, const Buffer& src, uint32_t ne0, uint32_t n_rows,
+                     const Buffer& ids, uint32_t n_ids, Buffer& y);
     /// y = RMSNorm(x) * g; x, y: [n_tok, n]; g: [n].
     void rms_norm(Recorder& rec, const Buffer& x, const Buffer& g, Buffer& y, uint32_t n,
                   uint32_t n_tok, float eps);

@@ -1,0 +1,164 @@
+// VkLlama::decode: host-side inputs (token ids, RoPE cos/sin, cache cells,
+// mask, output rows) and the recording of one ubatch's whole graph.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "model/vk_llama.h"
+#include "model/vk_llama_impl.h"
+
+namespace wb::model {
+
+namespace {
+
+using vk::Buffer;
+using vk::Memory;
+using vk::Purpose;
+
+/// Grows `b` to hold at least `bytes` (contents are not kept).
+void ensure(vk::Context& c, Buffer& b, uint64_t bytes, Memory mem,
+            Purpose p = Purpose::Activations) {
+    if (b.valid() && b.size() >= bytes) return;
+    b = Buffer();  // free first: peak memory stays at one copy
+    b = Buffer(c, std::max<uint64_t>(bytes, 4), mem, p);
+}
+
+}  // namespace
+
+void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
+    // 1. Place the tokens (validates; throws DecodeError with nothing changed).
+    const std::vector<uint32_t> slots = cells_.find_slots(batch);
+    const uint32_t n_kv = cells_.n_kv(slots);
+    const std::vector<float> mask = cells_.build_mask(batch, slots, n_kv);  // [n_tok, n_kv]
+
+    Impl& m = *impl_;
+    vk::Context& c = *m.ctx;
+    const uint32_t n_tok = static_cast<uint32_t>(batch.size());
+    const uint32_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, hd = hp_.head_dim;
+    const uint32_t q_dim = hp_.n_head * hd, kv_dim = hp_.n_head_kv * hd;
+    const uint32_t half_rot = hp_.n_rot / 2;
+    std::vector<int32_t> out_rows;  // [n_out] batch indices whose logits are returned
+    for (uint32_t i = 0; i < n_tok; ++i)
+        if (batch.output[i]) out_rows.push_back(static_cast<int32_t>(i));
+    const uint32_t n_out = static_cast<uint32_t>(out_rows.size());
+
+    const uint64_t limit = c.binding_limit();
+    const uint64_t widest = std::max<uint64_t>({n_embd, q_dim, n_ff});
+    if (uint64_t{n_tok} * widest * 4 > limit || uint64_t{n_out} * hp_.n_vocab * 4 > limit ||
+        uint64_t{n_tok} * n_kv * 4 > limit || n_tok > c.info().max_workgroup_count[1]) {
+        throw DecodeError("batch of " + std::to_string(n_tok) + " tokens (" +
+                          std::to_string(n_out) +
+                          " outputs) needs buffers over the device's binding limit; split it into "
+                          "smaller ubatches");
+    }
+
+    // 2. Buffers for this ubatch size.
+    if (n_tok > m.cap_tok) {
+        const uint64_t t = n_tok;
+        ensure(c, m.ids, t * 4, Memory::Host);
+        ensure(c, m.cells, t * 4, Memory::Host);
+        ensure(c, m.cs, t * std::max(half_rot, 1u) * 2 * 4, Memory::Host);
+        ensure(c, m.x, t * n_embd * 4, Memory::Device);
+        ensure(c, m.xb, t * n_embd * 4, Memory::Device);
+        ensure(c, m.proj, t * n_embd * 4, Memory::Device);
+        ensure(c, m.q, t * q_dim * 4, Memory::Device);
+        ensure(c, m.att, t * q_dim * 4, Memory::Device);
+        ensure(c, m.k, t * kv_dim * 4, Memory::Device);
+        ensure(c, m.v, t * kv_dim * 4, Memory::Device);
+        ensure(c, m.g, t * n_ff * 4, Memory::Device);
+        ensure(c, m.u, t * n_ff * 4, Memory::Device);
+        ensure(c, m.ff, t * n_ff * 4, Memory::Device);
+        m.cap_tok = n_tok;
+    }
+    if (std::max(n_out, 1u) > m.cap_out) {
+        const uint64_t o = std::max(n_out, 1u);
+        ensure(c, m.out_ids, o * 4, Memory::Host);
+        ensure(c, m.xo, o * n_embd * 4, Memory::Device);
+        ensure(c, m.xo_norm, o * n_embd * 4, Memory::Device);
+        ensure(c, m.logits, o * hp_.n_vocab * 4, Memory::Device);
+        ensure(c, m.readback, o * hp_.n_vocab * 4, Memory::Host, Purpose::Staging);
+        m.cap_out = static_cast<uint32_t>(o);
+    }
+    if (mask.size() > m.cap_mask) {
+        ensure(c, m.mask, mask.size() * 4, Memory::Host);
+        m.cap_mask = mask.size();
+    }
+
+    // 3. Host inputs. RoPE angles in double on the host: theta_i = pos *
+    // base^(-2i/n_rot) (RoFormer), the same numbers on every device.
+    std::vector<float> cs(size_t{n_tok} * half_rot * 2);  // [n_tok, n_rot/2, (cos, sin)]
+    for (uint32_t t = 0; t < n_tok; ++t) {
+        for (uint32_t i = 0; i < half_rot; ++i) {
+            const double theta = batch.pos[t] * std::pow(double{hp_.rope_freq_base},
+                                                         -2.0 * i / static_cast<double>(hp_.n_rot));
+            cs[(size_t{t} * half_rot + i) * 2] = static_cast<float>(std::cos(theta));
+            cs[(size_t{t} * half_rot + i) * 2 + 1] = static_cast<float>(std::sin(theta));
+        }
+    }
+    std::vector<int32_t> cell_ids(slots.begin(), slots.end());  // [n_tok]
+    m.ids.upload(batch.token.data(), n_tok * 4);
+    m.cells.upload(cell_ids.data(), n_tok * 4);
+    if (!cs.empty()) m.cs.upload(cs.data(), cs.size() * 4);
+    m.mask.upload(mask.data(), mask.size() * 4);
+    if (n_out) m.out_ids.upload(out_rows.data(), n_out * 4);
+
+    // 4. Record the graph (one command buffer).
+    vk::Kernels& K = *m.kernels;
+    vk::Recorder& R = *m.rec;
+    const bool f16 = ctx_.kv_type == KvType::F16;
+    const bool neox = hp_.rope_mode == RopeMode::NeoX;
+    vk::AttentionShape as;
+    as.n_tok = n_tok;
+    as.n_head = hp_.n_head;
+    as.n_head_kv = hp_.n_head_kv;
+    as.head_dim = hd;
+    as.n_kv = n_kv;
+    as.kv_stride = kv_dim;
+    as.q_stride = q_dim;
+    as.o_stride = q_dim;
+    as.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+
+    R.begin(profiling_);
+    K.get_rows(R, m.token_embd, m.ids, n_tok, m.x);  // x: [n_tok, n_embd]
+    for (VkLayer& L : m.layers) {
+        K.rms_norm(R, m.x, L.attn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
+        K.mul_mat(R, L.wq, m.xb, 0, n_embd, m.q, 0, q_dim, n_tok);   // q: [n_tok, q_dim]
+        K.mul_mat(R, L.wk, m.xb, 0, n_embd, m.k, 0, kv_dim, n_tok);  // k: [n_tok, kv_dim]
+        K.mul_mat(R, L.wv, m.xb, 0, n_embd, m.v, 0, kv_dim, n_tok);  // v: [n_tok, kv_dim]
+        if (half_rot) {
+            K.rope(R, m.q, m.cs, n_tok, hp_.n_head, hd, hp_.n_rot, 0, q_dim, neox);
+            K.rope(R, m.k, m.cs, n_tok, hp_.n_head_kv, hd, hp_.n_rot, 0, kv_dim, neox);
+        }
+        K.kv_write(R, m.k, m.cells, L.k_cache, kv_dim, n_tok, f16);
+        K.kv_write(R, m.v, m.cells, L.v_cache, kv_dim, n_tok, f16);
+        K.attention(R, m.q, L.k_cache, L.v_cache, m.mask, m.att, as, f16);  // att: [n_tok, q_dim]
+        K.mul_mat(R, L.wo, m.att, 0, q_dim, m.proj, 0, n_embd, n_tok);
+        K.add(R, m.x, m.proj, n_tok * n_embd);
+        K.rms_norm(R, m.x, L.ffn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
+        K.mul_mat(R, L.gate, m.xb, 0, n_embd, m.g, 0, n_ff, n_tok);  // g, u: [n_tok, n_ff]
+        K.mul_mat(R, L.up, m.xb, 0, n_embd, m.u, 0, n_ff, n_tok);
+        K.swiglu(R, m.g, m.u, m.ff, n_tok * n_ff);
+        K.mul_mat(R, L.down, m.ff, 0, n_ff, m.proj, 0, n_embd, n_tok);
+        K.add(R, m.x, m.proj, n_tok * n_embd);
+    }
+    if (n_out) {
+        K.gather_rows(R, m.x, n_embd, n_tok, m.out_ids, n_out, m.xo);  // xo: [n_out, n_embd]
+        K.rms_norm(R, m.xo, m.output_norm, m.xo_norm, n_embd, n_out, hp_.rms_eps);
+        const vk::DeviceWeight& w_out = hp_.tied_embeddings ? m.token_embd : m.output;
+        K.mul_mat(R, w_out, m.xo_norm, 0, n_embd, m.logits, 0, hp_.n_vocab,
+                  n_out);  // [n_out, n_vocab]
+        R.copy(m.logits, 0, m.readback, 0, uint64_t{n_out} * hp_.n_vocab * 4);
+    }
+    // 5. One submit, one fence wait.
+    R.submit(profiling_ ? &profile_ : nullptr);
+
+    // 6. The pass succeeded: the cells now hold the batch.
+    cells_.commit(batch, slots);
+    logits.resize(size_t{n_out} * hp_.n_vocab);
+    if (n_out) m.readback.download(logits.data(), logits.size() * 4);
+}
+
+}  // namespace wb::model
