@@ -25,7 +25,9 @@ namespace wb::tokenizer {
 
 /// Vocabulary and SPM tokenizer. Immutable after from_gguf(); all methods
 /// are const and safe to call from several threads at once. Copyable and
-/// movable; it does not keep the gguf::File alive.
+/// movable; it does not keep the gguf::File alive. A default-constructed
+/// Vocab is empty (n_tokens() == 0): tokenize() of non-empty text throws
+/// std::runtime_error and every id lookup throws std::out_of_range.
 class Vocab {
   public:
     /// Reads the vocabulary of `f`:

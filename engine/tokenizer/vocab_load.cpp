@@ -23,13 +23,8 @@ constexpr std::string_view kTypesKey = "tokenizer.ggml.token_type";
 // (checked in id order here; llama.cpp walks a hash map, so with several
 // matches its pick is arbitrary).
 constexpr std::array<std::string_view, 9> kEotTexts = {
-    "<|eot_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "<end_of_turn>",
-    "<|endoftext|>",
-    "<EOT>",
-    "_<EOT>",
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>",
+    // DeepSeek's "<｜end▁of▁sentence｜>" (fullwidth bars, U+2581 spaces)
     "<\xEF\xBD\x9C"
     "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
     "<end_of_utterance>"};
