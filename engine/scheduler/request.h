@@ -1,0 +1,109 @@
+#pragma once
+// What a caller hands the scheduler (Request) and what it hears back
+// (Event), one request at a time.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metrics/request_metrics.h"
+#include "sampling/sampler.h"
+
+namespace wb::scheduler {
+
+/// Scheduler-assigned request number, unique per Scheduler, from 1.
+using RequestId = uint64_t;
+
+/// Why a request ended (the names are what logs and JSON use).
+enum class FinishReason {
+    Stop,       ///< EOS / end-of-generation token, or a stop string
+    Length,     ///< max_tokens generated, or the slot's context is full
+    Timeout,    ///< queue-wait timeout or total timeout passed
+    Cancelled,  ///< cancel() or Scheduler shutdown
+    Rejected,   ///< the queue was full at submission
+    Error,      ///< invalid request (empty prompt, prompt longer than the
+                ///< context, max_tokens <= 0, n_parallel 0) or a failed decode
+};
+
+/// "stop", "length", "timeout", "cancelled", "rejected", "error".
+const char* to_string(FinishReason r);
+
+/// One generation request.
+struct Request {
+    /// Caller's label (e.g. the "id" of a prompts file line); echoed in every
+    /// event. Not interpreted.
+    std::string label;
+    /// Prompt text, tokenized with the model vocab (BOS added as the vocab
+    /// says, no special-token parsing). Ignored when prompt_tokens is set.
+    std::string prompt;
+    /// Pre-tokenized prompt (BOS included if wanted); used when non-empty.
+    std::vector<int32_t> prompt_tokens;
+    /// Most output tokens to generate; must be >= 1.
+    int32_t max_tokens = 128;
+    /// Sampling settings and seed; each request gets its own Sampler.
+    sampling::SamplingParams sampling;
+    /// Generation stops when the output contains one of these (the stop
+    /// string is not part of the output). Empty strings are ignored.
+    std::vector<std::string> stop;
+    /// Keep generating after an end-of-generation token (it is then an
+    /// ordinary output token), as llama.cpp's golden runs did.
+    bool ignore_eos = false;
+    /// Longest time (ms) the request may wait for a slot, from submission;
+    /// negative = no limit. Checked before admission at every step, so 0
+    /// always ends in the queue with Timeout (a deterministic test case).
+    int64_t queue_timeout_ms = -1;
+    /// Longest time (ms) from submission to the finish; negative = no limit.
+    int64_t timeout_ms = -1;
+};
+
+/// What submit() returns at once (it never blocks on the engine).
+struct SubmitResult {
+    RequestId id = 0;       ///< also set for a refused request (its events use it)
+    bool accepted = false;  ///< false: rejected (queue full) or invalid
+    FinishReason reason = FinishReason::Error;  ///< when !accepted: Rejected or Error
+    std::string message;                        ///< when !accepted: why, in words
+};
+
+enum class EventType {
+    Queued,      ///< accepted into the queue
+    Started,     ///< admitted to a slot; prefill begins
+    FirstToken,  ///< the first output token exists (time = TTFT point); a Token event follows
+    Token,       ///< one output token
+    Finished,    ///< the end, whatever the reason; always the request's last event
+};
+
+/// "queued", "started", "first_token", "token", "finished".
+const char* to_string(EventType t);
+
+/// One event of one request. Fields beyond the first four are set only for
+/// the event types noted.
+struct Event {
+    EventType type = EventType::Queued;
+    RequestId id = 0;
+    std::string label;     ///< Request::label
+    double time_ms = 0.0;  ///< when it happened (ms, Scheduler::now_ms() clock)
+
+    // Token (and FirstToken):
+    int32_t token = -1;  ///< token id
+    int32_t index = -1;  ///< 0-based position among the output tokens
+    /// Text that may be shown now: complete UTF-8 only, and text that could
+    /// begin a stop string is held back, so a piece may be "" and a later
+    /// one may carry several tokens' text.
+    std::string piece;
+
+    // Started:
+    int32_t slot = -1;  ///< KV-cache sequence id the request runs in
+
+    // Finished:
+    FinishReason reason = FinishReason::Error;
+    std::string message;                 ///< details for error/timeout/rejected/cancelled
+    std::vector<int32_t> prompt_tokens;  ///< [n_prompt] the prompt's token ids
+    std::vector<int32_t>
+        output_tokens;   ///< [n_out] generated ids (an EOS that stopped it excluded)
+    std::string output;  ///< output text (cut before a stop string)
+    int32_t prompt_tokens_processed = 0;  ///< prompt tokens that went through prefill
+    metrics::RequestTimeline timeline;    ///< submitted/admitted/token/finished times
+    metrics::RequestMetrics metrics;      ///< queue wait, TTFT, ITLs, TPOT, e2e (ms)
+};
+
+}  // namespace wb::scheduler
