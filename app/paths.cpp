@@ -16,9 +16,9 @@ fs::path executable_path() {
 
 std::vector<fs::path> model_search_dirs(const fs::path& exe) {
     fs::path dir = exe.parent_path();
-    std::vector<fs::path> dirs{
-        (dir / ".." / "share" / "inference-workbench" / "models").lexically_normal()};
+    std::vector<fs::path> dirs;
     for (int up = 0; up <= kMaxBuildDepth && !dir.empty(); ++up) {
+        dirs.push_back(dir / "share" / "inference-workbench" / "models");
         dirs.push_back(dir / "resources" / "models");
         if (dir == dir.root_path()) break;
         dir = dir.parent_path();

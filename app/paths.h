@@ -20,12 +20,13 @@ inline constexpr int kMaxBuildDepth = 6;
 inline constexpr const char* kDefaultModelName = "stories260K.gguf";
 
 /// Folders searched for bundled models, in order, for an executable at
-/// `exe`:
-///   1. <exe dir>/../share/inference-workbench/models  (installed: /usr/bin -> /usr/share/...)
-///   2. <ancestor>/resources/models for the exe's folder and each of its
-///      parents up to kMaxBuildDepth levels up (build tree: the source
-///      checkout's resources/ seen from build/<preset>/app/cli,
-///      build/<preset>/tests/..., whatever the build folder is called).
+/// `exe`: for the exe's folder and each parent up to kMaxBuildDepth levels
+/// up, <that folder>/share/inference-workbench/models and then
+/// <that folder>/resources/models. This finds
+///   - the installed model: /usr/bin/.. -> /usr/share/inference-workbench/models;
+///   - the copy the build puts in <build>/share/inference-workbench/models
+///     (app/cli/CMakeLists.txt), for a build folder anywhere;
+///   - the source checkout's resources/models above build/<preset>/app/cli.
 std::vector<std::filesystem::path> model_search_dirs(const std::filesystem::path& exe);
 
 /// The default model (kDefaultModelName) in the first of model_search_dirs()

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "args.h"
+#include "common_options.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
-#include "model_arg.h"
 
 namespace wb::cli {
 

@@ -29,6 +29,8 @@
 // clang-format off
 #define WB_CLI_COMMANDS(X) \
     X(info, "Show a model's architecture, hyperparameters, tokenizer, tensors and memory") \
+    X(generate, "Generate text from a prompt, streaming it to stdout") \
+    X(tokenize, "Print the token ids of a text") \
     X(quantize, "Write a quantized copy (F16, Q8_0 or Q4_0) of a GGUF model") \
     /* end of the command table */
 // clang-format on

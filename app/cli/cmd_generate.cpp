@@ -1,0 +1,221 @@
+// `workbench-cli generate`: one prompt, one sequence. Streams the generated
+// text to stdout as it is produced (each piece flushed), then prints token
+// counts and timings to stderr; --json prints one JSON object instead.
+//
+// Timings (steady clock, ms):
+//   TTFT    start of prefill -> first token sampled (prefill + one sampling)
+//   prefill the decode() call over the prompt; tokens/s = prompt tokens / its time
+//   decode  first token -> last token; tokens/s = (generated - 1) / its time
+//           (each step = one single-token decode() + sampling), TPOT its inverse
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "common_options.h"
+#include "gguf/gguf.h"
+#include "model/load.h"
+#include "sampling/sampler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "generate",
+    "",
+    "Generate text from a prompt, streaming it to stdout.",
+    "The prompt is tokenized with BOS as llama.cpp does. Generation stops at an\n"
+    "end-of-generation token (finish reason \"stop\") or after N tokens or when the\n"
+    "context is full (\"length\"). The text goes to stdout, then the prompt and\n"
+    "generated token counts, TTFT and prefill/decode tokens/s go to stderr.",
+    concat(concat(concat(model_options(),
+                         {
+                             {"prompt", 'p', "TEXT", "prompt text (required)"},
+                             {"n-predict", 'n', "N", "most tokens to generate (default: 128)"},
+                             {"json", 0, "",
+                              "print one JSON object (ids, text, finish reason, timings) "
+                              "instead of streaming"},
+                         }),
+                  context_options()),
+           sampling_options()),
+    0,
+    0,
+};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+struct Generation {
+    std::vector<int32_t> prompt_ids;
+    std::vector<int32_t> generated_ids;  // without the end-of-generation token
+    std::string text;
+    std::string finish_reason;  // "stop" | "length"
+    double load_ms = 0, ttft_ms = 0, prefill_ms = 0, decode_ms = 0, total_ms = 0;
+};
+
+/// Prefill + sampling loop of one sequence (seq 0). `on_text` gets each
+/// complete UTF-8 piece as soon as it exists.
+void run(model::Model& m, const tokenizer::Vocab& vocab, sampling::Sampler& sampler,
+         int64_t n_predict, Generation& g, const std::function<void(const std::string&)>& on_text) {
+    const uint32_t n_ctx = m.context().n_ctx;
+    if (g.prompt_ids.size() > n_ctx) {
+        throw std::runtime_error("prompt has " + std::to_string(g.prompt_ids.size()) +
+                                 " tokens, more than the context size " + std::to_string(n_ctx) +
+                                 " (raise -c)");
+    }
+    tokenizer::StreamDetokenizer detok(vocab);
+    for (int32_t id : g.prompt_ids) sampler.accept(id);  // penalties see the prompt, as llama.cpp
+
+    const Clock::time_point t_start = Clock::now();
+    model::Batch batch;
+    for (size_t i = 0; i < g.prompt_ids.size(); ++i) {
+        batch.add(g.prompt_ids[i], static_cast<int32_t>(i), 0, i + 1 == g.prompt_ids.size());
+    }
+    std::vector<float> logits;  // [1, n_vocab] of the last decoded token
+    m.decode(batch, logits);
+    const Clock::time_point t_prefilled = Clock::now();
+    g.prefill_ms = ms_between(t_start, t_prefilled);
+
+    int32_t pos = static_cast<int32_t>(g.prompt_ids.size());
+    Clock::time_point t_first{}, t_last{};
+    g.finish_reason = "length";
+    while (static_cast<int64_t>(g.generated_ids.size()) < n_predict) {
+        const int32_t tok = sampler.sample(logits);
+        const Clock::time_point now = Clock::now();
+        if (g.generated_ids.empty()) {
+            t_first = now;
+            g.ttft_ms = ms_between(t_start, now);
+        }
+        t_last = now;
+        if (vocab.is_eog(tok)) {
+            g.finish_reason = "stop";
+            break;
+        }
+        g.generated_ids.push_back(tok);
+        const std::string piece = detok.push(tok);
+        g.text += piece;
+        if (!piece.empty()) on_text(piece);
+        if (static_cast<int64_t>(g.generated_ids.size()) >= n_predict) break;
+        if (static_cast<uint32_t>(pos) >= n_ctx) break;  // context full: "length"
+        batch.clear();
+        batch.add(tok, pos++, 0, true);
+        m.decode(batch, logits);
+    }
+    const std::string rest = detok.flush();
+    g.text += rest;
+    if (!rest.empty()) on_text(rest);
+    g.decode_ms = g.generated_ids.empty() ? 0.0 : ms_between(t_first, t_last);
+    g.total_ms = ms_between(t_start, Clock::now());
+}
+
+double per_second(double n, double ms) {
+    return ms > 0 ? n * 1000.0 / ms : 0.0;
+}
+
+/// A float setting as the short decimal the user typed (0.95, not 0.949999988...).
+double as_decimal(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.7g", static_cast<double>(v));
+    return std::strtod(buf, nullptr);
+}
+
+}  // namespace
+
+int cmd_generate(const std::vector<std::string>& argv) {
+    const ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const std::optional<std::string> prompt = args.get("prompt");
+    if (!prompt) throw UsageError("generate: -p PROMPT is required");
+    const int64_t n_predict = args.get_int("n-predict", 128, 0, int64_t{1} << 24);
+    const bool json = args.has("json");
+    const sampling::SamplingParams sp = sampling_from_args(args);
+    const std::string path = resolve_model_path(args.get("model"));
+
+    const Clock::time_point t_load = Clock::now();
+    const gguf::File f = gguf::File::open(path);
+    const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(f);
+    const model::HParams hp = model::HParams::from_gguf(f);
+    const model::LoadOptions lo = load_options_from_args(args, hp.n_ctx_train);
+    std::unique_ptr<model::Model> m = model::load_model(path, lo);
+    Generation g;
+    g.load_ms = ms_between(t_load, Clock::now());
+    if (vocab.n_tokens() != static_cast<int32_t>(hp.n_vocab)) {
+        throw std::runtime_error(path + ": tokenizer has " + std::to_string(vocab.n_tokens()) +
+                                 " tokens but token_embd has " + std::to_string(hp.n_vocab) +
+                                 " rows");
+    }
+    g.prompt_ids = vocab.tokenize(*prompt, /*add_special=*/true);
+    if (g.prompt_ids.empty()) throw UsageError("generate: the prompt gives no tokens");
+
+    sampling::Sampler sampler(sp);
+    run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
+        if (json) return;
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+    });
+
+    const double n_prompt = static_cast<double>(g.prompt_ids.size());
+    const double n_gen = static_cast<double>(g.generated_ids.size());
+    const double prefill_tps = per_second(n_prompt, g.prefill_ms);
+    const double decode_tps = per_second(n_gen > 1 ? n_gen - 1 : 0, g.decode_ms);
+    if (json) {
+        nlohmann::json j;
+        j["model"] = path;
+        j["backend"] = m->backend_name();
+        j["prompt"] = *prompt;
+        j["prompt_token_ids"] = g.prompt_ids;
+        j["generated_token_ids"] = g.generated_ids;
+        j["text"] = g.text;
+        j["finish_reason"] = g.finish_reason;
+        j["n_ctx"] = m->context().n_ctx;
+        j["kv_type"] = m->context().kv_type == model::KvType::F16 ? "f16" : "f32";
+        j["sampling"] = {{"temperature", as_decimal(sp.temperature)},
+                         {"top_k", sp.top_k},
+                         {"top_p", as_decimal(sp.top_p)},
+                         {"min_p", as_decimal(sp.min_p)},
+                         {"repeat_penalty", as_decimal(sp.repeat_penalty)},
+                         {"repeat_last_n", sp.repeat_last_n},
+                         {"seed", sp.seed}};
+        j["timings"] = {{"load_ms", g.load_ms},
+                        {"ttft_ms", g.ttft_ms},
+                        {"prefill_ms", g.prefill_ms},
+                        {"prefill_tokens_per_s", prefill_tps},
+                        {"decode_ms", g.decode_ms},
+                        {"decode_tokens_per_s", decode_tps},
+                        {"tpot_ms", n_gen > 1 ? g.decode_ms / (n_gen - 1) : 0.0},
+                        {"total_ms", g.total_ms}};
+        // The detokenizer only emits valid UTF-8, but the prompt is user input.
+        const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        std::printf("%s\n", out.c_str());
+    } else {
+        std::printf("\n");
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "\nprompt tokens:    %zu\n"
+                     "generated tokens: %zu (finish: %s)\n"
+                     "TTFT:             %.2f ms\n"
+                     "prefill:          %.1f tokens/s (%.2f ms)\n"
+                     "decode:           %.1f tokens/s (%.2f ms, TPOT %.3f ms)\n"
+                     "backend:          %s, seed %llu\n",
+                     g.prompt_ids.size(), g.generated_ids.size(), g.finish_reason.c_str(),
+                     g.ttft_ms, prefill_tps, g.prefill_ms, decode_tps, g.decode_ms,
+                     n_gen > 1 ? g.decode_ms / (n_gen - 1) : 0.0, m->backend_name().c_str(),
+                     static_cast<unsigned long long>(sp.seed));
+    }
+    return 0;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,88 @@
+#include "common_options.h"
+
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include "paths.h"
+
+namespace wb::cli {
+
+std::string resolve_model_path(const std::optional<std::string>& given) {
+    if (given) return *given;
+    return wb::paths::default_model_path().string();
+}
+
+std::vector<OptionSpec> model_options() {
+    return {{"model", 'm', "FILE", "GGUF model file (default: bundled stories260K.gguf)"}};
+}
+
+std::vector<OptionSpec> context_options() {
+    return {
+        {"backend", 0, "NAME",
+         std::string("compute backend cpu|vulkan (default: ") + kDefaultBackend + ")"},
+        {"device", 0, "SEL", "Vulkan device index or name substring (default: first discrete GPU)"},
+        {"ctx-size", 'c', "N", "KV cache size in tokens (default: training context, at most 4096)"},
+        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+    };
+}
+
+std::vector<OptionSpec> sampling_options() {
+    return {
+        {"temp", 0, "T", "temperature; 0 = greedy (default: 0.8)"},
+        {"top-k", 0, "N", "keep the N most likely tokens; 0 = off (default: 40)"},
+        {"top-p", 0, "P", "nucleus sampling mass; 1 = off (default: 0.95)"},
+        {"min-p", 0, "P", "drop tokens below P times the best one; 0 = off (default: 0.05)"},
+        {"repeat-penalty", 0, "X", "penalty for recent tokens; 1 = off (default: 1.0)"},
+        {"repeat-last-n", 0, "N", "recent tokens the penalty sees; -1 = all (default: 64)"},
+        {"seed", 0, "N", "random seed of the draw (default: random, reported)"},
+    };
+}
+
+std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<OptionSpec>& more) {
+    base.insert(base.end(), more.begin(), more.end());
+    return base;
+}
+
+model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx_train) {
+    model::LoadOptions o;
+    o.backend = args.get("backend").value_or(kDefaultBackend);
+    if (o.backend != "cpu" && o.backend != "vulkan") {
+        throw UsageError("--backend: '" + o.backend + "' is not cpu or vulkan");
+    }
+    o.device = args.get("device").value_or("");
+    const int64_t def_ctx = std::min<int64_t>(std::max<uint32_t>(n_ctx_train, 1), 4096);
+    o.context.n_ctx = static_cast<uint32_t>(args.get_int("ctx-size", def_ctx, 1, int64_t{1} << 24));
+    const std::string kv = args.get("kv-type").value_or("f32");
+    if (kv == "f32") {
+        o.context.kv_type = model::KvType::F32;
+    } else if (kv == "f16") {
+        o.context.kv_type = model::KvType::F16;
+    } else {
+        throw UsageError("--kv-type: '" + kv + "' is not f32 or f16");
+    }
+    return o;
+}
+
+sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {
+    sampling::SamplingParams s;
+    s.temperature = static_cast<float>(args.get_double("temp", 0.8, 0.0, 1e6));
+    s.top_k =
+        static_cast<int32_t>(args.get_int("top-k", 40, 0, std::numeric_limits<int32_t>::max()));
+    s.top_p = static_cast<float>(args.get_double("top-p", 0.95, 0.0, 1.0));
+    s.min_p = static_cast<float>(args.get_double("min-p", 0.05, 0.0, 1.0));
+    s.repeat_penalty = static_cast<float>(args.get_double("repeat-penalty", 1.0, 1e-6, 1e6));
+    s.repeat_last_n = static_cast<int32_t>(
+        args.get_int("repeat-last-n", 64, -1, std::numeric_limits<int32_t>::max()));
+    if (args.has("seed")) {
+        s.seed =
+            static_cast<uint64_t>(args.get_int("seed", 0, 0, std::numeric_limits<int64_t>::max()));
+    } else {
+        std::random_device rd;
+        s.seed = (uint64_t{rd()} << 32) ^ rd();
+        s.seed &= uint64_t{std::numeric_limits<int64_t>::max()};  // printable back as --seed
+    }
+    return s;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,51 @@
+#pragma once
+// Options several workbench-cli commands share, so that generate, batch,
+// bench and compare spell and default them the same way:
+//   model:    -m/--model FILE (default: the bundled model, app/paths.h)
+//   context:  --backend cpu|vulkan, --device SEL, -c/--ctx-size N, --kv-type f32|f16
+//   sampling: --temp, --top-k, --top-p, --min-p, --repeat-penalty,
+//             --repeat-last-n, --seed
+// Usage: append model_options(), context_options(), sampling_options() to a
+// CommandSpec's options, then read them back with the *_from_args helpers.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "model/load.h"
+#include "sampling/sampler.h"
+
+namespace wb::cli {
+
+/// Backend a command uses when --backend is not given.
+inline constexpr const char* kDefaultBackend = "cpu";
+
+/// `given` if set, else wb::paths::default_model_path(). Throws
+/// std::runtime_error listing the folders searched when there is no
+/// default model.
+std::string resolve_model_path(const std::optional<std::string>& given);
+
+/// -m/--model FILE.
+std::vector<OptionSpec> model_options();
+/// --backend, --device, -c/--ctx-size, --kv-type.
+std::vector<OptionSpec> context_options();
+/// --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed.
+std::vector<OptionSpec> sampling_options();
+
+/// Appends `more` to `base` (to build a CommandSpec's option list).
+std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<OptionSpec>& more);
+
+/// LoadOptions from context_options(). n_ctx: -c if given, else
+/// min(n_ctx_train, 4096) where n_ctx_train comes from `n_ctx_train`
+/// (the model's training context). Throws UsageError for bad values.
+model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx_train);
+
+/// SamplingParams from sampling_options(); llama.cpp's defaults (temp 0.8,
+/// top-k 40, top-p 0.95, min-p 0.05, repeat penalty 1.0 over 64 tokens);
+/// without --seed a random seed (std::random_device), so that callers can
+/// report it and a run can be repeated with --seed. Throws UsageError.
+sampling::SamplingParams sampling_from_args(const ParsedArgs& args);
+
+}  // namespace wb::cli

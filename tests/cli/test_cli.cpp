@@ -1,0 +1,175 @@
+// workbench-cli as a user runs it (QProcess on the built binary): generate,
+// tokenize and info against llama.cpp's golden data and the fixture
+// manifest, and error paths (bad file, broken file, bad option).
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
+const QString kShared = QStringLiteral(WB_SHARED_DIR);
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run run_cli(const QStringList& args) {
+    QProcess p;
+    p.start(kCli, args);
+    Run r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out";
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QList<QJsonObject> golden() {
+    QFile f(kShared + "/golden/stories260K_greedy.jsonl");
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open golden jsonl");
+    QList<QJsonObject> out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        if (!line.trimmed().isEmpty()) out.append(QJsonDocument::fromJson(line).object());
+    }
+    return out;
+}
+
+QString ids_line(const QJsonArray& a) {
+    QStringList s;
+    for (const auto& v : a) s << QString::number(v.toInt());
+    return s.join(' ');
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase() { QVERIFY2(QFile::exists(kCli), qPrintable(kCli)); }
+
+    void generate_json_equals_golden() {
+        for (const QJsonObject& g : golden()) {
+            const Run r = run_cli(
+                {"generate", "-p", g["prompt"].toString(), "-n", "48", "--temp", "0", "--json"});
+            QVERIFY2(r.code == 0, r.err.constData());
+            const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+            QCOMPARE(j["prompt_token_ids"].toArray(), g["prompt_token_ids"].toArray());
+            QCOMPARE(j["generated_token_ids"].toArray(), g["generated_token_ids"].toArray());
+            QCOMPARE(j["text"].toString(), g["generated_text"].toString());
+            QCOMPARE(j["finish_reason"].toString(), QString("length"));
+            QVERIFY(j["timings"].toObject()["ttft_ms"].toDouble() > 0.0);
+        }
+    }
+
+    void generate_streams_text_and_reports_timings() {
+        const QJsonObject g = golden()[0];
+        const Run r = run_cli({"generate", "-p", "Once upon a time", "-n", "48", "--temp", "0"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(QString::fromUtf8(r.out), g["generated_text"].toString() + "\n");
+        QVERIFY(r.err.contains("prompt tokens:    5"));
+        QVERIFY(r.err.contains("generated tokens: 48"));
+        QVERIFY(r.err.contains("TTFT:"));
+        QVERIFY(r.err.contains("tokens/s"));
+    }
+
+    void same_seed_same_text() {
+        const QStringList a = {"generate", "-p", "Tom had a dog", "-n", "24",
+                               "--seed",   "77", "--json"};
+        const Run r1 = run_cli(a), r2 = run_cli(a);
+        QVERIFY2(r1.code == 0, r1.err.constData());
+        const QJsonObject j1 = QJsonDocument::fromJson(r1.out).object();
+        const QJsonObject j2 = QJsonDocument::fromJson(r2.out).object();
+        QCOMPARE(j1["generated_token_ids"], j2["generated_token_ids"]);
+        QCOMPARE(j1["sampling"].toObject()["seed"].toInteger(), 77);
+    }
+
+    void tokenize_prints_golden_ids() {
+        for (const QJsonObject& g : golden()) {
+            const Run r = run_cli({"tokenize", "-p", g["prompt"].toString()});
+            QVERIFY2(r.code == 0, r.err.constData());
+            QCOMPARE(QString::fromUtf8(r.out).trimmed(), ids_line(g["prompt_token_ids"].toArray()));
+        }
+        const Run nb = run_cli({"tokenize", "-p", "Once upon a time", "--no-bos"});
+        QCOMPARE(QString::fromUtf8(nb.out).trimmed(), QString("403 407 261 378"));
+    }
+
+    void info_shows_parameter_count() {
+        const Run r = run_cli({"info", kShared + "/models/stories260K.gguf"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY(r.out.contains("parameters:      292800"));
+        QVERIFY(r.out.contains("n_head_kv:       4"));
+        // KV at the training context 2048, f32: 2 * 5 * 2048 * 4 * 8 * 4 bytes
+        QVERIFY(r.out.contains("kv cache:        2621440 bytes"));
+        const Run c = run_cli({"info", "-c", "512", "--kv-type", "f16"});  // bundled model
+        QVERIFY2(c.code == 0, c.err.constData());
+        QVERIFY(c.out.contains("kv cache:        327680 bytes"));  // 2*5*512*4*8*2
+    }
+
+    void bad_model_path_fails_naming_the_file() {
+        const QString missing = kShared + "/models/does-not-exist.gguf";
+        const QList<QStringList> cmds = {{"generate", "-m", missing, "-p", "hi"},
+                                         {"tokenize", "-m", missing, "-p", "hi"},
+                                         {"info", missing}};
+        for (const QStringList& args : cmds) {
+            const Run r = run_cli(args);
+            QVERIFY(r.code != 0);
+            QVERIFY2(r.err.contains("does-not-exist.gguf"), r.err.constData());
+        }
+    }
+
+    void broken_file_fails_naming_the_file() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile src(kShared + "/models/stories260K.gguf");
+        QVERIFY(src.open(QIODevice::ReadOnly));
+        const QString path = dir.filePath("truncated.gguf");
+        QFile dst(path);
+        QVERIFY(dst.open(QIODevice::WriteOnly));
+        dst.write(src.read(20000));  // header and tensor infos, data cut off
+        dst.close();
+        const Run r = run_cli({"generate", "-m", path, "-p", "Once", "-n", "4"});
+        QVERIFY(r.code != 0);
+        QVERIFY2(r.err.contains("truncated.gguf"), r.err.constData());
+        // A vocab-only file has no weights: tokenize works, generate says why not.
+        const QString vocab = kShared + "/models/vocab/ggml-vocab-llama-spm.gguf";
+        QCOMPARE(run_cli({"tokenize", "-m", vocab, "-p", "Hello world"}).code, 0);
+        const Run g = run_cli({"generate", "-m", vocab, "-p", "Hello"});
+        QVERIFY(g.code != 0);
+        QVERIFY2(g.err.contains("token_embd.weight"), g.err.constData());
+    }
+
+    void usage_errors_and_help() {
+        const Run bad = run_cli({"generate", "--bogus"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains("--bogus"));
+        QCOMPARE(run_cli({"generate", "-p", "x", "-n", "lots"}).code, 2);
+        QCOMPARE(run_cli({"nosuchcommand"}).code, 2);
+        const Run help = run_cli({"--help"});
+        QCOMPARE(help.code, 0);
+        for (const char* cmd : {"info", "generate", "tokenize"}) {
+            QVERIFY(help.out.contains(cmd));
+            const Run h = run_cli({cmd, "--help"});
+            QCOMPARE(h.code, 0);
+            QVERIFY(h.out.startsWith("Usage: workbench-cli " + QByteArray(cmd)));
+        }
+        const Run v = run_cli({"--version"});
+        QCOMPARE(v.code, 0);
+        QVERIFY(v.out.startsWith("workbench-cli 0."));
+        QVERIFY(v.out.contains("git"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
