@@ -1,0 +1,106 @@
+// `workbench-cli compare -m A -m B [-m C...]`: runs a reference model and its
+// variants on the same workload and prints speed, memory and quality side
+// by side (app/compare/compare.h describes every figure). Status lines go to
+// stderr; the table (or, with --json, one JSON object) to stdout.
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "compare/compare.h"
+#include "model/load.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "compare",
+    "",
+    "Compare a model with its variants: speed, memory, perplexity, KLD, agreement, accuracy.",
+    "The first -m model is the reference A; the others (B, C, ...) are compared\n"
+    "with it. Every model runs the same prompts greedily (-n tokens, no stop\n"
+    "token) for load time, prefill/decode tokens/s and TTFT/end-to-end p50/p95,\n"
+    "teacher-forced token agreement on A's output and the first step where\n"
+    "free-running outputs split. --text adds perplexity by llama.cpp's\n"
+    "llama-perplexity rule (chunks of --ctx tokens, first token BOS, second half\n"
+    "scored; the text needs 2 x ctx tokens) and the KL divergence of each\n"
+    "variant's next-token distribution from A's (mean, median, p99, max) with\n"
+    "top-1 agreement, computed from full logits in double. --testset adds\n"
+    "accuracy on a JSONL set ({\"prompt\", \"answer\", \"match\": exact|contains,\n"
+    "\"max_tokens\"}) and lists the items where the models disagree. Models with\n"
+    "a different vocabulary are still compared on outputs, speed, perplexity\n"
+    "and accuracy, and the output says so.",
+    {
+        {"model", 'm', "FILE", "model file; repeat: first is the reference A (at least 2)"},
+        {"text", 0, "FILE", "text for perplexity and KL divergence"},
+        {"testset", 0, "FILE", "JSONL test set for accuracy"},
+        {"prompts", 0, "FILE",
+         "prompts, one per line (or JSONL with \"prompt\"); default: 3 built-in prompts"},
+        {"n-predict", 'n', "N", "greedy tokens per prompt (default: 48)"},
+        {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
+        {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
+        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+        {"backend", 0, "NAME", "cpu or vulkan (default: the engine's default)"},
+        {"device", 0, "DEV", "Vulkan device index or name substring"},
+        {"json", 0, "", "print one JSON object instead of the table"},
+        {"quiet", 'q', "", "no progress lines on stderr"},
+    },
+    0,
+    0,
+};
+
+}  // namespace
+
+int cmd_compare(const std::vector<std::string>& argv) {
+    const ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    compare::CompareOptions o;
+    o.models = args.get_all("model");
+    if (o.models.size() < 2) {
+        throw UsageError("compare: give at least two models: -m REFERENCE -m VARIANT [-m ...]");
+    }
+    o.text_file = args.get("text");
+    o.testset_file = args.get("testset");
+    if (const auto p = args.get("prompts")) o.prompts = compare::load_prompts(*p);
+    o.n_predict = static_cast<uint32_t>(args.get_int("n-predict", 48, 1, 4096));
+    o.ppl_ctx = static_cast<uint32_t>(args.get_int("ctx", 512, 4, 1 << 20));
+    o.testset_max_tokens = static_cast<uint32_t>(args.get_int("max-tokens", 32, 1, 4096));
+    const std::string kv = args.get("kv-type").value_or("f32");
+    if (kv == "f32") {
+        o.kv_type = model::KvType::F32;
+    } else if (kv == "f16") {
+        o.kv_type = model::KvType::F16;
+    } else {
+        throw UsageError("compare: --kv-type must be f32 or f16, got '" + kv + "'");
+    }
+    const std::string backend = args.get("backend").value_or("");
+    const std::string device = args.get("device").value_or("");
+    const bool quiet = args.has("quiet");
+
+    const compare::ModelLoader loader = [&](const std::string& path,
+                                            const model::ContextParams& cp) {
+        model::LoadOptions lo;
+        if (!backend.empty()) lo.backend = backend;
+        lo.device = device;
+        lo.context = cp;
+        return model::load_model(path, lo);
+    };
+    const compare::CompareReport rep = compare::run_compare(o, loader, [&](const std::string& s) {
+        if (!quiet) std::fprintf(stderr, "compare: %s\n", s.c_str());
+    });
+    if (args.has("json")) {
+        std::cout << compare::to_json(rep).dump(1) << "\n";
+    } else {
+        std::cout << compare::format_table(rep);
+    }
+    return 0;
+}
+
+}  // namespace wb::cli

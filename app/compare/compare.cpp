@@ -1,0 +1,528 @@
+#include "compare/compare.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+#include "model/hparams.h"
+#include "tokenizer/vocab.h"
+
+namespace wb::compare {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What we learn from a model file before loading its weights.
+struct ModelFile {
+    std::string path;
+    tokenizer::Vocab vocab;
+    model::HParams hp;
+    uint64_t file_bytes = 0;
+    uint64_t weight_bytes = 0;
+    std::string tensor_types;
+};
+
+ModelFile inspect(const std::string& path) {
+    const gguf::File f = gguf::File::open(path);
+    ModelFile m{
+        path, tokenizer::Vocab::from_gguf(f), model::HParams::from_gguf(f), f.file_size(), 0, {}};
+    std::map<std::string, int> counts;
+    for (const gguf::TensorInfo& t : f.tensors()) {
+        m.weight_bytes += t.nbytes;
+        std::string name = ggml::type_name(t.type);
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+        ++counts[name];
+    }
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [name, n] : counts) by_count.emplace_back(-n, name);
+    std::sort(by_count.begin(), by_count.end());
+    for (const auto& [n, name] : by_count) {
+        if (!m.tensor_types.empty()) m.tensor_types += ", ";
+        m.tensor_types += name + " x" + std::to_string(-n);
+    }
+    return m;
+}
+
+bool same_vocab(const tokenizer::Vocab& a, const tokenizer::Vocab& b) {
+    if (a.n_tokens() != b.n_tokens()) return false;
+    for (int32_t i = 0; i < a.n_tokens(); ++i) {
+        if (a.text(i) != b.text(i)) return false;
+    }
+    return true;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(path + ": cannot open text file");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string pieces(const tokenizer::Vocab& v, const std::vector<int32_t>& ids, bool drop_eog) {
+    std::string out;
+    for (int32_t id : ids) {
+        if (drop_eog && v.is_eog(id)) continue;
+        out += v.token_to_piece(id);
+    }
+    return out;
+}
+
+// Display width of UTF-8 text: code points, not bytes ("±" is one column).
+size_t columns(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+    return n;
+}
+
+// One line for the table: newlines shown as "\\n".
+std::string one_line(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string label_of(size_t i) {
+    return std::string(1, static_cast<char>('A' + (i % 26)));
+}
+
+}  // namespace
+
+std::vector<std::string> default_prompts() {
+    return {"Once upon a time", "Lily and Ben", "The little dog was sad because"};
+}
+
+CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
+                          const CompareProgress& progress) {
+    auto say = [&](const std::string& s) {
+        if (progress) progress(s);
+    };
+    if (opts.models.size() < 2) {
+        throw std::invalid_argument("compare needs at least two models (A = reference, B...)");
+    }
+    CompareReport r;
+    r.prompts = opts.prompts.empty() ? default_prompts() : opts.prompts;
+    r.n_predict = opts.n_predict;
+    r.kv_type = opts.kv_type == model::KvType::F32 ? "f32" : "f16";
+    r.text_file = opts.text_file;
+    r.ppl_ctx = opts.ppl_ctx;
+    r.testset_file = opts.testset_file;
+
+    // 1. Workload and model files first, so bad input fails before any load.
+    if (opts.testset_file) r.test_items = load_testset(*opts.testset_file, opts.testset_max_tokens);
+    const std::string text = opts.text_file ? read_file(*opts.text_file) : std::string();
+    std::vector<ModelFile> files;
+    for (const std::string& p : opts.models) files.push_back(inspect(p));
+
+    const size_t n_models = files.size();
+    r.models.resize(n_models);
+    std::vector<std::vector<std::vector<int32_t>>> prompt_tokens(
+        n_models);  // [model][prompt][tokens]
+    std::vector<std::vector<std::vector<int32_t>>> item_tokens(n_models);  // [model][item][tokens]
+    std::vector<std::vector<int32_t>> text_tokens(n_models);               // [model][tokens]
+    for (size_t i = 0; i < n_models; ++i) {
+        ModelReport& m = r.models[i];
+        const ModelFile& f = files[i];
+        m.path = f.path;
+        m.label = label_of(i);
+        m.file_bytes = f.file_bytes;
+        m.weight_bytes = f.weight_bytes;
+        m.tensor_types = f.tensor_types;
+        m.n_vocab = f.vocab.n_tokens();
+        m.same_vocab = same_vocab(files[0].vocab, f.vocab);
+        if (!m.same_vocab) {
+            r.notes.push_back(m.label + " (" + std::filesystem::path(f.path).filename().string() +
+                              ") has a different vocabulary from A (" +
+                              std::to_string(f.vocab.n_tokens()) + " vs " +
+                              std::to_string(files[0].vocab.n_tokens()) +
+                              " tokens or different token texts): no token agreement or KL "
+                              "divergence; outputs, speed, perplexity and accuracy are still "
+                              "compared");
+        }
+        for (const std::string& p : r.prompts)
+            prompt_tokens[i].push_back(f.vocab.tokenize(p, true));
+        for (const TestItem& it : r.test_items)
+            item_tokens[i].push_back(f.vocab.tokenize(it.prompt, true));
+        if (opts.text_file) {
+            text_tokens[i] = f.vocab.tokenize(text, true);
+            if (text_tokens[i].size() < 2ull * opts.ppl_ctx) {
+                throw TextTooShort(*opts.text_file + ": " + std::to_string(text_tokens[i].size()) +
+                                   " tokens, too short for perplexity with a " +
+                                   std::to_string(opts.ppl_ctx) +
+                                   "-token window (llama.cpp's rule needs at least 2 x n_ctx = " +
+                                   std::to_string(2ull * opts.ppl_ctx) +
+                                   " tokens); use a longer text or a smaller --ctx");
+            }
+        }
+    }
+
+    // 2. Load every model with a context large enough for all of the work.
+    std::vector<std::unique_ptr<model::Model>> models(n_models);
+    for (size_t i = 0; i < n_models; ++i) {
+        uint32_t need = opts.text_file ? opts.ppl_ctx : 1;
+        for (const auto& p : prompt_tokens[i]) {
+            need = std::max<uint32_t>(need, static_cast<uint32_t>(p.size()) + opts.n_predict);
+        }
+        for (size_t k = 0; k < item_tokens[i].size(); ++k) {
+            need = std::max<uint32_t>(
+                need, static_cast<uint32_t>(item_tokens[i][k].size()) + r.test_items[k].max_tokens);
+        }
+        model::ContextParams cp;
+        cp.n_ctx = need;
+        cp.n_seq_max = 1;
+        cp.kv_type = opts.kv_type;
+        say("loading " + r.models[i].label + ": " + files[i].path);
+        const Clock::time_point t0 = Clock::now();
+        models[i] = loader(files[i].path, cp);
+        r.models[i].load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        r.models[i].backend = models[i]->backend_name();
+        r.models[i].n_ctx = need;
+        const model::HParams& hp = models[i]->hparams();
+        const uint64_t elt = opts.kv_type == model::KvType::F32 ? 4 : 2;
+        r.models[i].kv_bytes = 2ull * hp.n_layer * need * hp.n_head_kv * hp.head_dim * elt;
+    }
+
+    // 3. Prompts: greedy runs for speed and agreement.
+    for (size_t pi = 0; pi < r.prompts.size(); ++pi) {
+        say("prompt " + std::to_string(pi + 1) + "/" + std::to_string(r.prompts.size()));
+        for (size_t i = 0; i < n_models; ++i) {
+            GreedyRun run =
+                greedy_generate(*models[i], prompt_tokens[i][pi], opts.n_predict, opts.n_ubatch);
+            r.models[i].outputs.push_back(pieces(files[i].vocab, run.tokens, false));
+            r.models[i].runs.push_back(std::move(run));
+        }
+        const GreedyRun& a = r.models[0].runs[pi];
+        for (size_t i = 0; i < n_models; ++i) {
+            ModelReport& m = r.models[i];
+            if (m.outputs[pi] == r.models[0].outputs[pi]) ++m.identical_outputs;
+            if (!m.same_vocab) continue;
+            const std::vector<int32_t> tf =
+                teacher_forced_argmax(*models[i], prompt_tokens[i][pi], a.tokens, opts.n_ubatch);
+            const TokenAgreement t = token_agreement(a.tokens, tf);
+            if (!m.teacher_forced) m.teacher_forced = TokenAgreement{};
+            m.teacher_forced->equal += t.equal;
+            m.teacher_forced->total += t.total;
+            m.divergence.push_back(first_divergence(a.tokens, m.runs[pi].tokens));
+        }
+    }
+    for (ModelReport& m : r.models) {
+        std::vector<double> ttft, e2e;
+        double prompt_tokens_sum = 0, prefill_ms = 0, decode_tokens = 0, decode_ms = 0;
+        for (const GreedyRun& g : m.runs) {
+            ttft.push_back(g.ttft_ms);
+            e2e.push_back(g.e2e_ms);
+            prompt_tokens_sum += g.n_prompt;
+            prefill_ms += g.prefill_ms;
+            if (g.tokens.size() > 1) {
+                decode_tokens += static_cast<double>(g.tokens.size() - 1);
+                decode_ms += g.e2e_ms - g.ttft_ms;
+            }
+        }
+        m.ttft_ms = metrics::summarize(ttft);
+        m.e2e_ms = metrics::summarize(e2e);
+        m.prefill_tps = prefill_ms > 0 ? prompt_tokens_sum * 1000.0 / prefill_ms : 0;
+        m.decode_tps = decode_ms > 0 ? decode_tokens * 1000.0 / decode_ms : 0;
+    }
+
+    // 4. Perplexity and KL divergence over the text.
+    if (opts.text_file) {
+        std::vector<TextModel> tms(n_models);
+        for (size_t i = 0; i < n_models; ++i) {
+            tms[i].model = models[i].get();
+            tms[i].tokens = text_tokens[i];
+            tms[i].bos = files[i].vocab.bos() >= 0 ? files[i].vocab.bos() : text_tokens[i][0];
+            tms[i].kld_with_reference = r.models[i].same_vocab && text_tokens[i] == text_tokens[0];
+        }
+        const TextEvalResult te =
+            evaluate_text(tms, opts.ppl_ctx, opts.n_ubatch, [&](uint32_t done, uint32_t total) {
+                say("perplexity/KLD chunk " + std::to_string(done) + "/" + std::to_string(total));
+            });
+        for (size_t i = 0; i < n_models; ++i) {
+            r.models[i].ppl = te.ppl[i];
+            r.models[i].kld = te.kld[i];
+        }
+    }
+
+    // 5. Test set.
+    for (size_t k = 0; k < r.test_items.size(); ++k) {
+        say("test item " + std::to_string(k + 1) + "/" + std::to_string(r.test_items.size()));
+        for (size_t i = 0; i < n_models; ++i) {
+            const tokenizer::Vocab& v = files[i].vocab;
+            const GreedyRun g =
+                greedy_generate(*models[i], item_tokens[i][k], r.test_items[k].max_tokens,
+                                opts.n_ubatch, [&](int32_t id) { return v.is_eog(id); });
+            const std::string out = pieces(v, g.tokens, true);
+            const bool ok = answer_matches(out, r.test_items[k]);
+            r.models[i].test_outputs.push_back(out);
+            r.models[i].test_correct.push_back(ok);
+            r.models[i].test_correct_count += ok ? 1 : 0;
+        }
+        for (size_t i = 1; i < n_models; ++i) {
+            if (r.models[i].test_correct[k] != r.models[0].test_correct[k]) {
+                r.differing_items.push_back(k);
+                break;
+            }
+        }
+    }
+    return r;
+}
+
+namespace {
+
+// `v` with `prec` decimals.
+std::string fmt(int prec, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
+    return buf;
+}
+
+std::string bytes_str(uint64_t b) {
+    if (b >= (1ull << 30)) return fmt(2, static_cast<double>(b) / (1ull << 30)) + " GiB";
+    if (b >= (1ull << 20)) return fmt(2, static_cast<double>(b) / (1ull << 20)) + " MiB";
+    if (b >= 1024) return fmt(1, static_cast<double>(b) / 1024) + " KiB";
+    return std::to_string(b) + " B";
+}
+
+std::string pct(uint64_t a, uint64_t n) {
+    if (!n) return "-";
+    return fmt(2, 100.0 * static_cast<double>(a) / static_cast<double>(n)) + "% (" +
+           std::to_string(a) + "/" + std::to_string(n) + ")";
+}
+
+}  // namespace
+
+std::string format_table(const CompareReport& r) {
+    std::ostringstream o;
+    o << "Models (A = reference):\n";
+    for (const ModelReport& m : r.models) {
+        o << "  " << m.label << "  " << m.path << "  [" << m.tensor_types << "]\n";
+    }
+    for (const std::string& n : r.notes) o << "note: " << n << "\n";
+    std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+    auto row = [&](std::string name, auto&& cell) {
+        std::vector<std::string> cells;
+        for (const ModelReport& m : r.models) cells.push_back(cell(m));
+        rows.emplace_back(std::move(name), std::move(cells));
+    };
+    row("file size", [](const ModelReport& m) { return bytes_str(m.file_bytes); });
+    row("weights (as stored)", [](const ModelReport& m) { return bytes_str(m.weight_bytes); });
+    row("KV cache (" + r.kv_type + ")", [](const ModelReport& m) {
+        return bytes_str(m.kv_bytes) + " @" + std::to_string(m.n_ctx);
+    });
+    row("backend", [](const ModelReport& m) { return m.backend; });
+    row("load time (ms)", [](const ModelReport& m) { return fmt(1, m.load_ms); });
+    row("prefill tokens/s", [](const ModelReport& m) { return fmt(1, m.prefill_tps); });
+    row("decode tokens/s", [](const ModelReport& m) { return fmt(1, m.decode_tps); });
+    row("TTFT p50 / p95 (ms)",
+        [](const ModelReport& m) { return fmt(2, m.ttft_ms.p50) + " / " + fmt(2, m.ttft_ms.p95); });
+    row("e2e p50 / p95 (ms)",
+        [](const ModelReport& m) { return fmt(2, m.e2e_ms.p50) + " / " + fmt(2, m.e2e_ms.p95); });
+    row("teacher-forced agreement", [](const ModelReport& m) {
+        return m.teacher_forced ? pct(m.teacher_forced->equal, m.teacher_forced->total)
+                                : std::string("n/a (vocab)");
+    });
+    row("greedy = A (prompts)", [&](const ModelReport& m) {
+        if (!m.same_vocab)
+            return std::to_string(m.identical_outputs) + "/" + std::to_string(r.prompts.size()) +
+                   " same text";
+        size_t same = 0;
+        for (const auto& d : m.divergence) same += d ? 0 : 1;
+        return std::to_string(same) + "/" + std::to_string(r.prompts.size());
+    });
+    row("first split (step per prompt)", [](const ModelReport& m) {
+        if (!m.same_vocab) return std::string("n/a (vocab)");
+        std::string s;
+        for (const auto& d : m.divergence) {
+            if (!s.empty()) s += ",";
+            s += d ? std::to_string(*d) : "-";
+        }
+        return s;
+    });
+    if (r.text_file) {
+        const ModelReport& a = r.models[0];
+        std::string ppl_name = "PPL";
+        if (a.ppl) {
+            ppl_name += " (llama.cpp chunks, n_ctx " + std::to_string(a.ppl->n_ctx) + ", " +
+                        std::to_string(a.ppl->n_chunks) + " chunks, " +
+                        std::to_string(a.ppl->n_scored) + " tokens)";
+        }
+        rows.emplace_back(ppl_name, std::vector<std::string>{});
+        for (const ModelReport& m : r.models) {
+            rows.back().second.push_back(
+                m.ppl ? fmt(4, m.ppl->ppl) + " ± " + fmt(4, m.ppl->ppl_error) : "-");
+        }
+        row("PPL / PPL(A)", [&](const ModelReport& m) {
+            return m.ppl && a.ppl ? fmt(6, m.ppl->ppl / a.ppl->ppl) : std::string("-");
+        });
+        row("KLD vs A mean", [](const ModelReport& m) {
+            return m.kld ? fmt(6, m.kld->mean) + " ± " + fmt(6, m.kld->mean_error)
+                         : std::string("n/a (vocab)");
+        });
+        row("KLD vs A median / p99", [](const ModelReport& m) {
+            return m.kld ? fmt(6, m.kld->median) + " / " + fmt(6, m.kld->p99) : std::string("n/a");
+        });
+        row("KLD vs A max",
+            [](const ModelReport& m) { return m.kld ? fmt(6, m.kld->max) : std::string("n/a"); });
+        row("top-1 = A", [](const ModelReport& m) {
+            return m.kld ? pct(m.kld->same_top, m.kld->n) : std::string("n/a");
+        });
+    }
+    if (r.testset_file) {
+        row("test-set accuracy",
+            [&](const ModelReport& m) { return pct(m.test_correct_count, r.test_items.size()); });
+    }
+    size_t w0 = 6;
+    std::vector<size_t> w(r.models.size(), 1);
+    for (const auto& [name, cells] : rows) {
+        w0 = std::max(w0, columns(name));
+        for (size_t i = 0; i < cells.size(); ++i) w[i] = std::max(w[i], columns(cells[i]));
+    }
+    auto line = [&](const std::string& name, const std::vector<std::string>& cells) {
+        o << name << std::string(w0 - columns(name) + 2, ' ');
+        for (size_t i = 0; i < cells.size(); ++i) {
+            if (i + 1 == cells.size()) {
+                o << cells[i];
+            } else {
+                o << cells[i] << std::string(w[i] - columns(cells[i]) + 3, ' ');
+            }
+        }
+        o << "\n";
+    };
+    o << "\n";
+    std::vector<std::string> head;
+    for (const ModelReport& m : r.models) head.push_back(m.label);
+    line("metric", head);
+    for (const auto& [name, cells] : rows) line(name, cells);
+    o << "\nPrompts: " << r.prompts.size() << ", greedy, " << r.n_predict
+      << " tokens each (no stop token), KV cache " << r.kv_type << ".\n";
+    if (r.testset_file) {
+        o << "Test set " << *r.testset_file << ": " << r.test_items.size() << " items, "
+          << r.differing_items.size() << " where the models disagree";
+        o << (r.differing_items.empty() ? ".\n" : ":\n");
+        for (size_t k : r.differing_items) {
+            const TestItem& it = r.test_items[k];
+            o << "  [" << it.id << "] expected " << (it.mode == MatchMode::Exact ? "exactly " : "")
+              << "'" << one_line(it.answer) << "'\n";
+            for (const ModelReport& m : r.models) {
+                o << "    " << m.label << " " << (m.test_correct[k] ? "ok  " : "FAIL") << " '"
+                  << one_line(trim(m.test_outputs[k])) << "'\n";
+            }
+        }
+    }
+    return o.str();
+}
+
+nlohmann::json to_json(const CompareReport& r) {
+    using nlohmann::json;
+    auto summary = [](const metrics::Summary& s) {
+        return json{
+            {"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p95", s.p95}, {"max", s.max}};
+    };
+    json j;
+    j["prompts"] = r.prompts;
+    j["n_predict"] = r.n_predict;
+    j["kv_type"] = r.kv_type;
+    j["notes"] = r.notes;
+    if (r.text_file) {
+        j["text_file"] = *r.text_file;
+        j["perplexity_method"] =
+            "llama.cpp llama-perplexity: chunks of n_ctx tokens, first token replaced by BOS, "
+            "second half scored";
+        j["ppl_ctx"] = r.ppl_ctx;
+    }
+    json models = json::array();
+    for (const ModelReport& m : r.models) {
+        json x;
+        x["label"] = m.label;
+        x["path"] = m.path;
+        x["file_bytes"] = m.file_bytes;
+        x["weight_bytes"] = m.weight_bytes;
+        x["kv_bytes"] = m.kv_bytes;
+        x["n_ctx"] = m.n_ctx;
+        x["tensor_types"] = m.tensor_types;
+        x["backend"] = m.backend;
+        x["load_ms"] = m.load_ms;
+        x["n_vocab"] = m.n_vocab;
+        x["same_vocab_as_reference"] = m.same_vocab;
+        x["prefill_tokens_per_s"] = m.prefill_tps;
+        x["decode_tokens_per_s"] = m.decode_tps;
+        x["ttft_ms"] = summary(m.ttft_ms);
+        x["e2e_ms"] = summary(m.e2e_ms);
+        json runs = json::array();
+        for (size_t p = 0; p < m.runs.size(); ++p) {
+            const GreedyRun& g = m.runs[p];
+            json run{{"prompt_tokens", g.n_prompt}, {"tokens", g.tokens},   {"text", m.outputs[p]},
+                     {"prefill_ms", g.prefill_ms},  {"ttft_ms", g.ttft_ms}, {"e2e_ms", g.e2e_ms}};
+            if (p < m.divergence.size()) {
+                run["first_divergence"] = m.divergence[p] ? json(*m.divergence[p]) : json(nullptr);
+            }
+            runs.push_back(run);
+        }
+        x["runs"] = runs;
+        x["identical_outputs"] = m.identical_outputs;
+        if (m.teacher_forced) {
+            x["teacher_forced"] = {{"equal", m.teacher_forced->equal},
+                                   {"total", m.teacher_forced->total},
+                                   {"share", m.teacher_forced->share()}};
+        }
+        if (m.ppl) {
+            x["perplexity"] = {{"ppl", m.ppl->ppl},
+                               {"ppl_error", m.ppl->ppl_error},
+                               {"n_ctx", m.ppl->n_ctx},
+                               {"n_chunks", m.ppl->n_chunks},
+                               {"n_scored", m.ppl->n_scored},
+                               {"n_text_tokens", m.ppl->n_text_tokens},
+                               {"running_ppl", m.ppl->running_ppl}};
+        }
+        if (m.kld) {
+            x["kld"] = {{"n", m.kld->n},
+                        {"mean", m.kld->mean},
+                        {"mean_error", m.kld->mean_error},
+                        {"median", m.kld->median},
+                        {"p99", m.kld->p99},
+                        {"max", m.kld->max},
+                        {"min", m.kld->min},
+                        {"same_top", m.kld->same_top},
+                        {"same_top_share", m.kld->same_top_share()}};
+        }
+        if (r.testset_file) {
+            x["test_correct"] = m.test_correct_count;
+            x["test_outputs"] = m.test_outputs;
+            x["test_results"] = m.test_correct;
+        }
+        models.push_back(x);
+    }
+    j["models"] = models;
+    if (r.testset_file) {
+        j["testset_file"] = *r.testset_file;
+        json items = json::array();
+        for (const TestItem& it : r.test_items) {
+            items.push_back({{"id", it.id},
+                             {"prompt", it.prompt},
+                             {"answer", it.answer},
+                             {"match", it.mode == MatchMode::Exact ? "exact" : "contains"}});
+        }
+        j["test_items"] = items;
+        j["differing_items"] = r.differing_items;
+    }
+    return j;
+}
+
+}  // namespace wb::compare

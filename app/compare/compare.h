@@ -1,0 +1,121 @@
+#pragma once
+// The comparison engine behind `workbench-cli compare` and the Compare tab:
+// models A (reference, first) and B, C... (variants) run the same workload
+// with the same greedy settings, and the report holds per model
+//  - load time, weight bytes (as stored in the file) and KV-cache bytes;
+//  - speed from our own timing of the greedy runs: prefill and decode
+//    tokens/s, TTFT and end-to-end latency p50/p95 (wb::metrics percentiles);
+//  - against A: teacher-forced greedy agreement on A's output, the first
+//    step where free-running greedy outputs split, KL divergence (mean,
+//    median, p99, max) and top-1 agreement over a text;
+//  - perplexity on a text by llama.cpp's chunked rule (text_eval.h);
+//  - accuracy on a JSONL test set and the items where models disagree.
+// Models whose vocabularies differ from A's cannot be compared token by
+// token: the report says so (notes) and still has their outputs, speed,
+// perplexity and accuracy.
+//
+// Qt-free; models come from a caller-supplied loader so the engine stays
+// free of backend choices (the CLI passes wb::model::load_model).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/generation.h"
+#include "compare/testset.h"
+#include "compare/text_eval.h"
+#include "metrics/percentile.h"
+#include "model/model.h"
+
+namespace wb::compare {
+
+/// Builds a model from a GGUF path with the given context. Throws on failure.
+using ModelLoader =
+    std::function<std::unique_ptr<model::Model>(const std::string&, const model::ContextParams&)>;
+
+/// Status lines ("loading B: stories260K-q8_0.gguf", "perplexity chunk 3/14").
+using CompareProgress = std::function<void(const std::string&)>;
+
+struct CompareOptions {
+    std::vector<std::string> models;          ///< GGUF paths; [0] is the reference A
+    std::optional<std::string> text_file;     ///< perplexity / KLD text
+    std::optional<std::string> testset_file;  ///< JSONL test set (testset.h)
+    std::vector<std::string> prompts;         ///< prompts for speed and agreement
+    uint32_t n_predict = 48;                  ///< greedy tokens per prompt (no stop token)
+    uint32_t ppl_ctx = 512;                   ///< perplexity window (llama-perplexity -c)
+    uint32_t testset_max_tokens = 32;         ///< default max tokens per test item
+    uint32_t n_ubatch = 512;                  ///< tokens per decode call at most
+    model::KvType kv_type = model::KvType::F32;
+};
+
+/// Default prompts when none are given.
+std::vector<std::string> default_prompts();
+
+/// Everything measured for one model.
+struct ModelReport {
+    std::string path;
+    std::string label;  ///< "A", "B", ...
+    uint64_t file_bytes = 0;
+    uint64_t weight_bytes = 0;  ///< sum of tensor bytes as stored
+    uint64_t kv_bytes = 0;      ///< 2 * n_layer * n_ctx * n_head_kv * head_dim * element size
+    uint32_t n_ctx = 0;         ///< context the model was loaded with
+    std::string tensor_types;   ///< "Q8_0 x32, F16 x5, F32 x11"
+    std::string backend;        ///< Model::backend_name()
+    double load_ms = 0;
+    int32_t n_vocab = 0;
+    bool same_vocab = true;  ///< vocabulary identical to A's (token texts)
+
+    // Speed over the prompt runs.
+    std::vector<GreedyRun> runs;       ///< [n_prompts]
+    std::vector<std::string> outputs;  ///< [n_prompts] generated text
+    metrics::Summary ttft_ms, e2e_ms;
+    double prefill_tps = 0;  ///< all prompt tokens / all prefill time
+    double decode_tps = 0;   ///< all tokens after the first / all decode time
+
+    // Against A (same vocabulary only; A against itself too).
+    std::optional<TokenAgreement> teacher_forced;
+    std::vector<std::optional<size_t>>
+        divergence;                ///< [n_prompts] first split step, nullopt = none
+    size_t identical_outputs = 0;  ///< prompts whose text equals A's
+
+    std::optional<PerplexityResult> ppl;
+    std::optional<KldResult> kld;
+
+    std::vector<std::string> test_outputs;  ///< [n_items]
+    std::vector<bool> test_correct;         ///< [n_items]
+    size_t test_correct_count = 0;
+};
+
+struct CompareReport {
+    std::vector<ModelReport> models;
+    std::vector<std::string> prompts;
+    uint32_t n_predict = 0;
+    std::string kv_type;
+    std::optional<std::string> text_file;
+    uint32_t ppl_ctx = 0;
+    std::optional<std::string> testset_file;
+    std::vector<TestItem> test_items;
+    std::vector<size_t>
+        differing_items;             ///< items whose correctness is not the same for all models
+    std::vector<std::string> notes;  ///< vocabulary mismatches and other remarks
+};
+
+/// Runs the whole comparison. Throws std::invalid_argument for fewer than 2
+/// models, TestSetError / TextTooShort for bad workloads (before any model is
+/// loaded), gguf::Error and std::runtime_error from loading, and what the
+/// models throw.
+CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
+                          const CompareProgress& progress = {});
+
+/// The report as a plain-text table (one column per model) plus the
+/// per-prompt divergence and the differing test items.
+std::string format_table(const CompareReport& r);
+
+/// The report as JSON (every figure, per prompt and per item).
+nlohmann::json to_json(const CompareReport& r);
+
+}  // namespace wb::compare
