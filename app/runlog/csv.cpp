@@ -1,8 +1,19 @@
 #include "runlog/csv.h"
 
+#include <string>
+
+#include "runlog/utf8.h"
+
 namespace wb::runlog {
 
 void write_csv_field(std::ostream& out, std::string_view f) {
+    // The export promises UTF-8: invalid bytes become U+FFFD (rare; the
+    // detokenizer emits only whole UTF-8 characters).
+    std::string fixed;
+    if (!is_valid_utf8(f)) {
+        fixed = to_valid_utf8(f);
+        f = fixed;
+    }
     const bool quote = f.find_first_of(",\"\r\n") != std::string_view::npos ||
                        (!f.empty() && (f.front() == ' ' || f.back() == ' '));
     if (!quote) {

@@ -1,7 +1,7 @@
 #pragma once
 // CSV fields per RFC 4180 section 2: a field holding a comma, a double
 // quote, CR or LF is enclosed in double quotes and its quotes are doubled;
-// records end with CRLF. Bytes are written as given (UTF-8 in, UTF-8 out).
+// records end with CRLF. Output is UTF-8: invalid input bytes become U+FFFD.
 
 #include <ostream>
 #include <string_view>

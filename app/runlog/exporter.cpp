@@ -1,13 +1,13 @@
 #include "runlog/exporter.h"
 
 #include <charconv>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
 
 #include "runlog/csv.h"
 #include "runlog/sqlite_db.h"
 #include "runlog/time_utc.h"
+#include "runlog/utf8.h"
 
 namespace wb::runlog {
 
@@ -82,10 +82,57 @@ std::string_view number_text(const Stmt& st, int col, Kind kind, char (&buf)[64]
     return {buf, static_cast<size_t>(res.ptr - buf)};
 }
 
+// A JSON string per RFC 8259 section 7: quote, backslash and control
+// characters escaped, UTF-8 passed through, invalid bytes written as U+FFFD
+// (so the line always parses). Runs of plain bytes are written in one call.
 void write_json_string(std::ostream& out, std::string_view s) {
-    // nlohmann escapes per RFC 8259; invalid UTF-8 becomes U+FFFD, not an error.
-    out << nlohmann::json(std::string(s))
-               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    static constexpr char kHex[] = "0123456789abcdef";
+    out.put('"');
+    size_t run = 0;  // start of the pending plain run
+    auto flush = [&](size_t upto) {
+        out.write(s.data() + run, static_cast<std::streamsize>(upto - run));
+    };
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            ++i;
+            continue;
+        }
+        if (c >= 0x80) {
+            if (const size_t n = utf8_sequence_length(s, i)) {
+                i += n;
+                continue;
+            }
+        }
+        flush(i);
+        switch (c) {
+            case '"':
+                out << "\\\"";
+                break;
+            case '\\':
+                out << "\\\\";
+                break;
+            case '\n':
+                out << "\\n";
+                break;
+            case '\r':
+                out << "\\r";
+                break;
+            case '\t':
+                out << "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+                    out.write(esc, 6);
+                } else {
+                    out << "\xEF\xBF\xBD";  // U+FFFD for an invalid byte
+                }
+        }
+        run = ++i;
+    }
+    flush(s.size());
+    out.put('"');
 }
 
 std::string build_query(const ExportFilter& f) {

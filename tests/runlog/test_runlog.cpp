@@ -32,6 +32,7 @@
 #include "runlog/schema.h"
 #include "runlog/sqlite_db.h"
 #include "runlog/time_utc.h"
+#include "runlog/utf8.h"
 
 using namespace wb::runlog;
 
@@ -438,6 +439,38 @@ class TestRunLog : public QObject {
         std::string want;
         for (const std::string& c : export_columns()) want += (want.empty() ? "" : ",") + c;
         QCOMPARE(header, QByteArray::fromStdString(want + "\r\n"));
+    }
+
+    // Invalid UTF-8 in a stored text (e.g. a Latin-1 prompt file) still
+    // gives exports that python3 reads as UTF-8, with U+FFFD in its place.
+    void exportReplacesInvalidUtf8() {
+        QVERIFY(is_valid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80"));
+        QVERIFY(!is_valid_utf8("caf\xE9"));           // Latin-1
+        QVERIFY(!is_valid_utf8("\xC0\xAF"));          // overlong '/'
+        QVERIFY(!is_valid_utf8("\xED\xA0\x80"));      // surrogate
+        QVERIFY(!is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+        const QString path = fresh_path();
+        RunLog log = RunLog::open(path.toStdString());
+        const int64_t run = log.begin_run(RunKind::Batch, "latin1", nlohmann::json::object());
+        const int64_t mv = log.ensure_model_version(kStories.toStdString());
+        const int64_t env = log.ensure_environment(collect_environment("cpu"));
+        ResponseRecord r = make_response(run, mv, env, 0);
+        r.prompt = "caf\xE9, \"ok\"";
+        r.output = "fine \xC3\xA9 then \xFF";
+        log.log_response(r);
+        for (bool csv : {true, false}) {
+            const QString out = dir_.filePath(csv ? "latin1.csv" : "latin1.jsonl");
+            {
+                std::ofstream f(out.toStdString(), std::ios::binary);
+                export_responses(log, {}, csv ? ExportFormat::Csv : ExportFormat::Jsonl, f);
+            }
+            const QJsonArray rows = python_rows(out, csv);
+            QCOMPARE(rows.size(), 1);
+            QCOMPARE(rows[0].toObject()["prompt"].toString(),
+                     QString::fromUtf8("caf\uFFFD, \"ok\""));
+            QCOMPARE(rows[0].toObject()["output"].toString(),
+                     QString::fromUtf8("fine \u00E9 then \uFFFD"));
+        }
     }
 
     void exportFilters() {
