@@ -32,6 +32,7 @@
     X(generate, "Generate text from a prompt, streaming it to stdout") \
     X(tokenize, "Print the token ids of a text") \
     X(quantize, "Write a quantized copy (F16, Q8_0 or Q4_0) of a GGUF model") \
+    X(compare, "Compare a model with its variants: speed, memory, PPL, KLD, agreement, accuracy") \
     /* end of the command table */
 // clang-format on
 
