@@ -1,0 +1,54 @@
+#pragma once
+// Pieces the `batch` and `bench --concurrency` commands share: loading a
+// model for n_parallel slots, and printing metric snapshots as a table or
+// JSON.
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "metrics/metrics_store.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "tokenizer/vocab.h"
+
+namespace wb::cli {
+
+/// A model ready for the scheduler, with its vocabulary.
+struct BatchModel {
+    std::string path;
+    tokenizer::Vocab vocab;
+    std::unique_ptr<model::Model> model;
+};
+
+/// Loads the model at `path` for `n_parallel` slots: reads the context
+/// options (--backend, --device, -c, --kv-type; common_options.h) from
+/// `args`, taking -c as the KV cells of ONE slot (default: `default_per_slot`
+/// if non-zero, else as load_options_from_args: min(training context,
+/// 4096)), so the cache holds n_parallel * per-slot cells and n_seq_max =
+/// n_parallel. Throws UsageError for bad options and whatever
+/// gguf::File::open, Vocab::from_gguf and load_model throw.
+BatchModel load_batch_model(const std::string& path, const ParsedArgs& args, uint32_t n_parallel,
+                            uint32_t default_per_slot = 0);
+
+/// The context options of batch and bench --concurrency: common_options'
+/// names, with -c described per slot.
+std::vector<OptionSpec> batch_context_options();
+
+/// Sampling settings as a JSON object (for the run log and summaries).
+nlohmann::json sampling_json(const sampling::SamplingParams& p);
+
+/// The metrics table (one row per metric: count, mean, p50, p90, p95, p99,
+/// max) of a span, followed by throughput lines. Ends with a newline.
+std::string format_metrics_table(const metrics::WindowStats& w);
+
+/// A Summary as {"count", "mean", "p50", "p90", "p95", "p99", "max"}
+/// (NaN -> null).
+nlohmann::json summary_json(const metrics::Summary& s);
+/// Every field of a span as JSON (latencies in ms, throughput in tokens/s).
+nlohmann::json window_json(const metrics::WindowStats& w);
+
+}  // namespace wb::cli

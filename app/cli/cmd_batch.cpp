@@ -1,0 +1,334 @@
+// `workbench-cli batch`: runs a prompt set through the continuous-batching
+// scheduler at a chosen concurrency, streams one result record per request
+// as it finishes, and prints the latency / throughput metrics at the end.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "batch_common.h"
+#include "common_options.h"
+#include "prompt_file.h"
+#include "runlog/db_location.h"
+#include "runlog/environment.h"
+#include "runlog/run_log.h"
+#include "runlog/time_utc.h"
+#include "scheduler/event_queue.h"
+#include "scheduler/scheduler.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "batch",
+    "",
+    "Run a prompt set through the continuous-batching scheduler.",
+    "FILE is JSON Lines, one {\"prompt\": ..., \"max_tokens\": ..., \"id\": ..., \"stop\": ...}\n"
+    "object per line, or plain text with one prompt per line (JSONL when the\n"
+    "first non-blank line starts with '{'). A malformed line is reported with\n"
+    "its line number and nothing runs, unless --skip-invalid is given.\n"
+    "\n"
+    "All prompts are submitted at once; --concurrency requests run together,\n"
+    "the rest wait in the queue (a full queue rejects at once). One result\n"
+    "record per request (id, prompt, output, token ids, finish reason, timings)\n"
+    "goes to --out (or stdout) as JSONL the moment it finishes, flushed, so an\n"
+    "interrupted run keeps every finished record. Ctrl-C cancels the rest\n"
+    "cleanly (their records say \"cancelled\") and exits with status 130.\n"
+    "A progress line and the metrics table (count, mean, p50, p90, p95, p99,\n"
+    "max of queue wait, TTFT, ITL, TPOT, end-to-end latency; tokens/s) go to\n"
+    "stderr. TTFT counts from submission, as vLLM's benchmark does. Each\n"
+    "response is logged in the run log unless --no-log.",
+    concat(
+        concat(model_options(), batch_context_options()),
+        concat(
+            sampling_options(),
+            {
+                {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
+                {"concurrency", 0, "N", "requests running at once = KV-cache slots (default: 4)"},
+                {"max-queue", 0, "Q", "requests that may wait for a slot (default: all prompts)"},
+                {"timeout-ms", 0, "T",
+                 "total timeout per request from submission, ms (default: none)"},
+                {"queue-timeout-ms", 0, "T", "longest wait for a slot, ms (default: none)"},
+                {"n-predict", 'n', "N",
+                 "max output tokens per request unless the line sets max_tokens (default: 128)"},
+                {"chunk", 0, "N",
+                 "prefill chunk: most prompt tokens of one request per step (default: 64)"},
+                {"step-tokens", 0, "N",
+                 "token budget of one ubatch (default: max(256, concurrency))"},
+                {"stop", 0, "TEXT", "stop string (repeatable), added to each line's own"},
+                {"ignore-eos", 0, "", "keep generating after end-of-generation tokens"},
+                {"out", 'o', "FILE", "write result records here (default: stdout)"},
+                {"summary-json", 0, "FILE", "also write the run's metrics as JSON to FILE"},
+                {"skip-invalid", 0, "", "run the valid lines even if some are malformed"},
+                {"quiet", 'q', "", "no progress line"},
+                {"db", 0, "PATH",
+                 "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+                {"no-log", 0, "", "do not write the run log"},
+            })),
+    0,
+    0,
+};
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+    g_interrupted.store(true);
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
+}
+
+std::optional<double> opt(double v) {
+    return std::isnan(v) ? std::nullopt : std::optional<double>(v);
+}
+
+nlohmann::json num_or_null(double v) {
+    return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+nlohmann::json result_record(const scheduler::Event& e, const std::string& prompt) {
+    const metrics::RequestMetrics& m = e.metrics;
+    return {
+        {"id", e.label},
+        {"prompt", prompt},
+        {"output", e.output},
+        {"finish_reason", scheduler::to_string(e.reason)},
+        {"message", e.message},
+        {"prompt_tokens", e.prompt_tokens.size()},
+        {"generated_tokens", e.output_tokens.size()},
+        {"prompt_token_ids", e.prompt_tokens},
+        {"token_ids", e.output_tokens},
+        {"timings",
+         {{"queue_wait_ms", num_or_null(m.queue_wait_ms)},
+          {"ttft_ms", num_or_null(m.ttft_ms)},
+          {"tpot_ms", num_or_null(m.tpot_ms)},
+          {"e2e_ms", num_or_null(m.e2e_ms)},
+          {"itl_ms", m.itl_ms},
+          {"submitted_ms", num_or_null(e.timeline.submitted_ms)},
+          {"admitted_ms", num_or_null(e.timeline.admitted_ms)},
+          {"finished_ms", num_or_null(e.timeline.finished_ms)}}},
+    };
+}
+
+}  // namespace
+
+int cmd_batch(const std::vector<std::string>& argv) {
+    ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const std::optional<std::string> prompts_path = args.get("prompts");
+    if (!prompts_path) throw UsageError("batch: --prompts FILE is required");
+    const auto concurrency = static_cast<uint32_t>(args.get_int("concurrency", 4, 1, 4096));
+    const auto n_predict = static_cast<int32_t>(args.get_int("n-predict", 128, 1, 1000000));
+    const auto chunk = static_cast<uint32_t>(args.get_int("chunk", 64, 1, 1 << 16));
+    const auto step_tokens = static_cast<uint32_t>(
+        args.get_int("step-tokens", std::max<int64_t>(256, concurrency), concurrency, 1 << 20));
+    const int64_t timeout_ms = args.get_int("timeout-ms", -1, 0, int64_t{1} << 40);
+    const int64_t queue_timeout_ms = args.get_int("queue-timeout-ms", -1, 0, int64_t{1} << 40);
+    const sampling::SamplingParams sampling = sampling_from_args(args);
+    const std::vector<std::string> extra_stops = args.get_all("stop");
+
+    // 1. The prompt set: every problem is reported before anything runs.
+    const PromptFile pf = read_prompt_file(*prompts_path);
+    for (const PromptFileError& err : pf.errors) {
+        std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), err.line, err.problem.c_str());
+    }
+    if (!pf.errors.empty() && !args.has("skip-invalid")) {
+        throw std::runtime_error(std::to_string(pf.errors.size()) + " malformed line(s) in " +
+                                 *prompts_path +
+                                 "; nothing was run (--skip-invalid runs the valid lines)");
+    }
+    if (pf.entries.empty()) throw std::runtime_error(*prompts_path + ": no prompts");
+    const auto max_queue = static_cast<uint32_t>(
+        args.get_int("max-queue", static_cast<int64_t>(pf.entries.size()), 0, 1 << 30));
+
+    // 2. Output and run log, opened before the model so their errors come first.
+    FILE* out = stdout;
+    std::unique_ptr<FILE, int (*)(FILE*)> out_file(nullptr, &std::fclose);
+    if (auto o = args.get("out")) {
+        out_file.reset(std::fopen(o->c_str(), "w"));
+        if (!out_file) throw std::runtime_error(*o + ": cannot write: " + std::strerror(errno));
+        out = out_file.get();
+    }
+    const std::string model_path = resolve_model_path(args.get("model"));
+    BatchModel bm = load_batch_model(model_path, args, concurrency);
+    const uint32_t n_ctx = bm.model->context().n_ctx;
+
+    nlohmann::json settings = sampling_json(sampling);
+    settings["n_ctx"] = n_ctx / concurrency;
+    settings["n_parallel"] = concurrency;
+    settings["max_tokens"] = n_predict;
+    settings["max_queue"] = max_queue;
+    settings["prefill_chunk"] = chunk;
+    settings["step_tokens"] = step_tokens;
+    settings["timeout_ms"] = timeout_ms;
+    settings["queue_timeout_ms"] = queue_timeout_ms;
+    settings["ignore_eos"] = args.has("ignore-eos");
+    settings["kv_type"] = bm.model->context().kv_type == model::KvType::F16 ? "f16" : "f32";
+    settings["backend"] = bm.model->backend_name();
+    settings["prompt_mode"] = "raw";
+
+    std::optional<runlog::RunLog> log;
+    int64_t run_id = 0, model_version = 0, environment = 0;
+    if (!args.has("no-log")) {
+        log.emplace(runlog::RunLog::open(args.get("db").value_or(runlog::default_db_path())));
+        run_id = log->begin_run(runlog::RunKind::Batch, *prompts_path, settings);
+        model_version = log->ensure_model_version(model_path);
+        const bool cpu = bm.model->backend_name() == "cpu";
+        runlog::DeviceInfo dev;
+        if (!cpu) dev.name = bm.model->backend_name();
+        environment =
+            log->ensure_environment(runlog::collect_environment(cpu ? "cpu" : "vulkan", dev));
+    }
+
+    // 3. Run: submit everything, then drain events on this thread.
+    scheduler::EventQueue events;
+    scheduler::Scheduler sched(
+        *bm.model, bm.vocab, scheduler::SchedulerParams{concurrency, max_queue, chunk, step_tokens},
+        events.sink());
+    // UTC ms of the scheduler clock's zero, for the run log's timestamps.
+    const double utc_offset_ms = static_cast<double>(runlog::now_utc_ms()) - sched.now_ms();
+
+    std::map<std::string, const PromptEntry*> by_label;
+    for (size_t i = 0; i < pf.entries.size(); ++i) {
+        const PromptEntry& e = pf.entries[i];
+        scheduler::Request r;
+        r.label = e.id;
+        r.prompt = e.prompt;
+        r.max_tokens = e.max_tokens.value_or(n_predict);
+        r.sampling = sampling;
+        r.sampling.seed = sampling.seed + i;  // distinct, reproducible per request
+        r.stop = e.stop;
+        r.stop.insert(r.stop.end(), extra_stops.begin(), extra_stops.end());
+        r.ignore_eos = args.has("ignore-eos");
+        r.timeout_ms = timeout_ms;
+        r.queue_timeout_ms = queue_timeout_ms;
+        by_label[e.id] = &e;
+        sched.submit(std::move(r));
+    }
+
+    g_interrupted.store(false);
+    std::signal(SIGINT, on_sigint);
+    sched.start();
+
+    const bool progress = !args.has("quiet");
+    const bool tty = isatty(fileno(stderr)) != 0;
+    const size_t total = pf.entries.size();
+    size_t finished = 0;
+    bool interrupted = false;
+    auto last_progress = std::chrono::steady_clock::now();
+    std::vector<scheduler::Event> batch;
+    while (finished < total) {
+        if (g_interrupted.load() && !interrupted) {
+            interrupted = true;
+            if (progress)
+                std::fprintf(stderr, "\ninterrupted: cancelling the remaining requests\n");
+            sched.stop();  // every unfinished request gets its Finished (cancelled) event
+        }
+        batch.clear();
+        events.wait_pop(batch, std::chrono::milliseconds(100));
+        for (const scheduler::Event& e : batch) {
+            if (e.type != scheduler::EventType::Finished) continue;
+            ++finished;
+            const PromptEntry& pe = *by_label.at(e.label);
+            const std::string line =
+                result_record(e, pe.prompt)
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            std::fprintf(out, "%s\n", line.c_str());
+            std::fflush(out);
+            if (log) {
+                runlog::ResponseRecord rr;
+                rr.run_id = run_id;
+                rr.model_version_id = model_version;
+                rr.environment_id = environment;
+                rr.request_id = e.label;
+                rr.settings = settings;
+                rr.settings["max_tokens"] = pe.max_tokens.value_or(n_predict);
+                rr.settings["seed"] =
+                    sampling.seed + static_cast<uint64_t>(&pe - pf.entries.data());
+                rr.prompt = pe.prompt;
+                rr.prompt_tokens = static_cast<int64_t>(e.prompt_tokens.size());
+                rr.output = e.output;
+                rr.output_tokens = static_cast<int64_t>(e.output_tokens.size());
+                rr.finish_reason = scheduler::to_string(e.reason);
+                if (e.reason == scheduler::FinishReason::Error ||
+                    e.reason == scheduler::FinishReason::Rejected) {
+                    rr.error = e.message;
+                }
+                rr.queue_wait_ms = opt(e.metrics.queue_wait_ms);
+                rr.ttft_ms = opt(e.metrics.ttft_ms);
+                rr.tpot_ms = opt(e.metrics.tpot_ms);
+                rr.e2e_ms = opt(e.metrics.e2e_ms);
+                const auto& tl = e.timeline;
+                if (!tl.token_ms.empty() && !std::isnan(tl.admitted_ms) &&
+                    tl.token_ms.front() > tl.admitted_ms) {
+                    rr.prefill_tps = static_cast<double>(e.prompt_tokens.size()) /
+                                     ((tl.token_ms.front() - tl.admitted_ms) / 1000.0);
+                }
+                if (tl.token_ms.size() >= 2 && tl.token_ms.back() > tl.token_ms.front()) {
+                    rr.decode_tps = static_cast<double>(tl.token_ms.size() - 1) /
+                                    ((tl.token_ms.back() - tl.token_ms.front()) / 1000.0);
+                }
+                rr.started_ms = static_cast<int64_t>(utc_offset_ms + tl.submitted_ms);
+                rr.finished_ms = static_cast<int64_t>(utc_offset_ms + tl.finished_ms);
+                log->log_response(rr);
+            }
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (progress && now - last_progress >= std::chrono::milliseconds(tty ? 200 : 2000)) {
+            last_progress = now;
+            const metrics::MetricsSnapshot s = sched.metrics().snapshot(sched.now_ms(), 5000);
+            std::fprintf(stderr,
+                         "%sbatch: %zu/%zu finished | running %d | queued %d | decode %.1f tok/s | "
+                         "TTFT p50 %.1f ms | ITL p50 %.2f ms%s",
+                         tty ? "\r" : "", finished, total, s.running, s.queued,
+                         s.window.decode_tokens_per_s, s.run.ttft_ms.p50, s.run.itl_ms.p50,
+                         tty ? "   " : "\n");
+            std::fflush(stderr);
+        }
+    }
+    sched.stop();
+    std::signal(SIGINT, SIG_DFL);
+    if (log) log->end_run(run_id);
+
+    // 4. Summary of the whole run (ends at the last finish).
+    const metrics::MetricsSnapshot s =
+        sched.metrics().snapshot(sched.metrics().last_sample_ms(), 60000);
+    if (progress && tty) std::fputc('\n', stderr);
+    std::fprintf(stderr, "\nbatch: %zu requests, concurrency %u, model %s, backend %s\n", total,
+                 concurrency, model_path.c_str(), bm.model->backend_name().c_str());
+    std::string reasons;
+    for (const auto& [reason, count] : s.finish_reasons) {
+        reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    }
+    std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
+    std::fputs(format_metrics_table(s.run).c_str(), stderr);
+    if (auto path = args.get("summary-json")) {
+        nlohmann::json j = window_json(s.run);
+        j["concurrency"] = concurrency;
+        j["finish_reasons"] = nlohmann::json::object();
+        for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
+        FILE* f = std::fopen(path->c_str(), "w");
+        if (!f) throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
+        std::fprintf(f, "%s\n", j.dump(2).c_str());
+        std::fclose(f);
+    }
+    return interrupted ? 130 : 0;
+}
+
+}  // namespace wb::cli

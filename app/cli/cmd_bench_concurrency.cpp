@@ -1,0 +1,212 @@
+// `workbench-cli bench --concurrency 1,4,8,16,32`: serving throughput and
+// latency of the continuous-batching scheduler at several concurrency
+// levels (the shape of vLLM's benchmark_serving with a burst of requests).
+//
+// For each level N the same kind of load runs: R requests (default 4N,
+// at least 8), each a distinct prompt of -p tokens generating exactly -n
+// tokens (greedy, EOS ignored), all submitted at once to a scheduler with N
+// slots. Reported per level: aggregate output tokens/s over the wall time
+// from submission to the last finish, prefill tokens/s, p50/p99 of TTFT
+// (from submission) and ITL, and the speed-up over the first level.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "batch_common.h"
+#include "common_options.h"
+#include "scheduler/scheduler.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "bench",
+    "",
+    "Measure serving throughput and latency at several concurrency levels.",
+    "With --concurrency LIST, runs for each level N a burst of --requests\n"
+    "requests (default 4N, at least 8): distinct prompts of -p tokens, each\n"
+    "generating exactly -n tokens (greedy, EOS ignored), all submitted at once\n"
+    "to the continuous-batching scheduler with N slots. Prints per level the\n"
+    "aggregate output tokens/s (all requests' output tokens over the wall time\n"
+    "from submission to the last finish), prefill tokens/s, p50/p99 of TTFT\n"
+    "(from submission, as vLLM) and of inter-token latency, and the speed-up of\n"
+    "output tokens/s over the first level. Percentiles: numpy 'linear'.",
+    concat(concat(model_options(), batch_context_options()),
+           {
+               {"concurrency", 0, "LIST", "comma-separated levels, e.g. 1,4,8,16,32"},
+               {"n-prompt", 'p', "N", "prompt tokens per request (default: 32)"},
+               {"n-gen", 'n', "N", "output tokens per request (default: 64)"},
+               {"requests", 0, "R", "requests per level (default: max(8, 4 * level))"},
+               {"chunk", 0, "N", "prefill chunk per request and step (default: 64)"},
+               {"step-tokens", 0, "N", "token budget of one ubatch (default: max(256, level))"},
+               {"json", 0, "", "print one JSON object instead of the table"},
+           }),
+    0,
+    0,
+};
+
+std::vector<uint32_t> parse_levels(const std::string& text) {
+    std::vector<uint32_t> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        size_t used = 0;
+        long v = 0;
+        try {
+            v = std::stol(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || item.empty() || v < 1 || v > 4096) {
+            throw UsageError("--concurrency: '" + item + "' is not an integer in [1, 4096]");
+        }
+        out.push_back(static_cast<uint32_t>(v));
+    }
+    if (out.empty()) throw UsageError("--concurrency: empty list");
+    return out;
+}
+
+/// `n` prompt tokens: BOS then text tokens taken from a story at offset
+/// `k`, so no two requests share a prompt.
+std::vector<int32_t> make_prompt(const tokenizer::Vocab& vocab, size_t n, size_t k) {
+    static const char* kText =
+        "Once upon a time there was a little girl named Lily. She liked to play in the park "
+        "with her dog. One day she found a big red ball under a tree. She ran home to show her "
+        "mom. Her mom smiled and said they could play together after lunch. ";
+    std::string text;
+    while (true) {
+        text += kText;
+        std::vector<int32_t> ids = vocab.tokenize(text, false);
+        if (ids.size() >= n + k + 1) {
+            std::vector<int32_t> p;
+            if (vocab.bos() >= 0) p.push_back(vocab.bos());
+            for (size_t i = k; p.size() < n; ++i) p.push_back(ids[i]);
+            return p;
+        }
+    }
+}
+
+struct LevelResult {
+    uint32_t concurrency = 0;
+    size_t requests = 0;
+    metrics::WindowStats run;
+    std::vector<std::pair<std::string, uint64_t>> reasons;
+};
+
+}  // namespace
+
+int cmd_bench_concurrency(const std::vector<std::string>& argv) {
+    ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const std::optional<std::string> list = args.get("concurrency");
+    if (!list) throw UsageError("bench: --concurrency LIST is required for this mode");
+    const std::vector<uint32_t> levels = parse_levels(*list);
+    const auto n_prompt = static_cast<size_t>(args.get_int("n-prompt", 32, 1, 1 << 16));
+    const auto n_gen = static_cast<int32_t>(args.get_int("n-gen", 64, 1, 1 << 16));
+    const auto chunk = static_cast<uint32_t>(args.get_int("chunk", 64, 1, 1 << 16));
+    const uint32_t max_level = *std::max_element(levels.begin(), levels.end());
+    // Each slot holds its prompt and output; 8 spare cells keep it off the edge.
+    const auto per_slot = static_cast<uint32_t>(n_prompt + static_cast<size_t>(n_gen) + 8);
+
+    const std::string model_path = resolve_model_path(args.get("model"));
+    BatchModel bm = load_batch_model(model_path, args, max_level, per_slot);
+    const bool json = args.has("json");
+    if (!json) {
+        std::printf("model %s, backend %s, %zu prompt + %d output tokens per request\n",
+                    model_path.c_str(), bm.model->backend_name().c_str(), n_prompt, n_gen);
+        std::fflush(stdout);
+    }
+
+    // Warm-up: one short request, so one-off costs (pipeline creation,
+    // first-touch allocations) are not charged to the first level.
+    {
+        scheduler::Scheduler warm(*bm.model, bm.vocab, scheduler::SchedulerParams{1, 1, chunk, 256},
+                                  nullptr);
+        scheduler::Request r;
+        r.prompt_tokens = make_prompt(bm.vocab, std::min<size_t>(n_prompt, 8), 0);
+        r.max_tokens = 2;
+        r.ignore_eos = true;
+        r.sampling.temperature = 0.0f;
+        warm.submit(r);
+        warm.start();
+        warm.wait_idle(std::chrono::minutes(10));
+    }
+
+    std::vector<LevelResult> results;
+    for (uint32_t level : levels) {
+        const auto n_req = static_cast<size_t>(
+            args.get_int("requests", std::max<int64_t>(8, 4 * int64_t{level}), 1, 1 << 20));
+        const auto step_tokens = static_cast<uint32_t>(
+            args.get_int("step-tokens", std::max<int64_t>(256, level), level, 1 << 20));
+        std::vector<scheduler::Request> reqs(n_req);
+        for (size_t i = 0; i < n_req; ++i) {
+            reqs[i].label = std::to_string(i);
+            reqs[i].prompt_tokens = make_prompt(bm.vocab, n_prompt, i % 64);
+            reqs[i].max_tokens = n_gen;
+            reqs[i].ignore_eos = true;
+            reqs[i].sampling.temperature = 0.0f;
+        }
+        scheduler::Scheduler sched(
+            *bm.model, bm.vocab,
+            scheduler::SchedulerParams{level, static_cast<uint32_t>(n_req), chunk, step_tokens},
+            nullptr);
+        for (auto& r : reqs) sched.submit(std::move(r));
+        sched.start();
+        sched.wait_idle(std::chrono::hours(24));
+        const metrics::MetricsSnapshot s =
+            sched.metrics().snapshot(sched.metrics().last_sample_ms(), 60000);
+        results.push_back({level, n_req, s.run, s.finish_reasons});
+        if (!json) {
+            if (results.size() == 1) {
+                std::printf("%5s %8s %8s %12s %12s %9s %9s %8s %8s %8s\n", "conc", "requests",
+                            "wall s", "out tok/s", "prefill t/s", "TTFT p50", "TTFT p99", "ITL p50",
+                            "ITL p99", "speedup");
+            }
+            const double base = results.front().run.decode_tokens_per_s;
+            std::printf("%5u %8zu %8.2f %12.1f %12.1f %9.2f %9.2f %8.3f %8.3f %7.2fx\n", level,
+                        n_req, (s.run.end_ms - s.run.begin_ms) / 1000.0, s.run.decode_tokens_per_s,
+                        s.run.prefill_tokens_per_s, s.run.ttft_ms.p50, s.run.ttft_ms.p99,
+                        s.run.itl_ms.p50, s.run.itl_ms.p99, s.run.decode_tokens_per_s / base);
+            std::fflush(stdout);
+        }
+        if (s.run.requests_completed != n_req) {
+            throw std::runtime_error("bench: only " + std::to_string(s.run.requests_completed) +
+                                     " of " + std::to_string(n_req) +
+                                     " requests completed at concurrency " + std::to_string(level));
+        }
+    }
+    if (!json) {
+        std::printf(
+            "latencies in ms; TTFT from submission; out tok/s = all output tokens / wall\n");
+        return 0;
+    }
+    nlohmann::json j;
+    j["model"] = model_path;
+    j["backend"] = bm.model->backend_name();
+    j["n_prompt"] = n_prompt;
+    j["n_gen"] = n_gen;
+    j["levels"] = nlohmann::json::array();
+    for (const LevelResult& r : results) {
+        nlohmann::json l = window_json(r.run);
+        l["concurrency"] = r.concurrency;
+        l["requests"] = r.requests;
+        l["speedup_output_tokens_per_s"] =
+            r.run.decode_tokens_per_s / results.front().run.decode_tokens_per_s;
+        j["levels"].push_back(l);
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,49 @@
+#pragma once
+// Prompt sets for batch runs: JSON Lines ({"prompt": ..., "max_tokens": ...,
+// "id": ..., "stop": [...]}, https://jsonlines.org) or plain text with one
+// prompt per line. Qt-free; the CLI's `batch` command and the GUI's batch
+// panel read files the same way.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wb::cli {
+
+/// One prompt of the set.
+struct PromptEntry {
+    size_t line = 0;                    ///< 1-based line number in the file
+    std::string id;                     ///< "id" (string or integer) or "line-<N>" when absent
+    std::string prompt;                 ///< UTF-8 text
+    std::optional<int32_t> max_tokens;  ///< per-prompt "max_tokens", else the run's default
+    std::vector<std::string> stop;      ///< per-prompt "stop" strings
+};
+
+/// A line that is not a valid entry.
+struct PromptFileError {
+    size_t line = 0;      ///< 1-based
+    std::string problem;  ///< e.g. "not valid JSON: ...", "\"prompt\" is missing"
+};
+
+struct PromptFile {
+    bool jsonl = false;                   ///< the format detected
+    std::vector<PromptEntry> entries;     ///< valid entries, file order
+    std::vector<PromptFileError> errors;  ///< malformed lines, file order
+};
+
+/// Parses prompt-file text. The format is JSONL when the first non-blank
+/// line starts with '{', plain text otherwise. Blank lines are skipped in
+/// both. JSONL: each line one object with a non-empty string "prompt";
+/// optional "id" (string or integer), "max_tokens" (integer >= 1), "stop"
+/// (string or array of strings); other keys are ignored. Plain text: the
+/// line is the prompt (a trailing CR is dropped). Duplicate ids are errors
+/// (results are matched by id). Never throws for bad content: every problem
+/// becomes a PromptFileError with its line.
+PromptFile parse_prompt_text(const std::string& text);
+
+/// Reads and parses a file. Throws std::runtime_error "<path>: cannot read
+/// ..." when the file cannot be read.
+PromptFile read_prompt_file(const std::string& path);
+
+}  // namespace wb::cli
