@@ -1,0 +1,245 @@
+// `workbench-cli batch` and `bench --concurrency` as a user runs them
+// (QProcess on the built binary, real model, real files). Expected tokens
+// come from llama.cpp's golden file; nothing asserts on timing.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
+const QString kGolden = QStringLiteral(WB_SHARED_DIR "/golden/stories260K_greedy.jsonl");
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run run(const QStringList& args, int timeout_ms = 300000) {
+    QProcess p;
+    p.start(kCli, args);
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    Run r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+void write_file(const QString& path, const QByteArray& data) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(data);
+}
+
+std::vector<QJsonObject> read_jsonl(const QString& path) {
+    std::vector<QJsonObject> out;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        if (line.isEmpty()) continue;
+        QJsonParseError err;
+        const QJsonDocument d = QJsonDocument::fromJson(line, &err);
+        if (err.error != QJsonParseError::NoError) qFatal("bad JSONL line: %s", line.constData());
+        out.push_back(d.object());
+    }
+    return out;
+}
+
+std::vector<QJsonObject> golden() {
+    QFile f(kGolden);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("no golden file");
+    std::vector<QJsonObject> out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        if (!line.trimmed().isEmpty()) out.push_back(QJsonDocument::fromJson(line).object());
+    }
+    return out;
+}
+
+}  // namespace
+
+class TestBatchCli : public QObject {
+    Q_OBJECT
+
+  private:
+    QTemporaryDir dir_;
+
+  private slots:
+    void malformed_lines_stop_the_run() {
+        const QString prompts = dir_.filePath("bad.jsonl");
+        write_file(prompts,
+                   "{\"prompt\": \"Once upon a time\", \"id\": \"a\"}\n"
+                   "{\"prompt\": \"broken\n"
+                   "\n"
+                   "{\"id\": \"no-prompt\"}\n"
+                   "{\"prompt\": \"The cat\", \"max_tokens\": \"ten\"}\n"
+                   "{\"prompt\": \"Lily\", \"id\": \"b\", \"max_tokens\": 4}\n");
+        const QString out = dir_.filePath("bad-results.jsonl");
+        const Run r = run({"batch", "--prompts", prompts, "--out", out, "--no-log", "-n", "4"});
+        QVERIFY2(r.code != 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("bad.jsonl:2: not valid JSON"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("bad.jsonl:4: \"prompt\" is missing"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("bad.jsonl:5: \"max_tokens\" is not an integer"),
+                 qPrintable(r.err));
+        QVERIFY(r.err.contains("nothing was run"));
+        QVERIFY(read_jsonl(out).empty());
+
+        const Run ok = run({"batch", "--prompts", prompts, "--out", out, "--no-log", "-n", "4",
+                            "--skip-invalid", "--quiet"});
+        QVERIFY2(ok.code == 0, qPrintable(ok.err));
+        const auto recs = read_jsonl(out);
+        QCOMPARE(recs.size(), size_t{2});
+        for (const QJsonObject& o : recs) {
+            QVERIFY(o["id"].toString() == "a" || o["id"].toString() == "b");
+            QVERIFY(o["token_ids"].toArray().size() <= 4);
+        }
+    }
+
+    void golden_prompts_match_llama_cpp_and_are_logged() {
+        // The 6 golden prompts plus 10 plain ones, 4 at a time, greedy, EOS
+        // ignored as in the golden run.
+        QByteArray lines;
+        const auto g = golden();
+        for (const QJsonObject& o : g) {
+            QJsonObject l;
+            l["id"] = QString("g%1").arg(o["id"].toInt());
+            l["prompt"] = o["prompt"];
+            l["max_tokens"] = 48;
+            lines += QJsonDocument(l).toJson(QJsonDocument::Compact) + "\n";
+        }
+        for (int i = 0; i < 10; ++i) {
+            QJsonObject l;
+            l["prompt"] = QString("The little dog number %1 saw").arg(i);
+            l["max_tokens"] = 5 + i;
+            lines += QJsonDocument(l).toJson(QJsonDocument::Compact) + "\n";
+        }
+        const QString prompts = dir_.filePath("golden.jsonl");
+        write_file(prompts, lines);
+        const QString out = dir_.filePath("golden-results.jsonl");
+        const QString db = dir_.filePath("log.sqlite");
+        const QString summary = dir_.filePath("summary.json");
+        const Run r = run({"batch", "--prompts", prompts, "--concurrency", "4", "--temp", "0",
+                           "--ignore-eos", "--chunk", "16", "--backend", "cpu", "--out", out,
+                           "--db", db, "--summary-json", summary});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.err.contains("TTFT (ms)"));  // the metrics table
+        const auto recs = read_jsonl(out);
+        QCOMPARE(recs.size(), size_t{16});
+        std::map<QString, QJsonObject> by_id;
+        for (const QJsonObject& o : recs) by_id[o["id"].toString()] = o;
+        for (const QJsonObject& o : g) {
+            const QJsonObject rec = by_id.at(QString("g%1").arg(o["id"].toInt()));
+            QCOMPARE(rec["finish_reason"].toString(), QString("length"));
+            QCOMPARE(rec["token_ids"].toArray(), o["generated_token_ids"].toArray());
+            QCOMPARE(rec["prompt_token_ids"].toArray(), o["prompt_token_ids"].toArray());
+            QCOMPARE(rec["output"].toString(), o["generated_text"].toString());
+            QVERIFY(rec["timings"].toObject()["ttft_ms"].toDouble() > 0);
+            QCOMPARE(rec["timings"].toObject()["itl_ms"].toArray().size(), 47);
+        }
+        QCOMPARE(by_id.at("line-7")["token_ids"].toArray().size(), 5);  // first plain prompt
+        QFile sf(summary);
+        QVERIFY(sf.open(QIODevice::ReadOnly));
+        const QJsonObject sj = QJsonDocument::fromJson(sf.readAll()).object();
+        QCOMPARE(sj["requests_finished"].toInt(), 16);
+        QCOMPARE(sj["ttft_ms"].toObject()["count"].toInt(), 16);
+
+        // Every response is in the run log.
+        const Run ex = run({"export", "--db", db, "--format", "jsonl"});
+        QVERIFY2(ex.code == 0, qPrintable(ex.err));
+        QCOMPARE(ex.out.trimmed().split('\n').size(), 16);
+    }
+
+    void plain_text_prompts() {
+        const QString prompts = dir_.filePath("plain.txt");
+        write_file(prompts, "Once upon a time\n\nThe cat sat\r\nLily and Tom\n");
+        const QString out = dir_.filePath("plain-results.jsonl");
+        const Run r = run({"batch", "--prompts", prompts, "-n", "3", "--no-log", "--quiet",
+                           "--seed", "7", "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto recs = read_jsonl(out);
+        QCOMPARE(recs.size(), size_t{3});
+        std::vector<QString> ids;
+        for (const auto& o : recs) ids.push_back(o["id"].toString());
+        std::sort(ids.begin(), ids.end());
+        QCOMPARE(ids, (std::vector<QString>{"line-1", "line-3", "line-4"}));
+    }
+
+    void sigint_cancels_and_keeps_finished_records() {
+        // 40 requests of up to 300 tokens, 2 at a time: plenty still running
+        // or queued when the first record appears and SIGINT arrives.
+        QByteArray lines;
+        for (int i = 0; i < 40; ++i)
+            lines += QByteArray("Once upon a time ") + QByteArray::number(i) + "\n";
+        const QString prompts = dir_.filePath("many.txt");
+        write_file(prompts, lines);
+        const QString out = dir_.filePath("many-results.jsonl");
+        QProcess p;
+        // The first request is short, so a record exists early.
+        p.start(kCli, {"batch", "--prompts", prompts, "--concurrency", "2", "-n", "300",
+                       "--ignore-eos", "-c", "512", "--no-log", "--out", out, "--backend", "cpu"});
+        QVERIFY(p.waitForStarted());
+        bool have_record = false;
+        for (int i = 0; i < 3000 && !have_record; ++i) {
+            QTest::qWait(100);
+            have_record = !read_jsonl(out).empty();
+            if (p.state() == QProcess::NotRunning) break;
+        }
+        QVERIFY2(have_record, "no record appeared");
+        QVERIFY(p.state() == QProcess::Running);
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 130);
+        const auto recs = read_jsonl(out);  // every line is complete JSON
+        QCOMPARE(recs.size(), size_t{40});  // finished ones plus the cancelled rest
+        int length = 0, cancelled = 0;
+        for (const auto& o : recs) {
+            const QString reason = o["finish_reason"].toString();
+            if (reason == "length") {
+                ++length;
+                QCOMPARE(o["token_ids"].toArray().size(), 300);
+            }
+            if (reason == "cancelled") ++cancelled;
+        }
+        QVERIFY(length >= 1);
+        QVERIFY(cancelled >= 1);
+        QCOMPARE(length + cancelled, 40);
+    }
+
+    void bench_concurrency_json() {
+        const Run r = run({"bench", "--concurrency", "1,3", "-p", "8", "-n", "6", "--requests", "6",
+                           "--json", "--backend", "cpu"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonArray levels = j["levels"].toArray();
+        QCOMPARE(levels.size(), 2);
+        QCOMPARE(levels[0].toObject()["concurrency"].toInt(), 1);
+        QCOMPARE(levels[1].toObject()["concurrency"].toInt(), 3);
+        for (const auto& l : levels) {
+            const QJsonObject o = l.toObject();
+            QCOMPARE(o["requests_completed"].toInt(), 6);
+            QCOMPARE(o["decode_tokens"].toInt(), 36);   // 6 requests * 6 tokens
+            QCOMPARE(o["prefill_tokens"].toInt(), 48);  // 6 requests * 8 prompt tokens
+            QCOMPARE(o["ttft_ms"].toObject()["count"].toInt(), 6);
+            QCOMPARE(o["itl_ms"].toObject()["count"].toInt(), 30);  // 5 gaps per request
+        }
+        const Run bad = run({"bench", "--concurrency", "1,x"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains("'x'"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBatchCli)
+#include "test_batch_cli.moc"
