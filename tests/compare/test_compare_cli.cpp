@@ -1,0 +1,147 @@
+// `workbench-cli quantize` and `workbench-cli compare` as a user runs them
+// (QProcess on the built binary). Expected bytes and figures come from
+// llama.cpp's files and the float64 reference in ../shared/golden/quant.
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+namespace {
+
+const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
+const QString kShared = QStringLiteral(WB_SHARED_DIR);
+const QString kF32 = kShared + "/models/stories260K.gguf";
+
+struct Result {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Result run(const QStringList& args) {
+    QProcess p;
+    p.start(kCli, args);
+    if (!p.waitForFinished(300000)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    Result r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QJsonObject read_json(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(path));
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QByteArray file_sha256(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(&f);
+    return h.result().toHex();
+}
+
+}  // namespace
+
+class TestCompareCli : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+  private slots:
+    void quantize_writes_llama_cpp_identical_files() {
+        const QJsonObject files =
+            read_json(kShared + "/golden/quant/stories260K_quant_files.json")["files"].toObject();
+        for (const QString type : {"f16", "q8_0", "q4_0"}) {
+            const QString out = dir_.filePath("s-" + type + ".gguf");
+            const Result r = run({"quantize", kF32, out, "--type", type});
+            QVERIFY2(r.code == 0, r.err.constData());
+            QVERIFY(r.out.isEmpty());
+            QVERIFY2(r.err.contains("[ 48/48]"), r.err.constData());  // progress
+            if (type != "f16") {
+                QVERIFY(
+                    r.err.contains("blk.0.ffn_down.weight: row length 172 is not a multiple of "
+                                   "32, written as F16"));
+            }
+            QVERIFY(r.err.contains("output_norm.weight: 1-D tensor, kept as stored (f32)"));
+            QCOMPARE(
+                file_sha256(out),
+                files["stories260K-" + type + ".gguf"].toObject()["sha256"].toString().toLatin1());
+        }
+    }
+
+    void quantize_bad_input() {
+        Result r = run({"quantize", kF32, dir_.filePath("x.gguf"), "--type", "q3_k"});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("accepted: f16, q8_0, q4_0"));
+        r = run({"quantize", kF32, dir_.filePath("x.gguf")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("--type is required"));
+        const QString broken = dir_.filePath("broken.gguf");
+        {
+            QFile f(broken);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("GGUF\x03\0\0\0", 8);
+        }
+        r = run({"quantize", broken, dir_.filePath("y.gguf"), "-t", "q8_0"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("broken.gguf"), r.err.constData());
+        QVERIFY(!QFile::exists(dir_.filePath("y.gguf")));
+    }
+
+    void compare_json_and_table() {
+        const QString q8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
+        const QString text = kShared + "/golden/stories260K_ppl_text.txt";
+        const QString prompts = dir_.filePath("prompts.txt");
+        {
+            QFile f(prompts);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("Once upon a time\nLily and Ben\n");
+        }
+        Result r = run({"compare", "-m", kF32, "-m", q8, "--text", text, "--ctx", "128",
+                        "--prompts", prompts, "-n", "16", "--json", "-q"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray models = j["models"].toArray();
+        QCOMPARE(models.size(), 2);
+        const QJsonObject f64 =
+            read_json(kShared +
+                      "/golden/quant/stories260K_quant_ppl_kld.json")["independent_float64_ppl"]
+                .toObject();
+        const double ppl_b = models[1].toObject()["perplexity"].toObject()["ppl"].toDouble();
+        QVERIFY(std::abs(ppl_b / f64["q8_0"].toObject()["exact_f32kv"].toDouble() - 1) < 1e-3);
+        QCOMPARE(models[0].toObject()["kld"].toObject()["mean"].toDouble(), 0.0);
+        QCOMPARE(models[1].toObject()["kld"].toObject()["n"].toInt(), 882);
+        QCOMPARE(models[1].toObject()["runs"].toArray().size(), 2);
+
+        r = run({"compare", "-m", kF32, "-m", q8, "-n", "8"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY(r.out.contains("teacher-forced agreement"));
+        QVERIFY(r.err.contains("compare: loading B"));
+
+        r = run({"compare", "-m", kF32});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("at least two models"));
+        const QString empty = dir_.filePath("empty.jsonl");
+        {
+            QFile f(empty);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        r = run({"compare", "-m", kF32, "-m", q8, "--testset", empty});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("test set has no items"), r.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompareCli)
+#include "test_compare_cli.moc"
