@@ -249,8 +249,6 @@ int cmd_batch(const std::vector<std::string>& argv) {
             const std::string line =
                 result_record(e, pe.prompt)
                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-            std::fprintf(out, "%s\n", line.c_str());
-            std::fflush(out);
             if (log) {
                 runlog::ResponseRecord rr;
                 rr.run_id = run_id;
@@ -288,6 +286,10 @@ int cmd_batch(const std::vector<std::string>& argv) {
                 rr.finished_ms = static_cast<int64_t>(utc_offset_ms + tl.finished_ms);
                 log->log_response(rr);
             }
+            // Reported only after the run log committed it: a kill -9 never
+            // loses a response that was reported finished.
+            std::fprintf(out, "%s\n", line.c_str());
+            std::fflush(out);
         }
         const auto now = std::chrono::steady_clock::now();
         if (progress && now - last_progress >= std::chrono::milliseconds(tty ? 200 : 2000)) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
+#include "runlog/db_location.h"
+#include "runlog/environment.h"
+#include "runlog/run_log.h"
+#include "runlog/time_utc.h"
 #include "sampling/sampler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -42,6 +47,10 @@ const CommandSpec kSpec{
                              {"json", 0, "",
                               "print one JSON object (ids, text, finish reason, timings) "
                               "instead of streaming"},
+                             {"db", 0, "PATH",
+                              "run log database (default: "
+                              "~/.local/share/inference-workbench/runlog.sqlite)"},
+                             {"no-log", 0, "", "do not write this response to the run log"},
                          }),
                   context_options()),
            sampling_options()),
@@ -143,6 +152,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
     const bool json = args.has("json");
     const sampling::SamplingParams sp = sampling_from_args(args);
     const std::string path = resolve_model_path(args.get("model"));
+    // Run log, opened strictly before any work: a bad database file is
+    // reported (and nothing generated) rather than silently not logged.
+    std::optional<runlog::RunLog> log;
+    if (!args.has("no-log"))
+        log.emplace(runlog::RunLog::open(args.get("db").value_or(runlog::default_db_path())));
 
     const Clock::time_point t_load = Clock::now();
     const gguf::File f = gguf::File::open(path);
@@ -161,6 +175,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     if (g.prompt_ids.empty()) throw UsageError("generate: the prompt gives no tokens");
 
     sampling::Sampler sampler(sp);
+    const int64_t started_utc_ms = runlog::now_utc_ms();
     run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
         if (json) return;
         std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -171,6 +186,47 @@ int cmd_generate(const std::vector<std::string>& argv) {
     const double n_gen = static_cast<double>(g.generated_ids.size());
     const double prefill_tps = per_second(n_prompt, g.prefill_ms);
     const double decode_tps = per_second(n_gen > 1 ? n_gen - 1 : 0, g.decode_ms);
+    if (log) {
+        // One run with one response; written (and committed) before exit.
+        const nlohmann::json settings = {
+            {"temperature", as_decimal(sp.temperature)},
+            {"top_k", sp.top_k},
+            {"top_p", as_decimal(sp.top_p)},
+            {"min_p", as_decimal(sp.min_p)},
+            {"repeat_penalty", as_decimal(sp.repeat_penalty)},
+            {"repeat_last_n", sp.repeat_last_n},
+            {"seed", sp.seed},
+            {"n_ctx", m->context().n_ctx},
+            {"n_parallel", 1},
+            {"max_tokens", n_predict},
+            {"kv_type", m->context().kv_type == model::KvType::F16 ? "f16" : "f32"},
+            {"backend", m->backend_name()},
+            {"prompt_mode", "raw"}};
+        const bool cpu = m->backend_name() == "cpu";
+        runlog::DeviceInfo dev;
+        if (!cpu) dev.name = m->backend_name();
+        runlog::ResponseRecord r;
+        r.run_id = log->begin_run(runlog::RunKind::Generate, "generate", settings);
+        r.model_version_id = log->ensure_model_version(path);
+        r.environment_id =
+            log->ensure_environment(runlog::collect_environment(cpu ? "cpu" : "vulkan", dev));
+        r.settings = settings;
+        r.prompt = *prompt;
+        r.prompt_tokens = static_cast<int64_t>(g.prompt_ids.size());
+        r.output = g.text;
+        r.output_tokens = static_cast<int64_t>(g.generated_ids.size());
+        r.finish_reason = g.finish_reason;
+        r.queue_wait_ms = 0.0;  // no queue: one request, run at once
+        if (n_predict > 0) r.ttft_ms = g.ttft_ms;
+        if (n_gen > 1) r.tpot_ms = g.decode_ms / (n_gen - 1);
+        r.e2e_ms = g.total_ms;
+        r.prefill_tps = prefill_tps;
+        if (n_gen > 1) r.decode_tps = decode_tps;
+        r.started_ms = started_utc_ms;
+        r.finished_ms = runlog::now_utc_ms();
+        log->log_response(r);
+        log->end_run(r.run_id);
+    }
     if (json) {
         nlohmann::json j;
         j["model"] = path;
