@@ -116,7 +116,7 @@ class TestVkKernels : public QObject {
         qInfo("random seed %llu (rerun with WB_TEST_SEED=<seed>)",
               static_cast<unsigned long long>(test_seed()));
         ContextOptions o;
-        o.validation = true;
+        o.validation = validation_wanted();
         o.pipeline_cache = false;
         ctx_[0] = Context::create(o);
         o.force_word_access = true;
