@@ -33,6 +33,8 @@
     X(tokenize, "Print the token ids of a text") \
     X(quantize, "Write a quantized copy (F16, Q8_0 or Q4_0) of a GGUF model") \
     X(compare, "Compare a model with its variants: speed, memory, PPL, KLD, agreement, accuracy") \
+    X(devices, "List the Vulkan devices and their capabilities") \
+    X(bench, "Measure prefill and decode tokens/s (median and spread over repetitions)") \
     X(export, "Export logged responses (run log) as CSV or JSON Lines") \
     X(batch, "Run a prompt set through the continuous-batching scheduler, with latency metrics") \
     X(log, "Run-log maintenance: path, redaction and retention settings, prune") \

@@ -1,0 +1,242 @@
+// `workbench-cli bench [-m MODEL] [-p 64] [-n 64] [-r 5] [--device D] [--profile]`:
+// prefill and decode throughput like llama-bench (pp<N> and tg<N> rows,
+// median and spread over repetitions), with the device, model and types.
+// Each repetition starts from an empty KV cache: one prefill ubatch of -p
+// random tokens, then -n single-token decode steps. One warm-up run first.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "common_options.h"
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+#include "model/load.h"
+#include "model/vk_llama.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "bench",
+    "",
+    "Measure prefill and decode tokens/s (median and spread over repetitions).",
+    "Like llama-bench: pp<N> is one prefill ubatch of N tokens, tg<N> is N decode steps\n"
+    "of one token each; tokens/s = tokens / wall time of decode() (which waits for the\n"
+    "GPU). Reports the median, standard deviation, min and max over -r repetitions\n"
+    "after one warm-up. --profile adds the per-op GPU time table (timestamp queries)\n"
+    "of one prefill and of one decode step (Vulkan only).",
+    concat(concat(model_options(), context_options()),
+           {
+               {"n-prompt", 'p', "N", "prefill tokens (default 64)"},
+               {"n-gen", 'n', "N", "decode steps (default 64)"},
+               {"repetitions", 'r', "N", "timed repetitions (default 5)"},
+               {"profile", 0, "", "print per-op GPU times (Vulkan)"},
+               {"json", 0, "", "print one JSON object instead of the table"},
+           }),
+    0,
+    0,
+};
+
+using Clock = std::chrono::steady_clock;
+
+struct Stats {
+    double median = 0, stdev = 0, min = 0, max = 0;
+};
+
+Stats stats(std::vector<double> v) {
+    Stats s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    s.min = v.front();
+    s.max = v.back();
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(n);
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    s.stdev = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0.0;
+    return s;
+}
+
+/// One repetition: returns {prefill tokens/s, decode tokens/s}.
+std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& prompt,
+                                   int64_t n_gen, std::mt19937& rng, vk::Profile* pp_prof,
+                                   vk::Profile* tg_prof) {
+    auto* vkm = dynamic_cast<model::VkLlama*>(&m);
+    m.seq_rm(0);
+    model::Batch b;
+    for (size_t i = 0; i < prompt.size(); ++i)
+        b.add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
+    std::vector<float> logits;
+    if (vkm && pp_prof) {
+        vkm->clear_profile();
+        vkm->set_profiling(true);
+    }
+    auto t0 = Clock::now();
+    if (!prompt.empty()) m.decode(b, logits);
+    const double pp_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (vkm && pp_prof) {
+        *pp_prof = vkm->profile();
+        vkm->clear_profile();
+    }
+    std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(m.hparams().n_vocab) - 1);
+    int32_t pos = static_cast<int32_t>(prompt.size());
+    t0 = Clock::now();
+    for (int64_t i = 0; i < n_gen; ++i) {
+        b.clear();
+        b.add(tok(rng), pos++, 0, true);
+        m.decode(b, logits);
+    }
+    const double tg_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (vkm && tg_prof) {
+        *tg_prof = vkm->profile();
+        vkm->set_profiling(false);
+        vkm->clear_profile();
+    }
+    return {pp_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / pp_ms : 0.0,
+            tg_ms > 0 ? 1000.0 * static_cast<double>(n_gen) / tg_ms : 0.0};
+}
+
+void print_profile(const char* title, const vk::Profile& p, double per) {
+    std::printf("\n%s\n%-28s %8s %12s %7s\n", title, "op", "calls", "GPU ms", "share");
+    double total = 0;
+    for (const vk::ProfileRow& r : p.rows()) {
+        std::printf("%-28s %8.0f %12.4f %6.1f%%\n", r.op.c_str(),
+                    static_cast<double>(r.calls) / per, r.total_ms / per, 100.0 * r.share);
+        total += r.total_ms / per;
+    }
+    std::printf("%-28s %8s %12.4f %6.1f%%\n", "total", "", total, 100.0);
+}
+
+nlohmann::json profile_json(const vk::Profile& p, double per) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const vk::ProfileRow& r : p.rows())
+        rows.push_back({{"op", r.op},
+                        {"calls", static_cast<double>(r.calls) / per},
+                        {"gpu_ms", r.total_ms / per},
+                        {"share", r.share}});
+    return rows;
+}
+
+}  // namespace
+
+int cmd_bench_concurrency(const std::vector<std::string>& argv);  // cmd_bench_concurrency.cpp
+
+int cmd_bench(const std::vector<std::string>& argv) {
+    // --concurrency LIST: the scheduler's serving benchmark (its own options).
+    for (const std::string& a : argv) {
+        if (a == "--concurrency" || a.rfind("--concurrency=", 0) == 0) return cmd_bench_concurrency(argv);
+    }
+    const ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const int64_t n_prompt = args.get_int("n-prompt", 64, 0, 65535);
+    const int64_t n_gen = args.get_int("n-gen", 64, 0, 1 << 20);
+    const int64_t reps = args.get_int("repetitions", 5, 1, 1000);
+    const bool profile = args.has("profile");
+    const std::string path = resolve_model_path(args.get("model"));
+
+    const gguf::File f = gguf::File::open(path);
+    const model::HParams hp = model::HParams::from_gguf(f);
+    model::LoadOptions lo = load_options_from_args(args, hp.n_ctx_train);
+    const uint64_t need_ctx = static_cast<uint64_t>(n_prompt + n_gen);
+    if (!args.get("ctx-size") && lo.context.n_ctx < need_ctx)
+        lo.context.n_ctx = static_cast<uint32_t>(need_ctx);
+    if (lo.context.n_ctx < need_ctx) {
+        throw UsageError("bench: -c " + std::to_string(lo.context.n_ctx) +
+                         " is smaller than -p + -n = " + std::to_string(need_ctx));
+    }
+    std::unique_ptr<model::Model> m = model::load_model(path, lo);
+    if (profile && !dynamic_cast<model::VkLlama*>(m.get()))
+        throw UsageError("bench: --profile needs --backend vulkan");
+
+    std::map<std::string, uint64_t> types;  // weight type -> tensors
+    uint64_t n_params = 0, weight_bytes = 0;
+    for (const gguf::TensorInfo& t : f.tensors()) {
+        types[ggml::type_name(t.type)] += 1;
+        n_params += t.n_elements();
+        weight_bytes += t.nbytes;
+    }
+    std::string type_list;
+    for (const auto& [t, n] : types)
+        type_list += (type_list.empty() ? "" : ", ") + t + " x" + std::to_string(n);
+
+    std::mt19937 rng(1234);
+    std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(hp.n_vocab) - 1);
+    std::vector<int32_t> prompt(static_cast<size_t>(n_prompt));
+    for (int32_t& t : prompt) t = tok(rng);
+
+    run_once(*m, prompt, std::min<int64_t>(n_gen, 4), rng, nullptr,
+             nullptr);  // warm-up (pipelines, caches)
+    std::vector<double> pp, tg;
+    for (int64_t r = 0; r < reps; ++r) {
+        const auto [p, g] = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
+        pp.push_back(p);
+        tg.push_back(g);
+    }
+    vk::Profile pp_prof, tg_prof;
+    if (profile) run_once(*m, prompt, n_gen, rng, &pp_prof, &tg_prof);
+    const Stats sp = stats(pp), sg = stats(tg);
+    const std::string kv = lo.context.kv_type == model::KvType::F16 ? "f16" : "f32";
+    const double steps = static_cast<double>(std::max<int64_t>(n_gen, 1));
+
+    if (args.has("json")) {
+        nlohmann::json j;
+        j["device"] = m->backend_name();
+        j["model"] = path;
+        j["n_params"] = n_params;
+        j["weight_bytes"] = weight_bytes;
+        j["types"] = types;
+        j["kv_type"] = kv;
+        j["repetitions"] = reps;
+        j["pp"] = {{"tokens", n_prompt}, {"median", sp.median}, {"stdev", sp.stdev},
+                   {"min", sp.min},      {"max", sp.max},       {"all", pp}};
+        j["tg"] = {{"tokens", n_gen}, {"median", sg.median}, {"stdev", sg.stdev},
+                   {"min", sg.min},   {"max", sg.max},       {"all", tg}};
+        if (profile) {
+            j["profile_prefill"] = profile_json(pp_prof, 1.0);
+            j["profile_decode_step"] = profile_json(tg_prof, steps);
+        }
+        std::printf("%s\n", j.dump().c_str());
+        return 0;
+    }
+    std::printf("device: %s\nmodel:  %s (%s, %.2f M params, %.2f MiB, %s), KV cache %s\n",
+                m->backend_name().c_str(), path.c_str(), hp.arch.c_str(),
+                static_cast<double>(n_params) / 1e6,
+                static_cast<double>(weight_bytes) / (1024.0 * 1024.0), type_list.c_str(),
+                kv.c_str());
+    std::printf("\n| %-8s | %14s | %10s | %12s | %12s |\n", "test", "t/s median", "stdev", "min",
+                "max");
+    std::printf("| %-8s | %14.2f | %10.2f | %12.2f | %12.2f |\n",
+                ("pp" + std::to_string(n_prompt)).c_str(), sp.median, sp.stdev, sp.min, sp.max);
+    std::printf("| %-8s | %14.2f | %10.2f | %12.2f | %12.2f |\n",
+                ("tg" + std::to_string(n_gen)).c_str(), sg.median, sg.stdev, sg.min, sg.max);
+    std::printf("(%lld repetitions after one warm-up)\n", static_cast<long long>(reps));
+    if (profile) {
+        if (pp_prof.empty() && tg_prof.empty()) {
+            std::printf("\n(no profile: the device has no compute timestamps)\n");
+        } else {
+            print_profile(
+                ("per-op GPU time, one prefill of " + std::to_string(n_prompt) + " tokens").c_str(),
+                pp_prof, 1.0);
+            print_profile("per-op GPU time, one decode step (mean over the tg run)", tg_prof,
+                          steps);
+        }
+    }
+    return 0;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,78 @@
+// `workbench-cli devices`: every Vulkan device with the capabilities the
+// engine reads (never assumes) and picks shader variants from.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "vk/context.h"
+#include "vk/device_info.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "devices",
+    "",
+    "List the Vulkan devices and their capabilities.",
+    "For each device: name, type, driver and version, Vulkan version, memory heaps,\n"
+    "subgroup size, max shared memory, maxStorageBufferRange, and whether it has\n"
+    "16-bit storage, shaderFloat16, 8-bit storage, integer dot product, cooperative\n"
+    "matrix (NV), memory budget and timestamps. The device marked * is the default\n"
+    "choice (first discrete GPU, else integrated, else CPU); --device picks another\n"
+    "by index or name substring in generate, info and bench.",
+    {},
+    0,
+    0,
+};
+
+std::string mib(uint64_t b) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.0f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+    return s;
+}
+
+const char* yn(bool b) {
+    return b ? "yes" : "no";
+}
+
+}  // namespace
+
+int cmd_devices(const std::vector<std::string>& argv) {
+    const ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const std::vector<vk::DeviceInfo> devs = vk::list_devices();  // throws with an install hint
+    const uint32_t chosen = vk::choose_device(devs, "");          // throws when there is none
+    for (const vk::DeviceInfo& d : devs) {
+        std::printf("%s%u: %s\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str());
+        std::printf("    type:                   %s\n", d.type_name().c_str());
+        std::printf("    driver:                 %s %s (%s)\n", d.driver_name.c_str(),
+                    d.driver_version_string().c_str(), d.driver_info.c_str());
+        std::printf("    Vulkan:                 %s\n", d.api_version_string().c_str());
+        for (size_t i = 0; i < d.heaps.size(); ++i) {
+            std::printf("    heap %zu:                 %s%s\n", i, mib(d.heaps[i].size).c_str(),
+                        d.heaps[i].device_local ? " (device local)" : "");
+        }
+        std::printf("    subgroup size:          %u\n", d.subgroup_size);
+        std::printf("    max shared memory:      %u bytes\n", d.max_shared_memory);
+        std::printf("    maxStorageBufferRange:  %u bytes (%s)\n", d.max_storage_buffer_range,
+                    mib(d.max_storage_buffer_range).c_str());
+        std::printf("    max workgroup size:     %u invocations\n", d.max_workgroup_invocations);
+        std::printf("    16-bit storage:         %s\n", yn(d.storage_16bit));
+        std::printf("    shaderFloat16:          %s\n", yn(d.shader_float16));
+        std::printf("    8-bit storage:          %s\n", yn(d.storage_8bit));
+        std::printf("    integer dot product:    %s\n", yn(d.integer_dot_product));
+        std::printf("    cooperative matrix NV:  %s\n", yn(d.cooperative_matrix_nv));
+        std::printf("    memory budget:          %s\n", yn(d.memory_budget));
+        std::printf("    timestamps:             %s (%.3f ns/tick)\n", yn(d.timestamps),
+                    static_cast<double>(d.timestamp_period_ns));
+    }
+    return 0;
+}
+
+}  // namespace wb::cli
