@@ -14,6 +14,7 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
+#include "model/vk_llama.h"
 #include "tokenizer/vocab.h"
 
 namespace wb::compare {
@@ -193,6 +194,9 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
         models[i] = loader(files[i].path, cp);
         r.models[i].load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
         r.models[i].backend = models[i]->backend_name();
+        if (const auto* vk = dynamic_cast<const model::VkLlama*>(models[i].get())) {
+            r.models[i].device_bytes = vk->memory_report().total();
+        }
         r.models[i].n_ctx = need;
         const model::HParams& hp = models[i]->hparams();
         const uint64_t elt = opts.kv_type == model::KvType::F32 ? 4 : 2;
@@ -326,6 +330,9 @@ std::string format_table(const CompareReport& r) {
     row("KV cache (" + r.kv_type + ")", [](const ModelReport& m) {
         return bytes_str(m.kv_bytes) + " @" + std::to_string(m.n_ctx);
     });
+    row("device memory (engine)", [](const ModelReport& m) {
+        return m.device_bytes ? bytes_str(*m.device_bytes) : std::string("n/a (cpu)");
+    });
     row("backend", [](const ModelReport& m) { return m.backend; });
     row("load time (ms)", [](const ModelReport& m) { return fmt(1, m.load_ms); });
     row("prefill tokens/s", [](const ModelReport& m) { return fmt(1, m.prefill_tps); });
@@ -458,6 +465,7 @@ nlohmann::json to_json(const CompareReport& r) {
         x["n_ctx"] = m.n_ctx;
         x["tensor_types"] = m.tensor_types;
         x["backend"] = m.backend;
+        x["device_bytes"] = m.device_bytes ? json(*m.device_bytes) : json(nullptr);
         x["load_ms"] = m.load_ms;
         x["n_vocab"] = m.n_vocab;
         x["same_vocab_as_reference"] = m.same_vocab;

@@ -65,6 +65,10 @@ struct ModelReport {
     uint32_t n_ctx = 0;         ///< context the model was loaded with
     std::string tensor_types;   ///< "Q8_0 x32, F16 x5, F32 x11"
     std::string backend;        ///< Model::backend_name()
+    /// Device bytes the engine allocated for the model (weights, KV cache,
+    /// activations, staging; vk::MemoryReport::total) on the Vulkan backend;
+    /// nullopt on the CPU backend, which has no device memory.
+    std::optional<uint64_t> device_bytes;
     double load_ms = 0;
     int32_t n_vocab = 0;
     bool same_vocab = true;  ///< vocabulary identical to A's (token texts)

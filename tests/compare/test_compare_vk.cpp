@@ -120,6 +120,11 @@ class TestCompareVk : public QObject {
         QVERIFY(b.kld->mean > 0.109778 / 2 && b.kld->mean < 0.109778 * 2);
         QVERIFY(b.decode_tps > 0);
         QVERIFY(a.backend != "cpu");
+        // Device memory: at least the weights as stored plus the KV cache;
+        // the Q4_0 copy needs less than the F32 model.
+        QVERIFY(a.device_bytes && b.device_bytes);
+        QVERIFY(*a.device_bytes >= a.weight_bytes + a.kv_bytes);
+        QVERIFY(*b.device_bytes < *a.device_bytes);
         QCOMPARE(b.backend, a.backend);
     }
 };
