@@ -150,8 +150,10 @@ QuantizeReport quantize_file(const std::string& in_path, const std::string& out_
         const gguf::TensorInfo& t = *order[i];
         const TensorPlan& p = report.tensors[i];
         if (progress) progress(i, order.size(), p);
-        if (p.dst_type == p.src_type && p.note.rfind("1-D", 0) == 0) {
-            out.write_tensor_data(t.data, t.nbytes);  // byte for byte
+        if (p.dst_type == p.src_type) {
+            // Already in the output type (norms, or a tensor quantized before):
+            // copied byte for byte as llama-quantize does, never re-rounded.
+            out.write_tensor_data(t.data, t.nbytes);
             continue;
         }
         const uint64_t ne0 = t.ne[0];

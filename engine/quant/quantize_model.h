@@ -13,7 +13,8 @@
 //    layer (blk.N. numerically), sorted by name within each group, the
 //    order of llama.cpp's weight map (weight_name_comparer);
 //  - tensor types: 1-D tensors (norms, biases) are copied byte for byte;
-//    matrices go to the target type (rows not a multiple of 32 -> F16);
+//    matrices go to the target type (rows not a multiple of 32 -> F16); a
+//    tensor already stored in its output type is copied, not re-rounded;
 //  - data is converted row by row from the source mapping and streamed to
 //    the output, so memory stays at a few rows whatever the model size.
 

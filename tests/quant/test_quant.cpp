@@ -348,6 +348,31 @@ class TestQuant : public QObject {
         QCOMPARE(notes, type == "f16" ? 11 : 16);
     }
 
+    void requantizing_copies_tensors_already_in_the_type() {
+        // Q8_0 file -> q8_0: every tensor is already in its output type.
+        const std::string in = WB_SHARED_DIR "/golden/quant/stories260K-q8_0.gguf";
+        const std::string out = tmp("again-q8_0.gguf");
+        wb::quant::quantize_file(in, out, wb::quant::Target::Q8_0);
+        QCOMPARE(file_sha256(out), file_sha256(in));
+        // Q8_0 file -> f16: matrices go through dequantization; loads and has
+        // the F16 file's tensor types.
+        const std::string out16 = tmp("q8-to-f16.gguf");
+        wb::quant::quantize_file(in, out16, wb::quant::Target::F16);
+        const auto f = wb::gguf::File::open(out16);
+        QCOMPARE(f.tensor("blk.0.attn_q.weight").type, uint32_t(wb::ggml::Type::F16));
+        QCOMPARE(f.tensor("blk.0.attn_norm.weight").type, uint32_t(wb::ggml::Type::F32));
+        // Each F16 value is the half of the engine's dequantized Q8_0 value.
+        const auto g = wb::gguf::File::open(in);
+        const auto& src = g.tensor("blk.0.attn_q.weight");
+        const auto& dst = f.tensor("blk.0.attn_q.weight");
+        std::vector<float> a(64), b(64);
+        wb::ggml::dequantize_row(src.type, src.data, a.data(), 64);
+        wb::ggml::dequantize_row(dst.type, dst.data, b.data(), 64);
+        for (int i = 0; i < 64; ++i) {
+            QCOMPARE(b[i], wb::ggml::fp16_to_fp32(wb::ggml::fp32_to_fp16(a[i])));
+        }
+    }
+
     void bad_inputs_give_clear_errors() {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, wb::quant::parse_target("q5_k"));
         try {
