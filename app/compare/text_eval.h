@@ -14,7 +14,10 @@
 // scored positions: KL(A || B) of B's next-token distribution from the
 // reference A's, from full logits in double (logits_math.h). Models are
 // evaluated chunk by chunk, all models per chunk, so memory holds one
-// chunk's logits per model, never the whole text's.
+// chunk's logits per model, never the whole text's: the reference's
+// log-probabilities of the scored half, [n_ctx/2 - 1, n_vocab] doubles
+// (0.25 GB for n_ctx 2048 and a 32000-token vocabulary), plus one model's
+// chunk logits as floats.
 
 #include <cstdint>
 #include <functional>
