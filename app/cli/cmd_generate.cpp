@@ -21,6 +21,7 @@
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
+#include "model/vk_llama.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
@@ -51,6 +52,9 @@ const CommandSpec kSpec{
                               "run log database (default: "
                               "~/.local/share/inference-workbench/runlog.sqlite)"},
                              {"no-log", 0, "", "do not write this response to the run log"},
+                             {"profile", 0, "",
+                              "print per-op GPU times (op, calls, GPU ms, share) to stderr "
+                              "(Vulkan)"},
                          }),
                   context_options()),
            sampling_options()),
@@ -176,6 +180,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
 
     sampling::Sampler sampler(sp);
     const int64_t started_utc_ms = runlog::now_utc_ms();
+    auto* vk_model = dynamic_cast<model::VkLlama*>(m.get());  // --profile: Vulkan timestamps
+    if (args.has("profile")) {
+        if (!vk_model) throw UsageError("generate: --profile needs --backend vulkan");
+        vk_model->set_profiling(true);
+    }
     run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
         if (json) return;
         std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -270,6 +279,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
                      g.ttft_ms, prefill_tps, g.prefill_ms, decode_tps, g.decode_ms,
                      n_gen > 1 ? g.decode_ms / (n_gen - 1) : 0.0, m->backend_name().c_str(),
                      static_cast<unsigned long long>(sp.seed));
+    }
+    if (vk_model && args.has("profile")) {
+        const vk::Profile& prof = vk_model->profile();
+        std::fprintf(stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
+                     prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());
     }
     return 0;
 }

@@ -19,8 +19,10 @@
 
 namespace wb::cli {
 
-/// Backend a command uses when --backend is not given.
-inline constexpr const char* kDefaultBackend = "cpu";
+/// Backend a command uses when --backend is not given: the Vulkan engine
+/// (it matches llama.cpp's golden tokens on lavapipe, tests/vk); "cpu" is
+/// the f32 reference.
+inline constexpr const char* kDefaultBackend = "vulkan";
 
 /// `given` if set, else wb::paths::default_model_path(). Throws
 /// std::runtime_error listing the folders searched when there is no
