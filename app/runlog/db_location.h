@@ -2,7 +2,8 @@
 // Where the run log lives by default: the application's data folder, the
 // same folder QStandardPaths::AppDataLocation gives a Qt application named
 // "inference-workbench" with no organization name on Linux (XDG Base
-// Directory spec: $XDG_DATA_HOME, else ~/.local/share).
+// Directory spec: $XDG_DATA_HOME, else ~/.local/share). The GUI calls
+// default_db_path() as well (not QStandardPaths), so both always agree.
 
 #include <string>
 

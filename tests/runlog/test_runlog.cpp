@@ -18,6 +18,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QSet>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
 #include "runlog/model_facts.h"
@@ -182,6 +184,34 @@ class TestRunLog : public QObject {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parse_utc_ms("yesterday"));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parse_utc_ms("2000-03-01T25:00"));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parse_utc_ms("2000-03-01T01:00:00Zjunk"));
+    }
+
+    // The default location is the folder Qt's AppDataLocation gives the app
+    // (the GUI and the CLI must agree on one file).
+    void defaultPathMatchesQStandardPaths() {
+        const QByteArray old_xdg = qgetenv("XDG_DATA_HOME");
+        const QString old_name = QCoreApplication::applicationName();
+        QCoreApplication::setApplicationName("inference-workbench");
+        for (const QByteArray& xdg : {QByteArray(), dir_.path().toUtf8()}) {
+            if (xdg.isEmpty())
+                qunsetenv("XDG_DATA_HOME");
+            else
+                qputenv("XDG_DATA_HOME", xdg);
+            const QString want = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+                                 "/runlog.sqlite";
+            QCOMPARE(QString::fromStdString(default_db_path()), want);
+        }
+        // A relative XDG_DATA_HOME is ignored (XDG Base Directory spec; Qt
+        // 6.4 would use it, so the GUI calls default_db_path() too).
+        qputenv("XDG_DATA_HOME", "relative/dir");
+        QCOMPARE(QString::fromStdString(default_db_path()),
+                 QString::fromLocal8Bit(qgetenv("HOME")) +
+                     "/.local/share/inference-workbench/runlog.sqlite");
+        QCoreApplication::setApplicationName(old_name);
+        if (old_xdg.isEmpty())
+            qunsetenv("XDG_DATA_HOME");
+        else
+            qputenv("XDG_DATA_HOME", old_xdg);
     }
 
     void hostFactParsers() {
