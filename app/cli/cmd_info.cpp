@@ -13,6 +13,8 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
+#include "model/vk_llama.h"
+#include "vk/context.h"
 
 namespace wb::cli {
 
@@ -30,6 +32,9 @@ const CommandSpec kSpec{
         {"ctx-size", 'c', "N",
          "context size in tokens for the KV figure (default: training context)"},
         {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+        {"device", 0, "SEL",
+         "Vulkan device (index or name substring) to check the model fits on "
+         "(default: first discrete GPU)"},
     },
     0,
     1,
@@ -137,6 +142,27 @@ int cmd_info(const std::vector<std::string>& argv) {
                 human_bytes(kv_bytes).c_str(), n_ctx, kv_name.c_str());
     std::printf("total:           %" PRIu64 " bytes (%s)\n", weight_bytes + kv_bytes,
                 human_bytes(weight_bytes + kv_bytes).c_str());
+
+    // Where it would run: the Vulkan device and whether the model fits its
+    // largest device-local heap (VkLlama's own estimate, activations included).
+    try {
+        const std::vector<vk::DeviceInfo> devs = vk::list_devices();
+        const vk::DeviceInfo& d = devs.at(vk::choose_device(devs, args.get("device").value_or("")));
+        model::ContextParams cp;
+        cp.n_ctx = static_cast<uint32_t>(n_ctx);
+        cp.kv_type = kv_name == "f16" ? model::KvType::F16 : model::KvType::F32;
+        const model::VkMemoryNeed need = model::VkLlama::memory_needed(f, cp);
+        uint64_t heap = 0;
+        for (const vk::HeapInfo& h : d.heaps)
+            if (h.device_local && h.size > heap) heap = h.size;
+        std::printf("vulkan device:   %u: %s (%s)\n", d.index, d.name.c_str(), d.type_name().c_str());
+        std::printf("device memory:   %" PRIu64 " bytes needed (%s), largest device-local heap %s: %s\n",
+                    need.total(), human_bytes(need.total()).c_str(), human_bytes(heap).c_str(),
+                    need.total() <= heap ? "fits" : "does NOT fit");
+    } catch (const std::exception& e) {
+        if (args.get("device")) throw;  // asked for a device: say why it is not there
+        std::printf("vulkan device:   none usable (%s)\n", e.what());
+    }
     return 0;
 }
 
