@@ -41,6 +41,12 @@ const std::map<std::string, Spirv>& spirv_table() {
         WB_SPV(get_rows_q8_0_u32),
         WB_SPV(get_rows_q4_0_u16),
         WB_SPV(get_rows_q4_0_u32),
+        WB_SPV(matvec_row_f32),
+        WB_SPV(matvec_row_f16),
+        WB_SPV(matvec_row_q8_0_u16),
+        WB_SPV(matvec_row_q8_0_u32),
+        WB_SPV(matvec_row_q4_0_u16),
+        WB_SPV(matvec_row_q4_0_u32),
         WB_SPV(kv_write_f32),
         WB_SPV(kv_write_f16),
         WB_SPV(attention_f32),
@@ -101,6 +107,8 @@ Kernels::Kernels(Context& ctx) : ctx_(ctx) {
     wg_elem_ = pow2_floor(std::min<uint32_t>(256, d.max_workgroup_invocations));
     mat_mat_ok_ =
         d.max_workgroup_invocations >= 256 && d.max_shared_memory >= 2 * 32 * 64 * sizeof(float);
+    // CPU devices: workgroups and barriers are expensive, lanes are few.
+    vec_per_row_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 Kernels::~Kernels() = default;
@@ -154,19 +162,25 @@ void Kernels::mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uin
     if (n_tok == 0) return;
     bool use_mat = path == MatPath::Mat || (path == MatPath::Auto && n_tok > kVecMaxTokens);
     if (!mat_mat_ok_) use_mat = false;
-    if (!use_mat && n_tok > ctx_.info().max_workgroup_count[2]) {
+    const bool per_row =
+        !use_mat && (path == MatPath::VecRow || (path == MatPath::Auto && vec_per_row_));
+    if (!use_mat && n_tok > ctx_.info().max_workgroup_count[per_row ? 1 : 2]) {
         throw std::invalid_argument("mul_mat " + w.name() + ": " + std::to_string(n_tok) +
-                                    " tokens exceed maxComputeWorkGroupCount[2] for mat x vec");
+                                    " tokens exceed maxComputeWorkGroupCount for mat x vec");
     }
     const std::string tname = ggml::type_name(w.type());
     const Pipeline& p =
-        use_mat ? get(weight_variant("matmul", w.type()), 3, sizeof(MatPush), 0)
-                : get(weight_variant("matvec", w.type()), 3, sizeof(MatPush), wg_reduce_);
+        use_mat   ? get(weight_variant("matmul", w.type()), 3, sizeof(MatPush), 0)
+        : per_row ? get(weight_variant("matvec_row", w.type()), 3, sizeof(MatPush), wg_elem_)
+                  : get(weight_variant("matvec", w.type()), 3, sizeof(MatPush), wg_reduce_);
     for (const WeightPiece& piece : w.pieces()) {
         MatPush pc{w.ne0(), piece.rows, piece.row_begin, n_tok, x_off, x_stride, y_off, y_stride};
         if (use_mat) {
             rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(piece.rows, 64),
                          ceil_div(n_tok, 64), 1, "mul_mat " + tname);
+        } else if (per_row) {
+            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(piece.rows, wg_elem_), n_tok, 1,
+                         "mul_mat_vec " + tname);
         } else {
             const uint32_t gx = std::min<uint32_t>(piece.rows, ctx_.info().max_workgroup_count[0]);
             rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, gx, ceil_div(piece.rows, gx), n_tok,

@@ -22,8 +22,12 @@
 
 namespace wb::vk {
 
-/// Which matrix-multiplication shader mul_mat uses.
-enum class MatPath { Auto, Vec, Mat };
+/// Which matrix-multiplication shader mul_mat uses: Auto picks Mat for
+/// more than kVecMaxTokens tokens (where the device allows it), else
+/// VecRow on CPU devices and Vec elsewhere. Vec: one workgroup per output
+/// row with a shared-memory reduction (GPUs); VecRow: one invocation per
+/// row, no barriers (lavapipe); Mat: tiled mat x mat.
+enum class MatPath { Auto, Vec, VecRow, Mat };
 
 /// Attention shape for one call.
 struct AttentionShape {
@@ -89,6 +93,7 @@ class Kernels {
     uint32_t wg_reduce_ = 64;  ///< matvec, rms_norm, attention
     uint32_t wg_elem_ = 256;   ///< elementwise ops
     bool mat_mat_ok_ = false;
+    bool vec_per_row_ = false;  ///< Auto uses matvec_row (CPU devices)
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
 };
 

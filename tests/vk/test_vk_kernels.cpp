@@ -144,11 +144,12 @@ class TestVkKernels : public QObject {
         const char* ctx_names[] = {"u16", "u32", "split"};
         for (const auto& [tn, t] : types) {
             for (int c = 0; c < 3; ++c) {
-                for (int path : {int(MatPath::Vec), int(MatPath::Mat)}) {
-                    const int n_tok = path == int(MatPath::Vec) ? 3 : 70;
-                    const std::string name = std::string(tn) +
-                                             (path == int(MatPath::Vec) ? " vec " : " mat ") +
-                                             ctx_names[c];
+                for (int path : {int(MatPath::Vec), int(MatPath::VecRow), int(MatPath::Mat)}) {
+                    const int n_tok = path == int(MatPath::Mat) ? 70 : 3;
+                    const char* pn = path == int(MatPath::Vec)      ? " vec "
+                                     : path == int(MatPath::VecRow) ? " vecrow "
+                                                                    : " mat ";
+                    const std::string name = std::string(tn) + pn + ctx_names[c];
                     QTest::newRow(name.c_str()) << int(t) << path << c << n_tok;
                 }
             }
