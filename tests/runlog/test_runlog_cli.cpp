@@ -95,24 +95,25 @@ class TestRunLogCli : public QObject {
         const QString db = dir_.filePath("batch.sqlite");
         const QString prompts = dir_.filePath("fifty.jsonl");
         write_prompts(prompts, 50);
-        const Run r =
-            run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "--concurrency", "4", "-n", "8",
-                       "--temp", "0", "--db", db, "-q", "-o", dir_.filePath("fifty.out.jsonl")});
+        const Run r = run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "--concurrency", "4",
+                                 "-n", "8", "--temp", "0", "--backend", "vulkan", "--db", db, "-q",
+                                 "-o", dir_.filePath("fifty.out.jsonl")});
         QVERIFY2(r.code == 0, r.err.constData());
-        const auto rows =
-            query(db,
-                  "SELECT r.request_id, m.sha256, e.backend, e.os, e.cpu, "
-                  "e.app_version, u.kind, r.prompt, r.output_tokens "
-                  "FROM responses r JOIN model_versions m ON m.id = r.model_version_id "
-                  "JOIN environments e ON e.id = r.environment_id "
-                  "JOIN runs u ON u.id = r.run_id ORDER BY r.id");
+        const auto rows = query(
+            db,
+            "SELECT r.request_id, m.sha256, e.backend || ':' || e.vk_device_name, e.os, e.cpu, "
+            "e.app_version, u.kind, r.prompt, r.output_tokens "
+            "FROM responses r JOIN model_versions m ON m.id = r.model_version_id "
+            "JOIN environments e ON e.id = r.environment_id "
+            "JOIN runs u ON u.id = r.run_id ORDER BY r.id");
         QCOMPARE(rows.size(), 50);
         const QString want = sha256sum(kModel);
         QSet<QString> ids;
         for (const QStringList& row : rows) {
             ids << row[0];
             QCOMPARE(row[1], want);
-            QCOMPARE(row[2], QString("cpu"));
+            // The Vulkan device (lavapipe without a GPU) is named.
+            QVERIFY2(row[2].startsWith("vulkan:") && row[2].size() > 7, qPrintable(row[2]));
             QVERIFY(!row[3].isEmpty() && !row[4].isEmpty());
             QCOMPARE(row[5], QString(WB_APP_VERSION));
             QCOMPARE(row[6], QString("batch"));
@@ -157,8 +158,9 @@ class TestRunLogCli : public QObject {
         QCOMPARE(none.out, QByteArray());
 
         // --no-log writes nothing.
-        const Run quiet = run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "-n", "2", "--db",
-                                     db, "--no-log", "-q", "-o", dir_.filePath("nolog.jsonl")});
+        const Run quiet =
+            run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "-n", "2", "--backend", "cpu",
+                       "--db", db, "--no-log", "-q", "-o", dir_.filePath("nolog.jsonl")});
         QVERIFY2(quiet.code == 0, quiet.err.constData());
         QCOMPARE(query(db, "SELECT count(*) FROM responses")[0][0], QString("50"));
 
@@ -177,7 +179,7 @@ class TestRunLogCli : public QObject {
         write_prompts(prompts, 3000);
         QProcess p;
         p.start(kCli, {"batch", "-m", kModel, "--prompts", prompts, "--concurrency", "2", "-n",
-                       "64", "--ignore-eos", "--db", db, "-q"});
+                       "64", "--ignore-eos", "--backend", "cpu", "--db", db, "-q"});
         QVERIFY(p.waitForStarted());
         QStringList reported;
         QByteArray pending;
