@@ -27,6 +27,7 @@
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
+#include "runlog/vk_device.h"
 #include "scheduler/event_queue.h"
 #include "scheduler/scheduler.h"
 
@@ -191,7 +192,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         model_version = log->ensure_model_version(model_path);
         const bool cpu = bm.model->backend_name() == "cpu";
         runlog::DeviceInfo dev;
-        if (!cpu) dev.name = bm.model->backend_name();
+        if (!cpu) dev = runlog::describe_vulkan_device(args.get("device").value_or(""));
         environment =
             log->ensure_environment(runlog::collect_environment(cpu ? "cpu" : "vulkan", dev));
     }

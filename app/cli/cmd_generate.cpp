@@ -26,6 +26,7 @@
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
+#include "runlog/vk_device.h"
 #include "sampling/sampler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -213,7 +214,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
             {"prompt_mode", "raw"}};
         const bool cpu = m->backend_name() == "cpu";
         runlog::DeviceInfo dev;
-        if (!cpu) dev.name = m->backend_name();
+        if (!cpu) dev = runlog::describe_vulkan_device(lo.device);  // the loader's choice
         runlog::ResponseRecord r;
         r.run_id = log->begin_run(runlog::RunKind::Generate, "generate", settings);
         r.model_version_id = log->ensure_model_version(path);

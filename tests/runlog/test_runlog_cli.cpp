@@ -122,6 +122,26 @@ class TestRunLogCli : public QObject {
         }
         QCOMPARE(ids.size(), 50);
         QCOMPARE(query(db, "SELECT count(*) FROM environments")[0][0], QString("1"));
+        // Vulkan facts as vulkaninfo (an independent reader) reports them for
+        // the device the batch ran on.
+        const auto env = query(db,
+                               "SELECT vk_device_name, vk_device_type, vk_driver_name, "
+                               "vk_driver_version, vk_api_version FROM environments")[0];
+        const QString summary = QString::fromUtf8(run("vulkaninfo", {"--summary"}).out);
+        auto field = [&](const QString& key) {
+            // Values of `key = value` lines, in device order.
+            QStringList v;
+            for (const QString& line : summary.split('\n'))
+                if (line.trimmed().startsWith(key + " ")) v << line.section('=', 1).trimmed();
+            return v;
+        };
+        const int dev = int(field("deviceName").indexOf(env[0]));
+        QVERIFY2(dev >= 0, qPrintable(env[0]));
+        QCOMPARE(env[2], field("driverName").value(dev));
+        QCOMPARE(env[4], field("apiVersion").value(dev));
+        QVERIFY2(env[3].contains(field("driverInfo").value(dev)), qPrintable(env[3]));
+        const QString vk_type = field("deviceType").value(dev);  // PHYSICAL_DEVICE_TYPE_CPU
+        QCOMPARE(env[1], vk_type.section("TYPE_", 1).toLower().replace('_', '-'));
         QCOMPARE(query(db, "SELECT count(*) FROM runs WHERE ended_ms IS NOT NULL")[0][0],
                  QString("1"));
 
