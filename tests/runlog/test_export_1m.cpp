@@ -1,7 +1,7 @@
 // Export of 1,000,000 synthetic responses: checks the row count of CSV and
 // JSONL exports and prints rows/s and the peak-RSS growth during each
 // export (reported in the issue note; never asserted — no timing asserts).
-// Rows are inserted with raw SQL in one transaction (log_response's
+// Rows are inserted with one raw INSERT ... SELECT (one transaction) (log_response's
 // per-response durable commit would take far longer and is not what this
 // measures).
 
@@ -48,33 +48,23 @@ class TestExport1M : public QObject {
         {
             sqlite3* db = nullptr;
             QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-            QCOMPARE(sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
-            sqlite3_stmt* st = nullptr;
-            QCOMPARE(sqlite3_prepare_v2(
-                         db,
-                         "INSERT INTO responses (run_id, model_version_id, environment_id, "
-                         "request_id, settings, redacted, prompt, prompt_sha256, prompt_bytes, "
-                         "prompt_tokens, output, output_sha256, output_bytes, output_tokens, "
-                         "finish_reason, queue_wait_ms, ttft_ms, tpot_ms, e2e_ms, prefill_tps, "
-                         "decode_tps, started_ms, finished_ms) VALUES (?1, ?2, ?3, 'p' || ?4, "
-                         "'{\"seed\":' || ?4 || ',\"temperature\":0.8,\"max_tokens\":64}', 0, "
-                         "'Once upon a time, number ' || ?4, printf('%064x', ?4), 30, 8, "
-                         "'there was a \"cat\", a dog, and ' || ?4 || ' mice. They played "
-                         "all day in the sun and were happy.', printf('%064x', ?4), 90, 64, "
-                         "'length', 0.25, 12.5, 1.75, 123.0, 2000.0, 570.5, "
-                         "1764460800000 + ?4, 1764460800123 + ?4)",
-                         -1, &st, nullptr),
-                     SQLITE_OK);
-            for (int i = 0; i < kRows; ++i) {
-                sqlite3_bind_int64(st, 1, run);
-                sqlite3_bind_int64(st, 2, mv);
-                sqlite3_bind_int64(st, 3, env);
-                sqlite3_bind_int64(st, 4, i);
-                QCOMPARE(sqlite3_step(st), SQLITE_DONE);
-                sqlite3_reset(st);
-            }
-            sqlite3_finalize(st);
-            QCOMPARE(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+            // One INSERT ... SELECT over a recursive counter: one transaction,
+            // no per-row round trips.
+            const std::string sql =
+                "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < " +
+                std::to_string(kRows - 1) +
+                ") INSERT INTO responses (run_id, model_version_id, environment_id, request_id, "
+                "settings, redacted, prompt, prompt_sha256, prompt_bytes, prompt_tokens, output, "
+                "output_sha256, output_bytes, output_tokens, finish_reason, queue_wait_ms, "
+                "ttft_ms, "
+                "tpot_ms, e2e_ms, prefill_tps, decode_tps, started_ms, finished_ms) SELECT " +
+                std::to_string(run) + ", " + std::to_string(mv) + ", " + std::to_string(env) +
+                ", 'p' || i, '{\"seed\":' || i || ',\"temperature\":0.8,\"max_tokens\":64}', 0, "
+                "'Once upon a time, number ' || i, printf('%064x', i), 30, 8, "
+                "'there was a \"cat\", a dog, and ' || i || ' mice. They played all day in the "
+                "sun and were happy.', printf('%064x', i), 90, 64, 'length', 0.25, 12.5, 1.75, "
+                "123.0, 2000.0, 570.5, 1764460800000 + i, 1764460800123 + i FROM c";
+            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
             sqlite3_close(db);
         }
         qInfo("inserted %d rows in %.1f s", kRows, double(t.elapsed()) / 1000.0);
