@@ -498,6 +498,32 @@ class TestVkKernels : public QObject {
         QVERIFY(!c.memory_report().heaps.empty());
     }
 
+    void no_driver_gives_clear_error() {
+        // The loader finds no ICD: vkCreateInstance fails, and the message
+        // names the result and what to install (never a crash).
+        const QByteArray old_files = qgetenv("VK_DRIVER_FILES"),
+                         old_icd = qgetenv("VK_ICD_FILENAMES");
+        qputenv("VK_DRIVER_FILES", "/nonexistent/icd.json");
+        qputenv("VK_ICD_FILENAMES", "/nonexistent/icd.json");
+        std::string what;
+        try {
+            ContextOptions o;
+            o.pipeline_cache = false;
+            Context::create(o);
+        } catch (const wb::vk::Error& e) {
+            what = e.what();
+        }
+        for (const auto& [name, old] :
+             {std::pair{"VK_DRIVER_FILES", old_files}, std::pair{"VK_ICD_FILENAMES", old_icd}}) {
+            if (old.isEmpty())
+                qunsetenv(name);
+            else
+                qputenv(name, old);
+        }
+        QVERIFY2(what.find("VK_ERROR_INCOMPATIBLE_DRIVER") != std::string::npos, what.c_str());
+        QVERIFY2(what.find("mesa-vulkan-drivers") != std::string::npos, what.c_str());
+    }
+
     void device_choice() {
         std::vector<DeviceInfo> devs(3);
         devs[0].index = 0, devs[0].name = "llvmpipe (LLVM 15)",
