@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "args.h"
+#include "common_options.h"
 #include "compare/compare.h"
 #include "model/load.h"
 
@@ -44,7 +45,7 @@ const CommandSpec kSpec{
         {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
         {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
         {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
-        {"backend", 0, "NAME", "cpu or vulkan (default: the engine's default)"},
+        {"backend", 0, "NAME", "vulkan or cpu (the f32 reference) (default: vulkan)"},
         {"device", 0, "DEV", "Vulkan device index or name substring"},
         {"json", 0, "", "print one JSON object instead of the table"},
         {"quiet", 'q', "", "no progress lines on stderr"},
@@ -80,14 +81,14 @@ int cmd_compare(const std::vector<std::string>& argv) {
     } else {
         throw UsageError("compare: --kv-type must be f32 or f16, got '" + kv + "'");
     }
-    const std::string backend = args.get("backend").value_or("");
+    const std::string backend = args.get("backend").value_or(kDefaultBackend);
     const std::string device = args.get("device").value_or("");
     const bool quiet = args.has("quiet");
 
     const compare::ModelLoader loader = [&](const std::string& path,
                                             const model::ContextParams& cp) {
         model::LoadOptions lo;
-        if (!backend.empty()) lo.backend = backend;
+        lo.backend = backend;
         lo.device = device;
         lo.context = cp;
         return model::load_model(path, lo);

@@ -109,7 +109,7 @@ class TestCompareCli : public QObject {
             f.write("Once upon a time\nLily and Ben\n");
         }
         Result r = run({"compare", "-m", kF32, "-m", q8, "--text", text, "--ctx", "128",
-                        "--prompts", prompts, "-n", "16", "--json", "-q"});
+                        "--prompts", prompts, "-n", "16", "--json", "-q", "--backend", "cpu"});
         QVERIFY2(r.code == 0, r.err.constData());
         const QJsonObject j = QJsonDocument::fromJson(r.out).object();
         const QJsonArray models = j["models"].toArray();
@@ -128,6 +128,8 @@ class TestCompareCli : public QObject {
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(r.out.contains("teacher-forced agreement"));
         QVERIFY(r.err.contains("compare: loading B"));
+        QVERIFY2(r.out.contains("backend") && !r.out.contains("n/a (cpu)"),
+                 r.out.constData());  // Vulkan is the default backend
 
         r = run({"compare", "-m", kF32});
         QCOMPARE(r.code, 2);
