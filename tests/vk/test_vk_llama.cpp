@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -17,7 +18,9 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "model/cpu_llama.h"
 #include "model/vk_llama.h"
+#include "quant/quantize_model.h"
 #include "vk_test_util.h"
 
 using namespace wb;
@@ -272,6 +275,55 @@ class TestVkLlama : public QObject {
         const Golden& g = golden_[0];
         QVERIFY(greedy(*m, g.prompt, 48) == g.generated);
         expect_clean(*m);
+    }
+
+    void quantized_models_match_cpu_reference_data() {
+        QTest::addColumn<int>("target");
+        QTest::addColumn<bool>("words");
+        QTest::newRow("f16") << int(quant::Target::F16) << false;
+        QTest::newRow("q8_0 u16") << int(quant::Target::Q8_0) << false;
+        QTest::newRow("q8_0 u32 words") << int(quant::Target::Q8_0) << true;
+        QTest::newRow("q4_0 u16") << int(quant::Target::Q4_0) << false;
+        QTest::newRow("q4_0 u32 words") << int(quant::Target::Q4_0) << true;
+    }
+
+    void quantized_models_match_cpu_reference() {
+        // The same quantized file on both backends: the CPU reference
+        // dequantizes to f32 on load, the shaders dequantize on the fly.
+        // Prefill (mat x mat) then decode steps (mat x vec).
+        QFETCH(int, target);
+        QFETCH(bool, words);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("q.gguf").toStdString();
+        quant::quantize_file(kModel, path, quant::Target(target));
+        const gguf::File file = gguf::File::open(path);
+        ContextParams cp;
+        cp.n_ctx = 128;
+        VkLlamaOptions o;
+        o.device.validation = vk::test::validation_wanted();
+        o.device.pipeline_cache = false;
+        o.device.force_word_access = words;
+        VkLlama gpu(file, cp, o);
+        CpuLlama cpu(file, cp);
+        const auto& prompt = golden_[1].prompt;  // 22 tokens
+        Batch b;
+        for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], int32_t(i), 0, true);
+        std::vector<float> lg, lc;
+        double worst = 0.0;
+        for (int step = 0; step < 6; ++step) {
+            gpu.decode(b, lg);
+            cpu.decode(b, lc);
+            QCOMPARE(lg.size(), lc.size());
+            std::vector<double> want(lc.begin(), lc.end());
+            worst = std::max(worst, vk::test::rel_error(lg, want));
+            const int32_t next = argmax(lc.data() + lc.size() - 512, 512);
+            const int32_t pos = b.pos.back() + 1;
+            b.clear();
+            b.add(next, pos, 0, true);
+        }
+        qInfo("max rel. logit error vs CPU reference: %g", worst);
+        QVERIFY(worst <= 1e-3);
+        expect_clean(gpu);
     }
 
     void memory_report_by_purpose() {
