@@ -1,0 +1,60 @@
+#include "gen_settings.h"
+
+namespace wb::gui {
+
+QJsonObject GenSettings::toJson() const {
+    QJsonObject o;
+    o["temperature"] = temperature;
+    o["top_k"] = top_k;
+    o["top_p"] = top_p;
+    o["min_p"] = min_p;
+    o["repeat_penalty"] = repeat_penalty;
+    o["repeat_last_n"] = repeat_last_n;
+    // JSON numbers are doubles: a 64-bit seed above 2^53 would lose bits.
+    o["seed"] = QString::number(seed);
+    o["max_tokens"] = max_tokens;
+    o["n_ctx"] = n_ctx;
+    o["n_parallel"] = n_parallel;
+    return o;
+}
+
+GenSettings GenSettings::fromJson(const QJsonObject& o) {
+    GenSettings s;
+    s.temperature = o.value("temperature").toDouble(s.temperature);
+    s.top_k = o.value("top_k").toInt(s.top_k);
+    s.top_p = o.value("top_p").toDouble(s.top_p);
+    s.min_p = o.value("min_p").toDouble(s.min_p);
+    s.repeat_penalty = o.value("repeat_penalty").toDouble(s.repeat_penalty);
+    s.repeat_last_n = o.value("repeat_last_n").toInt(s.repeat_last_n);
+    const QJsonValue seed = o.value("seed");
+    if (seed.isString()) {
+        bool ok = false;
+        const quint64 v = seed.toString().toULongLong(&ok);
+        if (ok) s.seed = v;
+    } else if (seed.isDouble()) {
+        s.seed = static_cast<quint64>(seed.toDouble());
+    }
+    s.max_tokens = o.value("max_tokens").toInt(s.max_tokens);
+    s.n_ctx = o.value("n_ctx").toInt(s.n_ctx);
+    s.n_parallel = o.value("n_parallel").toInt(s.n_parallel);
+    return s;
+}
+
+QString GenSettings::summary() const {
+    if (temperature <= 0.0) {
+        return QStringLiteral("greedy · rep %1 · max %2 tok")
+            .arg(repeat_penalty, 0, 'f', 2)
+            .arg(max_tokens);
+    }
+    return QStringLiteral(
+               "temp %1 · top-k %2 · top-p %3 · min-p %4 · rep %5 · seed %6 · max %7 tok")
+        .arg(temperature, 0, 'f', 2)
+        .arg(top_k)
+        .arg(top_p, 0, 'f', 2)
+        .arg(min_p, 0, 'f', 2)
+        .arg(repeat_penalty, 0, 'f', 2)
+        .arg(seed)
+        .arg(max_tokens);
+}
+
+}  // namespace wb::gui

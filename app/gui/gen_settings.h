@@ -1,0 +1,37 @@
+#pragma once
+// The settings a user picks in the settings panel: sampling parameters (the
+// same set and defaults as llama.cpp's common sampling params / the CLI's
+// generate flags), the per-request token limit and the context the model is
+// loaded with. Plain value type, shared by the chat, the batch panel, the
+// run log and QSettings persistence.
+
+#include <QJsonObject>
+#include <QString>
+
+namespace wb::gui {
+
+/// Generation settings of one request or run.
+struct GenSettings {
+    double temperature = 0.8;     ///< 0 = greedy (argmax, ties to the lower id)
+    int top_k = 40;               ///< 0 = off
+    double top_p = 0.95;          ///< 1 = off
+    double min_p = 0.05;          ///< 0 = off
+    double repeat_penalty = 1.0;  ///< 1 = off (llama.cpp: positive logits divided)
+    int repeat_last_n = 64;       ///< tokens the penalty looks back over
+    quint64 seed = 42;            ///< RNG seed; same seed + settings = same tokens
+    int max_tokens = 128;         ///< generated tokens per request (>= 1)
+    int n_ctx = 2048;             ///< KV-cache cells the model is loaded with (tokens)
+    int n_parallel = 4;           ///< scheduler slots (sequences in the KV cache)
+
+    /// The settings as a JSON object with the field names above (used for
+    /// the run log's settings column and the reply footer).
+    QJsonObject toJson() const;
+    /// Reads the fields present in `o`; absent ones keep their defaults.
+    static GenSettings fromJson(const QJsonObject& o);
+    /// Short human line: "temp 0.80 · top-k 40 · top-p 0.95 · min-p 0.05 · seed 42".
+    QString summary() const;
+
+    bool operator==(const GenSettings&) const = default;
+};
+
+}  // namespace wb::gui

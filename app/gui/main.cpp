@@ -1,0 +1,99 @@
+// `workbench`: the desktop app. Opens the main window with the last model
+// used (the bundled default model at first start), logs every response to
+// the run log, and with --screenshots renders the README's screenshots.
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTimer>
+#include <cstdio>
+
+#include "main_window.h"
+#include "paths.h"
+#include "run_recorder.h"
+#include "screenshots.h"
+#include "settings_store.h"
+#include "wb_version.h"
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("inference-workbench");
+    QApplication::setApplicationName("workbench");
+    QApplication::setApplicationDisplayName("Inference Workbench");
+    QApplication::setApplicationVersion(QStringLiteral("%1 (%2)").arg(WB_VERSION, WB_GIT_COMMIT));
+    QApplication::setWindowIcon(QIcon(":/icons/inference-workbench.png"));
+
+    QCommandLineParser cli;
+    cli.setApplicationDescription(
+        "Inference Workbench: chat with local GGUF models, run prompt sets at a chosen "
+        "concurrency, watch latency percentiles and memory live, browse the run log.");
+    cli.addHelpOption();
+    cli.addVersionOption();
+    cli.addPositionalArgument(
+        "model",
+        "GGUF model to open (default: the last one used, at first start the bundled model)",
+        "[model.gguf]");
+    const QCommandLineOption db(
+        QStringLiteral("db"),
+        "Run-log database (default $XDG_DATA_HOME/inference-workbench/runlog.sqlite).", "path");
+    const QCommandLineOption noLog(QStringLiteral("no-log"),
+                                   "Do not write responses to the run log.");
+    const QCommandLineOption backend(QStringLiteral("backend"),
+                                     "Load on 'vulkan' or 'cpu' (the CPU reference).", "name");
+    const QCommandLineOption settings(QStringLiteral("settings"),
+                                      "Keep settings in this INI file instead of the user's.",
+                                      "file");
+    const QCommandLineOption shots(
+        QStringLiteral("screenshots"),
+        "Run a scripted session on the bundled model, write PNGs of the window to DIR, and exit.",
+        "dir");
+    cli.addOptions({db, noLog, backend, settings, shots});
+    cli.process(app);
+
+    const bool screenshot_mode = cli.isSet(shots);
+    wb::gui::SettingsStore store(cli.value(settings));
+    if (cli.isSet(backend)) store.setBackend(cli.value(backend));
+
+    wb::gui::RunRecorder recorder;
+    QString log_notice;
+    if (!cli.isSet(noLog)) {
+        const QString path = cli.isSet(db) ? cli.value(db) : wb::gui::RunRecorder::defaultPath();
+        if (!recorder.open(path, &log_notice))
+            log_notice = QObject::tr("Responses are not logged: %1").arg(log_notice);
+    }
+
+    wb::ui::MainWindow w(&store, &recorder);
+    w.show();
+    if (!log_notice.isEmpty()) {
+        std::fprintf(stderr, "workbench: %s\n", qPrintable(log_notice));
+        if (!screenshot_mode)
+            QTimer::singleShot(0, &w, [&w, log_notice] {
+                QMessageBox::warning(&w, QObject::tr("Run log"), log_notice);
+            });
+    }
+
+    if (screenshot_mode) {
+        QString model;
+        try {
+            model = cli.positionalArguments().value(
+                0, QString::fromStdString(wb::paths::default_model_path().string()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "workbench: %s\n", e.what());
+            return 1;
+        }
+        const int rc =
+            wb::gui::take_screenshots(w, cli.value(shots), QFileInfo(model).absoluteFilePath());
+        recorder.waitForIdle();
+        return rc;
+    }
+
+    if (!cli.positionalArguments().isEmpty())
+        w.openModel(QFileInfo(cli.positionalArguments().first()).absoluteFilePath());
+    else
+        w.openStartupModel();
+    const int rc = app.exec();
+    recorder.waitForIdle();
+    return rc;
+}

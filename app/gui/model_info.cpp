@@ -1,0 +1,54 @@
+#include "model_info.h"
+
+#include <QFileInfo>
+#include <map>
+
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+
+namespace wb::gui {
+
+ModelInfo ModelInfo::probe(const QString& path) {
+    const gguf::File f = gguf::File::open(path.toStdString());
+    ModelInfo m;
+    m.path = path;
+    m.file_bytes = static_cast<qint64>(f.file_size());
+    m.arch = QString::fromStdString(f.get_string("general.architecture").value_or(""));
+    m.name = QString::fromStdString(f.get_string("general.name").value_or(""));
+    if (m.name.isEmpty()) m.name = QFileInfo(path).completeBaseName();
+    m.tokenizer = QString::fromStdString(f.get_string("tokenizer.ggml.model").value_or(""));
+    m.has_chat_template = f.find("tokenizer.chat_template") != nullptr;
+    const std::string a = m.arch.toStdString();
+    m.n_ctx_train = static_cast<int>(f.get_int(a + ".context_length").value_or(0));
+    m.n_layer = static_cast<int>(f.get_int(a + ".block_count").value_or(0));
+
+    // Quantization as users mean it: the type holding most of the bytes
+    // (norms stay f32 in every quantized file, so a plain majority by
+    // tensor count would mislead).
+    std::map<uint32_t, uint64_t> bytes_by_type;
+    for (const gguf::TensorInfo& t : f.tensors()) {
+        m.n_params += static_cast<qint64>(t.n_elements());
+        bytes_by_type[t.type] += t.nbytes;
+    }
+    uint64_t best = 0;
+    for (const auto& [type, bytes] : bytes_by_type) {
+        if (bytes > best) {
+            best = bytes;
+            m.quantization = QString::fromStdString(ggml::type_name(type));
+        }
+    }
+    return m;
+}
+
+QString ModelInfo::summary() const {
+    QString params;
+    if (n_params >= 1000000000)
+        params = QString::number(static_cast<double>(n_params) / 1e9, 'f', 1) + "B";
+    else if (n_params >= 1000000)
+        params = QString::number(static_cast<double>(n_params) / 1e6, 'f', 1) + "M";
+    else
+        params = QString::number(static_cast<double>(n_params) / 1e3, 'f', 0) + "K";
+    return QStringLiteral("%1 · %2 · %3 · %4 params").arg(name, arch, quantization, params);
+}
+
+}  // namespace wb::gui

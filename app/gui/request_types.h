@@ -1,0 +1,80 @@
+#pragma once
+// Qt-side value types that carry one request and its outcome between the
+// engine bridge (which talks to the scheduler on the engine thread) and the
+// widgets (which live on the GUI thread). Copied through queued signals, so
+// they are registered metatypes.
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+
+#include "gen_settings.h"
+
+namespace wb::gui {
+
+/// One request for the scheduler.
+struct RequestSpec {
+    QString id;      ///< caller's id, unique among requests in flight ("chat-3", "batch2:p17")
+    QString label;   ///< id shown and logged (the prompt set's id); empty = id
+    QString prompt;  ///< raw prompt text (BOS is added by the tokenizer)
+    GenSettings settings;      ///< sampling settings; settings.max_tokens is the limit
+    int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
+    int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
+    qint64 run_id = 0;         ///< run-log run this response belongs to; 0 = not logged
+};
+
+/// What became of a request. Times in ms from the request's submit time
+/// (vLLM benchmark definitions: TTFT is measured from submit, not from
+/// admission; TPOT = (e2e - TTFT) / (generated tokens - 1)).
+struct RequestResult {
+    QString id;
+    QString label;      ///< copied from RequestSpec::label
+    qint64 run_id = 0;  ///< copied from RequestSpec::run_id
+    QString prompt;
+    QString output;
+    QList<int> token_ids;   ///< generated token ids, in order
+    QString finish_reason;  ///< stop | length | timeout | cancelled | rejected | error
+    QString error;          ///< message when finish_reason is error / rejected
+    int prompt_tokens = 0;
+    int generated_tokens = 0;
+    double queue_wait_ms = 0;
+    double ttft_ms = -1;  ///< -1 when no token was produced
+    double tpot_ms = -1;  ///< -1 when fewer than 2 tokens
+    double e2e_ms = 0;
+    double prefill_tps = 0;    ///< prompt tokens / prefill time (tokens/s)
+    double decode_tps = 0;     ///< (generated - 1) / decode time (tokens/s)
+    qint64 start_utc_ms = 0;   ///< submit time, ms since the Unix epoch (UTC)
+    qint64 finish_utc_ms = 0;  ///< finish time, ms since the Unix epoch (UTC)
+    GenSettings settings;      ///< settings the request ran with
+};
+
+/// Engine memory by purpose (bytes) and what the driver reports, if anything.
+struct MemoryUse {
+    double weights = 0;
+    double kv_cache = 0;
+    double activations = 0;
+    double staging = 0;
+    double device_usage = -1;   ///< VK_EXT_memory_budget heap usage, -1 = not reported
+    double device_budget = -1;  ///< VK_EXT_memory_budget heap budget, -1 = not reported
+    double total() const { return weights + kv_cache + activations + staging; }
+};
+
+/// One sample of the live metrics, taken on the GUI thread at ~10 Hz from
+/// the engine's thread-safe metrics snapshot. Latencies in ms over the
+/// metrics store's sliding window; -1 where there are no samples yet.
+struct LiveSnapshot {
+    double t_s = 0;  ///< seconds since the model was loaded
+    MemoryUse memory;
+    double ttft_p50 = -1, ttft_p95 = -1, ttft_p99 = -1;
+    double e2e_p50 = -1, e2e_p95 = -1, e2e_p99 = -1;
+    double decode_tps = 0;  ///< decode tokens/s over the window
+    int queued = 0;         ///< requests waiting for a slot
+    int running = 0;        ///< requests in slots
+    int kv_cells_used = 0;
+    bool busy = false;  ///< the engine thread has work
+};
+
+}  // namespace wb::gui
+
+Q_DECLARE_METATYPE(wb::gui::RequestResult)
+Q_DECLARE_METATYPE(wb::gui::LiveSnapshot)

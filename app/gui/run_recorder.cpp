@@ -1,0 +1,160 @@
+#include "run_recorder.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QtConcurrent>
+
+#include "runlog/environment.h"
+#include "runlog/run_log.h"
+
+namespace wb::gui {
+
+namespace {
+
+nlohmann::json to_json(const GenSettings& s) {
+    return nlohmann::json::parse(
+        QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact).toStdString());
+}
+
+std::optional<double> measured(double v) {
+    if (v < 0) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+RunRecorder::RunRecorder(QObject* parent) : QObject(parent) {
+    pool_.setMaxThreadCount(1);
+}
+
+RunRecorder::~RunRecorder() {
+    pool_.waitForDone();
+}
+
+QString RunRecorder::defaultPath() {
+    QString base = qEnvironmentVariable("XDG_DATA_HOME");
+    if (base.isEmpty()) base = QDir::homePath() + "/.local/share";
+    return base + "/inference-workbench/runlog.sqlite";
+}
+
+bool RunRecorder::open(const QString& path, QString* notice) {
+    try {
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        runlog::RunLog::Recovered r = runlog::RunLog::open_or_recover(path.toStdString());
+        log_ = std::make_shared<runlog::RunLog>(std::move(r.log));
+        if (notice) *notice = QString::fromStdString(r.message);
+        return true;
+    } catch (const std::exception& e) {
+        if (notice) *notice = QString::fromUtf8(e.what());
+        log_.reset();
+        return false;
+    }
+}
+
+QString RunRecorder::path() const {
+    return log_ ? QString::fromStdString(log_->path()) : QString();
+}
+
+qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
+                             const GenSettings& settings) {
+    if (!log_) return 0;
+    runlog::RunKind k = runlog::RunKind::Chat;
+    if (kind == "batch")
+        k = runlog::RunKind::Batch;
+    else if (kind == "compare")
+        k = runlog::RunKind::Compare;
+    try {
+        return log_->begin_run(k, name.toStdString(), to_json(settings));
+    } catch (const std::exception& e) {
+        emit failed(QString::fromUtf8(e.what()));
+        return 0;
+    }
+}
+
+void RunRecorder::endRun(qint64 run_id) {
+    if (!log_ || run_id <= 0) return;
+    auto log = log_;
+    (void)QtConcurrent::run(&pool_, [this, log, run_id] {
+        try {
+            log->end_run(run_id);
+        } catch (const std::exception& e) {
+            emit failed(QString::fromUtf8(e.what()));
+        }
+    });
+}
+
+void RunRecorder::setModel(const QString& gguf_path, const QString& backend,
+                           const QString& device_name, const QString& device_type,
+                           const QString& driver_name, const QString& driver_version,
+                           const QString& api_version) {
+    if (!log_) return;
+    auto log = log_;
+    runlog::DeviceInfo dev;
+    if (backend == "vulkan") {
+        dev.name = device_name.toStdString();
+        dev.type = device_type.toStdString();
+        dev.driver_name = driver_name.toStdString();
+        dev.driver_version = driver_version.toStdString();
+        dev.api_version = api_version.toStdString();
+    }
+    const std::string path = gguf_path.toStdString();
+    const std::string be = backend == "vulkan" ? "vulkan" : "cpu";
+    (void)QtConcurrent::run(&pool_, [this, log, dev, path, be] {
+        try {
+            model_version_id_ = log->ensure_model_version(path);
+            environment_id_ = log->ensure_environment(runlog::collect_environment(be, dev));
+        } catch (const std::exception& e) {
+            model_version_id_.reset();
+            environment_id_.reset();
+            emit failed(QString::fromUtf8(e.what()));
+        }
+    });
+}
+
+void RunRecorder::log(const RequestResult& r) {
+    if (!log_ || r.run_id <= 0) return;
+    auto log = log_;
+    (void)QtConcurrent::run(&pool_, [this, log, r] {
+        if (!model_version_id_ || !environment_id_) {
+            emit failed(tr("response %1 not logged: the model version is not known").arg(r.id));
+            return;
+        }
+        runlog::ResponseRecord rec;
+        rec.run_id = r.run_id;
+        rec.model_version_id = *model_version_id_;
+        rec.environment_id = *environment_id_;
+        rec.request_id = (r.label.isEmpty() ? r.id : r.label).toStdString();
+        rec.settings = to_json(r.settings);
+        rec.settings["prompt_mode"] = "raw";
+        rec.prompt = r.prompt.toStdString();
+        rec.prompt_tokens = r.prompt_tokens;
+        rec.output = r.output.toStdString();
+        rec.output_tokens = r.generated_tokens;
+        rec.finish_reason = r.finish_reason.toStdString();
+        rec.error = r.error.toStdString();
+        rec.queue_wait_ms = measured(r.queue_wait_ms);
+        rec.ttft_ms = measured(r.ttft_ms);
+        rec.tpot_ms = measured(r.tpot_ms);
+        rec.e2e_ms = measured(r.e2e_ms);
+        if (r.generated_tokens > 0) {
+            rec.prefill_tps = measured(r.prefill_tps);
+            rec.decode_tps = measured(r.decode_tps);
+        }
+        rec.started_ms = r.start_utc_ms;
+        if (r.finish_utc_ms > 0) rec.finished_ms = r.finish_utc_ms;
+        try {
+            log->log_response(rec);
+            ++logged_;
+            emit logged(r.id);
+        } catch (const std::exception& e) {
+            emit failed(QString::fromUtf8(e.what()));
+        }
+    });
+}
+
+void RunRecorder::waitForIdle() {
+    pool_.waitForDone();
+}
+
+}  // namespace wb::gui

@@ -1,0 +1,76 @@
+#include "settings_store.h"
+
+#include <QJsonDocument>
+
+namespace wb::gui {
+
+SettingsStore::SettingsStore(const QString& ini_path)
+    : s_(ini_path.isEmpty() ? std::make_unique<QSettings>(QStringLiteral("inference-workbench"),
+                                                          QStringLiteral("workbench"))
+                            : std::make_unique<QSettings>(ini_path, QSettings::IniFormat)) {}
+
+GenSettings SettingsStore::gen() const {
+    const QByteArray json = s_->value("generation/settings").toByteArray();
+    return GenSettings::fromJson(QJsonDocument::fromJson(json).object());
+}
+
+void SettingsStore::setGen(const GenSettings& s) {
+    s_->setValue("generation/settings", QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact));
+}
+
+QStringList SettingsStore::recentModels() const {
+    return s_->value("models/recent").toStringList();
+}
+
+void SettingsStore::addRecentModel(const QString& path) {
+    QStringList l = recentModels();
+    l.removeAll(path);
+    l.prepend(path);
+    while (l.size() > kMaxRecent) l.removeLast();
+    s_->setValue("models/recent", l);
+}
+
+void SettingsStore::removeRecentModel(const QString& path) {
+    QStringList l = recentModels();
+    l.removeAll(path);
+    s_->setValue("models/recent", l);
+}
+
+QString SettingsStore::backend() const {
+    return s_->value("engine/backend", "vulkan").toString();
+}
+void SettingsStore::setBackend(const QString& b) {
+    s_->setValue("engine/backend", b);
+}
+QString SettingsStore::device() const {
+    return s_->value("engine/device").toString();
+}
+void SettingsStore::setDevice(const QString& d) {
+    s_->setValue("engine/device", d);
+}
+
+QByteArray SettingsStore::windowGeometry() const {
+    return s_->value("window/geometry").toByteArray();
+}
+QByteArray SettingsStore::windowState() const {
+    return s_->value("window/state").toByteArray();
+}
+void SettingsStore::setWindow(const QByteArray& geometry, const QByteArray& state) {
+    s_->setValue("window/geometry", geometry);
+    s_->setValue("window/state", state);
+}
+QByteArray SettingsStore::splitterState() const {
+    return s_->value("window/splitter").toByteArray();
+}
+void SettingsStore::setSplitterState(const QByteArray& s) {
+    s_->setValue("window/splitter", s);
+}
+
+bool SettingsStore::firstStart() const {
+    return !s_->value("app/started", false).toBool();
+}
+void SettingsStore::setStarted() {
+    s_->setValue("app/started", true);
+}
+
+}  // namespace wb::gui

@@ -1,0 +1,59 @@
+#pragma once
+// Persistence of what the user chose, with QSettings: generation settings,
+// recent models, backend and device, window geometry and dock/splitter
+// state. The GUI reads it at start and writes on every change, so a crash
+// keeps the last settings.
+
+#include <QByteArray>
+#include <QSettings>
+#include <QStringList>
+#include <memory>
+
+#include "gen_settings.h"
+
+namespace wb::gui {
+
+/// Typed access to the app's QSettings.
+class SettingsStore {
+  public:
+    /// Most recent models kept in the list.
+    static constexpr int kMaxRecent = 8;
+
+    /// The user's settings (native format, organization
+    /// "inference-workbench", application "workbench"); with `ini_path`,
+    /// an INI file at that path instead (tests, screenshots).
+    explicit SettingsStore(const QString& ini_path = {});
+
+    GenSettings gen() const;
+    void setGen(const GenSettings& s);
+
+    /// Most recent first, existing entries moved to the front, at most kMaxRecent.
+    QStringList recentModels() const;
+    void addRecentModel(const QString& path);
+    void removeRecentModel(const QString& path);
+
+    /// "vulkan" or "cpu"; default "vulkan".
+    QString backend() const;
+    void setBackend(const QString& b);
+    /// Device selector (index or name substring); empty = engine default.
+    QString device() const;
+    void setDevice(const QString& d);
+
+    QByteArray windowGeometry() const;
+    QByteArray windowState() const;
+    void setWindow(const QByteArray& geometry, const QByteArray& state);
+    QByteArray splitterState() const;
+    void setSplitterState(const QByteArray& s);
+
+    /// True until a model has been loaded once (first start loads the default model).
+    bool firstStart() const;
+    void setStarted();
+
+    QSettings& raw() { return *s_; }
+    void sync() { s_->sync(); }
+
+  private:
+    std::unique_ptr<QSettings> s_;
+};
+
+}  // namespace wb::gui

@@ -1,0 +1,265 @@
+// The real app against the real engine and the bundled default model
+// (offscreen): the main window loads stories260K on the first Vulkan device
+// (lavapipe here) or, without one, the CPU reference; chat replies stream
+// and match workbench-cli's greedy output; Stop cancels; a 20-prompt batch
+// at concurrency 4 fills the table and the run log while the charts take
+// samples and a GUI-thread timer keeps ticking.
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+#include <sstream>
+
+#include "batch_panel.h"
+#include "batch_results_model.h"
+#include "chat_view.h"
+#include "engine_bridge.h"
+#include "live_charts.h"
+#include "main_window.h"
+#include "model_bar.h"
+#include "run_recorder.h"
+#include "runlog/exporter.h"
+#include "runlog/run_log.h"
+#include "settings_panel.h"
+#include "settings_store.h"
+
+using namespace wb;
+
+namespace {
+
+const QString kModel = QString(WB_SHARED_DIR) + "/models/stories260K.gguf";
+
+// workbench-cli generate --json on the same backend: the expected tokens.
+QJsonObject cli_generate(const QString& backend, const QString& prompt, int n) {
+    QProcess p;
+    p.start(WB_CLI, {"generate", "-m", kModel, "-p", prompt, "-n", QString::number(n), "--temp",
+                     "0", "--backend", backend, "--json"});
+    if (!p.waitForFinished(300000) || p.exitCode() != 0) {
+        qWarning() << "workbench-cli failed:" << p.readAllStandardError();
+        return {};
+    }
+    return QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+}
+
+}  // namespace
+
+class UiApp : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void chatStreamsGreedyReplyLikeCli();
+    void stopCancelsLongReply();
+    void batchOfTwentyAtConcurrencyFour();
+
+  private:
+    QTemporaryDir dir_;
+    std::unique_ptr<gui::SettingsStore> store_;
+    std::unique_ptr<gui::RunRecorder> recorder_;
+    std::unique_ptr<ui::MainWindow> w_;
+    QString backend_;
+};
+
+void UiApp::initTestCase() {
+    QVERIFY(dir_.isValid());
+    store_ = std::make_unique<gui::SettingsStore>(dir_.filePath("settings.ini"));
+    recorder_ = std::make_unique<gui::RunRecorder>();
+    QString notice;
+    QVERIFY2(recorder_->open(dir_.filePath("runlog.sqlite"), &notice), qPrintable(notice));
+    w_ = std::make_unique<ui::MainWindow>(store_.get(), recorder_.get());
+    w_->setInteractive(false);
+    w_->show();
+    // The device picker's default: the first Vulkan device, else the CPU reference.
+    backend_ = w_->modelBar()->currentDevice().backend;
+    qInfo() << "device:" << w_->modelBar()->currentDevice().name << "backend" << backend_;
+    QSignalSpy ready(w_.get(), &ui::MainWindow::modelReady);
+    QSignalSpy failed(w_.get(), &ui::MainWindow::loadFailed);
+    w_->openModel(kModel);
+    QVERIFY(QTest::qWaitFor([&] { return ready.count() + failed.count() > 0; }, 300000));
+    if (failed.count() > 0) {
+        const auto e = failed.first().first().value<gui::UserError>();
+        QFAIL(qPrintable("load failed: " + e.title + ": " + e.what));
+    }
+    QVERIFY(w_->bridge()->hasModel());
+    QCOMPARE(w_->engineStateText(), QString("idle"));
+}
+
+void UiApp::cleanupTestCase() {
+    w_.reset();
+    recorder_.reset();
+}
+
+void UiApp::chatStreamsGreedyReplyLikeCli() {
+    const QString prompt = "Once upon a time";
+    const QJsonObject cli = cli_generate(backend_, prompt, 48);
+    QVERIFY(!cli.isEmpty());
+    QList<int> expected;
+    for (const QJsonValue& v : cli["generated_token_ids"].toArray()) expected << v.toInt();
+    QVERIFY(!expected.isEmpty());
+
+    gui::GenSettings s = w_->settingsPanel()->settings();
+    s.temperature = 0;
+    s.max_tokens = 48;
+    w_->settingsPanel()->setSettings(s);
+
+    QList<int> streamed;
+    int tokens_before_finish = -1;
+    QSignalSpy done(w_->chat(), &ui::ChatView::replyFinished);
+    auto c1 = connect(w_->bridge(), &gui::EngineBridge::tokenArrived, this,
+                      [&](const QString& id, int tok, const QString&) {
+                          if (id.startsWith("chat-")) streamed << tok;
+                      });
+    auto c2 = connect(w_->chat(), &ui::ChatView::replyFinished, this,
+                      [&] { tokens_before_finish = static_cast<int>(streamed.size()); });
+    // Type and press Ctrl+Enter, as a user does.
+    w_->chat()->input()->setPlainText(prompt);
+    QTest::keyClick(w_->chat()->input(), Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(w_->chat()->isStreaming());
+    QVERIFY(QTest::qWaitFor([&] { return done.count() == 1; }, 300000));
+    disconnect(c1);
+    disconnect(c2);
+
+    const auto r = done.first().first().value<gui::RequestResult>();
+    qInfo() << "reply:" << r.output;
+    qInfo() << "finish" << r.finish_reason << "tokens" << r.generated_tokens << "TTFT ms"
+            << r.ttft_ms << "decode tokens/s" << r.decode_tps;
+    // Streamed one event per token, all before the finish.
+    QCOMPARE(tokens_before_finish, static_cast<int>(expected.size()));
+    QCOMPARE(streamed, expected);
+    QCOMPARE(r.token_ids, expected);
+    QCOMPARE(r.output, cli["text"].toString());
+    QCOMPARE(r.finish_reason, cli["finish_reason"].toString());
+    // The transcript shows the prompt and the reply.
+    const auto& turns = w_->chat()->turns();
+    QCOMPARE(turns.size(), 2);
+    QCOMPARE(turns[0].text, prompt);
+    QCOMPARE(turns[1].text, r.output);
+    QVERIFY(turns[1].footer.contains("finish: " + r.finish_reason));
+}
+
+void UiApp::stopCancelsLongReply() {
+    w_->chat()->newChat();
+    gui::GenSettings s = w_->settingsPanel()->settings();
+    s.temperature = 0;
+    s.max_tokens = 100000;  // the slot's context (n_ctx / n_parallel) ends it first
+    w_->settingsPanel()->setSettings(s);
+    QSignalSpy done(w_->chat(), &ui::ChatView::replyFinished);
+    int seen = 0;
+    // Press Esc in the input as soon as the third token is on screen.
+    auto c = connect(w_->bridge(), &gui::EngineBridge::tokenArrived, this, [&](const QString& id) {
+        if (id.startsWith("chat-") && ++seen == 3)
+            QTest::keyClick(w_->chat()->input(), Qt::Key_Escape);
+    });
+    // Greedy on this prompt runs far past 100 tokens without an EOS (the
+    // story repeats), so only the cancel can end it early.
+    QVERIFY(w_->chat()->send("Lily and Ben were friends. Every day"));
+    QVERIFY(QTest::qWaitFor([&] { return done.count() == 1; }, 300000));
+    disconnect(c);
+    const auto r = done.first().first().value<gui::RequestResult>();
+    qInfo() << "stopped after" << r.generated_tokens
+            << "tokens (Esc at the 3rd shown), slot context"
+            << w_->bridge()->loadedRequest().n_ctx / w_->bridge()->schedulerSlots();
+    QCOMPARE(r.finish_reason, QString("cancelled"));
+    QVERIFY(r.generated_tokens >= 3);
+    QVERIFY(r.generated_tokens <
+            w_->bridge()->loadedRequest().n_ctx / w_->bridge()->schedulerSlots());
+    QVERIFY(!w_->chat()->isStreaming());
+}
+
+void UiApp::batchOfTwentyAtConcurrencyFour() {
+    ui::BatchPanel* b = w_->batch();
+    gui::GenSettings s = w_->settingsPanel()->settings();
+    s.temperature = 0.8;
+    s.seed = 1;
+    s.max_tokens = 128;
+    w_->settingsPanel()->setSettings(s);
+    QVERIFY(b->loadSampleSet());
+    QCOMPARE(b->promptSet().items.size(), 20);
+    b->setConcurrency(4);
+    b->setMaxQueue(8);  // fewer than the set: the panel must feed the queue as slots free
+
+    // A GUI-thread timer at 10 ms: if the engine ever blocked this thread,
+    // the gap between its ticks would show it.
+    QElapsedTimer clock;
+    qint64 last = -1, longest = 0;
+    int ticks = 0;
+    QTimer probe;
+    probe.setInterval(10);
+    connect(&probe, &QTimer::timeout, this, [&] {
+        const qint64 now = clock.elapsed();
+        if (last >= 0) longest = std::max(longest, now - last);
+        last = now;
+        ++ticks;
+    });
+    const int points_before = w_->charts()->pointCount();
+    recorder_->waitForIdle();  // the chat replies' rows are written by now
+    const qint64 logged_before = recorder_->loggedCount();
+    QSignalSpy finished(b, &ui::BatchPanel::runFinished);
+    int max_running = 0;
+    auto c = connect(w_->bridge(), &gui::EngineBridge::requestStarted, this,
+                     [&] { max_running = std::max(max_running, b->progress().running); });
+    clock.start();
+    probe.start();
+    QVERIFY(b->run());
+    QVERIFY(b->isRunning());
+    QVERIFY(QTest::qWaitFor([&] { return finished.count() == 1; }, 600000));
+    probe.stop();
+    disconnect(c);
+    const qint64 run_ms = clock.elapsed();
+
+    const ui::BatchPanel::Progress p = b->progress();
+    qInfo() << "batch: done" << p.done << "failed" << p.failed << "in" << run_ms << "ms;" << ticks
+            << "timer ticks, longest gap between ticks" << longest
+            << "ms; chart samples during the run" << w_->charts()->busyPointCount()
+            << "; most running at once" << max_running;
+    for (int i = 0; i < b->results()->rowCount(); ++i) {
+        const gui::RequestResult& r = b->results()->result(i);
+        if (r.finish_reason != "length" && r.finish_reason != "stop")
+            qWarning() << r.id << r.finish_reason << r.error;
+    }
+    QCOMPARE(p.total, 20);
+    QCOMPARE(p.done, 20);
+    QCOMPARE(p.failed, 0);
+    QCOMPARE(b->results()->rowCount(), 20);
+    QCOMPARE(b->table()->model()->rowCount(), 20);
+    QVERIFY(max_running <= 4);
+    for (int i = 0; i < 20; ++i) {
+        const gui::RequestResult& r = b->results()->result(i);
+        QVERIFY(r.generated_tokens > 0);
+        QVERIFY(r.ttft_ms >= 0);
+        QVERIFY(r.e2e_ms >= r.ttft_ms);
+    }
+    // The charts took samples while requests were running.
+    QVERIFY(w_->charts()->pointCount() > points_before);
+    QVERIFY(w_->charts()->busyPointCount() > 0);
+    QVERIFY(ticks > 0);
+
+    // The run log: 20 responses of this batch run (read back through the
+    // run log's own export, filtered by the run).
+    recorder_->waitForIdle();
+    QCOMPARE(recorder_->loggedCount() - logged_before, qint64(20));
+    runlog::RunLog log = runlog::RunLog::open(dir_.filePath("runlog.sqlite").toStdString());
+    runlog::ExportFilter all;
+    std::ostringstream sink;
+    const int64_t total = runlog::export_responses(log, all, runlog::ExportFormat::Jsonl, sink);
+    // Two chat replies before this test and 20 batch responses.
+    QCOMPARE(total, int64_t(22));
+    int batch_rows = 0;
+    std::istringstream lines(sink.str());
+    for (std::string line; std::getline(lines, line);) {
+        const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
+        if (o["run_kind"].toString() == "batch") ++batch_rows;
+    }
+    QCOMPARE(batch_rows, 20);
+}
+
+QTEST_MAIN(UiApp)
+#include "test_ui_app.moc"

@@ -1,0 +1,267 @@
+// Logic of the app's services and widgets on hand-made inputs: prompt-set
+// parsing with line numbers, settings persistence through QSettings, error
+// classification of real broken GGUF files, the charts' point handling and
+// PNG export, the results table's numeric sort. No engine.
+
+#include <qcustomplot.h>
+
+#include <QFile>
+#include <QImage>
+#include <QSortFilterProxyModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "batch_results_model.h"
+#include "common/gguf_bytes.h"
+#include "gguf/gguf.h"
+#include "live_charts.h"
+#include "model_info.h"
+#include "prompt_set.h"
+#include "settings_store.h"
+#include "user_error.h"
+
+using namespace wb;
+
+class UiParts : public QObject {
+    Q_OBJECT
+  private slots:
+    void promptSetJsonl();
+    void promptSetPlainText();
+    void promptSetUnreadable();
+    void settingsPersist();
+    void recentModels();
+    void corruptFileError();
+    void missingFileError();
+    void unsupportedArchError();
+    void vulkanAndMemoryErrors();
+    void modelInfoOfDefaultModel();
+    void chartsTakePointsAndExport();
+    void resultsSortNumerically();
+};
+
+void UiParts::promptSetJsonl() {
+    const QByteArray text =
+        "{\"prompt\": \"Once upon a time\", \"id\": \"a\", \"max_tokens\": 8}\n"
+        "\n"
+        "{\"prompt\": \"no id here\"}\r\n"
+        "{\"prompt\": \"bad json\n"
+        "{\"id\": 3}\n"
+        "{\"prompt\": \"\"}\n"
+        "{\"prompt\": \"x\", \"max_tokens\": 0}\n"
+        "{\"prompt\": \"y\", \"max_tokens\": 2.5}\n"
+        "[1, 2]\n"
+        "{\"prompt\": \"héllo \\\"quoted\\\"\", \"id\": 17}\n";
+    const gui::PromptSet s = gui::PromptSet::parse(text, "t.jsonl");
+    QVERIFY(s.jsonl);
+    QCOMPARE(s.items.size(), 3);
+    QCOMPARE(s.items[0].id, QString("a"));
+    QCOMPARE(s.items[0].prompt, QString("Once upon a time"));
+    QCOMPARE(s.items[0].max_tokens, 8);
+    QCOMPARE(s.items[0].line, 1);
+    QCOMPARE(s.items[1].id, QString("p3"));  // default id from the line number
+    QCOMPARE(s.items[1].max_tokens, 0);
+    QCOMPARE(s.items[2].id, QString("17"));
+    QCOMPARE(s.items[2].prompt, QString::fromUtf8("héllo \"quoted\""));
+    // Every malformed line is reported with its 1-based number.
+    QList<int> lines;
+    for (const gui::PromptLineError& e : s.errors) lines << e.line;
+    QCOMPARE(lines, (QList<int>{4, 5, 6, 7, 8, 9}));
+    QVERIFY(s.errors[0].message.startsWith("invalid JSON"));
+    QCOMPARE(s.errors[1].message, QString("missing field \"prompt\""));
+    QCOMPARE(s.errors[2].message, QString("\"prompt\" is empty"));
+    QVERIFY(s.errors[3].message.contains("max_tokens"));
+    QVERIFY(s.errors[4].message.contains("max_tokens"));
+    QVERIFY(s.errors[5].message.contains("object"));
+}
+
+void UiParts::promptSetPlainText() {
+    const gui::PromptSet s =
+        gui::PromptSet::parse("first prompt\n\n  second, with {braces}\nthird\n");
+    QVERIFY(!s.jsonl);
+    QCOMPARE(s.items.size(), 3);
+    QCOMPARE(s.items[1].prompt, QString("  second, with {braces}"));
+    QCOMPARE(s.items[1].id, QString("p3"));
+    QVERIFY(s.errors.isEmpty());
+}
+
+void UiParts::promptSetUnreadable() {
+    const gui::PromptSet s = gui::PromptSet::load("/nonexistent/prompts.jsonl");
+    QCOMPARE(s.items.size(), 0);
+    QCOMPARE(s.errors.size(), 1);
+    QVERIFY(s.errors[0].message.contains("/nonexistent/prompts.jsonl"));
+    // The bundled sample set: 20 prompts, no malformed line.
+    const gui::PromptSet sample = gui::PromptSet::load(":/prompts/stories20.jsonl");
+    QCOMPARE(sample.items.size(), 20);
+    QVERIFY(sample.errors.isEmpty());
+}
+
+void UiParts::settingsPersist() {
+    QTemporaryDir dir;
+    const QString ini = dir.filePath("s.ini");
+    gui::GenSettings s;
+    s.temperature = 0;
+    s.top_k = 7;
+    s.top_p = 0.5;
+    s.min_p = 0.25;
+    s.repeat_penalty = 1.3;
+    s.seed = 18446744073709551615ull;  // 2^64 - 1 must survive JSON
+    s.max_tokens = 33;
+    s.n_ctx = 4096;
+    s.n_parallel = 9;
+    {
+        gui::SettingsStore st(ini);
+        QVERIFY(st.firstStart());
+        st.setGen(s);
+        st.setBackend("cpu");
+        st.setWindow("geo", "state");
+        st.setStarted();
+        st.sync();
+    }
+    gui::SettingsStore again(ini);
+    QCOMPARE(again.gen(), s);
+    QCOMPARE(again.backend(), QString("cpu"));
+    QCOMPARE(again.windowGeometry(), QByteArray("geo"));
+    QVERIFY(!again.firstStart());
+    // Unknown store: defaults.
+    gui::SettingsStore fresh(dir.filePath("fresh.ini"));
+    QCOMPARE(fresh.gen(), gui::GenSettings{});
+    QCOMPARE(fresh.backend(), QString("vulkan"));
+}
+
+void UiParts::recentModels() {
+    QTemporaryDir dir;
+    gui::SettingsStore st(dir.filePath("s.ini"));
+    for (int i = 0; i < 10; ++i) st.addRecentModel(QString("/m/%1.gguf").arg(i));
+    st.addRecentModel("/m/5.gguf");  // moves to the front, no duplicate
+    const QStringList r = st.recentModels();
+    QCOMPARE(r.size(), gui::SettingsStore::kMaxRecent);
+    QCOMPARE(r.first(), QString("/m/5.gguf"));
+    QCOMPARE(r.count("/m/5.gguf"), 1);
+    QCOMPARE(r[1], QString("/m/9.gguf"));
+    st.removeRecentModel("/m/5.gguf");
+    QCOMPARE(st.recentModels().first(), QString("/m/9.gguf"));
+}
+
+void UiParts::corruptFileError() {
+    // A real GGUF header cut short: the reader's own error, classified.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("cut.gguf");
+    QFile src(QString(WB_SHARED_DIR) + "/models/stories260K.gguf");
+    QVERIFY(src.open(QIODevice::ReadOnly));
+    QFile dst(path);
+    QVERIFY(dst.open(QIODevice::WriteOnly));
+    dst.write(src.read(5000));  // the header runs to byte 14152
+    dst.close();
+    try {
+        gui::ModelInfo::probe(path);
+        QFAIL("a truncated file must not parse");
+    } catch (const std::exception& e) {
+        const gui::UserError u = gui::classify_error(e, path);
+        QCOMPARE(u.kind, gui::UserError::Kind::CorruptFile);
+        QVERIFY2(u.where.contains(path), qPrintable(u.where));
+        QVERIFY2(u.where.contains("offset"), qPrintable(u.where));
+        QVERIFY(!u.action.isEmpty());
+    }
+}
+
+void UiParts::missingFileError() {
+    try {
+        gui::ModelInfo::probe("/nonexistent/model.gguf");
+        QFAIL("a missing file must throw");
+    } catch (const std::exception& e) {
+        const gui::UserError u = gui::classify_error(e, "/nonexistent/model.gguf");
+        QCOMPARE(u.kind, gui::UserError::Kind::FileNotFound);
+        QVERIFY(u.where.contains("/nonexistent/model.gguf"));
+    }
+}
+
+void UiParts::unsupportedArchError() {
+    const std::runtime_error e("unsupported architecture 'gpt2'");
+    const gui::UserError u = gui::classify_error(e, "/m/x.gguf");
+    QCOMPARE(u.kind, gui::UserError::Kind::UnsupportedArch);
+    QVERIFY(u.where.contains("general.architecture"));
+}
+
+void UiParts::vulkanAndMemoryErrors() {
+    const std::runtime_error novk(
+        "vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER (no Vulkan driver; try `apt-get install "
+        "mesa-vulkan-drivers`)");
+    QCOMPARE(gui::classify_error(novk, "m.gguf").kind, gui::UserError::Kind::NoVulkanDevice);
+    const std::runtime_error big(
+        "model needs 9000000000 bytes (weights 8 GB + KV cache 1 GB) but device X has 4000000000 "
+        "bytes available");
+    // "needs ... bytes ... available": the Vulkan model's wording.
+    const gui::UserError u = gui::classify_error(big, "m.gguf");
+    QCOMPARE(u.kind, gui::UserError::Kind::ModelTooLarge);
+}
+
+void UiParts::modelInfoOfDefaultModel() {
+    // Facts from shared/models/MANIFEST.md (written by an independent parser).
+    const gui::ModelInfo m =
+        gui::ModelInfo::probe(QString(WB_SHARED_DIR) + "/models/stories260K.gguf");
+    QCOMPARE(m.arch, QString("llama"));
+    QCOMPARE(m.n_params, qint64(292800));
+    QCOMPARE(m.file_bytes, qint64(1185376));
+    QCOMPARE(m.quantization, QString("f32"));
+    QCOMPARE(m.n_ctx_train, 2048);
+    QVERIFY(!m.has_chat_template);
+    // phi-3's vocab file carries a chat template.
+    const gui::ModelInfo phi =
+        gui::ModelInfo::probe(QString(WB_SHARED_DIR) + "/models/vocab/ggml-vocab-phi-3.gguf");
+    QVERIFY(phi.has_chat_template);
+}
+
+void UiParts::chartsTakePointsAndExport() {
+    ui::LiveCharts charts;
+    charts.resize(600, 800);
+    charts.setWindowSeconds(60);
+    for (int i = 0; i < 50; ++i) {
+        gui::LiveSnapshot s;
+        s.t_s = i * 0.1;
+        s.memory.weights = 1 << 20;
+        s.memory.kv_cache = 2 << 20;
+        s.ttft_p50 = i < 10 ? -1 : 5.0 + i;
+        s.ttft_p99 = i < 10 ? -1 : 9.0 + i;
+        s.decode_tps = 100.0 * i;
+        s.running = i % 4;
+        s.queued = 0;
+        charts.addSnapshot(s);
+    }
+    QCOMPARE(charts.pointCount(), 50);
+    QCOMPARE(charts.busyPointCount(), 50 - 13);  // i % 4 == 0 is idle: 13 of 50
+    // Memory is stacked: the KV line sits on top of the weights (MiB).
+    QCPGraph* kv = charts.plot(ui::LiveCharts::Memory)->graph(1);
+    QCOMPARE(kv->data()->size(), 50);
+    QCOMPARE(kv->data()->at(0)->value, 3.0);
+    // "No samples yet" is a gap (NaN), not a zero.
+    QVERIFY(std::isnan(charts.plot(ui::LiveCharts::Latency)->graph(0)->data()->at(0)->value));
+    QCOMPARE(charts.plot(ui::LiveCharts::Latency)->graph(0)->data()->at(20)->value, 25.0);
+    QTemporaryDir dir;
+    const QString png = dir.filePath("lat.png");
+    QVERIFY(charts.exportPng(ui::LiveCharts::Latency, png, 400, 200));
+    const QImage img(png);
+    QCOMPARE(img.size(), QSize(400, 200));
+    charts.clear();
+    QCOMPARE(charts.pointCount(), 0);
+}
+
+void UiParts::resultsSortNumerically() {
+    ui::BatchResultsModel m;
+    for (double ttft : {100.0, 9.0, 25.0}) {
+        gui::RequestResult r;
+        r.id = QString::number(ttft);
+        r.ttft_ms = ttft;
+        m.append(r);
+    }
+    QSortFilterProxyModel p;
+    p.setSourceModel(&m);
+    p.setSortRole(Qt::UserRole);
+    p.sort(ui::BatchResultsModel::Ttft);
+    // Numeric order (text order would put "100.0" before "25.0" and "9.0").
+    QCOMPARE(p.index(0, 0).data().toString(), QString("9"));
+    QCOMPARE(p.index(1, 0).data().toString(), QString("25"));
+    QCOMPARE(p.index(2, 0).data().toString(), QString("100"));
+}
+
+QTEST_MAIN(UiParts)
+#include "test_ui_parts.moc"

@@ -1,0 +1,329 @@
+#include "batch_panel.h"
+
+#include <QCheckBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "batch_results_model.h"
+#include "engine_bridge.h"
+#include "run_recorder.h"
+
+namespace wb::ui {
+
+BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
+                       std::function<gui::GenSettings()> settings, QWidget* parent)
+    : QWidget(parent), bridge_(bridge), recorder_(recorder), settings_(std::move(settings)) {
+    qRegisterMetaType<Progress>();
+    auto* layout = new QVBoxLayout(this);
+
+    auto* fileRow = new QHBoxLayout;
+    auto* open = new QPushButton(tr("Open prompt set…"));
+    open->setToolTip(tr(
+        "JSON Lines ({\"prompt\": ..., \"id\": ..., \"max_tokens\": ...}) or one prompt per line"));
+    auto* sample = new QPushButton(tr("Sample set"));
+    sample->setToolTip(tr("The bundled set of 20 short story prompts"));
+    file_ = new QLabel(tr("No prompt set loaded"));
+    fileRow->addWidget(open);
+    fileRow->addWidget(sample);
+    fileRow->addWidget(file_, 1);
+    layout->addLayout(fileRow);
+
+    errors_ = new QListWidget;
+    errors_->setMaximumHeight(80);
+    errors_->setToolTip(tr("Lines that cannot be used; fix them or tick \"Skip malformed lines\""));
+    errors_->hide();
+    layout->addWidget(errors_);
+
+    auto* opts = new QHBoxLayout;
+    concurrency_ = new QSpinBox;
+    concurrency_->setRange(1, 64);
+    concurrency_->setValue(4);
+    concurrency_->setToolTip(tr("Requests decoded together (scheduler slots)"));
+    maxQueue_ = new QSpinBox;
+    maxQueue_->setRange(1, 100000);
+    maxQueue_->setValue(64);
+    maxQueue_->setToolTip(tr("Requests that may wait for a slot; the panel never submits more"));
+    timeout_ = new QSpinBox;
+    timeout_->setRange(0, 3600 * 1000);
+    timeout_->setSingleStep(1000);
+    timeout_->setSuffix(tr(" ms"));
+    timeout_->setSpecialValueText(tr("none"));
+    timeout_->setToolTip(tr("Total time a request may take from submission; 0 = no limit"));
+    skipInvalid_ = new QCheckBox(tr("Skip malformed lines"));
+    run_ = new QPushButton(tr("Run"));
+    run_->setToolTip(tr("Run every prompt of the set through the scheduler"));
+    cancel_ = new QPushButton(tr("Cancel"));
+    cancel_->setEnabled(false);
+    opts->addWidget(new QLabel(tr("Concurrency")));
+    opts->addWidget(concurrency_);
+    opts->addWidget(new QLabel(tr("Max queue")));
+    opts->addWidget(maxQueue_);
+    opts->addWidget(new QLabel(tr("Timeout")));
+    opts->addWidget(timeout_);
+    opts->addWidget(skipInvalid_);
+    opts->addStretch();
+    opts->addWidget(run_);
+    opts->addWidget(cancel_);
+    layout->addLayout(opts);
+
+    bar_ = new QProgressBar;
+    bar_->setRange(0, 1);
+    bar_->setValue(0);
+    status_ = new QLabel;
+    layout->addWidget(bar_);
+    layout->addWidget(status_);
+
+    results_ = new BatchResultsModel(this);
+    proxy_ = new QSortFilterProxyModel(this);
+    proxy_->setSourceModel(results_);
+    proxy_->setSortRole(Qt::UserRole);
+    table_ = new QTableView;
+    table_->setModel(proxy_);
+    table_->setSortingEnabled(true);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->verticalHeader()->hide();
+    table_->setWordWrap(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    table_->horizontalHeader()->setSectionResizeMode(BatchResultsModel::Output,
+                                                     QHeaderView::Stretch);
+    table_->setToolTip(tr("Double-click a row to see the whole response"));
+    layout->addWidget(table_, 1);
+
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open prompt set"), QString(),
+                                         tr("Prompt sets (*.jsonl *.txt);;All files (*)"));
+        if (!path.isEmpty()) loadPromptFile(path);
+    });
+    connect(sample, &QPushButton::clicked, this, &BatchPanel::loadSampleSet);
+    connect(skipInvalid_, &QCheckBox::toggled, this, &BatchPanel::showSet);
+    connect(run_, &QPushButton::clicked, this, &BatchPanel::run);
+    connect(cancel_, &QPushButton::clicked, this, &BatchPanel::cancel);
+    connect(table_, &QTableView::doubleClicked, this, &BatchPanel::showDetail);
+    connect(bridge_, &gui::EngineBridge::requestStarted, this, &BatchPanel::onStarted);
+    connect(bridge_, &gui::EngineBridge::requestFinished, this, &BatchPanel::onFinished);
+    showSet();
+}
+
+bool BatchPanel::loadPromptFile(const QString& path) {
+    set_ = gui::PromptSet::load(path);
+    showSet();
+    return !set_.items.isEmpty();
+}
+
+bool BatchPanel::loadSampleSet() {
+    return loadPromptFile(QStringLiteral(":/prompts/stories20.jsonl"));
+}
+
+void BatchPanel::setConcurrency(int n) {
+    concurrency_->setValue(n);
+}
+void BatchPanel::setMaxQueue(int n) {
+    maxQueue_->setValue(n);
+}
+void BatchPanel::setTimeoutMs(int ms) {
+    timeout_->setValue(ms);
+}
+
+void BatchPanel::showSet() {
+    const QString name = set_.path.startsWith(":/")
+                             ? tr("sample set (%1)").arg(QFileInfo(set_.path).fileName())
+                             : set_.path;
+    if (set_.path.isEmpty())
+        file_->setText(tr("No prompt set loaded"));
+    else
+        file_->setText(tr("%1: %2 prompts (%3), %4 malformed lines")
+                           .arg(name)
+                           .arg(set_.items.size())
+                           .arg(set_.jsonl ? "JSON Lines" : "one per line")
+                           .arg(set_.errors.size()));
+    errors_->clear();
+    for (const gui::PromptLineError& e : set_.errors)
+        errors_->addItem(e.line > 0 ? tr("line %1: %2").arg(e.line).arg(e.message) : e.message);
+    errors_->setVisible(!set_.errors.isEmpty());
+    run_->setEnabled(!running_ && !set_.items.isEmpty() &&
+                     (set_.errors.isEmpty() || skipInvalid_->isChecked()));
+}
+
+bool BatchPanel::run() {
+    if (running_) return false;
+    if (!bridge_->hasModel()) {
+        status_->setText(tr("Load a model first."));
+        return false;
+    }
+    if (set_.items.isEmpty()) {
+        status_->setText(tr("Load a prompt set first."));
+        return false;
+    }
+    if (!set_.errors.isEmpty() && !skipInvalid_->isChecked()) {
+        status_->setText(tr("The set has %1 malformed lines (listed above); fix them or tick "
+                            "\"Skip malformed lines\".")
+                             .arg(set_.errors.size()));
+        return false;
+    }
+    if (!bridge_->configureScheduler(concurrency_->value(), maxQueue_->value())) {
+        status_->setText(tr("Wait for the running requests (chat) to finish, then run again."));
+        return false;
+    }
+    gui::GenSettings s = settings_();
+    s.n_parallel = concurrency_->value();
+    results_->clear();
+    started_.clear();
+    progress_ = Progress{};
+    progress_.total = static_cast<int>(set_.items.size());
+    progress_.queued = progress_.total;
+    next_ = 0;
+    in_flight_ = 0;
+    prefix_ = QStringLiteral("batch%1:").arg(++run_counter_);
+    run_id_ = recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), s) : 0;
+    running_ = true;
+    clock_.start();
+    bar_->setRange(0, progress_.total);
+    run_->setEnabled(false);
+    cancel_->setEnabled(true);
+    feed();
+    updateProgress();
+    return true;
+}
+
+void BatchPanel::feed() {
+    // Keep at most `max queue` requests waiting for a slot. Our count of
+    // waiting requests (submitted, no Started event seen yet) can only be
+    // higher than the scheduler's, so its bounded queue never rejects our
+    // own requests; a freed slot (Started of the next one) lets us feed more.
+    const gui::GenSettings base = settings_();
+    while (running_ && next_ < set_.items.size() &&
+           in_flight_ - static_cast<int>(started_.size()) < maxQueue_->value()) {
+        const gui::PromptItem& item = set_.items[next_++];
+        gui::RequestSpec spec;
+        spec.id = prefix_ + item.id;
+        spec.label = item.id;
+        spec.prompt = item.prompt;
+        spec.settings = base;
+        spec.settings.n_parallel = concurrency_->value();
+        if (item.max_tokens > 0) spec.settings.max_tokens = item.max_tokens;
+        spec.total_timeout_ms = timeout_->value();
+        spec.run_id = run_id_;
+        if (!bridge_->submit(spec)) break;
+        ++in_flight_;
+    }
+}
+
+void BatchPanel::cancel() {
+    if (!running_) return;
+    next_ = static_cast<int>(set_.items.size());  // submit nothing more
+    bridge_->cancelAll();
+    if (in_flight_ == 0) onFinished({});
+}
+
+void BatchPanel::onStarted(const QString& id) {
+    if (!running_ || !id.startsWith(prefix_) || started_.contains(id)) return;
+    started_.insert(id, true);
+    feed();
+    updateProgress();
+}
+
+void BatchPanel::onFinished(const gui::RequestResult& r) {
+    if (!running_) return;
+    if (!r.id.isEmpty()) {
+        if (!r.id.startsWith(prefix_)) return;
+        --in_flight_;
+        started_.remove(r.id);
+        gui::RequestResult shown = r;
+        shown.id = r.id.mid(prefix_.size());
+        results_->append(shown);
+        if (r.finish_reason == "stop" || r.finish_reason == "length")
+            ++progress_.done;
+        else
+            ++progress_.failed;
+        feed();
+    }
+    updateProgress();
+    if (in_flight_ == 0 && next_ >= set_.items.size()) {
+        running_ = false;
+        if (recorder_ && run_id_ != 0) recorder_->endRun(run_id_);
+        cancel_->setEnabled(false);
+        showSet();
+        updateProgress();
+        emit runFinished(progress_);
+    }
+}
+
+void BatchPanel::updateProgress() {
+    const int finished = progress_.done + progress_.failed;
+    progress_.running = static_cast<int>(started_.size());
+    progress_.queued = progress_.total - finished - progress_.running;
+    bar_->setValue(finished);
+    QString eta;
+    if (running_ && finished > 0) {
+        const double per = static_cast<double>(clock_.elapsed()) / finished;
+        eta = tr(" · ETA %1 s").arg(per * (progress_.total - finished) / 1000.0, 0, 'f', 1);
+    } else if (!running_ && progress_.total > 0) {
+        eta = tr(" · took %1 s").arg(static_cast<double>(clock_.elapsed()) / 1000.0, 0, 'f', 1);
+    }
+    status_->setText(tr("done %1 · failed %2 · running %3 · queued %4 of %5%6")
+                         .arg(progress_.done)
+                         .arg(progress_.failed)
+                         .arg(progress_.running)
+                         .arg(progress_.queued)
+                         .arg(progress_.total)
+                         .arg(eta));
+}
+
+void BatchPanel::showDetail(const QModelIndex& proxy_index) {
+    const QModelIndex src = proxy_->mapToSource(proxy_index);
+    if (!src.isValid()) return;
+    const gui::RequestResult& r = results_->result(src.row());
+    QDialog d(this);
+    d.setWindowTitle(tr("Response %1").arg(r.id));
+    auto* l = new QVBoxLayout(&d);
+    auto* b = new QTextBrowser;
+    auto ms = [](double v) {
+        return v < 0 ? QStringLiteral("—") : QString::number(v, 'f', 2) + " ms";
+    };
+    QString html = QStringLiteral("<h3>%1</h3>").arg(r.id.toHtmlEscaped());
+    html += QStringLiteral("<p><b>Prompt</b> (%1 tokens)<br>%2</p>")
+                .arg(r.prompt_tokens)
+                .arg(r.prompt.toHtmlEscaped().replace('\n', "<br>"));
+    html += QStringLiteral("<p><b>Output</b> (%1 tokens)<br>%2</p>")
+                .arg(r.generated_tokens)
+                .arg(r.output.toHtmlEscaped().replace('\n', "<br>"));
+    html += QStringLiteral("<table>");
+    const QList<QPair<QString, QString>> rows{
+        {tr("finish reason"), r.finish_reason + (r.error.isEmpty() ? QString() : " — " + r.error)},
+        {tr("queue wait"), ms(r.queue_wait_ms)},
+        {tr("TTFT"), ms(r.ttft_ms)},
+        {tr("TPOT"), ms(r.tpot_ms)},
+        {tr("end-to-end"), ms(r.e2e_ms)},
+        {tr("prefill"), QString::number(r.prefill_tps, 'f', 1) + " tokens/s"},
+        {tr("decode"), QString::number(r.decode_tps, 'f', 1) + " tokens/s"},
+        {tr("settings"), r.settings.summary()},
+    };
+    for (const auto& [k, v] : rows)
+        html += QStringLiteral("<tr><td><i>%1</i></td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
+    html += QStringLiteral("</table>");
+    b->setHtml(html);
+    l->addWidget(b);
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(box, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    l->addWidget(box);
+    d.resize(600, 480);
+    d.exec();
+}
+
+}  // namespace wb::ui

@@ -1,0 +1,112 @@
+#pragma once
+// The Batch tab: load a prompt set (JSONL or one prompt per line; a sample
+// set ships in resources), choose concurrency (scheduler slots), max queue
+// and a per-request timeout, Run / Cancel. Malformed lines are listed with
+// their line numbers before a run starts. A progress bar with done, failed,
+// running, queued and an ETA; a sortable results table that fills as
+// requests finish, with a detail view of one response.
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QWidget>
+#include <functional>
+
+#include "gen_settings.h"
+#include "prompt_set.h"
+#include "request_types.h"
+
+class QCheckBox;
+class QLabel;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSpinBox;
+class QTableView;
+
+namespace wb::gui {
+class EngineBridge;
+class RunRecorder;
+}  // namespace wb::gui
+
+namespace wb::ui {
+
+class BatchResultsModel;
+
+class BatchPanel : public QWidget {
+    Q_OBJECT
+  public:
+    /// Counts of the current (or last) run.
+    struct Progress {
+        int total = 0, done = 0, failed = 0, running = 0, queued = 0;
+    };
+
+    BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
+               std::function<gui::GenSettings()> settings, QWidget* parent = nullptr);
+
+    /// Reads and lists a prompt file. Returns false when it cannot be read
+    /// or has no usable prompt.
+    bool loadPromptFile(const QString& path);
+    /// The bundled sample set (20 short story prompts).
+    bool loadSampleSet();
+    const gui::PromptSet& promptSet() const { return set_; }
+
+    void setConcurrency(int n);
+    void setMaxQueue(int n);
+    void setTimeoutMs(int ms);
+
+    /// Starts a run. Returns false (with the reason in the status line) when
+    /// no model is loaded, a run is going, the set is empty, or it has
+    /// malformed lines and "Skip malformed lines" is off.
+    bool run();
+    /// Cancels every request of the run (finish reason "cancelled").
+    void cancel();
+    bool isRunning() const { return running_; }
+    Progress progress() const { return progress_; }
+    BatchResultsModel* results() const { return results_; }
+    QTableView* table() const { return table_; }
+
+  signals:
+    void runFinished(const wb::ui::BatchPanel::Progress& p);
+
+  private:
+    void showSet();
+    void feed();
+    void onStarted(const QString& id);
+    void onFinished(const gui::RequestResult& r);
+    void updateProgress();
+    void showDetail(const QModelIndex& proxy_index);
+
+    gui::EngineBridge* bridge_;
+    gui::RunRecorder* recorder_;
+    std::function<gui::GenSettings()> settings_;
+    gui::PromptSet set_;
+
+    bool running_ = false;
+    int next_ = 0;       // next item of set_ to submit
+    int in_flight_ = 0;  // submitted, not finished
+    qint64 run_id_ = 0;
+    int run_counter_ = 0;
+    QString prefix_;  // request-id prefix of this run
+    QHash<QString, bool> started_;
+    Progress progress_;
+    QElapsedTimer clock_;
+
+    QLabel* file_;
+    QListWidget* errors_;
+    QSpinBox* concurrency_;
+    QSpinBox* maxQueue_;
+    QSpinBox* timeout_;
+    QCheckBox* skipInvalid_;
+    QPushButton* run_;
+    QPushButton* cancel_;
+    QProgressBar* bar_;
+    QLabel* status_;
+    BatchResultsModel* results_;
+    QSortFilterProxyModel* proxy_;
+    QTableView* table_;
+};
+
+}  // namespace wb::ui
+
+Q_DECLARE_METATYPE(wb::ui::BatchPanel::Progress)

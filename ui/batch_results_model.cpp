@@ -1,0 +1,106 @@
+#include "batch_results_model.h"
+
+namespace wb::ui {
+
+namespace {
+
+QString ms(double v) {
+    return v < 0 ? QStringLiteral("—") : QString::number(v, 'f', 1);
+}
+
+QString one_line(const QString& s, int max) {
+    QString t = s;
+    t.replace('\n', ' ');
+    return t.size() > max ? t.left(max) + QStringLiteral("…") : t;
+}
+
+}  // namespace
+
+int BatchResultsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int BatchResultsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : kColumns;
+}
+
+QVariant BatchResultsModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rows_.size()) return {};
+    const gui::RequestResult& r = rows_[index.row()];
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+            case Id:
+                return r.id;
+            case Prompt:
+                return one_line(r.prompt, 60);
+            case Output:
+                return one_line(r.output, 120);
+            case Finish:
+                return r.finish_reason;
+            case QueueWait:
+                return ms(r.queue_wait_ms);
+            case Ttft:
+                return ms(r.ttft_ms);
+            case Tpot:
+                return ms(r.tpot_ms);
+            case E2e:
+                return ms(r.e2e_ms);
+            case Tokens:
+                return r.generated_tokens;
+            default:
+                return {};
+        }
+    }
+    if (role == Qt::UserRole) {
+        switch (index.column()) {
+            case Id:
+                return r.id;
+            case Prompt:
+                return r.prompt;
+            case Output:
+                return r.output;
+            case Finish:
+                return r.finish_reason;
+            case QueueWait:
+                return r.queue_wait_ms;
+            case Ttft:
+                return r.ttft_ms;
+            case Tpot:
+                return r.tpot_ms;
+            case E2e:
+                return r.e2e_ms;
+            case Tokens:
+                return r.generated_tokens;
+            default:
+                return {};
+        }
+    }
+    if (role == Qt::ToolTipRole && (index.column() == Prompt || index.column() == Output))
+        return index.column() == Prompt ? r.prompt : r.output;
+    if (role == Qt::TextAlignmentRole && index.column() >= QueueWait)
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant BatchResultsModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    static const char* const names[kColumns] = {"id",        "prompt",          "output",
+                                                "finish",    "queue wait (ms)", "TTFT (ms)",
+                                                "TPOT (ms)", "e2e (ms)",        "tokens"};
+    return tr(names[section]);
+}
+
+void BatchResultsModel::append(const gui::RequestResult& r) {
+    const int row = static_cast<int>(rows_.size());
+    beginInsertRows({}, row, row);
+    rows_.append(r);
+    endInsertRows();
+}
+
+void BatchResultsModel::clear() {
+    beginResetModel();
+    rows_.clear();
+    endResetModel();
+}
+
+}  // namespace wb::ui

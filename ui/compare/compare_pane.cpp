@@ -1,0 +1,76 @@
+#include "compare/compare_pane.h"
+
+#include <QFileInfo>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTextCursor>
+#include <QVBoxLayout>
+
+namespace wb::ui::compare {
+
+ComparePane::ComparePane(const QString& path, QWidget* parent)
+    : QWidget(parent),
+      path_(path),
+      title_(new QLabel(this)),
+      status_(new QLabel(this)),
+      reply_(new QPlainTextEdit(this)),
+      remove_(new QPushButton(tr("Remove"), this)) {
+    auto* top = new QHBoxLayout;
+    top->addWidget(title_, 1);
+    top->addWidget(remove_);
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(2, 2, 2, 2);
+    lay->addLayout(top);
+    lay->addWidget(reply_, 1);
+    lay->addWidget(status_);
+    reply_->setReadOnly(true);
+    reply_->setObjectName("reply");
+    title_->setToolTip(path);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    status_->setWordWrap(true);
+    connect(remove_, &QPushButton::clicked, this, [this] { emit removeRequested(this); });
+    setLabel(QStringLiteral("?"));
+}
+
+void ComparePane::setLabel(const QString& label) {
+    label_ = label;
+    title_->setText(QStringLiteral("<b>%1</b>%2 %3")
+                        .arg(label.toHtmlEscaped(),
+                             label == QLatin1String("A") ? tr(" (reference)") : QString(),
+                             QFileInfo(path_).fileName().toHtmlEscaped()));
+}
+
+void ComparePane::startReply() {
+    tokens_.clear();
+    pieces_.clear();
+    reply_->clear();
+    status_->setText(tr("loading…"));
+}
+
+void ComparePane::appendToken(int32_t id, const QString& piece) {
+    tokens_.push_back(id);
+    pieces_.push_back(piece);
+    // insertPlainText at the end: no paragraph break per token.
+    QTextCursor c(reply_->document());
+    c.movePosition(QTextCursor::End);
+    c.insertText(piece);
+    status_->setText(tr("%n token(s)", nullptr, static_cast<int>(tokens_.size())));
+}
+
+void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& error) {
+    if (!error.isEmpty()) {
+        status_->setText(tr("error: %1").arg(error));
+        return;
+    }
+    status_->setText(tr("%n token(s), TTFT %1 ms, end-to-end %2 ms", nullptr,
+                        static_cast<int>(tokens_.size()))
+                         .arg(ttft_ms, 0, 'f', 1)
+                         .arg(e2e_ms, 0, 'f', 1));
+}
+
+QString ComparePane::replyText() const { return reply_->toPlainText(); }
+
+void ComparePane::setRemovable(bool on) { remove_->setEnabled(on); }
+
+}  // namespace wb::ui::compare

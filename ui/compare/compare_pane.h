@@ -1,0 +1,59 @@
+#pragma once
+// One model's pane in the Compare tab: the GGUF path (label "A" = the
+// reference, "B", "C"... variants), a Remove button, and the reply that
+// streams in token by token while the model generates on a worker thread.
+
+#include <QString>
+#include <QWidget>
+#include <cstdint>
+#include <vector>
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace wb::ui::compare {
+
+class ComparePane : public QWidget {
+    Q_OBJECT
+  public:
+    /// `path`: the GGUF file this pane runs.
+    explicit ComparePane(const QString& path, QWidget* parent = nullptr);
+
+    QString path() const { return path_; }
+    /// "A" for the reference, "B", "C"... for variants (set by the tab).
+    void setLabel(const QString& label);
+    QString label() const { return label_; }
+
+    /// Clears the reply before a run and shows "loading…".
+    void startReply();
+    /// Appends one generated token (id, its text piece) to the reply.
+    void appendToken(int32_t id, const QString& piece);
+    /// Shows the finish line under the reply: token count and timing
+    /// (`ttft_ms`, `e2e_ms` in ms), or `error` when it is not empty.
+    void finishReply(double ttft_ms, double e2e_ms, const QString& error);
+
+    /// Token ids streamed so far in this run, [n_generated].
+    const std::vector<int32_t>& tokens() const { return tokens_; }
+    /// Text pieces of tokens(), [n_generated].
+    const QStringList& pieces() const { return pieces_; }
+    /// The reply text as shown.
+    QString replyText() const;
+    /// Enables / disables the Remove button (off while a run is going).
+    void setRemovable(bool on);
+
+  signals:
+    void removeRequested(wb::ui::compare::ComparePane* pane);
+
+  private:
+    QString path_;
+    QString label_;
+    QLabel* title_;
+    QLabel* status_;
+    QPlainTextEdit* reply_;
+    QPushButton* remove_;
+    std::vector<int32_t> tokens_;  // [n_generated] ids of this run
+    QStringList pieces_;           // [n_generated] their text
+};
+
+}  // namespace wb::ui::compare

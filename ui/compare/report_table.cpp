@@ -1,0 +1,143 @@
+#include "compare/report_table.h"
+
+#include <QFileInfo>
+#include <QHeaderView>
+#include <functional>
+
+#include "compare/compare.h"
+
+namespace wb::ui::compare {
+
+namespace {
+
+using wb::compare::ModelReport;
+
+QString bytes(uint64_t b) {
+    if (b >= (1ull << 30)) return QStringLiteral("%1 GiB").arg(double(b) / (1ull << 30), 0, 'f', 2);
+    if (b >= (1ull << 20)) return QStringLiteral("%1 MiB").arg(double(b) / (1ull << 20), 0, 'f', 2);
+    if (b >= 1024) return QStringLiteral("%1 KiB").arg(double(b) / 1024, 0, 'f', 1);
+    return QStringLiteral("%1 B").arg(b);
+}
+
+QString pct(uint64_t a, uint64_t n) {
+    if (!n) return QStringLiteral("-");
+    return QStringLiteral("%1% (%2/%3)").arg(100.0 * double(a) / double(n), 0, 'f', 2).arg(a).arg(n);
+}
+
+QString num(double v, int prec) { return QString::number(v, 'f', prec); }
+
+}  // namespace
+
+ReportTable::ReportTable(QWidget* parent) : QTableWidget(parent) {
+    setObjectName("compareTable");
+    setEditTriggers(QAbstractItemView::NoEditTriggers);
+    horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+}
+
+void ReportTable::setReport(const wb::compare::CompareReport& r) {
+    clear();
+    const int n_models = static_cast<int>(r.models.size());
+    QStringList headers;
+    for (const ModelReport& m : r.models) {
+        headers << QStringLiteral("%1: %2").arg(QString::fromStdString(m.label),
+                                               QFileInfo(QString::fromStdString(m.path)).fileName());
+    }
+    std::vector<std::pair<QString, std::function<QString(const ModelReport&)>>> rows;
+    rows.emplace_back(tr("tensor types"),
+                      [](const ModelReport& m) { return QString::fromStdString(m.tensor_types); });
+    rows.emplace_back(tr("file size"), [](const ModelReport& m) { return bytes(m.file_bytes); });
+    rows.emplace_back(tr("weights (as stored)"),
+                      [](const ModelReport& m) { return bytes(m.weight_bytes); });
+    rows.emplace_back(tr("KV cache (%1)").arg(QString::fromStdString(r.kv_type)),
+                      [](const ModelReport& m) {
+                          return bytes(m.kv_bytes) + QStringLiteral(" @%1").arg(m.n_ctx);
+                      });
+    rows.emplace_back(tr("device memory (engine)"), [](const ModelReport& m) {
+        return m.device_bytes ? bytes(*m.device_bytes) : tr("n/a (cpu)");
+    });
+    rows.emplace_back(tr("backend"),
+                      [](const ModelReport& m) { return QString::fromStdString(m.backend); });
+    rows.emplace_back(tr("load time (ms)"), [](const ModelReport& m) { return num(m.load_ms, 1); });
+    rows.emplace_back(tr("prefill tokens/s"),
+                      [](const ModelReport& m) { return num(m.prefill_tps, 1); });
+    rows.emplace_back(tr("decode tokens/s"),
+                      [](const ModelReport& m) { return num(m.decode_tps, 1); });
+    rows.emplace_back(tr("TTFT p50 / p95 (ms)"), [](const ModelReport& m) {
+        return num(m.ttft_ms.p50, 2) + QStringLiteral(" / ") + num(m.ttft_ms.p95, 2);
+    });
+    rows.emplace_back(tr("e2e p50 / p95 (ms)"), [](const ModelReport& m) {
+        return num(m.e2e_ms.p50, 2) + QStringLiteral(" / ") + num(m.e2e_ms.p95, 2);
+    });
+    rows.emplace_back(tr("teacher-forced agreement"), [](const ModelReport& m) {
+        return m.teacher_forced ? pct(m.teacher_forced->equal, m.teacher_forced->total)
+                                : tr("n/a (vocab)");
+    });
+    const size_t n_prompts = r.prompts.size();
+    rows.emplace_back(tr("greedy = A (prompts)"), [n_prompts](const ModelReport& m) {
+        if (!m.same_vocab) return tr("%1/%2 same text").arg(m.identical_outputs).arg(n_prompts);
+        size_t same = 0;
+        for (const auto& d : m.divergence) same += d ? 0 : 1;
+        return QStringLiteral("%1/%2").arg(same).arg(n_prompts);
+    });
+    rows.emplace_back(tr("first split (step per prompt)"), [](const ModelReport& m) {
+        if (!m.same_vocab) return tr("n/a (vocab)");
+        QStringList s;
+        for (const auto& d : m.divergence) s << (d ? QString::number(*d) : QStringLiteral("-"));
+        return s.join(QLatin1Char(','));
+    });
+    if (r.text_file) {
+        QString name = tr("PPL");
+        if (!r.models.empty() && r.models[0].ppl) {
+            const auto& p = *r.models[0].ppl;
+            name = tr("PPL (llama.cpp chunks, n_ctx %1, %2 chunks, %3 tokens)")
+                       .arg(p.n_ctx)
+                       .arg(p.n_chunks)
+                       .arg(p.n_scored);
+        }
+        rows.emplace_back(name, [](const ModelReport& m) {
+            return m.ppl ? num(m.ppl->ppl, 4) + QStringLiteral(" ± ") + num(m.ppl->ppl_error, 4)
+                         : QStringLiteral("-");
+        });
+        const auto* a = r.models.empty() ? nullptr : &r.models[0];
+        rows.emplace_back(tr("PPL / PPL(A)"), [a](const ModelReport& m) {
+            return a && a->ppl && m.ppl ? num(m.ppl->ppl / a->ppl->ppl, 6) : QStringLiteral("-");
+        });
+        rows.emplace_back(tr("KLD vs A mean (nats)"), [](const ModelReport& m) {
+            return m.kld ? num(m.kld->mean, 6) + QStringLiteral(" ± ") + num(m.kld->mean_error, 6)
+                         : tr("n/a (vocab)");
+        });
+        rows.emplace_back(tr("KLD vs A median / p99 / max"), [](const ModelReport& m) {
+            return m.kld ? num(m.kld->median, 6) + QStringLiteral(" / ") + num(m.kld->p99, 6) +
+                               QStringLiteral(" / ") + num(m.kld->max, 6)
+                         : tr("n/a");
+        });
+        rows.emplace_back(tr("top-1 = A"), [](const ModelReport& m) {
+            return m.kld ? pct(m.kld->same_top, m.kld->n) : tr("n/a");
+        });
+    }
+    if (r.testset_file) {
+        const size_t n_items = r.test_items.size();
+        rows.emplace_back(tr("test-set accuracy"), [n_items](const ModelReport& m) {
+            return pct(m.test_correct_count, n_items);
+        });
+    }
+    setColumnCount(n_models + 1);
+    setRowCount(static_cast<int>(rows.size()));
+    setHorizontalHeaderLabels(QStringList{tr("figure")} + headers);
+    for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+        setItem(i, 0, new QTableWidgetItem(rows[size_t(i)].first));
+        for (int j = 0; j < n_models; ++j) {
+            setItem(i, j + 1, new QTableWidgetItem(rows[size_t(i)].second(r.models[size_t(j)])));
+        }
+    }
+}
+
+int ReportTable::rowOf(const QString& name) const {
+    for (int i = 0; i < rowCount(); ++i) {
+        if (item(i, 0) && item(i, 0)->text().startsWith(name)) return i;
+    }
+    return -1;
+}
+
+}  // namespace wb::ui::compare

@@ -1,0 +1,418 @@
+#include "history_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateEdit>
+#include <QDateTime>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QProgressDialog>
+#include <QPushButton>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QSqlQueryModel>
+#include <QSqlRecord>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QThread>
+#include <QTimer>
+#include <QUuid>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+#include <sstream>
+
+#include "runlog/csv.h"
+
+namespace wb::ui {
+
+namespace {
+
+// The table: newest first, a few columns; everything else is in the detail view.
+const char* const kListSql =
+    "SELECT r.id AS id, "
+    "strftime('%Y-%m-%d %H:%M:%S', r.started_ms / 1000, 'unixepoch', 'localtime') AS started, "
+    "ru.kind || ' #' || ru.id AS run, COALESCE(mv.name, '') AS model, r.request_id AS request, "
+    "r.finish_reason AS finish, "
+    "COALESCE(substr(replace(r.prompt, char(10), ' '), 1, 60), '(redacted)') AS prompt, "
+    "COALESCE(substr(replace(r.output, char(10), ' '), 1, 100), '(redacted)') AS output, "
+    "r.output_tokens AS tokens, round(r.ttft_ms, 1) AS ttft_ms, round(r.tpot_ms, 2) AS tpot_ms, "
+    "round(r.e2e_ms, 1) AS e2e_ms "
+    "FROM responses r JOIN runs ru ON ru.id = r.run_id "
+    "JOIN model_versions mv ON mv.id = r.model_version_id ";
+
+// Every tag of a response, for the detail view and the export.
+const char* const kFullSql =
+    "SELECT r.id AS response_id, "
+    "strftime('%Y-%m-%dT%H:%M:%fZ', r.started_ms / 1000.0, 'unixepoch') AS started_utc, "
+    "r.run_id AS run_id, ru.kind AS run_kind, ru.name AS run_name, r.request_id AS request_id, "
+    "mv.name AS model_name, mv.sha256 AS model_sha256, mv.path AS model_path, "
+    "mv.architecture AS architecture, mv.file_type_name AS file_type, "
+    "mv.tensor_types AS tensor_types, mv.n_params AS n_params, "
+    "e.app_version AS app_version, e.git_commit AS git_commit, e.os AS os, e.cpu AS cpu, "
+    "e.backend AS backend, e.vk_device_name AS device, e.vk_driver_name AS driver, "
+    "e.vk_driver_version AS driver_version, e.vk_api_version AS vulkan_api, "
+    "r.settings AS settings, r.redacted AS redacted, r.prompt AS prompt, "
+    "r.prompt_tokens AS prompt_tokens, r.output AS output, r.output_tokens AS output_tokens, "
+    "r.finish_reason AS finish_reason, r.error AS error, r.queue_wait_ms AS queue_wait_ms, "
+    "r.ttft_ms AS ttft_ms, r.tpot_ms AS tpot_ms, r.e2e_ms AS e2e_ms, "
+    "r.prefill_tps AS prefill_tps, r.decode_tps AS decode_tps "
+    "FROM responses r JOIN runs ru ON ru.id = r.run_id "
+    "JOIN model_versions mv ON mv.id = r.model_version_id "
+    "JOIN environments e ON e.id = r.environment_id ";
+
+QSqlDatabase open_readonly(const QString& name, const QString& path) {
+    QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
+    db.setDatabaseName(path);
+    db.setConnectOptions("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=2000");
+    db.open();
+    return db;
+}
+
+}  // namespace
+
+HistoryView::HistoryView(QWidget* parent)
+    : QWidget(parent), conn_("history-" + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
+    auto* layout = new QVBoxLayout(this);
+    auto* filters = new QHBoxLayout;
+    modelFilter_ = new QComboBox;
+    modelFilter_->setToolTip(tr("Only responses of this model"));
+    runFilter_ = new QComboBox;
+    runFilter_->setToolTip(tr("Only responses of this run"));
+    reasonFilter_ = new QComboBox;
+    reasonFilter_->addItem(tr("any finish"), QString());
+    for (const char* r : {"stop", "length", "timeout", "cancelled", "rejected", "error"})
+        reasonFilter_->addItem(r, QString::fromLatin1(r));
+    dateOn_ = new QCheckBox(tr("From"));
+    from_ = new QDateEdit(QDate::currentDate().addDays(-7));
+    to_ = new QDateEdit(QDate::currentDate());
+    for (QDateEdit* d : {from_, to_}) {
+        d->setCalendarPopup(true);
+        d->setEnabled(false);
+    }
+    search_ = new QLineEdit;
+    search_->setPlaceholderText(tr("Search prompt and output"));
+    search_->setClearButtonEnabled(true);
+    auto* exportBtn = new QPushButton(tr("Export…"));
+    exportBtn->setToolTip(tr("Write the rows the filters match to CSV or JSON Lines"));
+    filters->addWidget(modelFilter_);
+    filters->addWidget(runFilter_);
+    filters->addWidget(reasonFilter_);
+    filters->addWidget(dateOn_);
+    filters->addWidget(from_);
+    filters->addWidget(new QLabel(tr("to")));
+    filters->addWidget(to_);
+    filters->addWidget(search_, 1);
+    filters->addWidget(exportBtn);
+    layout->addLayout(filters);
+
+    model_ = new QSqlQueryModel(this);
+    table_ = new QTableView;
+    table_->setModel(model_);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->verticalHeader()->hide();
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setWordWrap(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    table_->setToolTip(tr("Double-click a row to see the response with all its tags"));
+    layout->addWidget(table_, 1);
+    count_ = new QLabel;
+    layout->addWidget(count_);
+
+    throttle_ = new QTimer(this);
+    throttle_->setSingleShot(true);
+    throttle_->setInterval(1000);
+    connect(throttle_, &QTimer::timeout, this, &HistoryView::refresh);
+
+    for (QComboBox* c : {modelFilter_, runFilter_, reasonFilter_})
+        connect(c, &QComboBox::currentIndexChanged, this, &HistoryView::refresh);
+    connect(dateOn_, &QCheckBox::toggled, this, [this](bool on) {
+        from_->setEnabled(on);
+        to_->setEnabled(on);
+        refresh();
+    });
+    connect(from_, &QDateEdit::dateChanged, this, &HistoryView::refresh);
+    connect(to_, &QDateEdit::dateChanged, this, &HistoryView::refresh);
+    connect(search_, &QLineEdit::textChanged, this, [this] { throttle_->start(300); });
+    connect(table_, &QTableView::doubleClicked, this, &HistoryView::openResponse);
+    connect(exportBtn, &QPushButton::clicked, this, &HistoryView::exportDialog);
+}
+
+HistoryView::~HistoryView() {
+    model_->clear();
+    { QSqlDatabase::database(conn_, false).close(); }
+    QSqlDatabase::removeDatabase(conn_);
+}
+
+bool HistoryView::setDatabase(const QString& path) {
+    model_->clear();
+    { QSqlDatabase::database(conn_, false).close(); }
+    QSqlDatabase::removeDatabase(conn_);
+    dbPath_ = path;
+    QSqlDatabase db = open_readonly(conn_, path);
+    if (!db.isOpen()) {
+        count_->setText(tr("Cannot read the run log %1: %2").arg(path, db.lastError().text()));
+        return false;
+    }
+    reloadFilterLists();
+    refresh();
+    return true;
+}
+
+void HistoryView::reloadFilterLists() {
+    QSqlDatabase db = QSqlDatabase::database(conn_, false);
+    if (!db.isOpen()) return;
+    const QVariant model_sel = modelFilter_->currentData();
+    const QVariant run_sel = runFilter_->currentData();
+    const QSignalBlocker b1(modelFilter_), b2(runFilter_);
+    modelFilter_->clear();
+    modelFilter_->addItem(tr("all models"), QVariant());
+    QSqlQuery q(db);
+    q.exec("SELECT id, COALESCE(name, path), substr(sha256, 1, 8) FROM model_versions ORDER BY id");
+    while (q.next())
+        modelFilter_->addItem(
+            QStringLiteral("%1 (%2)").arg(q.value(1).toString(), q.value(2).toString()),
+            q.value(0));
+    runFilter_->clear();
+    runFilter_->addItem(tr("all runs"), QVariant());
+    q.exec("SELECT id, kind, name FROM runs ORDER BY id DESC LIMIT 500");
+    while (q.next())
+        runFilter_->addItem(
+            QStringLiteral("#%1 %2 %3")
+                .arg(q.value(0).toString(), q.value(1).toString(), q.value(2).toString()),
+            q.value(0));
+    modelFilter_->setCurrentIndex(std::max(0, modelFilter_->findData(model_sel)));
+    runFilter_->setCurrentIndex(std::max(0, runFilter_->findData(run_sel)));
+}
+
+QString HistoryView::whereClause(QVariantList* binds) const {
+    QStringList conds;
+    if (modelFilter_->currentData().isValid()) {
+        conds << "r.model_version_id = ?";
+        binds->append(modelFilter_->currentData());
+    }
+    if (runFilter_->currentData().isValid()) {
+        conds << "r.run_id = ?";
+        binds->append(runFilter_->currentData());
+    }
+    const QString reason = reasonFilter_->currentData().toString();
+    if (!reason.isEmpty()) {
+        conds << "r.finish_reason = ?";
+        binds->append(reason);
+    }
+    if (dateOn_->isChecked()) {
+        conds << "r.started_ms >= ? AND r.started_ms < ?";
+        binds->append(QDateTime(from_->date(), QTime(0, 0)).toMSecsSinceEpoch());
+        binds->append(QDateTime(to_->date().addDays(1), QTime(0, 0)).toMSecsSinceEpoch());
+    }
+    const QString text = search_->text();
+    if (!text.isEmpty()) {
+        QString pat = text;
+        pat.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        conds << "(r.prompt LIKE ? ESCAPE '\\' OR r.output LIKE ? ESCAPE '\\')";
+        binds->append("%" + pat + "%");
+        binds->append("%" + pat + "%");
+    }
+    return conds.isEmpty() ? QString() : "WHERE " + conds.join(" AND ") + " ";
+}
+
+void HistoryView::refresh() {
+    QSqlDatabase db = QSqlDatabase::database(conn_, false);
+    if (!db.isOpen()) return;
+    if (modelFilter_->count() == 0 || runFilter_->count() <= 1) reloadFilterLists();
+    QVariantList binds;
+    const QString sql = QString::fromLatin1(kListSql) + whereClause(&binds) +
+                        "ORDER BY r.started_ms DESC, r.id DESC LIMIT 10000";
+    QSqlQuery q(db);
+    q.prepare(sql);
+    for (const QVariant& v : binds) q.addBindValue(v);
+    if (!q.exec()) {
+        count_->setText(tr("Query failed: %1").arg(q.lastError().text()));
+        return;
+    }
+    model_->setQuery(std::move(q));
+    while (model_->canFetchMore()) model_->fetchMore();
+    table_->resizeColumnsToContents();
+    table_->setColumnWidth(6, 220);  // prompt
+    table_->setColumnWidth(7, 420);  // output
+    count_->setText(tr("%1 responses match · %2").arg(model_->rowCount()).arg(dbPath_));
+}
+
+void HistoryView::refreshSoon() {
+    if (!throttle_->isActive()) throttle_->start(1000);
+}
+
+int HistoryView::rowCount() const {
+    return model_->rowCount();
+}
+
+void HistoryView::setSearchText(const QString& text) {
+    search_->setText(text);
+    refresh();
+}
+
+void HistoryView::setFinishReason(const QString& reason) {
+    reasonFilter_->setCurrentIndex(std::max(0, reasonFilter_->findData(reason)));
+}
+
+void HistoryView::openResponse(const QModelIndex& index) {
+    const QVariant id = model_->data(model_->index(index.row(), 0));
+    QSqlQuery q(QSqlDatabase::database(conn_, false));
+    q.prepare(QString::fromLatin1(kFullSql) + "WHERE r.id = ?");
+    q.addBindValue(id);
+    if (!q.exec() || !q.next()) return;
+    QString html = QStringLiteral("<h3>Response %1</h3><table>").arg(id.toString());
+    const QSqlRecord rec = q.record();
+    for (int i = 0; i < rec.count(); ++i) {
+        QString v = q.value(i).isNull() ? QStringLiteral("—") : q.value(i).toString();
+        html += QStringLiteral("<tr><td valign='top'><i>%1</i></td><td>%2</td></tr>")
+                    .arg(rec.fieldName(i), v.toHtmlEscaped().replace('\n', "<br>"));
+    }
+    html += "</table>";
+    QDialog d(this);
+    d.setWindowTitle(tr("Response %1").arg(id.toString()));
+    auto* l = new QVBoxLayout(&d);
+    auto* b = new QTextBrowser;
+    b->setHtml(html);
+    l->addWidget(b);
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(box, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    l->addWidget(box);
+    d.resize(700, 600);
+    d.exec();
+}
+
+qint64 HistoryView::exportTo(const QString& path, const QString& format, QString* error,
+                             const std::function<void(qint64, qint64)>& progress) const {
+    QVariantList binds;
+    const QString where = whereClause(&binds);
+    return exportRows(dbPath_, where, binds, path, format, error, progress);
+}
+
+qint64 HistoryView::exportRows(const QString& db_path, const QString& where,
+                               const QVariantList& binds, const QString& path,
+                               const QString& format, QString* error,
+                               const std::function<void(qint64, qint64)>& progress) {
+    const QString name = "export-" + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    qint64 written = -1;
+    {
+        QSqlDatabase db = open_readonly(name, db_path);
+        QFile out(path);
+        if (!db.isOpen()) {
+            if (error) *error = tr("cannot read %1: %2").arg(db_path, db.lastError().text());
+        } else if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            if (error) *error = tr("cannot write %1: %2").arg(path, out.errorString());
+        } else {
+            QSqlQuery count(db);
+            count.prepare("SELECT COUNT(*) FROM responses r " + where);
+            for (const QVariant& v : binds) count.addBindValue(v);
+            const qint64 total = count.exec() && count.next() ? count.value(0).toLongLong() : 0;
+            QSqlQuery q(db);
+            q.setForwardOnly(true);  // stream: rows are not kept in memory
+            q.prepare(QString::fromLatin1(kFullSql) + where + "ORDER BY r.started_ms, r.id");
+            for (const QVariant& v : binds) q.addBindValue(v);
+            if (!q.exec()) {
+                if (error) *error = q.lastError().text();
+            } else {
+                const QSqlRecord rec = q.record();
+                const bool csv = format == "csv";
+                const QStringList json_cols{"settings", "tensor_types"};
+                written = 0;
+                if (csv) {
+                    std::ostringstream line;
+                    for (int i = 0; i < rec.count(); ++i) {
+                        if (i) line << ',';
+                        runlog::write_csv_field(line, rec.fieldName(i).toStdString());
+                    }
+                    line << runlog::kCsvRecordEnd;
+                    out.write(line.str().data(), static_cast<qint64>(line.str().size()));
+                }
+                while (q.next()) {
+                    if (csv) {
+                        std::ostringstream line;
+                        for (int i = 0; i < rec.count(); ++i) {
+                            if (i) line << ',';
+                            const QVariant v = q.value(i);
+                            if (!v.isNull())
+                                runlog::write_csv_field(line, v.toString().toStdString());
+                        }
+                        line << runlog::kCsvRecordEnd;
+                        out.write(line.str().data(), static_cast<qint64>(line.str().size()));
+                    } else {
+                        QJsonObject o;
+                        for (int i = 0; i < rec.count(); ++i) {
+                            const QString col = rec.fieldName(i);
+                            const QVariant v = q.value(i);
+                            if (v.isNull())
+                                o[col] = QJsonValue::Null;
+                            else if (json_cols.contains(col))
+                                o[col] = QJsonDocument::fromJson(v.toByteArray()).object();
+                            else
+                                o[col] = QJsonValue::fromVariant(v);
+                        }
+                        out.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
+                        out.write("\n");
+                    }
+                    ++written;
+                    if (progress && written % 256 == 0) progress(written, total);
+                }
+                if (progress) progress(written, total);
+                if (out.error() != QFileDevice::NoError) {
+                    if (error) *error = tr("write failed: %1").arg(out.errorString());
+                    written = -1;
+                }
+            }
+        }
+    }
+    QSqlDatabase::removeDatabase(name);
+    return written;
+}
+
+void HistoryView::exportDialog() {
+    QString selected;
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export responses"), "responses.csv",
+                                     tr("CSV (*.csv);;JSON Lines (*.jsonl)"), &selected);
+    if (path.isEmpty()) return;
+    const QString format = path.endsWith(".jsonl") || selected.contains("jsonl") ? "jsonl" : "csv";
+    QVariantList binds;
+    const QString where = whereClause(&binds);
+    auto* dlg = new QProgressDialog(tr("Exporting responses…"), tr("Hide"), 0, 100, this);
+    dlg->setWindowModality(Qt::WindowModal);
+    dlg->setMinimumDuration(300);
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    const QString db = dbPath_;
+    QPointer<QProgressDialog> guard(dlg);
+    auto* watcher = new QFutureWatcher<QPair<qint64, QString>>(this);
+    connect(watcher, &QFutureWatcherBase::progressValueChanged, dlg, &QProgressDialog::setValue);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, guard, path] {
+        const auto [n, err] = watcher->result();
+        if (guard) guard->close();
+        if (n < 0)
+            QMessageBox::warning(this, tr("Export failed"), err);
+        else
+            count_->setText(tr("Exported %1 responses to %2").arg(n).arg(path));
+        watcher->deleteLater();
+    });
+    watcher->setFuture(
+        QtConcurrent::run([db, where, binds, path, format](QPromise<QPair<qint64, QString>>& p) {
+            p.setProgressRange(0, 100);
+            QString err;
+            const qint64 n =
+                exportRows(db, where, binds, path, format, &err, [&p](qint64 done, qint64 total) {
+                    p.setProgressValue(total > 0 ? static_cast<int>(100 * done / total) : 100);
+                });
+            p.addResult(qMakePair(n, err));
+        }));
+}
+
+}  // namespace wb::ui

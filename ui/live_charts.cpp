@@ -1,0 +1,257 @@
+#include "live_charts.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <cmath>
+#include <limits>
+
+namespace wb::ui {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// -1 means "no samples yet" in LiveSnapshot; QCustomPlot draws NaN as a gap.
+double gap(double v) {
+    return v < 0 ? kNaN : v;
+}
+
+const char* const kTitles[LiveCharts::kCharts] = {"Memory (MiB)", "Latency over window (ms)",
+                                                  "Decode throughput (tokens/s)", "Requests"};
+
+// Graph names per chart, in the order graphs are added.
+const QStringList kGraphNames[LiveCharts::kCharts] = {
+    {"weights", "KV cache", "activations", "staging", "device usage", "device budget"},
+    {"TTFT p50", "TTFT p95", "TTFT p99", "e2e p50", "e2e p95", "e2e p99"},
+    {"decode tokens/s"},
+    {"queued", "running"},
+};
+
+QCustomPlot* make_plot(int chart, QWidget* parent) {
+    auto* p = new QCustomPlot(parent);
+    p->setMinimumHeight(150);
+    p->setNoAntialiasingOnDrag(true);
+    p->plotLayout()->insertRow(0);
+    auto* title = new QCPTextElement(p, kTitles[chart], QFont(p->font().family(), 9, QFont::Bold));
+    p->plotLayout()->addElement(0, 0, title);
+    p->xAxis->setLabel("s");
+    // Legend in a row under the axes, wrapped into columns, so it never
+    // hides the lines.
+    p->legend->setVisible(true);
+    QFont lf = p->font();
+    lf.setPointSize(7);
+    p->legend->setFont(lf);
+    p->legend->setBorderPen(Qt::NoPen);
+    p->legend->setRowSpacing(-4);
+    p->legend->setColumnSpacing(6);
+    p->axisRect()->insetLayout()->take(p->legend);
+    p->plotLayout()->addElement(2, 0, p->legend);
+    p->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    p->legend->setWrap(3);
+    p->legend->setMargins(QMargins(4, 0, 4, 2));
+    p->plotLayout()->setRowStretchFactor(2, 0.001);
+    p->plotLayout()->setRowSpacing(0);
+    return p;
+}
+
+}  // namespace
+
+LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Window:")));
+    window_ = new QComboBox;
+    window_->addItem(tr("1 min"), 60.0);
+    window_->addItem(tr("5 min"), 300.0);
+    window_->addItem(tr("Whole run"), 0.0);
+    window_->setToolTip(tr("Time span the charts show"));
+    bar->addWidget(window_);
+    bar->addStretch();
+    auto* exportBtn = new QPushButton(tr("Export PNG…"));
+    exportBtn->setToolTip(tr("Save one chart as a PNG image (or right-click a chart)"));
+    auto* menu = new QMenu(exportBtn);
+    for (int c = 0; c < kCharts; ++c) {
+        menu->addAction(tr(kTitles[c]), this, [this, c] { exportDialog(static_cast<Chart>(c)); });
+    }
+    exportBtn->setMenu(menu);
+    bar->addWidget(exportBtn);
+    layout->addLayout(bar);
+
+    const QList<QColor> memColors{QColor(66, 133, 244), QColor(52, 168, 83), QColor(251, 188, 5),
+                                  QColor(154, 160, 166)};
+    const QList<QColor> latColors{QColor(66, 133, 244), QColor(251, 140, 0), QColor(219, 68, 55)};
+
+    for (int c = 0; c < kCharts; ++c) {
+        QCustomPlot* p = make_plot(c, this);
+        plots_[static_cast<size_t>(c)] = p;
+        for (int g = 0; g < kGraphNames[c].size(); ++g) {
+            QCPGraph* graph = p->addGraph();
+            graph->setName(kGraphNames[c][g]);
+            QPen pen;
+            pen.setWidthF(1.6);
+            if (c == Memory && g < 4) {
+                // Stacked: each purpose is drawn on top of the previous one
+                // and filled down to it.
+                pen.setColor(memColors[g].darker(120));
+                QColor fill = memColors[g];
+                fill.setAlpha(120);
+                graph->setBrush(fill);
+                if (g > 0) graph->setChannelFillGraph(p->graph(g - 1));
+            } else if (c == Memory) {
+                pen.setColor(g == 4 ? Qt::black : Qt::red);
+                pen.setStyle(g == 4 ? Qt::SolidLine : Qt::DashLine);
+            } else if (c == Latency) {
+                pen.setColor(latColors[g % 3]);
+                if (g >= 3) pen.setStyle(Qt::DashLine);  // e2e dashed, TTFT solid
+            } else if (c == Throughput) {
+                pen.setColor(QColor(52, 168, 83));
+                graph->setBrush(QColor(52, 168, 83, 50));
+            } else {
+                pen.setColor(g == 0 ? QColor(251, 140, 0) : QColor(66, 133, 244));
+                graph->setLineStyle(QCPGraph::lsStepLeft);
+            }
+            graph->setPen(pen);
+        }
+        p->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(p, &QWidget::customContextMenuRequested, this, [this, c, p](const QPoint& pos) {
+            QMenu m;
+            m.addAction(tr("Export this chart to PNG…"), this,
+                        [this, c] { exportDialog(static_cast<Chart>(c)); });
+            m.exec(p->mapToGlobal(pos));
+        });
+        connect(p, &QCustomPlot::mouseMove, this,
+                [this, c](QMouseEvent* e) { showTooltip(static_cast<Chart>(c), e); });
+        layout->addWidget(p, 1);
+    }
+    memoryNote_ = new QLabel;
+    memoryNote_->setWordWrap(true);
+    memoryNote_->setStyleSheet("color: gray; font-size: 8pt");
+    layout->addWidget(memoryNote_);
+
+    connect(window_, &QComboBox::currentIndexChanged, this, [this] { rescale(); });
+    window_->setCurrentIndex(0);
+}
+
+double LiveCharts::windowSeconds() const {
+    return window_->currentData().toDouble();
+}
+
+void LiveCharts::setWindowSeconds(double s) {
+    const int i = window_->findData(s);
+    if (i >= 0) window_->setCurrentIndex(i);
+}
+
+void LiveCharts::clear() {
+    for (QCustomPlot* p : plots_) {
+        for (int g = 0; g < p->graphCount(); ++g) p->graph(g)->data()->clear();
+        p->replot(QCustomPlot::rpQueuedReplot);
+    }
+    points_ = 0;
+    busy_points_ = 0;
+    last_t_ = 0;
+}
+
+void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
+    const double t = s.t_s;
+    const gui::MemoryUse& m = s.memory;
+    double stack = 0;
+    const double purposes[4] = {m.weights, m.kv_cache, m.activations, m.staging};
+    QCustomPlot* mem = plot(Memory);
+    for (int g = 0; g < 4; ++g) {
+        stack += purposes[g] / kMiB;
+        mem->graph(g)->addData(t, stack);
+    }
+    mem->graph(4)->addData(t, m.device_usage < 0 ? kNaN : m.device_usage / kMiB);
+    mem->graph(5)->addData(t, m.device_budget < 0 ? kNaN : m.device_budget / kMiB);
+    memoryNote_->setText(m.device_usage < 0
+                             ? tr("Memory: the engine's own accounting by purpose. The driver "
+                                  "reports no usage/budget (no VK_EXT_memory_budget).")
+                             : tr("Memory: the engine's accounting by purpose (stacked); lines: "
+                                  "the driver's heap usage and budget."));
+
+    QCustomPlot* lat = plot(Latency);
+    const double lv[6] = {s.ttft_p50, s.ttft_p95, s.ttft_p99, s.e2e_p50, s.e2e_p95, s.e2e_p99};
+    for (int g = 0; g < 6; ++g) lat->graph(g)->addData(t, gap(lv[g]));
+    plot(Throughput)->graph(0)->addData(t, s.decode_tps);
+    plot(Queue)->graph(0)->addData(t, s.queued);
+    plot(Queue)->graph(1)->addData(t, s.running);
+    ++points_;
+    if (s.queued + s.running > 0) ++busy_points_;
+    last_t_ = t;
+    rescale();
+}
+
+void LiveCharts::rescale() {
+    const double w = windowSeconds();
+    for (QCustomPlot* p : plots_) {
+        double lo = 0;
+        double hi = std::max(last_t_, 1.0);
+        if (w > 0) {
+            lo = std::max(0.0, last_t_ - w);
+            hi = std::max(lo + w, last_t_);
+        }
+        p->xAxis->setRange(lo, hi);
+        // Value range over the visible keys, never below 0 (all series are
+        // non-negative) and with headroom so the top line stays visible.
+        double top = 0;
+        for (int g = 0; g < p->graphCount(); ++g) {
+            bool found = false;
+            const QCPRange r = p->graph(g)->getValueRange(found, QCP::sdBoth, QCPRange(lo, hi));
+            if (found && std::isfinite(r.upper)) top = std::max(top, r.upper);
+        }
+        p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
+        p->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void LiveCharts::showTooltip(Chart c, QMouseEvent* e) {
+    QCustomPlot* p = plot(c);
+    if (p->graphCount() == 0 || p->graph(0)->data()->isEmpty()) return;
+    const double key = p->xAxis->pixelToCoord(e->position().x());
+    auto it = p->graph(0)->data()->findBegin(key, true);
+    if (it == p->graph(0)->data()->constEnd()) return;
+    const double k = it->key;
+    QStringList lines{QStringLiteral("t = %1 s").arg(k, 0, 'f', 1)};
+    double below = 0;
+    for (int g = 0; g < p->graphCount(); ++g) {
+        auto gi = p->graph(g)->data()->findBegin(k, false);
+        if (gi == p->graph(g)->data()->constEnd()) continue;
+        double v = gi->value;
+        if (c == Memory && g < 4) {  // stacked: show the purpose's own share
+            const double own = v - below;
+            below = v;
+            v = own;
+        }
+        if (std::isnan(v)) continue;
+        lines
+            << QStringLiteral("%1: %2").arg(p->graph(g)->name()).arg(v, 0, 'f', c == Queue ? 0 : 2);
+    }
+    QToolTip::showText(e->globalPosition().toPoint(), lines.join('\n'), p);
+}
+
+bool LiveCharts::exportPng(Chart c, const QString& path, int width, int height) {
+    return plot(c)->savePng(path, width, height);
+}
+
+void LiveCharts::exportDialog(Chart c) {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export chart"), QStringLiteral("chart-%1.png").arg(static_cast<int>(c)),
+        tr("PNG images (*.png)"));
+    if (path.isEmpty()) return;
+    if (!exportPng(c, path))
+        QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(path));
+}
+
+}  // namespace wb::ui

@@ -1,0 +1,388 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "batch_panel.h"
+#include "chat_view.h"
+#include "error_dialog.h"
+#include "history_view.h"
+#include "live_charts.h"
+#include "model_bar.h"
+#include "paths.h"
+#include "run_recorder.h"
+#include "settings_panel.h"
+#include "settings_store.h"
+#include "wb_version.h"
+
+namespace wb::ui {
+
+namespace {
+
+QString mib(double bytes) {
+    return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1);
+}
+
+}  // namespace
+
+MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QWidget* parent)
+    : QMainWindow(parent),
+      store_(store),
+      recorder_(recorder),
+      bridge_(new gui::EngineBridge(this)) {
+    setWindowTitle(tr("Inference Workbench"));
+    setWindowIcon(QIcon(":/icons/inference-workbench.png"));
+    setAcceptDrops(true);
+    setObjectName("mainWindow");
+
+    modelBar_ = new ModelBar;
+    settingsPanel_ = new SettingsPanel;
+    settingsPanel_->setSettings(store_->gen());
+    auto current = [this] { return settingsPanel_->settings(); };
+
+    chat_ = new ChatView(bridge_, recorder_, current);
+    batch_ = new BatchPanel(bridge_, recorder_, current);
+    history_ = new HistoryView;
+    auto* compare =
+        new QLabel(tr("Compare a model with its quantized variants side by side.\n"
+                      "This tab is filled by the comparison feature (workbench-cli compare)."));
+    compare->setAlignment(Qt::AlignCenter);
+    compare->setObjectName("compareTab");
+
+    tabs_ = new QTabWidget;
+    tabs_->addTab(chat_, tr("Chat"));
+    tabs_->addTab(batch_, tr("Batch"));
+    tabs_->addTab(compare, tr("Compare"));
+    tabs_->addTab(history_, tr("History"));
+
+    charts_ = new LiveCharts;
+    split_ = new QSplitter(Qt::Horizontal);
+    split_->addWidget(tabs_);
+    split_->addWidget(charts_);
+    split_->setStretchFactor(0, 3);
+    split_->setStretchFactor(1, 2);
+
+    auto* central = new QWidget;
+    auto* cl = new QVBoxLayout(central);
+    cl->setContentsMargins(0, 0, 0, 0);
+    cl->addWidget(modelBar_);
+    cl->addWidget(split_, 1);
+    setCentralWidget(central);
+
+    auto* dock = new QDockWidget(tr("Settings"));
+    dock->setObjectName("settingsDock");
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(settingsPanel_);
+    scroll->setWidgetResizable(true);
+    dock->setWidget(scroll);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    stModel_ = new QLabel(tr("no model"));
+    stQuant_ = new QLabel;
+    stDevice_ = new QLabel;
+    stMemory_ = new QLabel;
+    stState_ = new QLabel;
+    stMemory_->setToolTip(tr("Engine memory in use: weights + KV cache + activations + staging"));
+    for (QLabel* l : {stModel_, stQuant_, stDevice_, stMemory_, stState_})
+        statusBar()->addPermanentWidget(l);
+
+    buildMenus();
+
+    // Devices: Vulkan ones first, the CPU reference always offered.
+    QString vk_error;
+    const QList<gui::DeviceEntry> devices = gui::EngineBridge::devices(&vk_error);
+    modelBar_->setDevices(devices, vk_error);
+    const bool have_vulkan = devices.size() > 1;
+    modelBar_->selectDevice(have_vulkan ? store_->backend() : "cpu", store_->device());
+    if (!have_vulkan && !vk_error.isEmpty())
+        statusBar()->showMessage(
+            tr("No Vulkan device (%1): using the CPU reference.").arg(vk_error), 15000);
+    modelBar_->setRecent(store_->recentModels());
+
+    connect(modelBar_, &ModelBar::openRequested, this, [this](const QString& p) { openModel(p); });
+    connect(modelBar_, &ModelBar::cancelLoadRequested, bridge_, &gui::EngineBridge::cancelLoad);
+    connect(modelBar_, &ModelBar::deviceChanged, this, [this](const gui::DeviceEntry& d) {
+        store_->setBackend(d.backend);
+        store_->setDevice(d.backend == "cpu" ? QString() : d.selector);
+        statusBar()->showMessage(tr("Device %1 is used for the next model load.").arg(d.name),
+                                 8000);
+    });
+    connect(bridge_, &gui::EngineBridge::loadProgress, modelBar_, &ModelBar::setLoading);
+    connect(bridge_, &gui::EngineBridge::modelLoaded, this, &MainWindow::onModelLoaded);
+    connect(bridge_, &gui::EngineBridge::modelLoadFailed, this, &MainWindow::onLoadFailed);
+    connect(bridge_, &gui::EngineBridge::loadCancelled, this, [this] {
+        modelBar_->setLoading(-1, {});
+        statusBar()->showMessage(tr("Model loading cancelled."), 5000);
+        updateStatus();
+    });
+    connect(bridge_, &gui::EngineBridge::stateChanged, this, [this] { updateStatus(); });
+    connect(bridge_, &gui::EngineBridge::requestFinished, this,
+            [this](const gui::RequestResult& r) {
+                if (recorder_) recorder_->log(r);
+            });
+    connect(settingsPanel_, &SettingsPanel::changed, this, &MainWindow::onSettingsChanged);
+    if (recorder_) {
+        connect(recorder_, &gui::RunRecorder::logged, history_, &HistoryView::refreshSoon,
+                Qt::QueuedConnection);
+        connect(
+            recorder_, &gui::RunRecorder::failed, this,
+            [this](const QString& m) { statusBar()->showMessage(tr("Run log: %1").arg(m), 10000); },
+            Qt::QueuedConnection);
+        if (recorder_->isOpen()) history_->setDatabase(recorder_->path());
+    }
+
+    timer_ = new QTimer(this);
+    timer_->setInterval(100);  // ~10 Hz, on the GUI thread
+    connect(timer_, &QTimer::timeout, this, &MainWindow::tick);
+    timer_->start();
+
+    if (!store_->windowGeometry().isEmpty())
+        restoreGeometry(store_->windowGeometry());
+    else
+        resize(1400, 860);
+    if (!store_->windowState().isEmpty()) restoreState(store_->windowState());
+    if (!store_->splitterState().isEmpty()) split_->restoreState(store_->splitterState());
+    updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open model…"), modelBar_, &ModelBar::openDialog);
+    open->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open &prompt set…"), this, [this] { tabs_->setCurrentWidget(batch_); });
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* chat = menuBar()->addMenu(tr("&Chat"));
+    QAction* send = chat->addAction(tr("&Send"), this, [this] {
+        tabs_->setCurrentWidget(chat_);
+        if (chat_->send(chat_->input()->toPlainText())) chat_->input()->clear();
+    });
+    send->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+    send->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // the input handles it itself
+    QAction* stop = chat->addAction(tr("S&top"), this, [this] {
+        chat_->stop();
+        batch_->cancel();
+    });
+    stop->setShortcut(QKeySequence(Qt::Key_Escape));
+    chat->addAction(tr("&Regenerate"), chat_, &ChatView::regenerate)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    chat->addAction(tr("&Copy last reply"), chat_, &ChatView::copyLastReply)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    QAction* nc = chat->addAction(tr("&New chat"), this, [this] {
+        tabs_->setCurrentWidget(chat_);
+        chat_->newChat();
+    });
+    nc->setShortcut(QKeySequence::New);
+
+    QMenu* batch = menuBar()->addMenu(tr("&Batch"));
+    batch
+        ->addAction(tr("&Run"), this,
+                    [this] {
+                        tabs_->setCurrentWidget(batch_);
+                        batch_->run();
+                    })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    batch->addAction(tr("&Cancel run"), batch_, &BatchPanel::cancel);
+    batch->addAction(tr("Load &sample set"), batch_, &BatchPanel::loadSampleSet);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    const QStringList names{tr("Chat"), tr("Batch"), tr("Compare"), tr("History")};
+    for (int i = 0; i < names.size(); ++i) {
+        view->addAction(names[i], this, [this, i] { tabs_->setCurrentIndex(i); })
+            ->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts)
+        ->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&About"), this, [this] {
+        QMessageBox::about(this, tr("About Inference Workbench"),
+                           tr("<b>Inference Workbench</b> %1 (%2)<br>Run local GGUF models on a "
+                              "Vulkan engine and see how they behave when served.")
+                               .arg(WB_VERSION, WB_GIT_COMMIT));
+    });
+}
+
+void MainWindow::showShortcuts() {
+    QMessageBox::information(
+        this, tr("Keyboard shortcuts"),
+        tr("Ctrl+O  open a model\nCtrl+Enter  send the message\nEsc  stop the reply / cancel the "
+           "batch\nCtrl+R  regenerate\nCtrl+Shift+C  copy the last reply\nCtrl+N  new chat\nCtrl+B "
+           " "
+           "run the batch\nCtrl+1..4  Chat, Batch, Compare, History\nCtrl+Q  quit"));
+}
+
+void MainWindow::openModel(const QString& path, bool force_cpu) {
+    gui::LoadRequest req;
+    req.path = path;
+    const gui::DeviceEntry d = modelBar_->currentDevice();
+    req.backend = force_cpu || d.backend.isEmpty() ? "cpu" : d.backend;
+    req.device = req.backend == "cpu" ? QString() : d.selector;
+    const gui::GenSettings s = settingsPanel_->settings();
+    req.n_ctx = s.n_ctx;
+    req.n_parallel = s.n_parallel;
+    if (force_cpu) modelBar_->selectDevice("cpu", {});
+    bridge_->loadModel(req);
+    statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+}
+
+void MainWindow::openStartupModel() {
+    const QStringList recent = store_->recentModels();
+    if (!recent.isEmpty() && QFileInfo::exists(recent.first())) {
+        openModel(recent.first());
+        return;
+    }
+    try {
+        openModel(QString::fromStdString(paths::default_model_path().string()));
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromUtf8(e.what()));
+    }
+}
+
+void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
+    modelBar_->setLoading(-1, {});
+    modelBar_->setModel(info);
+    store_->addRecentModel(info.path);
+    store_->setStarted();
+    modelBar_->setRecent(store_->recentModels());
+    chat_->setChatTemplateNotice(info.has_chat_template);
+    charts_->clear();
+    if (recorder_) {
+        const gui::LoadRequest& r = bridge_->loadedRequest();
+        gui::DeviceEntry dev;
+        for (const gui::DeviceEntry& d : modelBar_->devices())
+            if (d.backend == r.backend && (r.device.isEmpty() || d.selector == r.device)) {
+                dev = d;
+                break;
+            }
+        recorder_->setModel(info.path, r.backend, bridge_->backendName(), dev.type, dev.driver,
+                            dev.driver_version, dev.api_version);
+    }
+    statusBar()->showMessage(tr("Loaded %1 on %2.").arg(info.name, bridge_->backendName()), 5000);
+    updateStatus();
+    emit modelReady(info);
+}
+
+void MainWindow::onLoadFailed(const gui::UserError& e, const gui::LoadRequest& req) {
+    modelBar_->setLoading(-1, {});
+    updateStatus();
+    statusBar()->showMessage(QStringLiteral("%1: %2").arg(e.title, e.what), 20000);
+    if (e.kind == gui::UserError::Kind::FileNotFound) {
+        store_->removeRecentModel(req.path);
+        modelBar_->setRecent(store_->recentModels());
+    }
+    emit loadFailed(e);
+    if (!interactive_) return;
+    switch (ErrorDialog::ask(e, this)) {
+        case ErrorDialog::UseCpu:
+            openModel(req.path, true);
+            break;
+        case ErrorDialog::OpenOther:
+            modelBar_->openDialog();
+            break;
+        default:
+            break;
+    }
+}
+
+void MainWindow::onSettingsChanged(const gui::GenSettings& s, bool reload) {
+    store_->setGen(s);
+    if (reload && bridge_->hasModel())
+        statusBar()->showMessage(
+            tr("Context size and n_parallel apply when the model is loaded again (File > Open)."),
+            8000);
+}
+
+void MainWindow::tick() {
+    ++ticks_;
+    // Snapshots are read here, on the GUI thread; the engine thread only
+    // writes the metrics store.
+    const gui::LiveSnapshot s = bridge_->snapshot(charts_->windowSeconds());
+    if (bridge_->hasModel()) charts_->addSnapshot(s);
+    if (ticks_ % 5 == 0) {
+        stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))
+                                               : QString());
+        if (bridge_->hasModel()) {
+            stState_->setText(tr("%1 · %2 running · %3 queued")
+                                  .arg(engineStateText())
+                                  .arg(s.running)
+                                  .arg(s.queued));
+        }
+    }
+}
+
+QString MainWindow::engineStateText() const {
+    switch (bridge_->state()) {
+        case gui::EngineBridge::State::NoModel:
+            return tr("no model");
+        case gui::EngineBridge::State::Loading:
+            return tr("loading");
+        case gui::EngineBridge::State::Idle:
+            return tr("idle");
+        case gui::EngineBridge::State::Busy:
+            return tr("generating");
+    }
+    return {};
+}
+
+void MainWindow::updateStatus() {
+    if (bridge_->hasModel()) {
+        const gui::ModelInfo& m = bridge_->modelInfo();
+        stModel_->setText(tr("model %1").arg(m.name));
+        stQuant_->setText(m.quantization);
+        stDevice_->setText(bridge_->backendName());
+    }
+    stState_->setText(engineStateText());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    store_->setWindow(saveGeometry(), saveState());
+    store_->setSplitterState(split_->saveState());
+    store_->setGen(settingsPanel_->settings());
+    store_->sync();
+    bridge_->cancelAll();
+    QMainWindow::closeEvent(e);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    for (const QUrl& u : e->mimeData()->urls()) {
+        if (u.isLocalFile() && u.toLocalFile().endsWith(".gguf", Qt::CaseInsensitive)) {
+            e->acceptProposedAction();
+            return;
+        }
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    for (const QUrl& u : e->mimeData()->urls()) {
+        if (u.isLocalFile() && u.toLocalFile().endsWith(".gguf", Qt::CaseInsensitive)) {
+            openModel(u.toLocalFile());
+            e->acceptProposedAction();
+            return;
+        }
+    }
+}
+
+}  // namespace wb::ui

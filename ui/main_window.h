@@ -1,0 +1,104 @@
+#pragma once
+// The main window of `workbench`: model bar with device picker on top,
+// settings panel (dock, left), tabs Chat / Batch / Compare / History in the
+// middle, live charts beside them (right), status bar (model, quantization,
+// device, memory in use, engine state). Owns the engine bridge; polls its
+// metrics snapshot on a 10 Hz GUI-thread timer for the charts.
+
+#include <QMainWindow>
+#include <QPointer>
+
+#include "engine_bridge.h"
+#include "gen_settings.h"
+
+class QLabel;
+class QSplitter;
+class QTabWidget;
+class QTimer;
+
+namespace wb::gui {
+class RunRecorder;
+class SettingsStore;
+}  // namespace wb::gui
+
+namespace wb::ui {
+
+class BatchPanel;
+class ChatView;
+class HistoryView;
+class LiveCharts;
+class ModelBar;
+class SettingsPanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+  public:
+    /// `store` persists settings and layout; `recorder` (may be closed)
+    /// logs responses. Both must outlive the window.
+    MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Loads `path` on the device chosen in the model bar (or the CPU
+    /// reference when `force_cpu`), with the context size and n_parallel
+    /// from the settings panel.
+    void openModel(const QString& path, bool force_cpu = false);
+    /// At start: the last model used, else the bundled default model.
+    void openStartupModel();
+    /// When false, load errors go to the status bar and loadFailed() only
+    /// (tests, screenshots); when true (default) a dialog offers actions.
+    void setInteractive(bool on) { interactive_ = on; }
+
+    gui::EngineBridge* bridge() const { return bridge_; }
+    ChatView* chat() const { return chat_; }
+    BatchPanel* batch() const { return batch_; }
+    HistoryView* history() const { return history_; }
+    LiveCharts* charts() const { return charts_; }
+    SettingsPanel* settingsPanel() const { return settingsPanel_; }
+    QTabWidget* tabs() const { return tabs_; }
+    ModelBar* modelBar() const { return modelBar_; }
+    /// Text of the status bar's engine-state label.
+    QString engineStateText() const;
+    /// Ticks of the metrics timer so far.
+    int metricTicks() const { return ticks_; }
+
+  signals:
+    void modelReady(const wb::gui::ModelInfo& info);
+    void loadFailed(const wb::gui::UserError& error);
+
+  protected:
+    void closeEvent(QCloseEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+  private:
+    void buildMenus();
+    void onModelLoaded(const gui::ModelInfo& info);
+    void onLoadFailed(const gui::UserError& e, const gui::LoadRequest& req);
+    void onSettingsChanged(const gui::GenSettings& s, bool reload);
+    void tick();
+    void updateStatus();
+    void showShortcuts();
+
+    gui::SettingsStore* store_;
+    gui::RunRecorder* recorder_;
+    gui::EngineBridge* bridge_;
+    ModelBar* modelBar_;
+    SettingsPanel* settingsPanel_;
+    QTabWidget* tabs_;
+    ChatView* chat_;
+    BatchPanel* batch_;
+    HistoryView* history_;
+    LiveCharts* charts_;
+    QSplitter* split_;
+    QTimer* timer_;
+    int ticks_ = 0;
+    bool interactive_ = true;
+
+    QLabel* stModel_;
+    QLabel* stQuant_;
+    QLabel* stDevice_;
+    QLabel* stMemory_;
+    QLabel* stState_;
+};
+
+}  // namespace wb::ui

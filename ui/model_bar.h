@@ -1,0 +1,61 @@
+#pragma once
+// The model bar across the top of the main window: the loaded model, an
+// Open button (file dialog, Ctrl+O), a Recent menu, the device picker and,
+// while a model loads, a progress bar with Cancel. GGUF files dropped on
+// the main window arrive here too.
+
+#include <QWidget>
+
+#include "engine_bridge.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QToolButton;
+class QMenu;
+
+namespace wb::ui {
+
+/// Model bar with device picker.
+class ModelBar : public QWidget {
+    Q_OBJECT
+  public:
+    explicit ModelBar(QWidget* parent = nullptr);
+
+    /// Fills the device picker; `vulkan_error` (if any) is shown as its tooltip.
+    void setDevices(const QList<gui::DeviceEntry>& devices, const QString& vulkan_error);
+    /// Selects the entry with this backend and selector (falls back to the first).
+    void selectDevice(const QString& backend, const QString& selector);
+    /// The chosen entry.
+    gui::DeviceEntry currentDevice() const;
+    const QList<gui::DeviceEntry>& devices() const { return devices_; }
+
+    void setRecent(const QStringList& paths);
+    /// Shows the loaded model (or "No model loaded" for an empty info).
+    void setModel(const gui::ModelInfo& info);
+    /// Shows progress (0..1) and the step; fraction < 0 hides the bar.
+    void setLoading(double fraction, const QString& step);
+
+  public slots:
+    /// Opens the file dialog (Ctrl+O).
+    void openDialog();
+
+  signals:
+    void openRequested(const QString& path);
+    void cancelLoadRequested();
+    void deviceChanged(const wb::gui::DeviceEntry& device);
+
+  private:
+    QList<gui::DeviceEntry> devices_;
+    QLabel* model_;
+    QPushButton* open_;
+    QToolButton* recent_;
+    QMenu* recentMenu_;
+    QComboBox* device_;
+    QLabel* deviceMem_;
+    QProgressBar* progress_;
+    QPushButton* cancel_;
+};
+
+}  // namespace wb::ui

@@ -1,0 +1,111 @@
+#include "settings_panel.h"
+
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpressionValidator>
+#include <QSpinBox>
+
+namespace wb::ui {
+
+namespace {
+
+QDoubleSpinBox* dspin(double lo, double hi, double step, int decimals, const QString& tip) {
+    auto* s = new QDoubleSpinBox;
+    s->setRange(lo, hi);
+    s->setSingleStep(step);
+    s->setDecimals(decimals);
+    s->setToolTip(tip);
+    return s;
+}
+
+QSpinBox* ispin(int lo, int hi, const QString& tip) {
+    auto* s = new QSpinBox;
+    s->setRange(lo, hi);
+    s->setToolTip(tip);
+    return s;
+}
+
+}  // namespace
+
+SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
+    auto* form = new QFormLayout(this);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    temp_ = dspin(0, 5, 0.05, 2, tr("0 = greedy (always the most likely token)"));
+    topK_ = ispin(0, 100000, tr("Keep the k most likely tokens; 0 = off"));
+    topP_ = dspin(0, 1, 0.01, 2,
+                  tr("Keep the smallest set of tokens whose probability reaches p; 1 = off"));
+    minP_ = dspin(0, 1, 0.01, 2, tr("Drop tokens less likely than min-p × the top token; 0 = off"));
+    repeat_ = dspin(0.5, 3, 0.05, 2, tr("Repetition penalty over the last 64 tokens; 1 = off"));
+    seed_ = new QLineEdit;
+    seed_->setValidator(new QRegularExpressionValidator(QRegularExpression("[0-9]{1,19}"), seed_));
+    seed_->setToolTip(tr("RNG seed: the same seed and settings give the same tokens"));
+    maxTokens_ = ispin(1, 1 << 20, tr("Tokens generated per reply at most"));
+    nCtx_ = ispin(16, 1 << 20,
+                  tr("KV-cache size in tokens, shared by all slots (applies on model load)"));
+    nCtx_->setSingleStep(256);
+    nParallel_ =
+        ispin(1, 256, tr("Scheduler slots: requests decoded together (applies on model load)"));
+
+    form->addRow(tr("Temperature"), temp_);
+    form->addRow(tr("Top-k"), topK_);
+    form->addRow(tr("Top-p"), topP_);
+    form->addRow(tr("Min-p"), minP_);
+    form->addRow(tr("Repetition penalty"), repeat_);
+    form->addRow(tr("Seed"), seed_);
+    form->addRow(tr("Max tokens"), maxTokens_);
+    form->addRow(tr("Context size"), nCtx_);
+    form->addRow(tr("n_parallel"), nParallel_);
+    auto* reset = new QPushButton(tr("Defaults"));
+    reset->setToolTip(tr("Restore the default settings"));
+    form->addRow(QString(), reset);
+    connect(reset, &QPushButton::clicked, this, [this] {
+        setSettings(gui::GenSettings{});
+        emitChanged(true);
+    });
+
+    for (QDoubleSpinBox* s : {temp_, topP_, minP_, repeat_})
+        connect(s, &QDoubleSpinBox::valueChanged, this, [this] { emitChanged(false); });
+    for (QSpinBox* s : {topK_, maxTokens_})
+        connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(false); });
+    for (QSpinBox* s : {nCtx_, nParallel_})
+        connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(true); });
+    connect(seed_, &QLineEdit::editingFinished, this, [this] { emitChanged(false); });
+    setSettings(gui::GenSettings{});
+}
+
+gui::GenSettings SettingsPanel::settings() const {
+    gui::GenSettings s;
+    s.temperature = temp_->value();
+    s.top_k = topK_->value();
+    s.top_p = topP_->value();
+    s.min_p = minP_->value();
+    s.repeat_penalty = repeat_->value();
+    s.seed = seed_->text().toULongLong();
+    s.max_tokens = maxTokens_->value();
+    s.n_ctx = nCtx_->value();
+    s.n_parallel = nParallel_->value();
+    return s;
+}
+
+void SettingsPanel::setSettings(const gui::GenSettings& s) {
+    quiet_ = true;
+    temp_->setValue(s.temperature);
+    topK_->setValue(s.top_k);
+    topP_->setValue(s.top_p);
+    minP_->setValue(s.min_p);
+    repeat_->setValue(s.repeat_penalty);
+    seed_->setText(QString::number(s.seed));
+    maxTokens_->setValue(s.max_tokens);
+    nCtx_->setValue(s.n_ctx);
+    nParallel_->setValue(s.n_parallel);
+    quiet_ = false;
+}
+
+void SettingsPanel::emitChanged(bool reload) {
+    if (!quiet_) emit changed(settings(), reload);
+}
+
+}  // namespace wb::ui

@@ -1,0 +1,47 @@
+#pragma once
+// The settings panel: sampling parameters (temperature, top-k, top-p,
+// min-p, repetition penalty, seed), max tokens, context size and
+// n_parallel. Emits changed() on every edit; the main window persists the
+// values with SettingsStore and applies them to the next request.
+
+#include <QWidget>
+
+#include "gen_settings.h"
+
+class QDoubleSpinBox;
+class QSpinBox;
+class QLineEdit;
+
+namespace wb::ui {
+
+/// Form over gui::GenSettings.
+class SettingsPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit SettingsPanel(QWidget* parent = nullptr);
+
+    gui::GenSettings settings() const;
+    /// Shows `s` without emitting changed().
+    void setSettings(const gui::GenSettings& s);
+
+  signals:
+    /// Any field changed. `reload` is true when the change only takes effect
+    /// after the model is loaded again (context size, n_parallel).
+    void changed(const gui::GenSettings& s, bool reload);
+
+  private:
+    void emitChanged(bool reload);
+
+    QDoubleSpinBox* temp_;
+    QSpinBox* topK_;
+    QDoubleSpinBox* topP_;
+    QDoubleSpinBox* minP_;
+    QDoubleSpinBox* repeat_;
+    QLineEdit* seed_;
+    QSpinBox* maxTokens_;
+    QSpinBox* nCtx_;
+    QSpinBox* nParallel_;
+    bool quiet_ = false;
+};
+
+}  // namespace wb::ui
