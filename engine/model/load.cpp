@@ -4,24 +4,27 @@
 
 #include "gguf/gguf.h"
 #include "model/cpu_llama.h"
+#include "model/hparams.h"
+#include "model/llama_tensors.h"
 #include "model/vk_llama.h"
 
 namespace wb::model {
 
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& opts) {
-    if (opts.backend == "cpu") {
-        // CpuLlama copies (dequantizes) the weights, so the mapping can go.
-        gguf::File file = gguf::File::open(path);
-        return std::make_unique<CpuLlama>(file, opts.context);
+    if (opts.backend != "cpu" && opts.backend != "vulkan") {
+        throw std::invalid_argument("unknown backend '" + opts.backend +
+                                    "' (expected cpu or vulkan)");
     }
-    if (opts.backend == "vulkan") {
-        // Weights are uploaded to the device, so the mapping can go too.
-        gguf::File file = gguf::File::open(path);
-        VkLlamaOptions vo;
-        vo.device.device = opts.device;
-        return std::make_unique<VkLlama>(file, opts.context, vo);
-    }
-    throw std::invalid_argument("unknown backend '" + opts.backend + "' (expected cpu or vulkan)");
+    // Both backends copy the weights (CPU: dequantized to f32; Vulkan:
+    // uploaded), so the mapping only lives for the duration of the load.
+    const gguf::File file = gguf::File::open(path);
+    // Same checks for every backend, before any of them allocates: a file
+    // without weights or with a misshapen tensor says so by name.
+    check_llama_tensors(file, HParams::from_gguf(file));
+    if (opts.backend == "cpu") return std::make_unique<CpuLlama>(file, opts.context);
+    VkLlamaOptions vo;
+    vo.device.device = opts.device;
+    return std::make_unique<VkLlama>(file, opts.context, vo);
 }
 
 }  // namespace wb::model

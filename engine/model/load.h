@@ -22,8 +22,9 @@ struct LoadOptions {
 /// gguf::Error for a malformed file or missing/misshapen tensor;
 /// ggml::UnsupportedType for a weight type the engine cannot compute with;
 /// std::runtime_error "unsupported architecture X"; std::invalid_argument
-/// for an unknown backend name; std::runtime_error "Vulkan backend not
-/// built" for "vulkan" until the Vulkan forward pass is wired in.
+/// for an unknown backend name; for "vulkan", whatever VkLlama throws
+/// (no Vulkan loader or device, not enough device memory; see vk_llama.h).
+/// Tensors are checked (check_llama_tensors) before any backend allocates.
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& opts);
 
 }  // namespace wb::model

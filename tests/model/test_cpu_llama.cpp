@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -15,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "common/gguf_bytes.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/cpu_llama.h"
+#include "model/llama_tensors.h"
 #include "model/load.h"
 
 using namespace wb::model;
@@ -264,6 +267,74 @@ std::vector<std::vector<double>> reference_forward(const std::string& path,
     return logits;
 }
 
+// ---- a tiny hand-made llama GGUF (tests/common/gguf_bytes.h) -------------
+
+/// One tensor of the tiny model: ggml shape and type (F32 = 0, Q5_0 = 6).
+struct TinyTensor {
+    std::string name;
+    uint64_t ne0, ne1;
+    uint32_t type = 0;
+};
+
+/// Writes a 1-layer llama (n_embd 32, 2 heads of 16, 1 kv head, n_ff 32,
+/// 4 tokens, tied embeddings: no output.weight) with pseudo-random F32
+/// weights; `tweak` replaces the tensor of the same name.
+void write_tiny_llama(const std::string& path, const std::vector<TinyTensor>& tweak = {}) {
+    std::vector<TinyTensor> ts = {
+        {"token_embd.weight", 32, 4},         {"output_norm.weight", 32, 1},
+        {"blk.0.attn_norm.weight", 32, 1},    {"blk.0.attn_q.weight", 32, 32},
+        {"blk.0.attn_k.weight", 32, 16},      {"blk.0.attn_v.weight", 32, 16},
+        {"blk.0.attn_output.weight", 32, 32}, {"blk.0.ffn_norm.weight", 32, 1},
+        {"blk.0.ffn_gate.weight", 32, 32},    {"blk.0.ffn_up.weight", 32, 32},
+        {"blk.0.ffn_down.weight", 32, 32},
+    };
+    for (const TinyTensor& t : tweak) {
+        for (TinyTensor& u : ts) {
+            if (u.name == t.name) u = t;
+        }
+    }
+    auto nbytes = [](const TinyTensor& t) {
+        return t.type == 6 ? t.ne0 / 32 * 22 * t.ne1 : t.ne0 * t.ne1 * 4;  // q5_0: 22 B / 32 values
+    };
+    wbtest::GgufBytes b;
+    b.header(3, ts.size(), 9);
+    b.kv_str("general.architecture", "llama");
+    b.kv_u32("llama.context_length", 64);
+    b.kv_u32("llama.embedding_length", 32);
+    b.kv_u32("llama.block_count", 1);
+    b.kv_u32("llama.feed_forward_length", 32);
+    b.kv_u32("llama.attention.head_count", 2);
+    b.kv_u32("llama.attention.head_count_kv", 1);
+    b.str("llama.attention.layer_norm_rms_epsilon").u32(6).f32(1e-5f);
+    b.kv_str("tokenizer.ggml.model", "llama");
+    uint64_t off = 0;
+    for (const TinyTensor& t : ts) {
+        if (t.ne1 == 1) {
+            b.tensor(t.name, {t.ne0}, t.type, off);
+        } else {
+            b.tensor(t.name, {t.ne0, t.ne1}, t.type, off);
+        }
+        off += (nbytes(t) + 31) / 32 * 32;
+    }
+    b.pad_to(32);
+    uint32_t lcg = 12345;
+    for (const TinyTensor& t : ts) {
+        const bool norm = t.name.find("norm") != std::string::npos;
+        const size_t start = b.buf.size();
+        if (t.type == 0) {
+            for (uint64_t i = 0; i < t.ne0 * t.ne1; ++i) {
+                lcg = lcg * 1664525u + 1013904223u;
+                const float r = float(lcg >> 8) / float(1u << 24) - 0.5f;  // [-0.5, 0.5)
+                b.f32(norm ? 1.0f + r : r);
+            }
+        } else {
+            b.buf.append(nbytes(t), '\0');
+        }
+        while (b.buf.size() - start < (nbytes(t) + 31) / 32 * 32) b.buf.push_back('\0');
+    }
+    b.write(path);
+}
+
 }  // namespace
 
 class TestCpuLlama : public QObject {
@@ -454,6 +525,63 @@ class TestCpuLlama : public QObject {
         qInfo("tiny-random: max |logit - f64 reference| = %g (max |logit| %g)", worst, scale);
         QVERIFY(scale > 0.0);
         QVERIFY(worst <= 1e-4 * std::max(1.0, scale));
+    }
+
+    void tied_embeddings_match_float64_reference() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("tiny.gguf").toStdString();
+        write_tiny_llama(path);
+        auto m = load(path, KvType::F32, 16);
+        QVERIFY(m->hparams().tied_embeddings);
+        const std::vector<int32_t> tokens = {1, 3, 0, 2, 2};
+        const auto ref = reference_forward(path, tokens);
+        Batch b;
+        for (size_t i = 0; i < tokens.size(); ++i) b.add(tokens[i], int32_t(i), 0, true);
+        std::vector<float> logits;
+        m->decode(b, logits);
+        double worst = 0.0;
+        for (size_t t = 0; t < tokens.size(); ++t) {
+            for (size_t v = 0; v < 4; ++v) {
+                worst = std::max(worst, std::fabs(double(logits[t * 4 + v]) - ref[t][v]));
+            }
+        }
+        QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+    }
+
+    void misshapen_or_unsupported_tensors_are_named() {
+        QTemporaryDir dir;
+        const std::string bad_shape = dir.filePath("shape.gguf").toStdString();
+        write_tiny_llama(bad_shape, {{"blk.0.attn_k.weight", 32, 32}});
+        for (const char* backend : {"cpu", "vulkan"}) {
+            LoadOptions o;
+            o.backend = backend;
+            try {
+                (void)load_model(bad_shape, o);
+                QFAIL("a misshapen tensor should not load");
+            } catch (const wb::gguf::Error& e) {
+                QVERIFY2(QString(e.what()).contains("blk.0.attn_k.weight"), e.what());
+                QVERIFY2(QString(e.what()).contains("expected [32, 16]"), e.what());
+            }
+        }
+        {
+            const wb::gguf::File f = wb::gguf::File::open(bad_shape);
+            QVERIFY_THROWS_EXCEPTION(wb::gguf::Error,
+                                     check_llama_tensors(f, HParams::from_gguf(f)));
+            const std::string good = dir.filePath("good.gguf").toStdString();
+            write_tiny_llama(good);
+            const wb::gguf::File g = wb::gguf::File::open(good);
+            check_llama_tensors(g, HParams::from_gguf(g));  // no throw
+            QCOMPARE(llama_tensor_specs(HParams::from_gguf(g)).size(), size_t{11});
+        }
+        const std::string bad_type = dir.filePath("type.gguf").toStdString();
+        write_tiny_llama(bad_type, {{"blk.0.ffn_up.weight", 32, 32, 6}});  // q5_0
+        LoadOptions o;
+        try {
+            (void)load_model(bad_type, o);
+            QFAIL("a q5_0 tensor should not load");
+        } catch (const wb::ggml::UnsupportedType& e) {
+            QVERIFY2(QString(e.what()).contains("blk.0.ffn_up.weight"), e.what());
+        }
     }
 
     void bad_files_give_clear_errors() {
