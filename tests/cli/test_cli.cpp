@@ -73,6 +73,17 @@ class TestCli : public QObject {
         }
     }
 
+    void generate_on_cpu_reference_equals_golden() {
+        const QJsonObject g = golden()[0];
+        const Run r = run_cli({"generate", "--backend", "cpu", "-p", g["prompt"].toString(), "-n",
+                               "48", "--temp", "0", "--json"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["backend"].toString(), QString("cpu"));
+        QCOMPARE(j["generated_token_ids"].toArray(), g["generated_token_ids"].toArray());
+        QCOMPARE(j["text"].toString(), g["generated_text"].toString());
+    }
+
     void generate_streams_text_and_reports_timings() {
         const QJsonObject g = golden()[0];
         const Run r = run_cli({"generate", "-p", "Once upon a time", "-n", "48", "--temp", "0"});
