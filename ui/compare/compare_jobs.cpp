@@ -45,11 +45,18 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
         lo.context.n_seq_max = 1;
         if (cancel.load()) throw Cancelled{};
         std::unique_ptr<model::Model> m = model::load_model(path, lo);
+        size_t sent = 0;  // tokens handed to the sink so far
         res.run = wb::compare::greedy_generate(*m, ids, n_predict, 512, [&](int32_t id) {
             if (sink) sink(id, vocab.token_to_piece(id));
+            ++sent;
             if (cancel.load()) throw Cancelled{};
             return false;
         });
+        // greedy_generate consults stop() only before another step, so the
+        // last token has not been handed out yet.
+        for (size_t i = sent; i < res.run.tokens.size(); ++i) {
+            if (sink) sink(res.run.tokens[i], vocab.token_to_piece(res.run.tokens[i]));
+        }
     } catch (const Cancelled&) {
         res.cancelled = true;
         res.error = "cancelled";
@@ -70,26 +77,26 @@ int64_t log_comparison(const std::string& db_path, const std::string& name,
     runlog::RunLog log = runlog::RunLog::open(db_path);
     nlohmann::json models = nlohmann::json::array();
     for (const auto& m : r.models) models.push_back(m.label + "=" + m.path);
-    const nlohmann::json run_settings = {
-        {"models", models},
-        {"n_predict", r.n_predict},
-        {"kv_type", r.kv_type},
-        {"sampling", "greedy"},
-        {"text_file", r.text_file.value_or("")},
-        {"ppl_ctx", r.ppl_ctx},
-        {"testset_file", r.testset_file.value_or("")},
-        {"backend", base.backend},
-        {"device", base.device}};
+    const nlohmann::json run_settings = {{"models", models},
+                                         {"n_predict", r.n_predict},
+                                         {"kv_type", r.kv_type},
+                                         {"sampling", "greedy"},
+                                         {"text_file", r.text_file.value_or("")},
+                                         {"ppl_ctx", r.ppl_ctx},
+                                         {"testset_file", r.testset_file.value_or("")},
+                                         {"backend", base.backend},
+                                         {"device", base.device}};
     const int64_t run = log.begin_run(runlog::RunKind::Compare, name, run_settings);
-    const runlog::DeviceInfo dev =
-        base.backend == "vulkan" ? runlog::describe_vulkan_device(base.device) : runlog::DeviceInfo{};
+    const runlog::DeviceInfo dev = base.backend == "vulkan"
+                                       ? runlog::describe_vulkan_device(base.device)
+                                       : runlog::DeviceInfo{};
     const int64_t env = log.ensure_environment(runlog::collect_environment(base.backend, dev));
     for (const auto& m : r.models) {
         const int64_t mv = log.ensure_model_version(m.path);
-        nlohmann::json settings = {{"temperature", 0.0}, {"sampling", "greedy"},
-                                   {"seed", 0},          {"n_ctx", m.n_ctx},
-                                   {"n_parallel", 1},    {"prompt_mode", "raw"},
-                                   {"kv_type", r.kv_type}, {"compare_label", m.label}};
+        nlohmann::json settings = {
+            {"temperature", 0.0},   {"sampling", "greedy"},    {"seed", 0},
+            {"n_ctx", m.n_ctx},     {"n_parallel", 1},         {"prompt_mode", "raw"},
+            {"kv_type", r.kv_type}, {"compare_label", m.label}};
         for (size_t k = 0; k < m.outputs.size() && k < r.prompts.size(); ++k) {
             const wb::compare::GreedyRun& g = m.runs[k];
             runlog::ResponseRecord rec;
@@ -125,8 +132,7 @@ int64_t log_comparison(const std::string& db_path, const std::string& name,
             rec.settings = settings;
             rec.settings["max_tokens"] = it.max_tokens;
             rec.settings["answer"] = it.answer;
-            rec.settings["match"] =
-                it.mode == wb::compare::MatchMode::Exact ? "exact" : "contains";
+            rec.settings["match"] = it.mode == wb::compare::MatchMode::Exact ? "exact" : "contains";
             rec.settings["correct"] = static_cast<bool>(m.test_correct[k]);
             rec.prompt = it.prompt;
             rec.output = m.test_outputs[k];

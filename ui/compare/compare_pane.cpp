@@ -63,14 +63,18 @@ void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& erro
         status_->setText(tr("error: %1").arg(error));
         return;
     }
-    status_->setText(tr("%n token(s), TTFT %1 ms, end-to-end %2 ms", nullptr,
-                        static_cast<int>(tokens_.size()))
-                         .arg(ttft_ms, 0, 'f', 1)
-                         .arg(e2e_ms, 0, 'f', 1));
+    status_->setText(
+        tr("%n token(s), TTFT %1 ms, end-to-end %2 ms", nullptr, static_cast<int>(tokens_.size()))
+            .arg(ttft_ms, 0, 'f', 1)
+            .arg(e2e_ms, 0, 'f', 1));
 }
 
-QString ComparePane::replyText() const { return reply_->toPlainText(); }
+QString ComparePane::replyText() const {
+    return reply_->toPlainText();
+}
 
-void ComparePane::setRemovable(bool on) { remove_->setEnabled(on); }
+void ComparePane::setRemovable(bool on) {
+    remove_->setEnabled(on);
+}
 
 }  // namespace wb::ui::compare

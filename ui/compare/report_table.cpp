@@ -21,10 +21,15 @@ QString bytes(uint64_t b) {
 
 QString pct(uint64_t a, uint64_t n) {
     if (!n) return QStringLiteral("-");
-    return QStringLiteral("%1% (%2/%3)").arg(100.0 * double(a) / double(n), 0, 'f', 2).arg(a).arg(n);
+    return QStringLiteral("%1% (%2/%3)")
+        .arg(100.0 * double(a) / double(n), 0, 'f', 2)
+        .arg(a)
+        .arg(n);
 }
 
-QString num(double v, int prec) { return QString::number(v, 'f', prec); }
+QString num(double v, int prec) {
+    return QString::number(v, 'f', prec);
+}
 
 }  // namespace
 
@@ -40,8 +45,8 @@ void ReportTable::setReport(const wb::compare::CompareReport& r) {
     const int n_models = static_cast<int>(r.models.size());
     QStringList headers;
     for (const ModelReport& m : r.models) {
-        headers << QStringLiteral("%1: %2").arg(QString::fromStdString(m.label),
-                                               QFileInfo(QString::fromStdString(m.path)).fileName());
+        headers << QStringLiteral("%1: %2").arg(
+            QString::fromStdString(m.label), QFileInfo(QString::fromStdString(m.path)).fileName());
     }
     std::vector<std::pair<QString, std::function<QString(const ModelReport&)>>> rows;
     rows.emplace_back(tr("tensor types"),

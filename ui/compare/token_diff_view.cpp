@@ -41,9 +41,9 @@ void TokenDiffView::setRows(const std::vector<TokenRow>& rows) {
         const TokenRow& b = rows[r];
         if (r > 1) c.insertBlock();
         if (!b.same_vocab) {
-            c.insertText(tr("%1 vs A: different vocabulary, token ids cannot be compared")
-                             .arg(b.label),
-                         bold);
+            c.insertText(
+                tr("%1 vs A: different vocabulary, token ids cannot be compared").arg(b.label),
+                bold);
             c.insertBlock();
             c.insertText(b.pieces.join(QString()), plain);
             continue;

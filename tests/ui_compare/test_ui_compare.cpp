@@ -1,0 +1,307 @@
+// GUI test of the Compare tab and the quantize dialog (issue 7), offscreen,
+// against the real engine on Vulkan (lavapipe here) and real model files:
+//  - three panes (stories260K F32 = A, its golden Q8_0 = B and Q4_0 = C)
+//    stream greedy replies; A's tokens equal llama.cpp's F32 greedy tokens
+//    and B's / C's equal the greedy tokens of a float64 forward pass on the
+//    dequantized weights (golden `generated_token_ids_f64_dequant`);
+//  - the figures table is filled; the per-token view marks exactly the
+//    steps where those golden sequences differ, with A's token in the tooltip;
+//  - a test-set run (perplexity text + JSONL) fills the PPL row, with A's
+//    PPL within 0.1% of llama-perplexity's 4.7437, and every response lands
+//    in the run log under one "compare" run; Cancel stops a run;
+//  - the quantize dialog writes a Q4_0 copy whose SHA-256 equals the golden
+//    file's (SHA256SUMS), lists the tensors kept F16 / F32, and opens the
+//    copy in a Compare pane.
+#include <sqlite3.h>
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+#include <QTimer>
+
+#include "compare/compare.h"
+#include "compare/compare_pane.h"
+#include "compare/compare_tab.h"
+#include "compare/report_table.h"
+#include "compare/token_diff_view.h"
+#include "quantize_dialog.h"
+
+using wb::ui::compare::CompareTab;
+
+namespace {
+
+const QString kShared = QStringLiteral(WB_SHARED_DIR);
+const QString kF32 = kShared + "/models/stories260K.gguf";
+const QString kQ8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
+const QString kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";
+
+// Line `index` of a golden JSONL file as an object.
+QJsonObject golden_line(const QString& path, int index) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(path));
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    return QJsonDocument::fromJson(lines.at(index)).object();
+}
+
+std::vector<int32_t> ids(const QJsonValue& v) {
+    std::vector<int32_t> out;
+    for (const QJsonValue& x : v.toArray()) out.push_back(x.toInt());
+    return out;
+}
+
+// Positions where two equally long sequences differ (the expectation for
+// the per-token view, from golden data).
+std::vector<size_t> differing(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+    std::vector<size_t> d;
+    for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+        if (i >= a.size() || i >= b.size() || a[i] != b[i]) d.push_back(i);
+    }
+    return d;
+}
+
+// Count of responses in the run log at `db` for `run_id`, and that run's kind.
+std::pair<int, QString> logged(const QString& db, qint64 run_id) {
+    sqlite3* h = nullptr;
+    if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+        qFatal("cannot open %s", qPrintable(db));
+    }
+    auto one = [&](const char* sql) {
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(h, sql, -1, &st, nullptr);
+        sqlite3_bind_int64(st, 1, run_id);
+        QString v;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            v = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+        }
+        sqlite3_finalize(st);
+        return v;
+    };
+    const int n = one("SELECT COUNT(*) FROM responses WHERE run_id = ?").toInt();
+    const QString kind = one("SELECT kind FROM runs WHERE id = ?");
+    sqlite3_close(h);
+    return {n, kind};
+}
+
+QString cell(const QTableWidget* t, int row, int col) {
+    return t->item(row, col) ? t->item(row, col)->text() : QString();
+}
+
+}  // namespace
+
+class TestUiCompare : public QObject {
+    Q_OBJECT
+  private:
+    QTemporaryDir tmp_;
+
+  private slots:
+    void initTestCase() { QVERIFY(tmp_.isValid()); }
+
+    void panes_stream_and_table_and_token_view() {
+        // Prompt 5 of the golden set: Q8_0 and Q4_0 both split from F32 here.
+        const QJsonObject g32 = golden_line(kShared + "/golden/stories260K_greedy.jsonl", 5);
+        const QJsonObject g8 =
+            golden_line(kShared + "/golden/quant/stories260K-q8_0_greedy.jsonl", 5);
+        const QJsonObject g4 =
+            golden_line(kShared + "/golden/quant/stories260K-q4_0_greedy.jsonl", 5);
+        const std::vector<int32_t> want_a = ids(g32["generated_token_ids"]);
+        const std::vector<int32_t> want_b = ids(g8["generated_token_ids_f64_dequant"]);
+        const std::vector<int32_t> want_c = ids(g4["generated_token_ids_f64_dequant"]);
+        QCOMPARE(want_a.size(), size_t(48));
+
+        CompareTab tab;
+        const QString db = tmp_.filePath("runlog.sqlite");
+        tab.setRunLogPath(db);
+        tab.setBackend("vulkan");
+        tab.addModel(kF32);
+        tab.addModel(kQ8);
+        tab.addModel(kQ4);
+        tab.setPrompt(g32["prompt"].toString());
+        tab.setMaxTokens(48);
+        tab.resize(1200, 800);
+        tab.show();
+
+        // Tokens must reach the panes while generation runs, not all at the end.
+        int ticks_with_partial = 0;
+        QTimer probe;
+        QObject::connect(&probe, &QTimer::timeout, [&] {
+            for (auto* p : tab.panes()) {
+                if (!p->tokens().empty() && p->tokens().size() < 48) ++ticks_with_partial;
+            }
+        });
+        probe.start(1);
+        QSignalSpy replies(&tab, &CompareTab::repliesFinished);
+        QSignalSpy report(&tab, &CompareTab::reportReady);
+        QSignalSpy failed(&tab, &CompareTab::comparisonFailed);
+        QSignalSpy logged_spy(&tab, &CompareTab::runLogged);
+        tab.runPrompt();
+        QVERIFY(tab.busy());
+        QVERIFY(replies.wait(300000));
+        probe.stop();
+        qInfo("timer ticks that saw a partial reply: %d", ticks_with_partial);
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(tab.panes()[0]->tokens(), want_a);
+        QCOMPARE(tab.panes()[1]->tokens(), want_b);
+        QCOMPARE(tab.panes()[2]->tokens(), want_c);
+        QVERIFY(tab.panes()[0]->replyText().contains(g32["generated_text"].toString().left(20)));
+
+        // Per-token view: exactly the golden differences, highlighted, with A's token.
+        const auto* view = tab.tokenView();
+        const std::vector<size_t> dc = differing(want_a, want_c);
+        QVERIFY(!dc.empty());
+        QCOMPARE(view->diffPositions(1), differing(want_a, want_b));
+        QCOMPARE(view->diffPositions(2), dc);
+        int highlighted = 0;
+        bool tooltip_names_a = false;
+        for (QTextBlock b = view->document()->begin(); b.isValid(); b = b.next()) {
+            for (auto it = b.begin(); !it.atEnd(); ++it) {
+                const QTextCharFormat f = it.fragment().charFormat();
+                if (f.background().color() == wb::ui::compare::TokenDiffView::diffColor()) {
+                    ++highlighted;
+                    if (f.toolTip().contains(QStringLiteral("(id %1)").arg(want_a[dc[0]]))) {
+                        tooltip_names_a = true;
+                    }
+                }
+            }
+        }
+        // Adjacent highlighted tokens never merge: a "|" separator sits between tokens.
+        QCOMPARE(highlighted, int(differing(want_a, want_b).size() + dc.size()));
+        QVERIFY(tooltip_names_a);
+
+        // Figures table from run_compare on the same prompt.
+        QVERIFY(report.count() > 0 || report.wait(300000));
+        QCOMPARE(failed.count(), 0);
+        const auto* t = tab.table();
+        QCOMPARE(t->columnCount(), 4);
+        const int decode = t->rowOf("decode tokens/s");
+        QVERIFY(decode >= 0);
+        for (int c = 1; c <= 3; ++c) QVERIFY(cell(t, decode, c).toDouble() > 0);
+        const int agree = t->rowOf("teacher-forced agreement");
+        QVERIFY(cell(t, agree, 1).startsWith("100.00% (48/48)"));
+        const int split = t->rowOf("first split");
+        QCOMPARE(cell(t, split, 3), QString::number(dc[0]));
+        QVERIFY(t->rowOf("device memory") >= 0);
+        // The report's own runs (separate loads) agree with the streamed panes.
+        QCOMPARE(tab.report()->models[2].runs[0].tokens, want_c);
+
+        // One compare run with one response per model.
+        QCOMPARE(logged_spy.count(), 1);
+        const qint64 run = logged_spy.at(0).at(0).toLongLong();
+        QCOMPARE(logged_spy.at(0).at(1).toInt(), 3);
+        QCOMPARE(logged(db, run), std::make_pair(3, QString("compare")));
+    }
+
+    void test_set_run_logs_every_response_and_cancels() {
+        const QString jsonl = tmp_.filePath("set.jsonl");
+        {
+            QFile f(jsonl);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(
+                "{\"id\": \"girl\", \"prompt\": \"Once upon a time, there was a little\", "
+                "\"answer\": \"girl\", \"max_tokens\": 8}\n"
+                "{\"id\": \"park\", \"prompt\": \"Lily went to the\", \"answer\": \"park\", "
+                "\"max_tokens\": 8}\n");
+        }
+        CompareTab tab;
+        const QString db = tmp_.filePath("runlog2.sqlite");
+        tab.setRunLogPath(db);
+        tab.setBackend("vulkan");
+        tab.addModel(kF32);
+        tab.addModel(kQ4);
+        tab.setPerplexityContext(128);
+        tab.setMaxTokens(8);
+
+        // Cancel right away: the run stops at its first progress point.
+        tab.setTestFiles(kShared + "/golden/stories260K_ppl_text.txt", jsonl);
+        QSignalSpy failed(&tab, &CompareTab::comparisonFailed);
+        tab.runTestSet();
+        tab.cancel();
+        QVERIFY(failed.wait(120000));
+        QCOMPARE(failed.at(0).at(0).toString(), QString("cancelled"));
+        QVERIFY(!tab.busy());
+
+        QSignalSpy report(&tab, &CompareTab::reportReady);
+        QSignalSpy logged_spy(&tab, &CompareTab::runLogged);
+        tab.runTestSet();
+        QVERIFY(report.wait(600000));
+        const auto* t = tab.table();
+        const int ppl = t->rowOf("PPL (llama.cpp chunks, n_ctx 128, 14 chunks");
+        QVERIFY2(ppl >= 0, "PPL row names the method and window");
+        const double a_ppl = cell(t, ppl, 1).section(' ', 0, 0).toDouble();
+        qInfo("PPL A = %.4f (llama-perplexity 4.7437), B = %s", a_ppl, qPrintable(cell(t, ppl, 2)));
+        QVERIFY(std::abs(a_ppl / 4.7437 - 1) < 1e-3);
+        QVERIFY(t->rowOf("KLD vs A mean") >= 0);
+        QVERIFY(cell(t, t->rowOf("KLD vs A mean"), 1).startsWith("0.000000"));
+        QVERIFY(t->rowOf("test-set accuracy") >= 0);
+        // 2 models x (1 prompt + 2 test items), all under one compare run.
+        QCOMPARE(logged_spy.count(), 1);
+        QCOMPARE(logged(db, logged_spy.at(0).at(0).toLongLong()),
+                 std::make_pair(6, QString("compare")));
+    }
+
+    void quantize_dialog_writes_golden_q4_0_and_opens_compare() {
+        QString want_sha;
+        {
+            QFile sums(kShared + "/golden/quant/SHA256SUMS");
+            QVERIFY(sums.open(QIODevice::ReadOnly));
+            for (const QByteArray& l : sums.readAll().split('\n')) {
+                if (l.endsWith(" stories260K-q4_0.gguf")) want_sha = QString(l.left(64));
+            }
+        }
+        QCOMPARE(want_sha.size(), 64);
+        const QString out = tmp_.filePath("copy-q4_0.gguf");
+        wb::ui::QuantizeDialog dlg(kF32);
+        dlg.setTarget("q4_0");
+        dlg.setOutputPath(out);
+        QSignalSpy done(&dlg, &wb::ui::QuantizeDialog::finished);
+        dlg.start();
+        QVERIFY(done.wait(120000));
+        QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(QString(QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256).toHex()),
+                 want_sha);
+        // Tensor list: 32 Q4_0, 5 ffn_down kept F16 (rows of 172), 11 norms F32.
+        const QTableWidget* t = dlg.tensorTable();
+        QCOMPARE(t->rowCount(), 48);
+        int q4 = 0, f16 = 0, f32 = 0;
+        for (int r = 0; r < t->rowCount(); ++r) {
+            const QString to = cell(t, r, 3);
+            if (to == "Q4_0") {
+                ++q4;
+                QVERIFY(cell(t, r, 4).isEmpty());
+            } else if (to == "F16") {
+                ++f16;
+                QVERIFY(cell(t, r, 0).contains("ffn_down"));
+                QVERIFY(!cell(t, r, 4).isEmpty());
+            } else if (to == "F32") {
+                ++f32;
+            }
+        }
+        QCOMPARE(std::make_tuple(q4, f16, f32), std::make_tuple(32, 5, 11));
+        QVERIFY(dlg.summaryText().contains("16 of 48 tensors not Q4_0"));
+
+        // "Compare with original" puts both files in Compare panes.
+        CompareTab tab;
+        QObject::connect(&dlg, &wb::ui::QuantizeDialog::openInCompare, &tab,
+                         [&](const QString& a, const QString& b) {
+                             tab.addModel(a);
+                             tab.addModel(b);
+                         });
+        auto* btn = dlg.findChild<QPushButton*>("compareWithOriginal");
+        QVERIFY(btn && btn->isEnabled());
+        QTest::mouseClick(btn, Qt::LeftButton);
+        QCOMPARE(tab.panes().size(), size_t(2));
+        QCOMPARE(tab.panes()[1]->path(), out);
+    }
+};
+
+QTEST_MAIN(TestUiCompare)
+#include "test_ui_compare.moc"

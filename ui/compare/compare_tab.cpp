@@ -1,0 +1,374 @@
+#include "compare/compare_tab.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "compare/compare.h"
+#include "compare/compare_jobs.h"
+#include "compare/compare_pane.h"
+#include "compare/report_table.h"
+#include "compare/token_diff_view.h"
+
+namespace wb::ui::compare {
+
+CompareTab::CompareTab(QWidget* parent)
+    : QWidget(parent),
+      paneSplit_(new QSplitter(Qt::Horizontal, this)),
+      prompt_(new QLineEdit(this)),
+      maxTokens_(new QSpinBox(this)),
+      addBtn_(new QPushButton(tr("Add model…"), this)),
+      runBtn_(new QPushButton(tr("Run"), this)),
+      testBtn_(new QPushButton(tr("Run test set…"), this)),
+      cancelBtn_(new QPushButton(tr("Cancel"), this)),
+      progress_(new QProgressBar(this)),
+      status_(new QLabel(this)),
+      table_(new ReportTable(this)),
+      diff_(new TokenDiffView(this)),
+      cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    setObjectName("compareTab");
+    load_.backend = "vulkan";
+    prompt_->setObjectName("comparePrompt");
+    prompt_->setPlaceholderText(tr("Prompt sent to every model (greedy, same settings)"));
+    prompt_->setText(QStringLiteral("Once upon a time"));
+    maxTokens_->setRange(1, 4096);
+    maxTokens_->setValue(48);
+    maxTokens_->setToolTip(tr("Greedy tokens per model (no stop token, so replies line up)"));
+    runBtn_->setObjectName("compareRun");
+    testBtn_->setObjectName("compareTestSet");
+    testBtn_->setToolTip(
+        tr("Perplexity and KL divergence on a text file, accuracy on a JSONL test set"));
+    cancelBtn_->setEnabled(false);
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* input = new QHBoxLayout;
+    input->addWidget(addBtn_);
+    input->addWidget(prompt_, 1);
+    input->addWidget(new QLabel(tr("max tokens"), this));
+    input->addWidget(maxTokens_);
+    input->addWidget(runBtn_);
+    input->addWidget(testBtn_);
+    input->addWidget(cancelBtn_);
+    auto* prog = new QHBoxLayout;
+    prog->addWidget(progress_, 1);
+    prog->addWidget(status_, 2);
+
+    auto* vsplit = new QSplitter(Qt::Vertical, this);
+    vsplit->addWidget(paneSplit_);
+    vsplit->addWidget(table_);
+    vsplit->addWidget(diff_);
+    vsplit->setStretchFactor(0, 3);
+    vsplit->setStretchFactor(1, 2);
+    vsplit->setStretchFactor(2, 1);
+    auto* lay = new QVBoxLayout(this);
+    lay->addLayout(input);
+    lay->addWidget(vsplit, 1);
+    lay->addLayout(prog);
+
+    connect(addBtn_, &QPushButton::clicked, this, [this] {
+        const QString p =
+            QFileDialog::getOpenFileName(this, tr("Add a model to compare"), QString(),
+                                         tr("GGUF models (*.gguf);;All files (*)"));
+        if (!p.isEmpty()) addModel(p);
+    });
+    connect(runBtn_, &QPushButton::clicked, this, &CompareTab::runPrompt);
+    connect(prompt_, &QLineEdit::returnPressed, this, &CompareTab::runPrompt);
+    connect(testBtn_, &QPushButton::clicked, this, &CompareTab::runTestSet);
+    connect(cancelBtn_, &QPushButton::clicked, this, &CompareTab::cancel);
+    pool_.setMaxThreadCount(8);
+    showStatus(tr("Add two or more models (the first is the reference A)."));
+}
+
+CompareTab::~CompareTab() {
+    cancel_->store(true);
+    pool_.waitForDone();
+}
+
+ComparePane* CompareTab::addModel(const QString& path) {
+    auto* pane = new ComparePane(path, paneSplit_);
+    paneSplit_->addWidget(pane);
+    panes_.push_back(pane);
+    pane->setRemovable(!busy_);
+    connect(pane, &ComparePane::removeRequested, this, &CompareTab::removeModel);
+    relabel();
+    return pane;
+}
+
+void CompareTab::removeModel(ComparePane* pane) {
+    if (busy_) return;
+    const auto it = std::find(panes_.begin(), panes_.end(), pane);
+    if (it == panes_.end()) return;
+    panes_.erase(it);
+    pane->deleteLater();
+    relabel();
+}
+
+void CompareTab::relabel() {
+    for (size_t i = 0; i < panes_.size(); ++i) {
+        panes_[i]->setLabel(QString(QChar(static_cast<char16_t>(u'A' + (i % 26)))));
+    }
+}
+
+void CompareTab::setBackend(const QString& backend, const QString& device) {
+    load_.backend = backend.toStdString();
+    load_.device = device.toStdString();
+}
+
+void CompareTab::setTestFiles(const QString& text_file, const QString& testset_file) {
+    textFile_ = text_file;
+    testsetFile_ = testset_file;
+}
+
+void CompareTab::setPrompt(const QString& prompt) {
+    prompt_->setText(prompt);
+}
+void CompareTab::setMaxTokens(int n) {
+    maxTokens_->setValue(n);
+}
+QString CompareTab::statusText() const {
+    return status_->text();
+}
+void CompareTab::showStatus(const QString& s) {
+    status_->setText(s);
+}
+
+void CompareTab::setBusy(bool on) {
+    busy_ = on;
+    runBtn_->setEnabled(!on);
+    testBtn_->setEnabled(!on);
+    addBtn_->setEnabled(!on);
+    cancelBtn_->setEnabled(on);
+    for (ComparePane* p : panes_) p->setRemovable(!on);
+    if (on) {
+        progress_->setRange(0, 0);  // busy until a progress message gives a fraction
+    } else {
+        progress_->setRange(0, 1);
+        progress_->setValue(1);
+    }
+}
+
+void CompareTab::cancel() {
+    cancel_->store(true);
+    showStatus(tr("cancelling…"));
+}
+
+void CompareTab::runPrompt() {
+    if (busy_) return;
+    if (panes_.size() < 2) {
+        showStatus(tr("Add at least two models: A (reference) and a variant."));
+        return;
+    }
+    const QString prompt = prompt_->text();
+    if (prompt.isEmpty()) {
+        showStatus(tr("Type a prompt first."));
+        return;
+    }
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    setBusy(true);
+    const quint64 gen = ++gen_;
+    pending_ = static_cast<int>(panes_.size());
+    anyError_ = false;
+    diff_->setRows({});
+    paneVocab_.assign(panes_.size(), 0);
+    showStatus(tr("generating on %n model(s)…", nullptr, pending_));
+    const uint32_t n_predict = static_cast<uint32_t>(maxTokens_->value());
+    for (size_t i = 0; i < panes_.size(); ++i) {
+        ComparePane* pane = panes_[i];
+        pane->startReply();
+        const std::string path = pane->path().toStdString();
+        const int index = static_cast<int>(i);
+        const model::LoadOptions lo = load_;
+        const auto cancel = cancel_;
+        (void)QtConcurrent::run(&pool_, [this, gen, index, path, prompt, n_predict, lo, cancel] {
+            const StreamResult res = stream_reply(
+                path, prompt.toStdString(), n_predict, lo,
+                [this, gen, index](int32_t id, const std::string& piece) {
+                    QMetaObject::invokeMethod(
+                        this,
+                        [this, gen, index, id, p = QString::fromStdString(piece)] {
+                            if (gen == gen_ && index < static_cast<int>(panes_.size())) {
+                                panes_[size_t(index)]->appendToken(id, p);
+                            }
+                        },
+                        Qt::QueuedConnection);
+                },
+                *cancel);
+            QMetaObject::invokeMethod(
+                this,
+                [this, gen, index, res] {
+                    if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
+                    panes_[size_t(index)]->finishReply(res.run.ttft_ms, res.run.e2e_ms,
+                                                       QString::fromStdString(res.error));
+                    paneVocab_[size_t(index)] = res.vocab_hash;
+                    onReplyDone(index, gen, QString::fromStdString(res.error), res.cancelled);
+                },
+                Qt::QueuedConnection);
+        });
+    }
+}
+
+void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bool cancelled) {
+    if (gen != gen_) return;
+    if (!error.isEmpty() || cancelled) anyError_ = true;
+    if (--pending_ > 0) return;
+    // Every reply is in: the per-token view from the streamed tokens.
+    std::vector<TokenRow> rows;
+    for (size_t i = 0; i < panes_.size(); ++i) {
+        rows.push_back(TokenRow{panes_[i]->label(), panes_[i]->tokens(), panes_[i]->pieces(),
+                                paneVocab_[i] == paneVocab_[0]});
+    }
+    diff_->setRows(rows);
+    emit repliesFinished();
+    if (anyError_) {
+        setBusy(false);
+        const QString msg = cancel_->load() ? tr("cancelled") : tr("a model failed: see its pane");
+        showStatus(msg);
+        emit comparisonFailed(msg);
+        return;
+    }
+    startComparison(tr("compare: %1").arg(prompt_->text().left(60)), {prompt_->text()},
+                    std::nullopt, std::nullopt);
+}
+
+void CompareTab::runTestSet() {
+    if (busy_) return;
+    if (panes_.size() < 2) {
+        showStatus(tr("Add at least two models: A (reference) and a variant."));
+        return;
+    }
+    QString text = textFile_.value_or(QString());
+    QString testset = testsetFile_.value_or(QString());
+    if (!textFile_ && !testsetFile_) {
+        text = QFileDialog::getOpenFileName(
+            this, tr("Text for perplexity and KL divergence (Cancel = none)"), QString(),
+            tr("Text (*.txt *.raw);;All files (*)"));
+        testset = QFileDialog::getOpenFileName(this, tr("JSONL test set (Cancel = none)"),
+                                               QString(), tr("JSONL (*.jsonl);;All files (*)"));
+    }
+    if (text.isEmpty() && testset.isEmpty()) {
+        showStatus(tr("No text file or test set chosen."));
+        return;
+    }
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    setBusy(true);
+    ++gen_;
+    QStringList prompts;
+    if (!prompt_->text().isEmpty()) prompts << prompt_->text();
+    const QString name = tr("compare test set: %1 %2")
+                             .arg(QFileInfo(text).fileName(), QFileInfo(testset).fileName())
+                             .trimmed();
+    startComparison(name, prompts, text.isEmpty() ? std::nullopt : std::optional<QString>(text),
+                    testset.isEmpty() ? std::nullopt : std::optional<QString>(testset));
+}
+
+void CompareTab::startComparison(const QString& name, const QStringList& prompts,
+                                 const std::optional<QString>& text,
+                                 const std::optional<QString>& testset) {
+    wb::compare::CompareOptions o;
+    for (ComparePane* p : panes_) o.models.push_back(p->path().toStdString());
+    for (const QString& p : prompts) o.prompts.push_back(p.toStdString());
+    o.n_predict = static_cast<uint32_t>(maxTokens_->value());
+    o.ppl_ctx = static_cast<uint32_t>(pplCtx_);
+    if (text) o.text_file = text->toStdString();
+    if (testset) o.testset_file = testset->toStdString();
+    const model::LoadOptions lo = load_;
+    const auto cancel = cancel_;
+    const std::string db = runLogPath_.toStdString();
+    const quint64 gen = gen_;
+    showStatus(tr("computing figures…"));
+    (void)QtConcurrent::run(&pool_, [this, o, lo, cancel, db, gen, name] {
+        std::shared_ptr<wb::compare::CompareReport> rep;
+        QString error, log_error;
+        qint64 run_id = 0;
+        int n_logged = 0;
+        try {
+            const wb::compare::ModelLoader loader = [&lo](const std::string& path,
+                                                          const model::ContextParams& cp) {
+                model::LoadOptions l = lo;
+                l.context = cp;
+                return model::load_model(path, l);
+            };
+            rep = std::make_shared<wb::compare::CompareReport>(
+                wb::compare::run_compare(o, loader, [this, cancel, gen](const std::string& msg) {
+                    // Progress comes between chunks / items: the place to stop.
+                    if (cancel->load()) throw Cancelled{};
+                    QMetaObject::invokeMethod(
+                        this,
+                        [this, gen, m = QString::fromStdString(msg)] {
+                            if (gen == gen_) onProgress(m);
+                        },
+                        Qt::QueuedConnection);
+                }));
+        } catch (const Cancelled&) {
+            error = tr("cancelled");
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        if (rep && !db.empty()) {
+            try {
+                run_id = log_comparison(db, name.toStdString(), *rep, lo);
+                n_logged = static_cast<int>(responses_in(*rep));
+            } catch (const std::exception& e) {
+                log_error = QString::fromStdString(e.what());
+            }
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [this, gen, rep, error, log_error, run_id, n_logged] {
+                if (gen != gen_) return;
+                if (!rep) {
+                    setBusy(false);
+                    showStatus(error);
+                    emit comparisonFailed(error);
+                    return;
+                }
+                onReport(rep, log_error, run_id, n_logged);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CompareTab::onProgress(const QString& msg) {
+    showStatus(msg);
+    // "perplexity/KLD chunk 3/14", "test item 2/5", "prompt 1/3": a fraction.
+    static const QRegularExpression frac(QStringLiteral("(\\d+)/(\\d+)\\s*$"));
+    const QRegularExpressionMatch m = frac.match(msg);
+    if (m.hasMatch() && m.captured(2).toInt() > 0) {
+        progress_->setRange(0, m.captured(2).toInt());
+        progress_->setValue(m.captured(1).toInt());
+    } else {
+        progress_->setRange(0, 0);
+    }
+}
+
+void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const QString& log_error,
+                          qint64 run_id, int n_logged) {
+    report_ = std::move(r);
+    table_->setReport(*report_);
+    setBusy(false);
+    QString s = tr("done");
+    for (const std::string& n : report_->notes)
+        s += QStringLiteral("; ") + QString::fromStdString(n);
+    if (!log_error.isEmpty()) {
+        s += tr("; not logged: %1").arg(log_error);
+    } else if (run_id > 0) {
+        s += tr("; %n response(s) logged as run %1", nullptr, n_logged).arg(run_id);
+    }
+    showStatus(s);
+    emit reportReady();
+    if (run_id > 0) emit runLogged(run_id, n_logged);
+}
+
+}  // namespace wb::ui::compare

@@ -1,0 +1,133 @@
+#pragma once
+// The Compare tab (issue 7): two or more panes side by side, one per model
+// (A = reference, B, C... variants), one prompt box for all of them. Run
+// streams each model's greedy reply into its pane from its own worker
+// thread (the UI thread never waits on the engine), then fills the figures
+// table (wb::compare::run_compare on the same prompt and settings) and the
+// per-token view that highlights where B's tokens differ from A's.
+// "Run test set…" scores perplexity / KL divergence on a text file and
+// accuracy on a JSONL test set, with progress and Cancel. Every response of
+// a finished comparison is written to the run log under one "compare" run.
+
+#include <QPointer>
+#include <QString>
+#include <QStringList>
+#include <QThreadPool>
+#include <QWidget>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model/load.h"
+
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QSplitter;
+
+namespace wb::compare {
+struct CompareReport;
+}
+
+namespace wb::ui::compare {
+
+class ComparePane;
+class ReportTable;
+class TokenDiffView;
+
+class CompareTab : public QWidget {
+    Q_OBJECT
+  public:
+    explicit CompareTab(QWidget* parent = nullptr);
+    /// Cancels running work and waits for the worker threads.
+    ~CompareTab() override;
+
+    /// Adds a pane for the GGUF at `path` (the first pane is A).
+    ComparePane* addModel(const QString& path);
+    /// Removes `pane` (ignored while a run is going).
+    void removeModel(ComparePane* pane);
+    const std::vector<ComparePane*>& panes() const { return panes_; }
+
+    /// Backend ("vulkan" or "cpu") and Vulkan device selector ("" = default)
+    /// for the models this tab loads.
+    void setBackend(const QString& backend, const QString& device = QString());
+    /// Run-log file the comparisons are written to; empty = no logging.
+    void setRunLogPath(const QString& path) { runLogPath_ = path; }
+    /// Files "Run test set…" uses instead of asking with a file dialog;
+    /// an empty string = not part of the run.
+    void setTestFiles(const QString& text_file, const QString& testset_file);
+    /// Perplexity window in tokens (llama-perplexity -c).
+    void setPerplexityContext(int n_ctx) { pplCtx_ = n_ctx; }
+
+    void setPrompt(const QString& prompt);
+    void setMaxTokens(int n);
+    bool busy() const { return busy_; }
+
+    ReportTable* table() const { return table_; }
+    TokenDiffView* tokenView() const { return diff_; }
+    /// The last finished comparison; nullptr before the first.
+    const wb::compare::CompareReport* report() const { return report_.get(); }
+    /// Status line text (what is running, or the last error).
+    QString statusText() const;
+
+  public slots:
+    /// Streams the prompt on every pane, then computes the figures.
+    void runPrompt();
+    /// Perplexity / KLD on the text and accuracy on the test set (files from
+    /// setTestFiles(), else chosen in file dialogs).
+    void runTestSet();
+    /// Stops the running work (within one token or one perplexity chunk).
+    void cancel();
+
+  signals:
+    /// Every pane's reply of a runPrompt() has arrived (or failed).
+    void repliesFinished();
+    /// The figures table was filled from a finished comparison.
+    void reportReady();
+    /// A comparison ended without a report: `message` says why.
+    void comparisonFailed(const QString& message);
+    /// A comparison's responses were committed to the run log.
+    void runLogged(qint64 run_id, int responses);
+
+  private:
+    void relabel();
+    void setBusy(bool on);
+    void onReplyDone(int pane, quint64 gen, const QString& error, bool cancelled);
+    void startComparison(const QString& name, const QStringList& prompts,
+                         const std::optional<QString>& text, const std::optional<QString>& testset);
+    void onProgress(const QString& msg);
+    void onReport(std::shared_ptr<wb::compare::CompareReport> r, const QString& log_error,
+                  qint64 run_id, int n_logged);
+    void showStatus(const QString& s);
+
+    std::vector<ComparePane*> panes_;
+    QSplitter* paneSplit_;
+    QLineEdit* prompt_;
+    QSpinBox* maxTokens_;
+    QPushButton* addBtn_;
+    QPushButton* runBtn_;
+    QPushButton* testBtn_;
+    QPushButton* cancelBtn_;
+    QProgressBar* progress_;
+    QLabel* status_;
+    ReportTable* table_;
+    TokenDiffView* diff_;
+
+    model::LoadOptions load_;
+    QString runLogPath_;
+    std::optional<QString> textFile_, testsetFile_;
+    int pplCtx_ = 128;
+    bool busy_ = false;
+    quint64 gen_ = 0;  // run generation: results of an older run are dropped
+    int pending_ = 0;  // panes still streaming
+    bool anyError_ = false;
+    std::vector<size_t> paneVocab_;  // [n_panes] vocabulary hash of each pane's model
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    std::shared_ptr<wb::compare::CompareReport> report_;
+    QThreadPool pool_;
+};
+
+}  // namespace wb::ui::compare

@@ -1,0 +1,212 @@
+#include "quantize_dialog.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "ggml/types.h"
+#include "quant/quantize_model.h"
+
+namespace wb::ui {
+
+namespace {
+
+struct Cancelled {};
+
+QString upper_type(uint32_t id) {
+    return QString::fromStdString(ggml::type_name(id)).toUpper();
+}
+
+QString mib(uint64_t b) {
+    return QString::number(double(b) / (1 << 20), 'f', 2) + " MiB";
+}
+
+}  // namespace
+
+QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
+    : QDialog(parent),
+      input_(input),
+      type_(new QComboBox(this)),
+      output_(new QLineEdit(this)),
+      browse_(new QPushButton(tr("Browse…"), this)),
+      startBtn_(new QPushButton(tr("Make copy"), this)),
+      cancelBtn_(new QPushButton(tr("Cancel"), this)),
+      compareBtn_(new QPushButton(tr("Compare with original"), this)),
+      progress_(new QProgressBar(this)),
+      summary_(new QLabel(this)),
+      tensors_(new QTableWidget(0, 5, this)),
+      cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    setWindowTitle(tr("Make quantized copy of %1").arg(QFileInfo(input).fileName()));
+    type_->addItem(tr("Q8_0 (8-bit, blocks of 32)"), QStringLiteral("q8_0"));
+    type_->addItem(tr("Q4_0 (4-bit, blocks of 32)"), QStringLiteral("q4_0"));
+    type_->addItem(tr("F16"), QStringLiteral("f16"));
+    auto* out = new QHBoxLayout;
+    out->addWidget(output_, 1);
+    out->addWidget(browse_);
+    auto* form = new QFormLayout;
+    form->addRow(tr("Model"), new QLabel(input.toHtmlEscaped(), this));
+    form->addRow(tr("Type"), type_);
+    form->addRow(tr("Output"), out);
+    tensors_->setHorizontalHeaderLabels(
+        {tr("tensor"), tr("shape"), tr("from"), tr("to"), tr("note")});
+    tensors_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    tensors_->horizontalHeader()->setStretchLastSection(true);
+    tensors_->verticalHeader()->hide();
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    compareBtn_->setObjectName("compareWithOriginal");
+    compareBtn_->setEnabled(false);
+    cancelBtn_->setEnabled(false);
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(startBtn_);
+    buttons->addWidget(cancelBtn_);
+    buttons->addWidget(compareBtn_);
+    auto* close = new QPushButton(tr("Close"), this);
+    buttons->addWidget(close);
+    auto* lay = new QVBoxLayout(this);
+    lay->addLayout(form);
+    lay->addWidget(progress_);
+    lay->addWidget(tensors_, 1);
+    lay->addWidget(summary_);
+    lay->addLayout(buttons);
+    resize(720, 520);
+
+    defaultOutput();
+    connect(type_, &QComboBox::currentIndexChanged, this, [this] { defaultOutput(); });
+    connect(browse_, &QPushButton::clicked, this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Save quantized copy"),
+                                                       output_->text(), tr("GGUF (*.gguf)"));
+        if (!p.isEmpty()) output_->setText(p);
+    });
+    connect(startBtn_, &QPushButton::clicked, this, &QuantizeDialog::start);
+    connect(cancelBtn_, &QPushButton::clicked, this, &QuantizeDialog::cancelRun);
+    connect(close, &QPushButton::clicked, this, &QDialog::reject);
+    connect(compareBtn_, &QPushButton::clicked, this,
+            [this] { emit openInCompare(input_, output_->text()); });
+}
+
+QuantizeDialog::~QuantizeDialog() {
+    cancel_->store(true);
+    watcher_.waitForFinished();
+}
+
+void QuantizeDialog::defaultOutput() {
+    const QFileInfo fi(input_);
+    output_->setText(
+        fi.dir().filePath(fi.completeBaseName() + "-" + type_->currentData().toString() + ".gguf"));
+}
+
+void QuantizeDialog::setTarget(const QString& name) {
+    const int i = type_->findData(name.toLower());
+    if (i >= 0) type_->setCurrentIndex(i);
+}
+
+void QuantizeDialog::setOutputPath(const QString& path) {
+    output_->setText(path);
+}
+QString QuantizeDialog::outputPath() const {
+    return output_->text();
+}
+QString QuantizeDialog::summaryText() const {
+    return summary_->text();
+}
+
+void QuantizeDialog::cancelRun() {
+    cancel_->store(true);
+    summary_->setText(tr("cancelling…"));
+}
+
+void QuantizeDialog::onTensor(int index, int count, const QString& name, const QString& shape,
+                              const QString& from, const QString& to, const QString& note) {
+    progress_->setRange(0, count);
+    progress_->setValue(index);
+    tensors_->setRowCount(index + 1);
+    const QStringList cells{name, shape, from, to, note};
+    for (int c = 0; c < cells.size(); ++c) {
+        auto* it = new QTableWidgetItem(cells[c]);
+        if (!note.isEmpty()) it->setBackground(QColor(255, 236, 179));  // kept, not the target
+        tensors_->setItem(index, c, it);
+    }
+    summary_->setText(tr("tensor %1/%2: %3").arg(index + 1).arg(count).arg(name));
+}
+
+void QuantizeDialog::start() {
+    if (running_) return;
+    running_ = true;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    tensors_->setRowCount(0);
+    progress_->setRange(0, 0);
+    startBtn_->setEnabled(false);
+    cancelBtn_->setEnabled(true);
+    compareBtn_->setEnabled(false);
+    type_->setEnabled(false);
+    output_->setEnabled(false);
+    browse_->setEnabled(false);
+    const std::string in = input_.toStdString(), out = output_->text().toStdString();
+    const QString out_q = output_->text();
+    const QString type_name = type_->currentData().toString();
+    const auto cancel = cancel_;
+    watcher_.setFuture(QtConcurrent::run([this, in, out, out_q, type_name, cancel] {
+        QString message;
+        bool ok = false;
+        try {
+            const quant::Target t = quant::parse_target(type_name.toStdString());
+            const quant::QuantizeReport rep = quant::quantize_file(
+                in, out, t, [this, cancel](size_t i, size_t n, const quant::TensorPlan& p) {
+                    if (cancel->load()) throw Cancelled{};  // the writer removes the partial file
+                    QMetaObject::invokeMethod(
+                        this,
+                        [this, i, n, name = QString::fromStdString(p.name),
+                         shape = QString::fromStdString(p.shape), from = upper_type(p.src_type),
+                         to = upper_type(p.dst_type), note = QString::fromStdString(p.note)] {
+                            onTensor(int(i), int(n), name, shape, from, to, note);
+                        },
+                        Qt::QueuedConnection);
+                });
+            QStringList kept;
+            for (const quant::TensorPlan& p : rep.tensors) {
+                if (!p.note.empty())
+                    kept << QString::fromStdString(p.name) + " " + upper_type(p.dst_type);
+            }
+            message = tr("Wrote %1 (%2 from %3). %4 of %5 tensors not %6: %7")
+                          .arg(out_q, mib(rep.output_bytes), mib(rep.input_bytes))
+                          .arg(kept.size())
+                          .arg(rep.tensors.size())
+                          .arg(type_name.toUpper(), kept.isEmpty() ? tr("none") : kept.join(", "));
+            ok = true;
+        } catch (const Cancelled&) {
+            message = tr("Cancelled; no file written.");
+        } catch (const std::exception& e) {
+            message = tr("Failed: %1").arg(QString::fromStdString(e.what()));
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [this, ok, message] {
+                running_ = false;
+                progress_->setRange(0, 1);
+                progress_->setValue(ok ? 1 : 0);
+                startBtn_->setEnabled(true);
+                cancelBtn_->setEnabled(false);
+                compareBtn_->setEnabled(ok);
+                type_->setEnabled(true);
+                output_->setEnabled(true);
+                browse_->setEnabled(true);
+                summary_->setText(message);
+                emit finished(ok, message);
+            },
+            Qt::QueuedConnection);
+    }));
+}
+
+}  // namespace wb::ui
