@@ -5,6 +5,7 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QDragEnterEvent>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
@@ -21,11 +22,13 @@
 
 #include "batch_panel.h"
 #include "chat_view.h"
+#include "compare/compare_tab.h"
 #include "error_dialog.h"
 #include "history_view.h"
 #include "live_charts.h"
 #include "model_bar.h"
 #include "paths.h"
+#include "quantize_dialog.h"
 #include "run_recorder.h"
 #include "settings_panel.h"
 #include "settings_store.h"
@@ -59,11 +62,14 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     chat_ = new ChatView(bridge_, recorder_, current);
     batch_ = new BatchPanel(bridge_, recorder_, current);
     history_ = new HistoryView;
-    auto* compare =
-        new QLabel(tr("Compare a model with its quantized variants side by side.\n"
-                      "This tab is filled by the comparison feature (workbench-cli compare)."));
-    compare->setAlignment(Qt::AlignCenter);
-    compare->setObjectName("compareTab");
+    // Compare tab (ui/compare): its own model loads on the chosen device;
+    // comparisons go to the app's run log.
+    auto* compare = new compare::CompareTab;
+    compare->setBackend(store_->backend(), store_->device());
+    if (recorder_ && recorder_->isOpen()) compare->setRunLogPath(recorder_->path());
+    connect(modelBar_, &ModelBar::deviceChanged, compare, [compare](const gui::DeviceEntry& d) {
+        compare->setBackend(d.backend, d.backend == "cpu" ? QString() : d.selector);
+    });
 
     tabs_ = new QTabWidget;
     tabs_->addTab(chat_, tr("Chat"));
@@ -105,6 +111,22 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
         statusBar()->addPermanentWidget(l);
 
     buildMenus();
+    // "Make quantized copy…" (ui/quantize_dialog): copy a GGUF as Q8_0/Q4_0/F16,
+    // then offer the copy beside the original in the Compare tab.
+    menuBar()->addMenu(tr("&Tools"))->addAction(tr("Make &quantized copy…"), this, [this, compare] {
+        const QString in = QFileDialog::getOpenFileName(
+            this, tr("Model to quantize"), store_->recentModels().value(0), tr("GGUF (*.gguf)"));
+        if (in.isEmpty()) return;
+        auto* dlg = new QuantizeDialog(in, this);
+        dlg->setAttribute(Qt::WA_DeleteOnClose);
+        connect(dlg, &QuantizeDialog::openInCompare, this,
+                [this, compare](const QString& a, const QString& b) {
+                    compare->addModel(a);
+                    compare->addModel(b);
+                    tabs_->setCurrentWidget(compare);
+                });
+        dlg->show();
+    });
 
     // Devices: Vulkan ones first, the CPU reference always offered.
     QString vk_error;

@@ -19,6 +19,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMenuBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -32,7 +33,10 @@
 #include "compare/compare_tab.h"
 #include "compare/report_table.h"
 #include "compare/token_diff_view.h"
+#include "main_window.h"
 #include "quantize_dialog.h"
+#include "run_recorder.h"
+#include "settings_store.h"
 
 using wb::ui::compare::CompareTab;
 
@@ -300,6 +304,29 @@ class TestUiCompare : public QObject {
         QTest::mouseClick(btn, Qt::LeftButton);
         QCOMPARE(tab.panes().size(), size_t(2));
         QCOMPARE(tab.panes()[1]->path(), out);
+    }
+
+    void main_window_has_compare_tab_and_quantize_action() {
+        wb::gui::SettingsStore store(tmp_.filePath("settings.ini"));
+        wb::gui::RunRecorder recorder;
+        QString notice;
+        QVERIFY(recorder.open(tmp_.filePath("app-runlog.sqlite"), &notice));
+        wb::ui::MainWindow w(&store, &recorder);
+        QTabWidget* tabs = w.tabs();
+        int compare_index = -1;
+        for (int i = 0; i < tabs->count(); ++i) {
+            if (tabs->tabText(i) == "Compare") compare_index = i;
+        }
+        QVERIFY(compare_index >= 0);
+        QVERIFY(qobject_cast<CompareTab*>(tabs->widget(compare_index)) != nullptr);
+        bool found = false;
+        for (QAction* menu : w.menuBar()->actions()) {
+            if (!menu->menu()) continue;
+            for (QAction* a : menu->menu()->actions()) {
+                if (a->text().remove('&') == QStringLiteral("Make quantized copy…")) found = true;
+            }
+        }
+        QVERIFY(found);
     }
 };
 
