@@ -18,7 +18,7 @@ packages=(
   # headless GUI tests and screenshots
   xvfb xauth
   # packaging checks
-  dpkg-dev lintian desktop-file-utils file
+  dpkg-dev lintian desktop-file-utils file help2man
   # independent checks in tests (csv/json readers of another language)
   python3
 )
