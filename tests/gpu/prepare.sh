@@ -12,7 +12,7 @@
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default: build/release)
 # Build first, e.g.:
 #   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama workbench-cli
-# Then, with the device tool: carry ["build/gpu-bundle.tar.xz"] and run
+# Then copy build/gpu-bundle.tar.xz to the GPU machine and run, from a checkout there:
 #   bash tests/gpu/run.sh build/gpu-bundle.tar.xz
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

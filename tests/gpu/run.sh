@@ -1,10 +1,10 @@
 #!/bin/bash
-# GPU check, one call on the machine with a real GPU (NVIDIA H200 via the
-# device tool; no Qt, no Vulkan SDK there). Unpacks the bundle made by
+# GPU check, one call on a machine with a real GPU (e.g. an NVIDIA H200
+# with no Qt and no Vulkan SDK installed). Unpacks the bundle made by
 # tests/gpu/prepare.sh, finds a Vulkan loader and driver, then runs the
 # shader tests and the golden forward-pass tests (validation layer on when
 # carried) and `workbench-cli bench` with the per-op profile, and prints a
-# short table last. Logs go to $OUT (the device tool's folder) or
+# short table last. Logs go to $OUT when the caller sets it, else
 # /tmp/wb-gpu-out.
 # Usage (repo root): bash tests/gpu/run.sh [build/gpu-bundle.tar.xz]
 set -u
