@@ -10,31 +10,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/process.h"
+
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
 const QString kShared = QStringLiteral(WB_SHARED_DIR);
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using Run = wbtest::ProcessResult;
 
-Run run_cli(const QStringList& args) {
-    QProcess p;
-    p.start(kCli, args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+Run run_cli(const QStringList& args) { return wbtest::run_process(kCli, args, 120000); }
 
 QList<QJsonObject> golden() {
     QFile f(kShared + "/golden/stories260K_greedy.jsonl");

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_fixtures.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
 #include "compare/logits_math.h"
@@ -35,27 +36,9 @@ const std::string kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";
 const std::string kF16 = kShared + "/golden/quant/stories260K-f16.gguf";
 const std::string kText = kShared + "/golden/stories260K_ppl_text.txt";
 
-QJsonObject read_json(const std::string& path) {
-    QFile f(QString::fromStdString(path));
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", path.c_str());
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-std::vector<QJsonObject> read_jsonl(const std::string& path) {
-    QFile f(QString::fromStdString(path));
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", path.c_str());
-    std::vector<QJsonObject> out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (!line.trimmed().isEmpty()) out.push_back(QJsonDocument::fromJson(line).object());
-    }
-    return out;
-}
-
-std::vector<int32_t> ids(const QJsonValue& v) {
-    std::vector<int32_t> out;
-    for (const QJsonValue& x : v.toArray()) out.push_back(x.toInt());
-    return out;
-}
+using wbtest::ids;
+using wbtest::read_json;
+using wbtest::read_jsonl;
 
 std::unique_ptr<wb::model::Model> load_cpu(const std::string& path,
                                            const wb::model::ContextParams& cp) {

@@ -15,30 +15,18 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/process.h"
+
 namespace {
 
 const QString kCli = WB_CLI_PATH;
 const QString kModel = QString(WB_SHARED_DIR) + "/models/stories260K.gguf";
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using Run = wbtest::ProcessResult;
+using wbtest::run_process;
 
 Run run(const QString& program, const QStringList& args, int timeout_ms = 300000) {
-    QProcess p;
-    p.start(program, args);
-    Run r;
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return run_process(program, args, timeout_ms);
 }
 
 // Rows of `sql` on a read-only raw connection, cells as text.
