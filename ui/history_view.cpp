@@ -10,8 +10,6 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -29,9 +27,10 @@
 #include <QUuid>
 #include <QVBoxLayout>
 #include <QtConcurrent>
-#include <sstream>
-
-#include "runlog/csv.h"
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
 
 namespace wb::ui {
 
@@ -41,16 +40,16 @@ namespace {
 const char* const kListSql =
     "SELECT r.id AS id, "
     "strftime('%Y-%m-%d %H:%M:%S', r.started_ms / 1000, 'unixepoch', 'localtime') AS started, "
-    "ru.kind || ' #' || ru.id AS run, COALESCE(mv.name, '') AS model, r.request_id AS request, "
+    "u.kind || ' #' || u.id AS run, COALESCE(m.name, '') AS model, r.request_id AS request, "
     "r.finish_reason AS finish, "
     "COALESCE(substr(replace(r.prompt, char(10), ' '), 1, 60), '(redacted)') AS prompt, "
     "COALESCE(substr(replace(r.output, char(10), ' '), 1, 100), '(redacted)') AS output, "
     "r.output_tokens AS tokens, round(r.ttft_ms, 1) AS ttft_ms, round(r.tpot_ms, 2) AS tpot_ms, "
     "round(r.e2e_ms, 1) AS e2e_ms "
-    "FROM responses r JOIN runs ru ON ru.id = r.run_id "
-    "JOIN model_versions mv ON mv.id = r.model_version_id ";
+    "FROM responses r JOIN runs u ON u.id = r.run_id "
+    "JOIN model_versions m ON m.id = r.model_version_id ";
 
-// Every tag of a response, for the detail view and the export.
+// Every tag of a response, for the detail view.
 const char* const kFullSql =
     "SELECT r.id AS response_id, "
     "strftime('%Y-%m-%dT%H:%M:%fZ', r.started_ms / 1000.0, 'unixepoch') AS started_utc, "
@@ -194,35 +193,33 @@ void HistoryView::reloadFilterLists() {
     runFilter_->setCurrentIndex(std::max(0, runFilter_->findData(run_sel)));
 }
 
-QString HistoryView::whereClause(QVariantList* binds) const {
-    QStringList conds;
-    if (modelFilter_->currentData().isValid()) {
-        conds << "r.model_version_id = ?";
-        binds->append(modelFilter_->currentData());
-    }
-    if (runFilter_->currentData().isValid()) {
-        conds << "r.run_id = ?";
-        binds->append(runFilter_->currentData());
-    }
+runlog::ExportFilter HistoryView::filter() const {
+    runlog::ExportFilter f;
+    if (modelFilter_->currentData().isValid())
+        f.model_version_id = modelFilter_->currentData().toLongLong();
+    if (runFilter_->currentData().isValid()) f.run_id = runFilter_->currentData().toLongLong();
     const QString reason = reasonFilter_->currentData().toString();
-    if (!reason.isEmpty()) {
-        conds << "r.finish_reason = ?";
-        binds->append(reason);
-    }
+    if (!reason.isEmpty()) f.finish_reason = reason.toStdString();
     if (dateOn_->isChecked()) {
-        conds << "r.started_ms >= ? AND r.started_ms < ?";
-        binds->append(QDateTime(from_->date(), QTime(0, 0)).toMSecsSinceEpoch());
-        binds->append(QDateTime(to_->date().addDays(1), QTime(0, 0)).toMSecsSinceEpoch());
+        // Local calendar days, as the date pickers show them.
+        f.since_ms = QDateTime(from_->date(), QTime(0, 0)).toMSecsSinceEpoch();
+        f.until_ms = QDateTime(to_->date().addDays(1), QTime(0, 0)).toMSecsSinceEpoch();
     }
-    const QString text = search_->text();
-    if (!text.isEmpty()) {
-        QString pat = text;
-        pat.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-        conds << "(r.prompt LIKE ? ESCAPE '\\' OR r.output LIKE ? ESCAPE '\\')";
-        binds->append("%" + pat + "%");
-        binds->append("%" + pat + "%");
+    if (!search_->text().isEmpty()) f.text = search_->text().toStdString();
+    return f;
+}
+
+QString HistoryView::whereClause(QVariantList* binds) const {
+    // The exporter's own SQL for the filter, so the table shows exactly the
+    // rows an export writes; values are bound, never spliced.
+    const runlog::FilterSql q = runlog::filter_sql(filter());
+    for (const runlog::SqlValue& v : q.binds) {
+        if (const auto* n = std::get_if<int64_t>(&v))
+            binds->append(QVariant::fromValue(static_cast<qlonglong>(*n)));
+        else
+            binds->append(QString::fromStdString(std::get<std::string>(v)));
     }
-    return conds.isEmpty() ? QString() : "WHERE " + conds.join(" AND ") + " ";
+    return "WHERE " + QString::fromStdString(q.condition) + " ";
 }
 
 void HistoryView::refresh() {
@@ -292,89 +289,36 @@ void HistoryView::openResponse(const QModelIndex& index) {
 }
 
 qint64 HistoryView::exportTo(const QString& path, const QString& format, QString* error,
-                             const std::function<void(qint64, qint64)>& progress) const {
-    QVariantList binds;
-    const QString where = whereClause(&binds);
-    return exportRows(dbPath_, where, binds, path, format, error, progress);
+                             const runlog::ExportProgress& progress) const {
+    return exportFile(dbPath_, filter(), path, format, error, progress);
 }
 
-qint64 HistoryView::exportRows(const QString& db_path, const QString& where,
-                               const QVariantList& binds, const QString& path,
-                               const QString& format, QString* error,
-                               const std::function<void(qint64, qint64)>& progress) {
-    const QString name = "export-" + QUuid::createUuid().toString(QUuid::WithoutBraces);
-    qint64 written = -1;
-    {
-        QSqlDatabase db = open_readonly(name, db_path);
-        QFile out(path);
-        if (!db.isOpen()) {
-            if (error) *error = tr("cannot read %1: %2").arg(db_path, db.lastError().text());
-        } else if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-            if (error) *error = tr("cannot write %1: %2").arg(path, out.errorString());
-        } else {
-            QSqlQuery count(db);
-            count.prepare("SELECT COUNT(*) FROM responses r " + where);
-            for (const QVariant& v : binds) count.addBindValue(v);
-            const qint64 total = count.exec() && count.next() ? count.value(0).toLongLong() : 0;
-            QSqlQuery q(db);
-            q.setForwardOnly(true);  // stream: rows are not kept in memory
-            q.prepare(QString::fromLatin1(kFullSql) + where + "ORDER BY r.started_ms, r.id");
-            for (const QVariant& v : binds) q.addBindValue(v);
-            if (!q.exec()) {
-                if (error) *error = q.lastError().text();
-            } else {
-                const QSqlRecord rec = q.record();
-                const bool csv = format == "csv";
-                const QStringList json_cols{"settings", "tensor_types"};
-                written = 0;
-                if (csv) {
-                    std::ostringstream line;
-                    for (int i = 0; i < rec.count(); ++i) {
-                        if (i) line << ',';
-                        runlog::write_csv_field(line, rec.fieldName(i).toStdString());
-                    }
-                    line << runlog::kCsvRecordEnd;
-                    out.write(line.str().data(), static_cast<qint64>(line.str().size()));
-                }
-                while (q.next()) {
-                    if (csv) {
-                        std::ostringstream line;
-                        for (int i = 0; i < rec.count(); ++i) {
-                            if (i) line << ',';
-                            const QVariant v = q.value(i);
-                            if (!v.isNull())
-                                runlog::write_csv_field(line, v.toString().toStdString());
-                        }
-                        line << runlog::kCsvRecordEnd;
-                        out.write(line.str().data(), static_cast<qint64>(line.str().size()));
-                    } else {
-                        QJsonObject o;
-                        for (int i = 0; i < rec.count(); ++i) {
-                            const QString col = rec.fieldName(i);
-                            const QVariant v = q.value(i);
-                            if (v.isNull())
-                                o[col] = QJsonValue::Null;
-                            else if (json_cols.contains(col))
-                                o[col] = QJsonDocument::fromJson(v.toByteArray()).object();
-                            else
-                                o[col] = QJsonValue::fromVariant(v);
-                        }
-                        out.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
-                        out.write("\n");
-                    }
-                    ++written;
-                    if (progress && written % 256 == 0) progress(written, total);
-                }
-                if (progress) progress(written, total);
-                if (out.error() != QFileDevice::NoError) {
-                    if (error) *error = tr("write failed: %1").arg(out.errorString());
-                    written = -1;
-                }
-            }
-        }
+qint64 HistoryView::exportFile(const QString& db_path, const runlog::ExportFilter& filter,
+                               const QString& path, const QString& format, QString* error,
+                               const runlog::ExportProgress& progress) {
+    auto fail = [&](const QString& message) {
+        if (error) *error = message;
+        return qint64{-1};
+    };
+    if (format != "csv" && format != "jsonl")
+        return fail(tr("unknown export format \"%1\" (csv or jsonl)").arg(format));
+    std::ofstream out(QFile::encodeName(path).toStdString(), std::ios::binary | std::ios::trunc);
+    if (!out)
+        return fail(
+            tr("cannot write %1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+    try {
+        const int64_t n = runlog::export_responses_readonly(
+            QFile::encodeName(db_path).toStdString(), filter,
+            format == "csv" ? runlog::ExportFormat::Csv : runlog::ExportFormat::Jsonl, out,
+            progress);
+        out.close();
+        if (!out) throw std::runtime_error(tr("writing %1 failed").arg(path).toStdString());
+        return n;
+    } catch (const std::exception& e) {
+        out.close();
+        QFile::remove(path);
+        return fail(QString::fromUtf8(e.what()));
     }
-    QSqlDatabase::removeDatabase(name);
-    return written;
 }
 
 void HistoryView::exportDialog() {
@@ -384,8 +328,7 @@ void HistoryView::exportDialog() {
                                      tr("CSV (*.csv);;JSON Lines (*.jsonl)"), &selected);
     if (path.isEmpty()) return;
     const QString format = path.endsWith(".jsonl") || selected.contains("jsonl") ? "jsonl" : "csv";
-    QVariantList binds;
-    const QString where = whereClause(&binds);
+    const runlog::ExportFilter f = filter();
     auto* dlg = new QProgressDialog(tr("Exporting responses…"), tr("Hide"), 0, 100, this);
     dlg->setWindowModality(Qt::WindowModal);
     dlg->setMinimumDuration(300);
@@ -403,16 +346,15 @@ void HistoryView::exportDialog() {
             count_->setText(tr("Exported %1 responses to %2").arg(n).arg(path));
         watcher->deleteLater();
     });
-    watcher->setFuture(
-        QtConcurrent::run([db, where, binds, path, format](QPromise<QPair<qint64, QString>>& p) {
-            p.setProgressRange(0, 100);
-            QString err;
-            const qint64 n =
-                exportRows(db, where, binds, path, format, &err, [&p](qint64 done, qint64 total) {
-                    p.setProgressValue(total > 0 ? static_cast<int>(100 * done / total) : 100);
-                });
-            p.addResult(qMakePair(n, err));
-        }));
+    watcher->setFuture(QtConcurrent::run([db, f, path,
+                                          format](QPromise<QPair<qint64, QString>>& p) {
+        p.setProgressRange(0, 100);
+        QString err;
+        const qint64 n = exportFile(db, f, path, format, &err, [&p](int64_t done, int64_t total) {
+            p.setProgressValue(total > 0 ? static_cast<int>(100 * done / total) : 100);
+        });
+        p.addResult(qMakePair(n, err));
+    }));
 }
 
 }  // namespace wb::ui

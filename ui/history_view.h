@@ -3,8 +3,11 @@
 // first, filtered by model, run, date range, finish reason and a text
 // search over prompt and output. Double-click opens one response with all
 // its tags (model version, environment, settings, timings). Export writes
-// the filtered rows to CSV (RFC 4180) or JSON Lines with a progress bar,
-// streaming rows from a forward-only query in a worker thread.
+// the filtered rows to CSV (RFC 4180) or JSON Lines with a progress bar
+// through the run log's own exporter (app/runlog/exporter.h, the one
+// `workbench-cli export` uses) on a worker thread. The filters are one
+// runlog::ExportFilter: the table's WHERE clause is its filter_sql(), so the
+// table and the export always select the same rows.
 //
 // Reads through its own read-only QSQLITE connection; the writer is the
 // app's RunRecorder (WAL mode lets both work at once).
@@ -14,6 +17,8 @@
 #include <QVariantList>
 #include <QWidget>
 #include <functional>
+
+#include "runlog/exporter.h"
 
 class QComboBox;
 class QDateEdit;
@@ -43,22 +48,27 @@ class HistoryView : public QWidget {
     void setSearchText(const QString& text);
     void setFinishReason(const QString& reason);  ///< "" = any
 
-    /// Writes the filtered rows to `path` as "csv" or "jsonl" (blocking;
-    /// used by the Export button's worker and by tests). Returns the number
-    /// of rows written, or -1 with `error` set.
-    qint64 exportTo(const QString& path, const QString& format, QString* error,
-                    const std::function<void(qint64 done, qint64 total)>& progress = {}) const;
+    /// The filters as set in the widgets (model version, run, finish
+    /// reason, local-date range [from 00:00, to + 1 day 00:00), search text).
+    runlog::ExportFilter filter() const;
 
-    /// The export itself: opens its own connection to `db_path` (so it may
-    /// run on any thread), selects the rows `where`/`binds` match, oldest
-    /// first, and streams them to `path`.
-    static qint64 exportRows(const QString& db_path, const QString& where,
-                             const QVariantList& binds, const QString& path, const QString& format,
-                             QString* error,
-                             const std::function<void(qint64 done, qint64 total)>& progress);
+    /// Writes the filtered rows to `path` as "csv" or "jsonl" (blocking; for
+    /// tests, the Export button runs exportFile on a worker). Returns the
+    /// number of rows written, or -1 with `error` set.
+    qint64 exportTo(const QString& path, const QString& format, QString* error,
+                    const runlog::ExportProgress& progress = {}) const;
+
+    /// The export: runlog::export_responses_readonly() on the run log at
+    /// `db_path` (its own read-only connection, so any thread), oldest
+    /// first, to the file `path` ("csv" or "jsonl"). Returns the rows
+    /// written, or -1 with `error` set to the exporter's message (the file
+    /// is then removed, so no partial export is left behind).
+    static qint64 exportFile(const QString& db_path, const runlog::ExportFilter& filter,
+                             const QString& path, const QString& format, QString* error,
+                             const runlog::ExportProgress& progress = {});
 
   private:
-    /// WHERE clause and its bound values for the current filters.
+    /// WHERE clause (over r, u, m) and its bound values for filter().
     QString whereClause(QVariantList* binds) const;
     void reloadFilterLists();
     void openResponse(const QModelIndex& index);

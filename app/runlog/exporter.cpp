@@ -1,10 +1,13 @@
 #include "runlog/exporter.h"
 
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <stdexcept>
 #include <string_view>
 
 #include "runlog/csv.h"
+#include "runlog/schema.h"
 #include "runlog/sqlite_db.h"
 #include "runlog/time_utc.h"
 #include "runlog/utf8.h"
@@ -135,23 +138,30 @@ void write_json_string(std::ostream& out, std::string_view s) {
     out.put('"');
 }
 
-std::string build_query(const ExportFilter& f) {
-    std::string sql = "SELECT ";
-    for (int i = 0; i < kNumColumns; ++i) {
-        if (i) sql += ", ";
-        sql += kColumns[i].expr;
+// '\\' escapes itself and LIKE's two wildcards, so user text is literal.
+std::string like_escaped(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 8);
+    for (char c : text) {
+        if (c == '%' || c == '_' || c == '\\') out += '\\';
+        out += c;
     }
-    sql +=
-        " FROM responses r JOIN runs u ON u.id = r.run_id"
-        " JOIN model_versions m ON m.id = r.model_version_id"
-        " JOIN environments e ON e.id = r.environment_id WHERE 1";
-    if (f.run_id) sql += " AND r.run_id = ?1";
-    if (f.model) sql += " AND (m.sha256 LIKE lower(?2) || '%' ESCAPE '\\' OR m.name = ?2)";
-    if (f.since_ms) sql += " AND r.started_ms >= ?3";
-    if (f.until_ms) sql += " AND r.started_ms < ?4";
-    if (f.finish_reason) sql += " AND r.finish_reason = ?5";
-    sql += " ORDER BY r.started_ms, r.id";
-    return sql;
+    return out;
+}
+
+constexpr const char* kFrom =
+    " FROM responses r JOIN runs u ON u.id = r.run_id"
+    " JOIN model_versions m ON m.id = r.model_version_id"
+    " JOIN environments e ON e.id = r.environment_id";
+
+void bind_all(Stmt& st, const std::vector<SqlValue>& binds) {
+    int i = 1;
+    for (const SqlValue& v : binds) {
+        if (const auto* n = std::get_if<int64_t>(&v))
+            st.bind(i++, *n);
+        else
+            st.bind(i++, std::string_view(std::get<std::string>(v)));
+    }
 }
 
 }  // namespace
@@ -165,28 +175,75 @@ const std::vector<std::string>& export_columns() {
     return names;
 }
 
-int64_t export_responses(const RunLog& log, const ExportFilter& f, ExportFormat format,
-                         std::ostream& out) {
+FilterSql filter_sql(const ExportFilter& f) {
     if (f.finish_reason && !is_valid_finish_reason(*f.finish_reason))
-        throw std::invalid_argument("--finish-reason \"" + *f.finish_reason +
+        throw std::invalid_argument("finish reason \"" + *f.finish_reason +
                                     "\" is not one of stop, length, timeout, cancelled, "
                                     "rejected, error");
-    const std::string sql = build_query(f);
-    Stmt st(log.db(), sql.c_str());
-    if (f.run_id) st.bind(1, *f.run_id);
+    FilterSql q;
+    std::string& c = q.condition;
+    c = "1";
+    if (f.run_id) {
+        c += " AND r.run_id = ?";
+        q.binds.emplace_back(*f.run_id);
+    }
     if (f.model) {
         // A SHA prefix is hex, so LIKE wildcards can only come from a name;
-        // escape them so "%" does not match every model.
-        std::string pattern;
-        for (char c : *f.model) {
-            if (c == '%' || c == '_' || c == '\\') pattern += '\\';
-            pattern += c;
-        }
-        st.bind(2, std::string_view(pattern));
+        // escape them so "%" does not match every model. The name compares
+        // with =, unescaped.
+        c += " AND (m.sha256 LIKE lower(?) || '%' ESCAPE '\\' OR m.name = ?)";
+        q.binds.emplace_back(like_escaped(*f.model));
+        q.binds.emplace_back(*f.model);
     }
-    if (f.since_ms) st.bind(3, *f.since_ms);
-    if (f.until_ms) st.bind(4, *f.until_ms);
-    if (f.finish_reason) st.bind(5, std::string_view(*f.finish_reason));
+    if (f.model_version_id) {
+        c += " AND r.model_version_id = ?";
+        q.binds.emplace_back(*f.model_version_id);
+    }
+    if (f.since_ms) {
+        c += " AND r.started_ms >= ?";
+        q.binds.emplace_back(*f.since_ms);
+    }
+    if (f.until_ms) {
+        c += " AND r.started_ms < ?";
+        q.binds.emplace_back(*f.until_ms);
+    }
+    if (f.finish_reason) {
+        c += " AND r.finish_reason = ?";
+        q.binds.emplace_back(*f.finish_reason);
+    }
+    if (f.text && !f.text->empty()) {
+        // In SQL, not in C++: rows still stream from one sqlite3_step loop.
+        // NULL (redacted) text gives NULL LIKE ..., i.e. no match.
+        const std::string pattern = "%" + like_escaped(*f.text) + "%";
+        c += " AND (r.prompt LIKE ? ESCAPE '\\' OR r.output LIKE ? ESCAPE '\\')";
+        q.binds.emplace_back(pattern);
+        q.binds.emplace_back(pattern);
+    }
+    return q;
+}
+
+namespace {
+
+int64_t export_from(const Db& db, const ExportFilter& f, ExportFormat format, std::ostream& out,
+                    const ExportProgress& progress) {
+    const FilterSql where = filter_sql(f);
+    int64_t total = -1;
+    if (progress) {
+        const std::string count_sql =
+            std::string("SELECT COUNT(*)") + kFrom + " WHERE " + where.condition;
+        Stmt count(db, count_sql.c_str());
+        bind_all(count, where.binds);
+        total = count.step() ? count.int64(0) : 0;
+    }
+    std::string sql = "SELECT ";
+    for (int i = 0; i < kNumColumns; ++i) {
+        if (i) sql += ", ";
+        sql += kColumns[i].expr;
+    }
+    sql += kFrom;
+    sql += " WHERE " + where.condition + " ORDER BY r.started_ms, r.id";
+    Stmt st(db, sql.c_str());
+    bind_all(st, where.binds);
 
     if (format == ExportFormat::Csv) {
         for (int i = 0; i < kNumColumns; ++i) {
@@ -247,14 +304,52 @@ int64_t export_responses(const RunLog& log, const ExportFilter& f, ExportFormat 
             out << "}\n";
         }
         ++rows;
-        if ((rows & 4095) == 0 && !out)
-            throw std::runtime_error("export: writing the output failed after " +
-                                     std::to_string(rows) + " rows");
+        if ((rows & 1023) == 0) {
+            if ((rows & 4095) == 0 && !out)
+                throw std::runtime_error("export: writing the output failed after " +
+                                         std::to_string(rows) + " rows");
+            if (progress) progress(rows, std::max(total, rows));
+        }
     }
     out.flush();
     if (!out)
         throw std::runtime_error("export: writing the output failed after " + std::to_string(rows) +
                                  " rows");
+    // The count and the rows are two reads; a response logged in between
+    // may make them differ by a few, so report done == total at the end.
+    if (progress) progress(rows, rows);
+    return rows;
+}
+
+}  // namespace
+
+int64_t export_responses(const RunLog& log, const ExportFilter& filter, ExportFormat format,
+                         std::ostream& out, const ExportProgress& progress) {
+    return export_from(log.db(), filter, format, out, progress);
+}
+
+int64_t export_responses_readonly(const std::string& db_path, const ExportFilter& filter,
+                                  ExportFormat format, std::ostream& out,
+                                  const ExportProgress& progress) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(db_path, ec))
+        throw OpenError(OpenProblem::CannotOpen, db_path + ": no run log here");
+    // NOMUTEX: this connection is used by one thread only.
+    const Db db(db_path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    if (db.query_int("PRAGMA application_id", "read application id") != kApplicationId)
+        throw OpenError(OpenProblem::Foreign,
+                        db_path + ": a SQLite database, but not an Inference Workbench run log");
+    const int64_t version = db.query_int("PRAGMA user_version", "read schema version");
+    if (version > schema_version())
+        throw OpenError(OpenProblem::NewerSchema, db_path + ": schema version " +
+                                                      std::to_string(version) +
+                                                      " is newer than this build supports (" +
+                                                      std::to_string(schema_version()) + ")");
+    // One read transaction for the count and the rows, so both see the
+    // same snapshot of the log while the app keeps writing.
+    db.exec("BEGIN", "begin read transaction");
+    const int64_t rows = export_from(db, filter, format, out, progress);
+    db.exec("COMMIT", "end read transaction");
     return rows;
 }
 

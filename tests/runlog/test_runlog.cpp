@@ -551,6 +551,173 @@ class TestRunLog : public QObject {
                                  count(with([](ExportFilter& f) { f.finish_reason = "done"; })));
     }
 
+    // The text filter (History's search box): substring of prompt OR
+    // output, ASCII case-insensitive, every other character exact, LIKE
+    // wildcards and the escape character literal, redacted rows never
+    // matching. The expected request ids are worked out by hand from the
+    // texts below and SQLite's documented LIKE rules
+    // (https://sqlite.org/lang_expr.html#like: 'a' LIKE 'A' is true,
+    // 'æ' LIKE 'Æ' is false).
+    void exportTextFilter() {
+        const QString path = fresh_path();
+        RunLog log = RunLog::open(path.toStdString());
+        const int64_t run = log.begin_run(RunKind::Batch, "search", nlohmann::json::object());
+        const int64_t mv = log.ensure_model_version(kStories.toStdString());
+        const int64_t env = log.ensure_environment(collect_environment("cpu"));
+        struct Row {
+            const char* prompt;
+            const char* output;
+        };
+        const std::vector<Row> texts = {
+            {"100% sure", "yes"},                          // p0
+            {"100 percent", "sure"},                       // p1
+            {"snake_case name", "ok"},                     // p2
+            {"snakeXcase", "no underscore here"},          // p3
+            {"back\\slash", "x"},                          // p4
+            {"say \"hi\" and 'bye'", "quoted"},            // p5
+            {"Café au lait", "日本語のテキスト"},          // p6
+            {"CAFÉ NOIR", "ÉCLAIR"},                       // p7
+            {"line one\nline two", "tail\r\nend"},         // p8
+            {"100% secret snake_case", "\\ café 日本語"},  // p9, logged redacted
+            {"Hello World", "HELLO again"},                // p10
+        };
+        for (size_t i = 0; i < texts.size(); ++i) {
+            ResponseRecord r = make_response(run, mv, env, int(i));
+            r.prompt = texts[i].prompt;
+            r.output = texts[i].output;
+            r.finish_reason = i == 1 ? "stop" : "length";
+            log.set_redact_text(i == 9);
+            log.log_response(r);
+        }
+        log.set_redact_text(false);
+
+        // Request ids of the JSONL export for `text` (plus `finish`), read
+        // back with QJsonDocument; also checks every line is valid JSON.
+        auto ids = [&](std::optional<std::string> text,
+                       std::optional<std::string> finish = std::nullopt) {
+            ExportFilter f;
+            f.text = std::move(text);
+            f.finish_reason = std::move(finish);
+            std::ostringstream s;
+            const int64_t n = export_responses(log, f, ExportFormat::Jsonl, s);
+            QStringList got;
+            std::istringstream lines(s.str());
+            for (std::string line; std::getline(lines, line);) {
+                QJsonParseError err{};
+                const QJsonDocument d =
+                    QJsonDocument::fromJson(QByteArray::fromStdString(line), &err);
+                if (err.error != QJsonParseError::NoError) return QStringList{"<bad json>"};
+                got << d.object()["request_id"].toString();
+            }
+            if (n != got.size()) got << "<count mismatch>";
+            return got;
+        };
+        const QStringList all = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10"};
+        QCOMPARE(ids(std::nullopt), all);
+        QCOMPARE(ids(""), all);  // an empty search box is no filter
+        // Wildcards and the escape character are literal.
+        QCOMPARE(ids("%"), QStringList({"p0"}));
+        QCOMPARE(ids("_"), QStringList({"p2"}));
+        QCOMPARE(ids("snake_case"), QStringList({"p2"}));
+        QCOMPARE(ids("0%"), QStringList({"p0"}));
+        QCOMPARE(ids("\\"), QStringList({"p4"}));
+        QCOMPARE(ids("k\\s"), QStringList({"p4"}));
+        QCOMPARE(ids("\\%"), QStringList());
+        // Prompt or output.
+        QCOMPARE(ids("sure"), QStringList({"p0", "p1"}));
+        QCOMPARE(ids("100"), QStringList({"p0", "p1"}));
+        QCOMPARE(ids("100", "stop"), QStringList({"p1"}));
+        // Quotes are ordinary characters; text is bound, never spliced.
+        QCOMPARE(ids("\"hi\""), QStringList({"p5"}));
+        QCOMPARE(ids("'bye'"), QStringList({"p5"}));
+        QCOMPARE(ids("'); DROP TABLE responses; --"), QStringList());
+        QCOMPARE(ids(std::nullopt).size(), all.size());
+        {
+            ExportFilter f;
+            f.text = "'); DROP TABLE responses; --";
+            const FilterSql q = filter_sql(f);
+            QVERIFY(q.condition.find("DROP") == std::string::npos);
+            QCOMPARE(q.binds.size(), size_t{2});
+        }
+        // ASCII letters fold case; other characters do not.
+        QCOMPARE(ids("hello"), QStringList({"p10"}));
+        QCOMPARE(ids("WORLD"), QStringList({"p10"}));
+        QCOMPARE(ids("café"), QStringList({"p6"}));
+        QCOMPARE(ids("CAFÉ"), QStringList({"p7"}));
+        QCOMPARE(ids("cafÉ"), QStringList({"p7"}));
+        QCOMPARE(ids("éclair"), QStringList());
+        QCOMPARE(ids("日本語"), QStringList({"p6"}));
+        // Newlines (LF and CRLF) inside the text and the search.
+        QCOMPARE(ids("one\nline"), QStringList({"p8"}));
+        QCOMPARE(ids("\r\nend"), QStringList({"p8"}));
+        QCOMPARE(ids("one line"), QStringList());
+        QCOMPARE(ids("line"), QStringList({"p8"}));
+
+        // The same filter in CSV, parsed by python3: the matching row's
+        // text comes out whole.
+        {
+            ExportFilter f;
+            f.text = "one\nline";
+            const QString out = dir_.filePath("search.csv");
+            {
+                std::ofstream file(out.toStdString(), std::ios::binary);
+                QCOMPARE(export_responses(log, f, ExportFormat::Csv, file), int64_t{1});
+            }
+            const QJsonArray rows = python_rows(out, true);
+            QCOMPARE(rows.size(), 1);
+            QCOMPARE(rows[0].toObject()["prompt"].toString(), QString("line one\nline two"));
+            QCOMPARE(rows[0].toObject()["output"].toString(), QString("tail\r\nend"));
+        }
+
+        // The read-only path (the History tab's export) gives the same rows
+        // and reports progress ending at done == total.
+        {
+            ExportFilter f;
+            f.text = "100";
+            std::ostringstream s;
+            std::vector<std::pair<int64_t, int64_t>> calls;
+            const int64_t n = export_responses_readonly(
+                path.toStdString(), f, ExportFormat::Jsonl, s,
+                [&](int64_t done, int64_t total) { calls.emplace_back(done, total); });
+            QCOMPARE(n, int64_t{2});
+            QVERIFY(!calls.empty());
+            QCOMPARE(calls.back(), (std::pair<int64_t, int64_t>{2, 2}));
+        }
+    }
+
+    // export_responses_readonly never creates or touches a file that is not
+    // a run log, and says why.
+    void readonlyExportRejectsBadFiles() {
+        std::ostringstream s;
+        const std::string missing = dir_.filePath("missing.sqlite").toStdString();
+        try {
+            export_responses_readonly(missing, {}, ExportFormat::Csv, s);
+            QFAIL("no error for a missing file");
+        } catch (const OpenError& e) {
+            QCOMPARE(e.problem(), OpenProblem::CannotOpen);
+        }
+        QVERIFY(!QFile::exists(QString::fromStdString(missing)));
+        // Another program's SQLite file (application_id 0).
+        const QString foreign = dir_.filePath("foreign.sqlite");
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open_v2(foreign.toUtf8().constData(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+                 SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", nullptr, nullptr,
+                              nullptr),
+                 SQLITE_OK);
+        sqlite3_close_v2(db);
+        const QByteArray before = file_bytes(foreign);
+        try {
+            export_responses_readonly(foreign.toStdString(), {}, ExportFormat::Csv, s);
+            QFAIL("no error for a foreign SQLite file");
+        } catch (const OpenError& e) {
+            QCOMPARE(e.problem(), OpenProblem::Foreign);
+            QVERIFY(std::string(e.what()).find(foreign.toStdString()) != std::string::npos);
+        }
+        QCOMPARE(file_bytes(foreign), before);
+    }
+
     void redactionStoresHashAndLengthOnly() {
         const QString path = fresh_path();
         RunLog log = RunLog::open(path.toStdString());

@@ -1,0 +1,226 @@
+// The History tab on a real run-log file (written with runlog::RunLog, no
+// engine): the table's filters and search select the rows worked out by
+// hand from the texts below, and Export goes through the run log's exporter
+// (the file is byte-identical to runlog::export_responses for the same
+// filter) and writes exactly the rows the table shows.
+
+#include <QComboBox>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+#include <sstream>
+
+#include "history_view.h"
+#include "runlog/environment.h"
+#include "runlog/exporter.h"
+#include "runlog/run_log.h"
+
+using namespace wb;
+
+namespace {
+
+const QString kShared = WB_SHARED_DIR;
+
+QByteArray file_bytes(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return f.readAll();
+}
+
+// request_id of every line of a JSONL export, in file order.
+QStringList jsonl_ids(const QByteArray& text) {
+    QStringList ids;
+    for (const QByteArray& line : text.split('\n')) {
+        if (line.isEmpty()) continue;
+        QJsonParseError err{};
+        const QJsonDocument d = QJsonDocument::fromJson(line, &err);
+        if (err.error != QJsonParseError::NoError) return {"<bad json>"};
+        ids << d.object()["request_id"].toString();
+    }
+    return ids;
+}
+
+}  // namespace
+
+class UiHistory : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void searchSelectsHandWorkedRows();
+    void exportGoesThroughRunLogExporter();
+    void modelAndRunFilters();
+    void exportErrorsAreReported();
+
+  private:
+    // Exports the view's current filter as JSONL and returns the ids.
+    QStringList exported_ids(const ui::HistoryView& v);
+
+    QTemporaryDir dir_;
+    QString db_;
+    int64_t run_batch_ = 0;
+};
+
+void UiHistory::initTestCase() {
+    QVERIFY(dir_.isValid());
+    db_ = dir_.filePath("runlog.sqlite");
+    runlog::RunLog log = runlog::RunLog::open(db_.toStdString());
+    run_batch_ = log.begin_run(runlog::RunKind::Batch, "batch", nlohmann::json::object());
+    const int64_t run_chat = log.begin_run(runlog::RunKind::Chat, "chat", nlohmann::json::object());
+    const int64_t mv_s =
+        log.ensure_model_version((kShared + "/models/stories260K.gguf").toStdString());
+    const int64_t mv_t =
+        log.ensure_model_version((kShared + "/models/llama-2-tiny-random.gguf").toStdString());
+    const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
+    struct Row {
+        const char* prompt;
+        const char* output;
+    };
+    const std::vector<Row> rows = {
+        {"100% sure", "yes"},                // p0
+        {"100 percent", "sure"},             // p1
+        {"snake_case name", "ok"},           // p2
+        {"snakeXcase", "plain"},             // p3
+        {"back\\slash", "x"},                // p4
+        {"say \"hi\"", "a, b"},              // p5
+        {"Café au lait", "日本語"},          // p6
+        {"CAFÉ NOIR", "ÉCLAIR"},             // p7
+        {"line one\nline two", "tail"},      // p8
+        {"100% secret snake_case", "café"},  // p9, redacted
+    };
+    for (size_t i = 0; i < rows.size(); ++i) {
+        runlog::ResponseRecord r;
+        r.run_id = i < 6 ? run_batch_ : run_chat;       // p0..p5 batch, p6..p9 chat
+        r.model_version_id = i % 3 == 0 ? mv_t : mv_s;  // tiny: p0, p3, p6, p9
+        r.environment_id = env;
+        r.request_id = "p" + std::to_string(i);
+        r.prompt = rows[i].prompt;
+        r.output = rows[i].output;
+        r.finish_reason = i == 1 || i == 2 ? "stop" : "length";
+        r.started_ms = 1764460800000 + int64_t(i) * 1000;  // 2025-11-30T00:00:0iZ
+        log.set_redact_text(i == 9);
+        log.log_response(r);
+    }
+}
+
+QStringList UiHistory::exported_ids(const ui::HistoryView& v) {
+    const QString out = dir_.filePath("ids.jsonl");
+    QString err;
+    const qint64 n = v.exportTo(out, "jsonl", &err);
+    if (n < 0) return {"<export failed: " + err + ">"};
+    QStringList ids = jsonl_ids(file_bytes(out));
+    if (n != ids.size()) ids << "<count mismatch>";
+    return ids;
+}
+
+void UiHistory::searchSelectsHandWorkedRows() {
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db_));
+    QCOMPARE(v.rowCount(), 10);
+    struct Case {
+        const char* search;
+        QStringList want;  // oldest first, as the export writes them
+    };
+    const std::vector<Case> cases = {
+        {"%", {"p0"}},           // literal, not match-all
+        {"_", {"p2"}},           // literal, not any-one-character
+        {"snake_case", {"p2"}},  // not p3's snakeXcase; p9 is redacted
+        {"\\", {"p4"}},          // the escape character itself
+        {"\"hi\"", {"p5"}},      // quotes
+        {", b", {"p5"}},         // a CSV separator in the output
+        {"sure", {"p0", "p1"}},  // prompt or output
+        {"café", {"p6"}},        // ASCII folds (C/c), é does not match É
+        {"CAFÉ", {"p7"}},        //
+        {"éclair", {}},          // É vs é: no match
+        {"日本語", {"p6"}},      // non-ASCII in the output
+        {"one\nline", {"p8"}},   // across a newline
+        {"LINE ONE", {"p8"}},    // ASCII case
+        {"", {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}},
+    };
+    for (const Case& c : cases) {
+        v.setSearchText(QString::fromUtf8(c.search));
+        QCOMPARE(v.rowCount(), int(c.want.size()));
+        QCOMPARE(exported_ids(v), c.want);
+    }
+    // With the finish reason filter too.
+    v.setSearchText("100");
+    QCOMPARE(exported_ids(v), QStringList({"p0", "p1"}));
+    v.setFinishReason("stop");
+    QCOMPARE(v.rowCount(), 1);
+    QCOMPARE(exported_ids(v), QStringList({"p1"}));
+}
+
+void UiHistory::exportGoesThroughRunLogExporter() {
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db_));
+    v.setSearchText("snake_case");
+    const runlog::ExportFilter f = v.filter();
+    QCOMPARE(f.text.value_or(""), std::string("snake_case"));
+    runlog::RunLog log = runlog::RunLog::open(db_.toStdString());
+    for (const char* fmt : {"csv", "jsonl"}) {
+        const QString out = dir_.filePath(QString("history.") + fmt);
+        std::vector<std::pair<int64_t, int64_t>> calls;
+        QString err;
+        QCOMPARE(v.exportTo(out, fmt, &err,
+                            [&](int64_t done, int64_t total) { calls.emplace_back(done, total); }),
+                 qint64(1));
+        QVERIFY(!calls.empty());
+        QCOMPARE(calls.back(), (std::pair<int64_t, int64_t>{1, 1}));
+        std::ostringstream want;
+        runlog::export_responses(
+            log, f, fmt[0] == 'c' ? runlog::ExportFormat::Csv : runlog::ExportFormat::Jsonl, want);
+        QCOMPARE(file_bytes(out), QByteArray::fromStdString(want.str()));
+    }
+    // The CSV header is the exporter's column list.
+    const QByteArray csv = file_bytes(dir_.filePath("history.csv"));
+    QVERIFY(csv.startsWith("response_id,run_id,run_kind,run_name,request_id,started_utc,"));
+}
+
+void UiHistory::modelAndRunFilters() {
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db_));
+    QComboBox* model = nullptr;
+    QComboBox* run = nullptr;
+    for (QComboBox* c : v.findChildren<QComboBox*>()) {
+        if (c->toolTip().contains("model")) model = c;
+        if (c->toolTip().contains("run")) run = c;
+    }
+    QVERIFY(model && run);
+    const int tiny = model->findText("LLaMA v2", Qt::MatchStartsWith);
+    QVERIFY2(tiny > 0, qPrintable(model->itemText(1)));
+    model->setCurrentIndex(tiny);
+    QCOMPARE(v.rowCount(), 4);
+    QCOMPARE(exported_ids(v), QStringList({"p0", "p3", "p6", "p9"}));
+    run->setCurrentIndex(run->findData(QVariant::fromValue(qlonglong(run_batch_))));
+    QVERIFY(run->currentIndex() > 0);
+    QCOMPARE(v.rowCount(), 2);
+    QCOMPARE(exported_ids(v), QStringList({"p0", "p3"}));
+    v.setSearchText("SURE");
+    QCOMPARE(v.rowCount(), 1);
+    QCOMPARE(exported_ids(v), QStringList({"p0"}));
+}
+
+void UiHistory::exportErrorsAreReported() {
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db_));
+    QString err;
+    QCOMPARE(v.exportTo(dir_.filePath("no/such/folder/x.csv"), "csv", &err), qint64(-1));
+    QVERIFY2(err.contains("no/such/folder/x.csv"), qPrintable(err));
+    // A SQLite file that is not a run log: the exporter's message, and no
+    // partial output left behind.
+    const QString other = dir_.filePath("other.sqlite");
+    {
+        std::ofstream f(other.toStdString(), std::ios::binary);
+        f << "not a database at all, just text that is long enough to be a header.....";
+    }
+    const QString out = dir_.filePath("bad.csv");
+    err.clear();
+    QCOMPARE(ui::HistoryView::exportFile(other, {}, out, "csv", &err), qint64(-1));
+    QVERIFY2(err.contains(other), qPrintable(err));
+    QVERIFY(!QFile::exists(out));
+}
+
+QTEST_MAIN(UiHistory)
+#include "test_ui_history.moc"
