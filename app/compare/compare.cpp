@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
@@ -110,15 +111,24 @@ std::vector<std::string> default_prompts() {
     return {"Once upon a time", "Lily and Ben", "The little dog was sad because"};
 }
 
-CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
-                          const CompareProgress& progress) {
-    auto say = [&](const std::string& s) {
-        if (progress) progress(s);
-    };
+namespace {
+
+// The workload, tokenized per model, and what each model needs to run it.
+struct Plan {
+    std::vector<ModelFile> files;                                  // [n_models]
+    std::vector<std::vector<std::vector<int32_t>>> prompt_tokens;  // [model][prompt][tokens]
+    std::vector<std::vector<std::vector<int32_t>>> item_tokens;    // [model][item][tokens]
+    std::vector<std::vector<int32_t>> text_tokens;                 // [model][tokens]
+    std::vector<uint32_t> need;  // [n_models] KV cells the longest piece of work takes
+};
+
+// Reads the workload and the model files (never their weights) and fills
+// the report's settings and per-model file figures. Bad input throws here,
+// before any model is loaded or run.
+Plan plan(const CompareOptions& opts, CompareReport& r) {
     if (opts.models.size() < 2) {
         throw std::invalid_argument("compare needs at least two models (A = reference, B...)");
     }
-    CompareReport r;
     r.prompts = opts.prompts.empty() ? default_prompts() : opts.prompts;
     r.n_predict = opts.n_predict;
     r.kv_type = opts.kv_type == model::KvType::F32 ? "f32" : "f16";
@@ -126,81 +136,106 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
     r.ppl_ctx = opts.ppl_ctx;
     r.testset_file = opts.testset_file;
 
-    // 1. Workload and model files first, so bad input fails before any load.
     if (opts.testset_file) r.test_items = load_testset(*opts.testset_file, opts.testset_max_tokens);
     const std::string text = opts.text_file ? read_file(*opts.text_file) : std::string();
-    std::vector<ModelFile> files;
-    for (const std::string& p : opts.models) files.push_back(inspect(p));
+    Plan p;
+    for (const std::string& path : opts.models) p.files.push_back(inspect(path));
 
-    const size_t n_models = files.size();
+    const size_t n_models = p.files.size();
     r.models.resize(n_models);
-    std::vector<std::vector<std::vector<int32_t>>> prompt_tokens(
-        n_models);  // [model][prompt][tokens]
-    std::vector<std::vector<std::vector<int32_t>>> item_tokens(n_models);  // [model][item][tokens]
-    std::vector<std::vector<int32_t>> text_tokens(n_models);               // [model][tokens]
+    p.prompt_tokens.resize(n_models);
+    p.item_tokens.resize(n_models);
+    p.text_tokens.resize(n_models);
+    p.need.resize(n_models);
     for (size_t i = 0; i < n_models; ++i) {
         ModelReport& m = r.models[i];
-        const ModelFile& f = files[i];
+        const ModelFile& f = p.files[i];
         m.path = f.path;
         m.label = label_of(i);
         m.file_bytes = f.file_bytes;
         m.weight_bytes = f.weight_bytes;
         m.tensor_types = f.tensor_types;
         m.n_vocab = f.vocab.n_tokens();
-        m.same_vocab = same_vocab(files[0].vocab, f.vocab);
+        m.same_vocab = same_vocab(p.files[0].vocab, f.vocab);
         if (!m.same_vocab) {
             r.notes.push_back(m.label + " (" + std::filesystem::path(f.path).filename().string() +
                               ") has a different vocabulary from A (" +
                               std::to_string(f.vocab.n_tokens()) + " vs " +
-                              std::to_string(files[0].vocab.n_tokens()) +
+                              std::to_string(p.files[0].vocab.n_tokens()) +
                               " tokens or different token texts): no token agreement or KL "
                               "divergence; outputs, speed, perplexity and accuracy are still "
                               "compared");
         }
-        for (const std::string& p : r.prompts)
-            prompt_tokens[i].push_back(f.vocab.tokenize(p, true));
+        for (const std::string& prompt : r.prompts)
+            p.prompt_tokens[i].push_back(f.vocab.tokenize(prompt, true));
         for (const TestItem& it : r.test_items)
-            item_tokens[i].push_back(f.vocab.tokenize(it.prompt, true));
+            p.item_tokens[i].push_back(f.vocab.tokenize(it.prompt, true));
         if (opts.text_file) {
-            text_tokens[i] = f.vocab.tokenize(text, true);
-            if (text_tokens[i].size() < 2ull * opts.ppl_ctx) {
-                throw TextTooShort(*opts.text_file + ": " + std::to_string(text_tokens[i].size()) +
-                                   " tokens, too short for perplexity with a " +
-                                   std::to_string(opts.ppl_ctx) +
-                                   "-token window (llama.cpp's rule needs at least 2 x n_ctx = " +
-                                   std::to_string(2ull * opts.ppl_ctx) +
-                                   " tokens); use a longer text or a smaller --ctx");
+            p.text_tokens[i] = f.vocab.tokenize(text, true);
+            if (p.text_tokens[i].size() < 2ull * opts.ppl_ctx) {
+                throw TextTooShort(
+                    *opts.text_file + ": " + std::to_string(p.text_tokens[i].size()) +
+                    " tokens, too short for perplexity with a " + std::to_string(opts.ppl_ctx) +
+                    "-token window (llama.cpp's rule needs at least 2 x n_ctx = " +
+                    std::to_string(2ull * opts.ppl_ctx) +
+                    " tokens); use a longer text or a smaller --ctx");
+            }
+        }
+        // Every piece of work runs alone in sequence 0 from an empty cache,
+        // so the longest one sets the context.
+        uint32_t need = opts.text_file ? opts.ppl_ctx : 1;
+        for (const auto& t : p.prompt_tokens[i]) {
+            need = std::max<uint32_t>(need, static_cast<uint32_t>(t.size()) + opts.n_predict);
+        }
+        for (size_t k = 0; k < p.item_tokens[i].size(); ++k) {
+            need = std::max<uint32_t>(need, static_cast<uint32_t>(p.item_tokens[i][k].size()) +
+                                                r.test_items[k].max_tokens);
+        }
+        p.need[i] = need;
+    }
+    return p;
+}
+
+// Empties sequence 0 of every model when the comparison ends, by return or
+// by exception (a cancelled greedy run leaves its cells behind), so a
+// borrowed model goes back to its owner with that sequence free.
+class ClearSeq0 {
+  public:
+    explicit ClearSeq0(std::span<model::Model* const> models) : models_(models) {}
+    ClearSeq0(const ClearSeq0&) = delete;
+    ClearSeq0& operator=(const ClearSeq0&) = delete;
+    ~ClearSeq0() {
+        for (model::Model* m : models_) {
+            try {
+                m->seq_rm(0);
+            } catch (...) {  // NOLINT(bugprone-empty-catch): nothing better to do in a destructor
             }
         }
     }
 
-    // 2. Load every model with a context large enough for all of the work.
-    std::vector<std::unique_ptr<model::Model>> models(n_models);
+  private:
+    std::span<model::Model* const> models_;
+};
+
+// Steps 3-5 on loaded models ([n_models], models[i] runs plan.files[i]):
+// context figures, prompts, text, test set. load_ms is already set.
+void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* const> models,
+             CompareReport& r, const CompareProgress& progress) {
+    auto say = [&](const std::string& s) {
+        if (progress) progress(s);
+    };
+    const ClearSeq0 clear(models);
+    const size_t n_models = p.files.size();
     for (size_t i = 0; i < n_models; ++i) {
-        uint32_t need = opts.text_file ? opts.ppl_ctx : 1;
-        for (const auto& p : prompt_tokens[i]) {
-            need = std::max<uint32_t>(need, static_cast<uint32_t>(p.size()) + opts.n_predict);
+        ModelReport& m = r.models[i];
+        m.backend = models[i]->backend_name();
+        if (const auto* vk = dynamic_cast<const model::VkLlama*>(models[i])) {
+            m.device_bytes = vk->memory_report().total();
         }
-        for (size_t k = 0; k < item_tokens[i].size(); ++k) {
-            need = std::max<uint32_t>(
-                need, static_cast<uint32_t>(item_tokens[i][k].size()) + r.test_items[k].max_tokens);
-        }
-        model::ContextParams cp;
-        cp.n_ctx = need;
-        cp.n_seq_max = 1;
-        cp.kv_type = opts.kv_type;
-        say("loading " + r.models[i].label + ": " + files[i].path);
-        const Clock::time_point t0 = Clock::now();
-        models[i] = loader(files[i].path, cp);
-        r.models[i].load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        r.models[i].backend = models[i]->backend_name();
-        if (const auto* vk = dynamic_cast<const model::VkLlama*>(models[i].get())) {
-            r.models[i].device_bytes = vk->memory_report().total();
-        }
-        r.models[i].n_ctx = need;
+        m.n_ctx = models[i]->context().n_ctx;
         const model::HParams& hp = models[i]->hparams();
-        const uint64_t elt = opts.kv_type == model::KvType::F32 ? 4 : 2;
-        r.models[i].kv_bytes = 2ull * hp.n_layer * need * hp.n_head_kv * hp.head_dim * elt;
+        const uint64_t elt = models[i]->context().kv_type == model::KvType::F32 ? 4 : 2;
+        m.kv_bytes = 2ull * hp.n_layer * m.n_ctx * hp.n_head_kv * hp.head_dim * elt;
     }
 
     // 3. Prompts: greedy runs for speed and agreement.
@@ -208,8 +243,8 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
         say("prompt " + std::to_string(pi + 1) + "/" + std::to_string(r.prompts.size()));
         for (size_t i = 0; i < n_models; ++i) {
             GreedyRun run =
-                greedy_generate(*models[i], prompt_tokens[i][pi], opts.n_predict, opts.n_ubatch);
-            r.models[i].outputs.push_back(pieces(files[i].vocab, run.tokens, false));
+                greedy_generate(*models[i], p.prompt_tokens[i][pi], opts.n_predict, opts.n_ubatch);
+            r.models[i].outputs.push_back(pieces(p.files[i].vocab, run.tokens, false));
             r.models[i].runs.push_back(std::move(run));
         }
         const GreedyRun& a = r.models[0].runs[pi];
@@ -218,7 +253,7 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
             if (m.outputs[pi] == r.models[0].outputs[pi]) ++m.identical_outputs;
             if (!m.same_vocab) continue;
             const std::vector<int32_t> tf =
-                teacher_forced_argmax(*models[i], prompt_tokens[i][pi], a.tokens, opts.n_ubatch);
+                teacher_forced_argmax(*models[i], p.prompt_tokens[i][pi], a.tokens, opts.n_ubatch);
             const TokenAgreement t = token_agreement(a.tokens, tf);
             if (!m.teacher_forced) m.teacher_forced = TokenAgreement{};
             m.teacher_forced->equal += t.equal;
@@ -249,10 +284,11 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
     if (opts.text_file) {
         std::vector<TextModel> tms(n_models);
         for (size_t i = 0; i < n_models; ++i) {
-            tms[i].model = models[i].get();
-            tms[i].tokens = text_tokens[i];
-            tms[i].bos = files[i].vocab.bos() >= 0 ? files[i].vocab.bos() : text_tokens[i][0];
-            tms[i].kld_with_reference = r.models[i].same_vocab && text_tokens[i] == text_tokens[0];
+            tms[i].model = models[i];
+            tms[i].tokens = p.text_tokens[i];
+            tms[i].bos = p.files[i].vocab.bos() >= 0 ? p.files[i].vocab.bos() : p.text_tokens[i][0];
+            tms[i].kld_with_reference =
+                r.models[i].same_vocab && p.text_tokens[i] == p.text_tokens[0];
         }
         const TextEvalResult te =
             evaluate_text(tms, opts.ppl_ctx, opts.n_ubatch, [&](uint32_t done, uint32_t total) {
@@ -268,9 +304,9 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
     for (size_t k = 0; k < r.test_items.size(); ++k) {
         say("test item " + std::to_string(k + 1) + "/" + std::to_string(r.test_items.size()));
         for (size_t i = 0; i < n_models; ++i) {
-            const tokenizer::Vocab& v = files[i].vocab;
+            const tokenizer::Vocab& v = p.files[i].vocab;
             const GreedyRun g =
-                greedy_generate(*models[i], item_tokens[i][k], r.test_items[k].max_tokens,
+                greedy_generate(*models[i], p.item_tokens[i][k], r.test_items[k].max_tokens,
                                 opts.n_ubatch, [&](int32_t id) { return v.is_eog(id); });
             const std::string out = pieces(v, g.tokens, true);
             const bool ok = answer_matches(out, r.test_items[k]);
@@ -285,6 +321,85 @@ CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
             }
         }
     }
+}
+
+// "B (stories260K-q8_0.gguf)" for error messages.
+std::string who(const ModelReport& m) {
+    return m.label + " (" + m.path + ")";
+}
+
+}  // namespace
+
+CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
+                          const CompareProgress& progress) {
+    CompareReport r;
+    const Plan p = plan(opts, r);
+    // Load every model with a context large enough for all of its work.
+    const size_t n_models = p.files.size();
+    std::vector<std::unique_ptr<model::Model>> owned(n_models);  // freed on return
+    std::vector<model::Model*> models(n_models);
+    for (size_t i = 0; i < n_models; ++i) {
+        model::ContextParams cp;
+        cp.n_ctx = p.need[i];
+        cp.n_seq_max = 1;
+        cp.kv_type = opts.kv_type;
+        if (progress) progress("loading " + r.models[i].label + ": " + p.files[i].path);
+        const Clock::time_point t0 = Clock::now();
+        owned[i] = loader(p.files[i].path, cp);
+        r.models[i].load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        if (!owned[i])
+            throw std::runtime_error(who(r.models[i]) + ": the loader returned no model");
+        models[i] = owned[i].get();
+    }
+    measure(opts, p, models, r, progress);
+    return r;
+}
+
+CompareReport run_compare(const CompareOptions& opts, std::span<const LoadedModel> loaded,
+                          const CompareProgress& progress) {
+    if (loaded.size() != opts.models.size()) {
+        throw std::invalid_argument("run_compare: " + std::to_string(loaded.size()) +
+                                    " loaded models for " + std::to_string(opts.models.size()) +
+                                    " model paths");
+    }
+    CompareReport r;
+    const Plan p = plan(opts, r);
+    std::vector<model::Model*> models(loaded.size());
+    for (size_t i = 0; i < loaded.size(); ++i) {
+        const ModelReport& m = r.models[i];
+        model::Model* const lm = loaded[i].model;
+        if (!lm) throw std::invalid_argument("run_compare: no loaded model for " + who(m));
+        const model::HParams& a = lm->hparams();
+        const model::HParams& f = p.files[i].hp;
+        if (a.n_vocab != f.n_vocab || a.n_layer != f.n_layer || a.n_embd != f.n_embd ||
+            a.n_head_kv != f.n_head_kv || a.head_dim != f.head_dim) {
+            throw std::invalid_argument(
+                "run_compare: the loaded model given for " + who(m) +
+                " is not that file (n_vocab/n_layer/n_embd/n_head_kv/head_dim " +
+                std::to_string(a.n_vocab) + "/" + std::to_string(a.n_layer) + "/" +
+                std::to_string(a.n_embd) + "/" + std::to_string(a.n_head_kv) + "/" +
+                std::to_string(a.head_dim) + ", the file has " + std::to_string(f.n_vocab) + "/" +
+                std::to_string(f.n_layer) + "/" + std::to_string(f.n_embd) + "/" +
+                std::to_string(f.n_head_kv) + "/" + std::to_string(f.head_dim) + ")");
+        }
+        if (lm->context().kv_type != opts.kv_type) {
+            throw std::invalid_argument(
+                "run_compare: " + who(m) + " was loaded with a " +
+                (lm->context().kv_type == model::KvType::F32 ? "f32" : "f16") +
+                " KV cache but the comparison asks for " + r.kv_type);
+        }
+        lm->seq_rm(0);  // what an earlier run left in sequence 0 is not ours to keep
+        if (lm->n_free_cells() < p.need[i]) {
+            throw std::invalid_argument(
+                "run_compare: " + who(m) + " needs " + std::to_string(p.need[i]) +
+                " free KV cells for the longest prompt/item/window but its context has " +
+                std::to_string(lm->n_free_cells()) + " free of n_ctx " +
+                std::to_string(lm->context().n_ctx) + "; load it with a larger context");
+        }
+        r.models[i].load_ms = loaded[i].load_ms;
+        models[i] = lm;
+    }
+    measure(opts, p, models, r, progress);
     return r;
 }
 

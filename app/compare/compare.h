@@ -14,14 +14,17 @@
 // token: the report says so (notes) and still has their outputs, speed,
 // perplexity and accuracy.
 //
-// Qt-free; models come from a caller-supplied loader so the engine stays
-// free of backend choices (the CLI passes wb::model::load_model).
+// Qt-free. Models come either from a caller-supplied loader, so the engine
+// stays free of backend choices (the CLI passes wb::model::load_model), or
+// already loaded by the caller (the Compare tab, which streamed each pane's
+// reply with them and must not load every file a second time).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -108,11 +111,46 @@ struct CompareReport {
     std::vector<std::string> notes;  ///< vocabulary mismatches and other remarks
 };
 
-/// Runs the whole comparison. Throws std::invalid_argument for fewer than 2
-/// models, TestSetError / TextTooShort for bad workloads (before any model is
-/// loaded), gguf::Error and std::runtime_error from loading, and what the
-/// models throw.
+/// Runs the whole comparison, loading every model of opts.models once with
+/// `loader`, each with a context of exactly the KV cells its workload needs
+/// (longest prompt + n_predict, longest test item + its max tokens,
+/// ppl_ctx for the text; n_seq_max 1, opts.kv_type). The models are owned
+/// here and freed on return. ModelReport::load_ms times the loader call.
+/// Throws std::invalid_argument for fewer than 2 models, TestSetError /
+/// TextTooShort for bad workloads and gguf::Error for unreadable model
+/// files (all before any model is loaded), what `loader` throws (gguf::Error,
+/// std::runtime_error, ...), what the models throw, and what `progress`
+/// throws (the way to cancel: progress is called between prompts, chunks and
+/// test items).
 CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
+                          const CompareProgress& progress = {});
+
+/// A model the caller has already loaded, lent to run_compare.
+struct LoadedModel {
+    /// Borrowed: the caller owns it and keeps it alive for the whole call.
+    /// It must be the model of the matching CompareOptions::models path.
+    model::Model* model = nullptr;
+    /// How long the caller's load took (ms); shown as the model's load time.
+    double load_ms = 0;
+};
+
+/// Runs the same comparison on models the caller already loaded:
+/// `models[i]` is opts.models[i] (the files are still read for their
+/// vocabulary, sizes and tensor types, but no weights are loaded again).
+/// Only KV-cache sequence 0 is used: it is emptied (Model::seq_rm(0))
+/// before every prompt, text chunk and test item, so each starts from a
+/// fresh cache whatever the model ran before, and it is left empty when the
+/// call returns or throws; other sequences are not touched. ModelReport's
+/// n_ctx / kv_bytes describe each model's own context.
+/// Throws, before any decoding: std::invalid_argument when there are fewer
+/// than 2 models, models.size() != opts.models.size(), a model is null, its
+/// hyperparameters (n_vocab, n_layer, n_embd, n_head_kv, head_dim) are not
+/// those of its file, its KV type is not opts.kv_type, or its context has
+/// fewer free cells (after emptying sequence 0) than the workload needs
+/// (the message names the model, the cells needed and those free);
+/// TestSetError / TextTooShort for bad workloads and gguf::Error for
+/// unreadable files. Later, what the models and `progress` throw, as above.
+CompareReport run_compare(const CompareOptions& opts, std::span<const LoadedModel> models,
                           const CompareProgress& progress = {});
 
 /// The report as a plain-text table (one column per model) plus the

@@ -391,6 +391,71 @@ class TestCompare : public QObject {
         QVERIFY(contains(wb::compare::format_table(rep), "n/a (vocab)"));
     }
 
+    // Models the caller loaded (the Compare tab's streamed panes): no load
+    // at all, the same greedy tokens as llama.cpp / the float64 pass even
+    // when sequence 0 holds leftovers, and sequence 0 empty afterwards.
+    void compare_on_loaded_models() {
+        const auto golden = read_jsonl(kShared + "/golden/stories260K_greedy.jsonl");
+        const auto golden4 = read_jsonl(kShared + "/golden/quant/stories260K-q4_0_greedy.jsonl");
+        const uint32_t n_predict = 16;
+        wb::compare::CompareOptions o;
+        o.models = {kF32, kQ4};
+        o.n_predict = n_predict;
+        for (size_t p = 0; p < 2; ++p)
+            o.prompts.push_back(golden[p]["prompt"].toString().toStdString());
+        auto a = load_cpu_ctx(kF32, 64);
+        auto b = load_cpu_ctx(kQ4, 64);
+        // Leftovers of an earlier run in sequence 0 (a reply that was
+        // streamed, a cancelled one): the comparison must not see them.
+        for (wb::model::Model* m : {a.get(), b.get()}) {
+            wb::model::Batch batch;  // 3 tokens of sequence 0
+            for (int32_t i = 0; i < 3; ++i) batch.add(300 + i, i, 0, i == 2);
+            std::vector<float> logits;  // [1, n_vocab]
+            m->decode(batch, logits);
+            QCOMPARE(m->n_free_cells(), 61u);
+        }
+        const std::vector<wb::compare::LoadedModel> loaded{{a.get(), 12.5}, {b.get(), 7.25}};
+        const auto rep = wb::compare::run_compare(o, loaded);
+        QCOMPARE(rep.models.size(), size_t(2));
+        for (size_t p = 0; p < 2; ++p) {
+            auto want_a = ids(golden[p]["generated_token_ids"]);
+            auto want_b = ids(golden4[p]["generated_token_ids_f64_dequant"]);
+            want_a.resize(n_predict);
+            want_b.resize(n_predict);
+            QCOMPARE(rep.models[0].runs[p].tokens, want_a);
+            QCOMPARE(rep.models[1].runs[p].tokens, want_b);
+        }
+        QCOMPARE(rep.models[0].load_ms, 12.5);  // the caller's figure, nothing reloaded
+        QCOMPARE(rep.models[1].load_ms, 7.25);
+        QCOMPARE(rep.models[1].n_ctx, 64u);  // the model's own context
+        QCOMPARE(rep.models[1].backend, std::string("cpu"));
+        QVERIFY(rep.models[1].teacher_forced && rep.models[1].teacher_forced->total == 32);
+        QCOMPARE(a->n_free_cells(), 64u);
+        QCOMPARE(b->n_free_cells(), 64u);
+
+        // Wrong lending fails before any decoding, naming the model.
+        auto fails = [&](const wb::compare::CompareOptions& opts,
+                         const std::vector<wb::compare::LoadedModel>& ms, const std::string& part) {
+            try {
+                wb::compare::run_compare(opts, ms);
+            } catch (const std::invalid_argument& e) {
+                if (contains(e.what(), part)) return true;
+                qWarning("message: %s", e.what());
+            }
+            return false;
+        };
+        QVERIFY(fails(o, {loaded[0]}, "1 loaded models for 2 model paths"));
+        QVERIFY(fails(o, {loaded[0], {nullptr, 0}}, "no loaded model for B"));
+        auto tiny = load_cpu_ctx(kShared + "/models/llama-2-tiny-random.gguf", 64);
+        QVERIFY(fails(o, {loaded[0], {tiny.get(), 0}}, "is not that file"));
+        auto small = load_cpu_ctx(kQ4, 8);
+        QVERIFY(fails(o, {loaded[0], {small.get(), 0}}, "B (" + kQ4 + ") needs"));
+        wb::compare::CompareOptions f16 = o;
+        f16.kv_type = wb::model::KvType::F16;
+        QVERIFY(fails(f16, loaded, "f32 KV cache but the comparison asks for f16"));
+        QCOMPARE(a->n_free_cells(), 64u);
+    }
+
     void bad_workloads_fail_before_loading() {
         int loads = 0;
         auto counting = [&](const std::string& p, const wb::model::ContextParams& cp) {

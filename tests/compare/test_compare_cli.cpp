@@ -7,10 +7,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+
+#include "common/json_fixtures.h"
+#include "common/process.h"
 
 namespace {
 
@@ -18,29 +20,10 @@ const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
 const QString kShared = QStringLiteral(WB_SHARED_DIR);
 const QString kF32 = kShared + "/models/stories260K.gguf";
 
-struct Result {
-    int code = -1;
-    QByteArray out, err;
-};
+using Result = wbtest::ProcessResult;
 
 Result run(const QStringList& args) {
-    QProcess p;
-    p.start(kCli, args);
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    Result r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
-QJsonObject read_json(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(path));
-    return QJsonDocument::fromJson(f.readAll()).object();
+    return wbtest::run_process(kCli, args);
 }
 
 QByteArray file_sha256(const QString& path) {
@@ -61,7 +44,9 @@ class TestCompareCli : public QObject {
   private slots:
     void quantize_writes_llama_cpp_identical_files() {
         const QJsonObject files =
-            read_json(kShared + "/golden/quant/stories260K_quant_files.json")["files"].toObject();
+            wbtest::read_json(
+                (kShared + "/golden/quant/stories260K_quant_files.json").toStdString())["files"]
+                .toObject();
         for (const QString type : {"f16", "q8_0", "q4_0"}) {
             const QString out = dir_.filePath("s-" + type + ".gguf");
             const Result r = run({"quantize", kF32, out, "--type", type});
@@ -115,8 +100,8 @@ class TestCompareCli : public QObject {
         const QJsonArray models = j["models"].toArray();
         QCOMPARE(models.size(), 2);
         const QJsonObject f64 =
-            read_json(kShared +
-                      "/golden/quant/stories260K_quant_ppl_kld.json")["independent_float64_ppl"]
+            wbtest::read_json((kShared + "/golden/quant/stories260K_quant_ppl_kld.json")
+                                  .toStdString())["independent_float64_ppl"]
                 .toObject();
         const double ppl_b = models[1].toObject()["perplexity"].toObject()["ppl"].toDouble();
         QVERIFY(std::abs(ppl_b / f64["q8_0"].toObject()["exact_f32kv"].toDouble() - 1) < 1e-3);

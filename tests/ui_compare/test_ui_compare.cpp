@@ -6,9 +6,12 @@
 //    dequantized weights (golden `generated_token_ids_f64_dequant`);
 //  - the figures table is filled; the per-token view marks exactly the
 //    steps where those golden sequences differ, with A's token in the tooltip;
+//  - each model file is loaded exactly once per comparison (streaming and
+//    figures share the models), counted through the tab's loader seam;
 //  - a test-set run (perplexity text + JSONL) fills the PPL row, with A's
 //    PPL within 0.1% of llama-perplexity's 4.7437, and every response lands
-//    in the run log under one "compare" run; Cancel stops a run;
+//    in the run log under one "compare" run; Cancel stops a test-set run
+//    and a streaming one;
 //  - the quantize dialog writes a Q4_0 copy whose SHA-256 equals the golden
 //    file's (SHA256SUMS), lists the tensors kept F16 / F32, and opens the
 //    copy in a Compare pane.
@@ -27,8 +30,12 @@
 #include <QTest>
 #include <QTextBlock>
 #include <QTimer>
+#include <map>
+#include <mutex>
 
+#include "common/json_fixtures.h"
 #include "compare/compare.h"
+#include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
 #include "compare/report_table.h"
@@ -47,19 +54,36 @@ const QString kF32 = kShared + "/models/stories260K.gguf";
 const QString kQ8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
 const QString kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";
 
-// Line `index` of a golden JSONL file as an object.
-QJsonObject golden_line(const QString& path, int index) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(path));
-    const QList<QByteArray> lines = f.readAll().split('\n');
-    return QJsonDocument::fromJson(lines.at(index)).object();
-}
+using wbtest::ids;
+using wbtest::read_jsonl;
+const std::string kGolden = WB_SHARED_DIR "/golden";
 
-std::vector<int32_t> ids(const QJsonValue& v) {
-    std::vector<int32_t> out;
-    for (const QJsonValue& x : v.toArray()) out.push_back(x.toInt());
-    return out;
-}
+// Counts the Compare tab's model loads per file through its loader seam
+// (setModelLoader); loads run on worker threads, several at once.
+class LoadCounter {
+  public:
+    wb::ui::compare::ModelLoadFn loader() {
+        return [this](const std::string& path, const wb::model::LoadOptions& lo) {
+            {
+                const std::lock_guard<std::mutex> lock(mu_);
+                ++loads_[QString::fromStdString(path)];
+            }
+            return wb::model::load_model(path, lo);
+        };
+    }
+    int loads(const QString& path) {
+        const std::lock_guard<std::mutex> lock(mu_);
+        return loads_[path];
+    }
+    void reset() {
+        const std::lock_guard<std::mutex> lock(mu_);
+        loads_.clear();
+    }
+
+  private:
+    std::mutex mu_;
+    std::map<QString, int> loads_;
+};
 
 // Positions where two equally long sequences differ (the expectation for
 // the per-token view, from golden data).
@@ -110,17 +134,17 @@ class TestUiCompare : public QObject {
 
     void panes_stream_and_table_and_token_view() {
         // Prompt 5 of the golden set: Q8_0 and Q4_0 both split from F32 here.
-        const QJsonObject g32 = golden_line(kShared + "/golden/stories260K_greedy.jsonl", 5);
-        const QJsonObject g8 =
-            golden_line(kShared + "/golden/quant/stories260K-q8_0_greedy.jsonl", 5);
-        const QJsonObject g4 =
-            golden_line(kShared + "/golden/quant/stories260K-q4_0_greedy.jsonl", 5);
+        const QJsonObject g32 = read_jsonl(kGolden + "/stories260K_greedy.jsonl").at(5);
+        const QJsonObject g8 = read_jsonl(kGolden + "/quant/stories260K-q8_0_greedy.jsonl").at(5);
+        const QJsonObject g4 = read_jsonl(kGolden + "/quant/stories260K-q4_0_greedy.jsonl").at(5);
         const std::vector<int32_t> want_a = ids(g32["generated_token_ids"]);
         const std::vector<int32_t> want_b = ids(g8["generated_token_ids_f64_dequant"]);
         const std::vector<int32_t> want_c = ids(g4["generated_token_ids_f64_dequant"]);
         QCOMPARE(want_a.size(), size_t(48));
 
         CompareTab tab;
+        LoadCounter counter;
+        tab.setModelLoader(counter.loader());
         const QString db = tmp_.filePath("runlog.sqlite");
         tab.setRunLogPath(db);
         tab.setBackend("vulkan");
@@ -192,8 +216,13 @@ class TestUiCompare : public QObject {
         const int split = t->rowOf("first split");
         QCOMPARE(cell(t, split, 3), QString::number(dc[0]));
         QVERIFY(t->rowOf("device memory") >= 0);
-        // The report's own runs (separate loads) agree with the streamed panes.
+        // The report's own runs (the streamed models again, from a fresh KV
+        // cache) agree with the streamed panes.
         QCOMPARE(tab.report()->models[2].runs[0].tokens, want_c);
+        // Streaming and figures together loaded each file exactly once.
+        QCOMPARE(counter.loads(kF32), 1);
+        QCOMPARE(counter.loads(kQ8), 1);
+        QCOMPARE(counter.loads(kQ4), 1);
 
         // One compare run with one response per model.
         QCOMPARE(logged_spy.count(), 1);
@@ -214,6 +243,8 @@ class TestUiCompare : public QObject {
                 "\"max_tokens\": 8}\n");
         }
         CompareTab tab;
+        LoadCounter counter;
+        tab.setModelLoader(counter.loader());
         const QString db = tmp_.filePath("runlog2.sqlite");
         tab.setRunLogPath(db);
         tab.setBackend("vulkan");
@@ -230,11 +261,24 @@ class TestUiCompare : public QObject {
         QVERIFY(failed.wait(120000));
         QCOMPARE(failed.at(0).at(0).toString(), QString("cancelled"));
         QVERIFY(!tab.busy());
+        QVERIFY(counter.loads(kF32) <= 1 && counter.loads(kQ4) <= 1);
 
+        // Cancel while the panes stream: the prompt run stops too.
+        tab.setPrompt("Once upon a time");
+        tab.runPrompt();
+        tab.cancel();
+        QVERIFY(failed.wait(120000));
+        QCOMPARE(failed.at(1).at(0).toString(), QString("cancelled"));
+        QVERIFY(!tab.busy());
+
+        // Nothing was streamed for a test-set run: run_compare loads each file once.
+        counter.reset();
         QSignalSpy report(&tab, &CompareTab::reportReady);
         QSignalSpy logged_spy(&tab, &CompareTab::runLogged);
         tab.runTestSet();
         QVERIFY(report.wait(600000));
+        QCOMPARE(counter.loads(kF32), 1);
+        QCOMPARE(counter.loads(kQ4), 1);
         const auto* t = tab.table();
         const int ppl = t->rowOf("PPL (llama.cpp chunks, n_ctx 128, 14 chunks");
         QVERIFY2(ppl >= 0, "PPL row names the method and window");

@@ -32,8 +32,8 @@ size_t hash_vocab(const tokenizer::Vocab& v) {
 }  // namespace
 
 StreamResult stream_reply(const std::string& path, const std::string& prompt, uint32_t n_predict,
-                          const model::LoadOptions& base, const TokenSink& sink,
-                          const std::atomic<bool>& cancel) {
+                          const model::LoadOptions& base, const ModelLoadFn& load,
+                          const TokenSink& sink, const std::atomic<bool>& cancel) {
     StreamResult res;
     try {
         const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(gguf::File::open(path));
@@ -44,7 +44,12 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
         lo.context.n_ctx = static_cast<uint32_t>(ids.size()) + n_predict;
         lo.context.n_seq_max = 1;
         if (cancel.load()) throw Cancelled{};
-        std::unique_ptr<model::Model> m = model::load_model(path, lo);
+        const auto t0 = std::chrono::steady_clock::now();
+        std::shared_ptr<model::Model> m = load(path, lo);
+        res.load_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
+        if (!m) throw std::runtime_error(path + ": the loader returned no model");
         size_t sent = 0;  // tokens handed to the sink so far
         res.run = wb::compare::greedy_generate(*m, ids, n_predict, 512, [&](int32_t id) {
             if (sink) sink(id, vocab.token_to_piece(id));
@@ -57,6 +62,7 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
         for (size_t i = sent; i < res.run.tokens.size(); ++i) {
             if (sink) sink(res.run.tokens[i], vocab.token_to_piece(res.run.tokens[i]));
         }
+        res.model = std::move(m);  // sequence 0 is empty again (greedy_generate)
     } catch (const Cancelled&) {
         res.cancelled = true;
         res.error = "cancelled";

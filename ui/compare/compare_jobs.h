@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "compare/compare.h"
@@ -16,6 +17,13 @@ namespace wb::ui::compare {
 /// Thrown out of a job when its cancel flag is set.
 struct Cancelled {};
 
+/// Turns a GGUF path and load settings into a model: the one way the
+/// Compare tab loads (default wb::model::load_model; tests count loads
+/// through it). Called on worker threads, possibly several at once. Throws
+/// what load_model throws.
+using ModelLoadFn =
+    std::function<std::unique_ptr<model::Model>(const std::string&, const model::LoadOptions&)>;
+
 /// One pane's reply.
 struct StreamResult {
     wb::compare::GreedyRun run;  ///< ids and timing (ms, steady clock)
@@ -24,21 +32,30 @@ struct StreamResult {
     size_t vocab_hash = 0;
     std::string error;  ///< what went wrong; "" on success
     bool cancelled = false;
+    /// The model that produced the reply, with KV-cache sequence 0 empty,
+    /// handed on so the figures can reuse it instead of loading the file
+    /// again; null when the reply failed or was cancelled (the model is
+    /// freed then). Shared: it outlives the worker that loaded it.
+    std::shared_ptr<model::Model> model;
+    double load_ms = 0;  ///< time spent in the load call (steady clock)
 };
 
 /// Called on the worker for every generated token (id, its text piece).
 using TokenSink = std::function<void(int32_t, const std::string&)>;
 
-/// Loads `path` with `base` (backend, device; the context is sized here to
-/// the prompt + n_predict tokens), tokenizes `prompt` with BOS as the model
-/// asks, and generates `n_predict` greedy tokens (arg-max, ties to the lower
-/// id, no stop token: the same rule as run_compare, so panes line up with
-/// the figures table). Every token goes to `sink` as soon as it is chosen;
-/// `cancel` is checked after each token. Never throws: errors (unreadable
-/// or malformed GGUF, no Vulkan device, out of memory) land in `error`.
+/// Loads `path` once through `load` with `base` (backend, device, KV type;
+/// the context is sized here to the prompt + n_predict tokens, one
+/// sequence: exactly what run_compare needs for the same single prompt),
+/// tokenizes `prompt` with BOS as the model asks, and generates `n_predict`
+/// greedy tokens (arg-max, ties to the lower id, no stop token: the same
+/// rule as run_compare, so panes line up with the figures table). Every
+/// token goes to `sink` as soon as it is chosen; `cancel` is checked before
+/// the load and after each token. On success the loaded model comes back in
+/// StreamResult::model. Never throws: errors (unreadable or malformed GGUF,
+/// no Vulkan device, out of memory) land in `error`.
 StreamResult stream_reply(const std::string& path, const std::string& prompt, uint32_t n_predict,
-                          const model::LoadOptions& base, const TokenSink& sink,
-                          const std::atomic<bool>& cancel);
+                          const model::LoadOptions& base, const ModelLoadFn& load,
+                          const TokenSink& sink, const std::atomic<bool>& cancel);
 
 /// Writes every response of `r` to the run log at `db_path` under one run
 /// of kind "compare" named `name`: per model, one row per prompt (request

@@ -34,7 +34,8 @@ CompareTab::CompareTab(QWidget* parent)
       status_(new QLabel(this)),
       table_(new ReportTable(this)),
       diff_(new TokenDiffView(this)),
-      cancel_(std::make_shared<std::atomic<bool>>(false)) {
+      cancel_(std::make_shared<std::atomic<bool>>(false)),
+      loadFn_(&model::load_model) {
     setObjectName("compareTab");
     load_.backend = "vulkan";
     prompt_->setObjectName("comparePrompt");
@@ -126,6 +127,10 @@ void CompareTab::setBackend(const QString& backend, const QString& device) {
     load_.device = device.toStdString();
 }
 
+void CompareTab::setModelLoader(ModelLoadFn load) {
+    loadFn_ = load ? std::move(load) : ModelLoadFn(&model::load_model);
+}
+
 void CompareTab::setTestFiles(const QString& text_file, const QString& testset_file) {
     textFile_ = text_file;
     testsetFile_ = testset_file;
@@ -182,40 +187,51 @@ void CompareTab::runPrompt() {
     anyError_ = false;
     diff_->setRows({});
     paneVocab_.assign(panes_.size(), 0);
+    streamed_.assign(panes_.size(), StreamedModel{});
+    streamedPrompt_ = prompt;
     showStatus(tr("generating on %n model(s)…", nullptr, pending_));
     const uint32_t n_predict = static_cast<uint32_t>(maxTokens_->value());
     for (size_t i = 0; i < panes_.size(); ++i) {
         ComparePane* pane = panes_[i];
         pane->startReply();
         const std::string path = pane->path().toStdString();
+        streamed_[i].path = path;
         const int index = static_cast<int>(i);
         const model::LoadOptions lo = load_;
+        const ModelLoadFn load = loadFn_;
         const auto cancel = cancel_;
-        (void)QtConcurrent::run(&pool_, [this, gen, index, path, prompt, n_predict, lo, cancel] {
-            const StreamResult res = stream_reply(
-                path, prompt.toStdString(), n_predict, lo,
-                [this, gen, index](int32_t id, const std::string& piece) {
-                    QMetaObject::invokeMethod(
-                        this,
-                        [this, gen, index, id, p = QString::fromStdString(piece)] {
-                            if (gen == gen_ && index < static_cast<int>(panes_.size())) {
-                                panes_[size_t(index)]->appendToken(id, p);
-                            }
-                        },
-                        Qt::QueuedConnection);
-                },
-                *cancel);
-            QMetaObject::invokeMethod(
-                this,
-                [this, gen, index, res] {
-                    if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
-                    panes_[size_t(index)]->finishReply(res.run.ttft_ms, res.run.e2e_ms,
-                                                       QString::fromStdString(res.error));
-                    paneVocab_[size_t(index)] = res.vocab_hash;
-                    onReplyDone(index, gen, QString::fromStdString(res.error), res.cancelled);
-                },
-                Qt::QueuedConnection);
-        });
+        (void)QtConcurrent::run(
+            &pool_, [this, gen, index, path, prompt, n_predict, lo, load, cancel] {
+                StreamResult res = stream_reply(
+                    path, prompt.toStdString(), n_predict, lo, load,
+                    [this, gen, index](int32_t id, const std::string& piece) {
+                        QMetaObject::invokeMethod(
+                            this,
+                            [this, gen, index, id, p = QString::fromStdString(piece)] {
+                                if (gen == gen_ && index < static_cast<int>(panes_.size())) {
+                                    panes_[size_t(index)]->appendToken(id, p);
+                                }
+                            },
+                            Qt::QueuedConnection);
+                    },
+                    *cancel);
+                // The model rides along to the UI thread and waits in streamed_
+                // for the figures; a stale run's model is freed with the event.
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, gen, index, res = std::move(res)] {
+                        if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
+                        panes_[size_t(index)]->finishReply(res.run.ttft_ms, res.run.e2e_ms,
+                                                           QString::fromStdString(res.error));
+                        paneVocab_[size_t(index)] = res.vocab_hash;
+                        if (size_t(index) < streamed_.size()) {
+                            streamed_[size_t(index)].model = res.model;
+                            streamed_[size_t(index)].load_ms = res.load_ms;
+                        }
+                        onReplyDone(index, gen, QString::fromStdString(res.error), res.cancelled);
+                    },
+                    Qt::QueuedConnection);
+            });
     }
 }
 
@@ -225,21 +241,27 @@ void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bo
     if (--pending_ > 0) return;
     // Every reply is in: the per-token view from the streamed tokens.
     std::vector<TokenRow> rows;
-    for (size_t i = 0; i < panes_.size(); ++i) {
+    for (size_t i = 0; i < panes_.size() && i < paneVocab_.size(); ++i) {
         rows.push_back(TokenRow{panes_[i]->label(), panes_[i]->tokens(), panes_[i]->pieces(),
                                 paneVocab_[i] == paneVocab_[0]});
     }
     diff_->setRows(rows);
     emit repliesFinished();
+    std::vector<StreamedModel> streamed = std::move(streamed_);
+    streamed_.clear();
+    for (const StreamedModel& m : streamed) anyError_ = anyError_ || !m.model;
     if (anyError_) {
+        streamed.clear();  // the failed run's models are not needed any more
         setBusy(false);
         const QString msg = cancel_->load() ? tr("cancelled") : tr("a model failed: see its pane");
         showStatus(msg);
         emit comparisonFailed(msg);
         return;
     }
-    startComparison(tr("compare: %1").arg(prompt_->text().left(60)), {prompt_->text()},
-                    std::nullopt, std::nullopt);
+    // The figures use the prompt the panes streamed (the box may have been
+    // edited since): the models' contexts were sized for it.
+    startComparison(tr("compare: %1").arg(streamedPrompt_.left(60)), {streamedPrompt_},
+                    std::nullopt, std::nullopt, std::move(streamed));
 }
 
 void CompareTab::runTestSet() {
@@ -269,53 +291,73 @@ void CompareTab::runTestSet() {
     const QString name = tr("compare test set: %1 %2")
                              .arg(QFileInfo(text).fileName(), QFileInfo(testset).fileName())
                              .trimmed();
+    // Nothing was streamed: run_compare loads each file once, sized for the text.
     startComparison(name, prompts, text.isEmpty() ? std::nullopt : std::optional<QString>(text),
-                    testset.isEmpty() ? std::nullopt : std::optional<QString>(testset));
+                    testset.isEmpty() ? std::nullopt : std::optional<QString>(testset), {});
 }
 
 void CompareTab::startComparison(const QString& name, const QStringList& prompts,
                                  const std::optional<QString>& text,
-                                 const std::optional<QString>& testset) {
+                                 const std::optional<QString>& testset,
+                                 std::vector<StreamedModel> streamed) {
     wb::compare::CompareOptions o;
-    for (ComparePane* p : panes_) o.models.push_back(p->path().toStdString());
+    if (streamed.empty()) {
+        for (ComparePane* p : panes_) o.models.push_back(p->path().toStdString());
+    } else {
+        for (const StreamedModel& m : streamed) o.models.push_back(m.path);
+    }
     for (const QString& p : prompts) o.prompts.push_back(p.toStdString());
     o.n_predict = static_cast<uint32_t>(maxTokens_->value());
     o.ppl_ctx = static_cast<uint32_t>(pplCtx_);
     if (text) o.text_file = text->toStdString();
     if (testset) o.testset_file = testset->toStdString();
     const model::LoadOptions lo = load_;
+    o.kv_type = lo.context.kv_type;  // the streamed models were loaded with it
+    const ModelLoadFn load = loadFn_;
     const auto cancel = cancel_;
     const std::string db = runLogPath_.toStdString();
     const quint64 gen = gen_;
     showStatus(tr("computing figures…"));
-    (void)QtConcurrent::run(&pool_, [this, o, lo, cancel, db, gen, name] {
+    (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, gen, name,
+                                     streamed = std::move(streamed)]() mutable {
         std::shared_ptr<wb::compare::CompareReport> rep;
         QString error, log_error;
         qint64 run_id = 0;
         int n_logged = 0;
+        const wb::compare::CompareProgress progress = [this, cancel, gen](const std::string& msg) {
+            // Progress comes between prompts / chunks / items: the place to stop.
+            if (cancel->load()) throw Cancelled{};
+            QMetaObject::invokeMethod(
+                this,
+                [this, gen, m = QString::fromStdString(msg)] {
+                    if (gen == gen_) onProgress(m);
+                },
+                Qt::QueuedConnection);
+        };
         try {
-            const wb::compare::ModelLoader loader = [&lo](const std::string& path,
-                                                          const model::ContextParams& cp) {
-                model::LoadOptions l = lo;
-                l.context = cp;
-                return model::load_model(path, l);
-            };
-            rep = std::make_shared<wb::compare::CompareReport>(
-                wb::compare::run_compare(o, loader, [this, cancel, gen](const std::string& msg) {
-                    // Progress comes between chunks / items: the place to stop.
-                    if (cancel->load()) throw Cancelled{};
-                    QMetaObject::invokeMethod(
-                        this,
-                        [this, gen, m = QString::fromStdString(msg)] {
-                            if (gen == gen_) onProgress(m);
-                        },
-                        Qt::QueuedConnection);
-                }));
+            if (streamed.empty()) {
+                const wb::compare::ModelLoader loader =
+                    [&lo, &load](const std::string& path, const model::ContextParams& cp) {
+                        model::LoadOptions l = lo;
+                        l.context = cp;
+                        return load(path, l);
+                    };
+                rep = std::make_shared<wb::compare::CompareReport>(
+                    wb::compare::run_compare(o, loader, progress));
+            } else {
+                std::vector<wb::compare::LoadedModel> models;  // [n_panes], borrowed
+                for (const StreamedModel& m : streamed) {
+                    models.push_back({m.model.get(), m.load_ms});
+                }
+                rep = std::make_shared<wb::compare::CompareReport>(
+                    wb::compare::run_compare(o, models, progress));
+            }
         } catch (const Cancelled&) {
             error = tr("cancelled");
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
+        streamed.clear();  // the models' memory goes back now, not when the task is deleted
         if (rep && !db.empty()) {
             try {
                 run_id = log_comparison(db, name.toStdString(), *rep, lo);

@@ -3,8 +3,10 @@
 // (A = reference, B, C... variants), one prompt box for all of them. Run
 // streams each model's greedy reply into its pane from its own worker
 // thread (the UI thread never waits on the engine), then fills the figures
-// table (wb::compare::run_compare on the same prompt and settings) and the
-// per-token view that highlights where B's tokens differ from A's.
+// table (wb::compare::run_compare on the same prompt and settings, on the
+// very models the panes streamed with: each file is loaded once per
+// comparison) and the per-token view that highlights where B's tokens
+// differ from A's.
 // "Run test set…" scores perplexity / KL divergence on a text file and
 // accuracy on a JSONL test set, with progress and Cancel. Every response of
 // a finished comparison is written to the run log under one "compare" run.
@@ -17,8 +19,10 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "compare/compare_jobs.h"
 #include "model/load.h"
 
 class QLabel;
@@ -54,6 +58,13 @@ class CompareTab : public QWidget {
     /// Backend ("vulkan" or "cpu") and Vulkan device selector ("" = default)
     /// for the models this tab loads.
     void setBackend(const QString& backend, const QString& device = QString());
+    /// How this tab loads models (default wb::model::load_model). Called on
+    /// worker threads, several at once, so it must be thread-safe. Each
+    /// comparison loads each file once: runPrompt() in the pane's stream
+    /// (the figures reuse that model), runTestSet() in run_compare. Set it
+    /// while no run is going.
+    /// An empty function restores the default.
+    void setModelLoader(ModelLoadFn load);
     /// Run-log file the comparisons are written to; empty = no logging.
     void setRunLogPath(const QString& path) { runLogPath_ = path; }
     /// Files "Run test set…" uses instead of asking with a file dialog;
@@ -93,11 +104,22 @@ class CompareTab : public QWidget {
     void runLogged(qint64 run_id, int responses);
 
   private:
+    /// A model a pane streamed with, lent to the figures of the same run.
+    struct StreamedModel {
+        std::string path;
+        std::shared_ptr<model::Model> model;
+        double load_ms = 0;
+    };
+
     void relabel();
     void setBusy(bool on);
     void onReplyDone(int pane, quint64 gen, const QString& error, bool cancelled);
+    /// Computes the figures on a worker. With `streamed` (one per pane, in
+    /// pane order) run_compare reuses those models; empty = it loads each
+    /// file itself through loadFn_.
     void startComparison(const QString& name, const QStringList& prompts,
-                         const std::optional<QString>& text, const std::optional<QString>& testset);
+                         const std::optional<QString>& text, const std::optional<QString>& testset,
+                         std::vector<StreamedModel> streamed);
     void onProgress(const QString& msg);
     void onReport(std::shared_ptr<wb::compare::CompareReport> r, const QString& log_error,
                   qint64 run_id, int n_logged);
@@ -125,9 +147,14 @@ class CompareTab : public QWidget {
     int pending_ = 0;  // panes still streaming
     bool anyError_ = false;
     std::vector<size_t> paneVocab_;  // [n_panes] vocabulary hash of each pane's model
+    // [n_panes] the models of the running runPrompt(), kept from the stream
+    // to the figures and released when the comparison ends.
+    std::vector<StreamedModel> streamed_;
+    QString streamedPrompt_;  // the prompt of the running runPrompt()
     std::shared_ptr<std::atomic<bool>> cancel_;
     std::shared_ptr<wb::compare::CompareReport> report_;
-    QThreadPool pool_;
+    ModelLoadFn loadFn_;
+    QThreadPool pool_;  // last: destroyed (and waited for) first
 };
 
 }  // namespace wb::ui::compare
