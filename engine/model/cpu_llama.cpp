@@ -118,8 +118,7 @@ void CpuLlama::rope(float* x, uint32_t n_heads, int32_t pos) const {
 
 void CpuLlama::decode(const Batch& batch, std::vector<float>& logits) {
     const std::vector<uint32_t> slots = cells_.find_slots(batch);  // [n] cell per token
-    const uint32_t n_kv = cells_.n_kv(slots);
-    const std::vector<float> mask = cells_.build_mask(batch, slots, n_kv);  // [n, n_kv]
+    const KvCellTable table = cells_.cell_table(batch, slots);     // cells each token attends to
 
     const size_t n = batch.size();
     const uint32_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, hd = hp_.head_dim;
@@ -136,7 +135,7 @@ void CpuLlama::decode(const Batch& batch, std::vector<float>& logits) {
     std::vector<float> attn(n_embd);          // [n_head * head_dim] attention output of one token
     std::vector<float> proj(n_embd);          // [n_embd] Wo attn or Wdown h
     std::vector<float> gate(n_ff), up(n_ff);  // [n_ff]
-    std::vector<double> p(n_kv);              // [n_kv] attention weights of one head
+    std::vector<double> p;                    // [span] attention weights of one head
 
     for (size_t t = 0; t < n; ++t) {
         const float* e = token_embd_.data() + size_t(batch.token[t]) * n_embd;
@@ -145,7 +144,8 @@ void CpuLlama::decode(const Batch& batch, std::vector<float>& logits) {
 
     for (Layer& L : layers_) {
         // Q for every token; K/V straight into the token's cache cell, so
-        // attention below sees the whole batch (the mask enforces causality).
+        // attention below sees the whole batch (each token's span of the
+        // cell table stops at its own position: causality).
         for (size_t t = 0; t < n; ++t) {
             rmsnorm(xb.data(), &x[t * n_embd], L.attn_norm.data(), n_embd, hp_.rms_eps);
             matvec(&q[t * n_embd], L.wq.data(), xb.data(), n_embd, n_embd);
@@ -161,32 +161,32 @@ void CpuLlama::decode(const Batch& batch, std::vector<float>& logits) {
             }
         }
         for (size_t t = 0; t < n; ++t) {
-            const float* mrow = &mask[t * n_kv];  // [n_kv] 0 = may attend, -inf = masked
+            const uint32_t* span = &table.cells[table.spans[2 * t]];  // [n_span] cells, by pos
+            const uint32_t n_span = table.spans[2 * t + 1];
+            p.resize(n_span);
             for (uint32_t h = 0; h < n_head; ++h) {
                 const float* qh = &q[t * n_embd + size_t{h} * hd];  // [head_dim]
                 const uint32_t kvh = h / group;
                 // scores, softmax with max subtraction, in double
                 double mx = -INFINITY;
-                for (uint32_t j = 0; j < n_kv; ++j) {
-                    if (mrow[j] == -INFINITY) continue;
-                    const float* kj = &L.k_cache[size_t{j} * n_kv_dim + size_t{kvh} * hd];
+                for (uint32_t j = 0; j < n_span; ++j) {
+                    const float* kj = &L.k_cache[size_t{span[j]} * n_kv_dim + size_t{kvh} * hd];
                     float dot = 0.0f;
                     for (uint32_t d = 0; d < hd; ++d) dot += qh[d] * kj[d];
                     p[j] = double{dot * scale};
                     mx = std::max(mx, p[j]);
                 }
                 double sum = 0.0;
-                for (uint32_t j = 0; j < n_kv; ++j) {
-                    p[j] = mrow[j] == -INFINITY ? 0.0 : std::exp(p[j] - mx);
+                for (uint32_t j = 0; j < n_span; ++j) {
+                    p[j] = std::exp(p[j] - mx);
                     sum += p[j];
                 }
                 float* oh = &attn[size_t{h} * hd];  // [head_dim]
                 for (uint32_t d = 0; d < hd; ++d) {
                     double acc = 0.0;
-                    for (uint32_t j = 0; j < n_kv; ++j) {
-                        if (p[j] == 0.0) continue;
-                        acc +=
-                            p[j] * double{L.v_cache[size_t{j} * n_kv_dim + size_t{kvh} * hd + d]};
+                    for (uint32_t j = 0; j < n_span; ++j) {
+                        acc += p[j] *
+                               double{L.v_cache[size_t{span[j]} * n_kv_dim + size_t{kvh} * hd + d]};
                     }
                     oh[d] = static_cast<float>(acc / sum);
                 }

@@ -10,7 +10,8 @@
 //     xb = RMSNorm(x) * attn_norm
 //     q = Wq xb, k = Wk xb, v = Wv xb; RoPE(q, k, pos)
 //     K/V cache[cell] = k, v   (rounded to f16 when KvType::F16)
-//     o = softmax(q K^T / sqrt(head_dim) + mask) V   (GQA: q head h reads kv head h / group)
+//     o = softmax(q K^T / sqrt(head_dim)) V over the cells of the token's own sequence
+//         with pos <= its pos (KvCells::cell_table; GQA: q head h reads kv head h / group)
 //     x += Wo o
 //     xb = RMSNorm(x) * ffn_norm
 //     x += Wdown (silu(Wgate xb) * Wup xb)

@@ -1,7 +1,6 @@
 #include "model/kv_cells.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -11,7 +10,7 @@ namespace wb::model {
 
 KvCells::KvCells(uint32_t n_ctx, uint32_t n_seq_max, uint32_t n_vocab)
     : cells_(n_ctx),
-      seq_next_pos_(n_seq_max, 0),
+      seq_cells_(n_seq_max),
       n_seq_max_(n_seq_max),
       n_vocab_(n_vocab),
       n_free_(n_ctx) {
@@ -29,7 +28,10 @@ std::vector<uint32_t> KvCells::find_slots(const Batch& batch) const {
                           std::to_string(batch.seq_id.size()) + ", output " +
                           std::to_string(batch.output.size()) + ")");
     }
-    std::vector<int32_t> expect = seq_next_pos_;  // [n_seq_max] next position as the batch goes
+    std::vector<int32_t> expect(n_seq_max_);  // [n_seq_max] next position as the batch goes
+    for (uint32_t q = 0; q < n_seq_max_; ++q) {
+        expect[q] = static_cast<int32_t>(seq_cells_[q].size());
+    }
     for (size_t i = 0; i < n; ++i) {
         const std::string at = "decode: batch token " + std::to_string(i) + ": ";
         if (batch.token[i] < 0 || static_cast<uint32_t>(batch.token[i]) >= n_vocab_) {
@@ -55,7 +57,7 @@ std::vector<uint32_t> KvCells::find_slots(const Batch& batch) const {
     }
     std::vector<uint32_t> slots;  // [n_tokens] cell index per token
     slots.reserve(n);
-    for (uint32_t c = 0; c < cells_.size() && slots.size() < n; ++c) {
+    for (uint32_t c = first_free_; c < cells_.size() && slots.size() < n; ++c) {
         if (!cells_[c].used()) slots.push_back(c);
     }
     return slots;
@@ -72,30 +74,42 @@ void KvCells::commit(const Batch& batch, const std::vector<uint32_t>& slots) {
                                         " is not a free cell");
         }
     }
+    std::vector<size_t> next(n_seq_max_);  // [n_seq_max] next position as the batch goes
+    for (uint32_t q = 0; q < n_seq_max_; ++q) next[q] = seq_cells_[q].size();
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const auto s = static_cast<size_t>(batch.seq_id[i]);
+        if (s >= n_seq_max_ || batch.pos[i] < 0 || static_cast<size_t>(batch.pos[i]) != next[s]) {
+            throw std::invalid_argument("KvCells::commit: batch token " + std::to_string(i) +
+                                        " does not continue its sequence");
+        }
+        ++next[s];
+    }
     for (size_t i = 0; i < slots.size(); ++i) {
         Cell& cell = cells_[slots[i]];
         cell.pos = batch.pos[i];
         cell.seq_id = batch.seq_id[i];
-        seq_next_pos_[static_cast<size_t>(cell.seq_id)] = cell.pos + 1;
+        seq_cells_[static_cast<size_t>(cell.seq_id)].push_back(slots[i]);
     }
     n_free_ -= static_cast<uint32_t>(slots.size());
+    while (first_free_ < cells_.size() && cells_[first_free_].used()) ++first_free_;
 }
 
 void KvCells::seq_rm(int32_t seq_id) {
     if (seq_id < 0 || static_cast<uint32_t>(seq_id) >= n_seq_max_) return;
-    for (Cell& c : cells_) {
-        if (c.seq_id == seq_id) {
-            c = Cell{};
-            ++n_free_;
-        }
+    std::vector<uint32_t>& mine = seq_cells_[static_cast<size_t>(seq_id)];
+    for (uint32_t c : mine) {
+        cells_[c] = Cell{};
+        first_free_ = std::min(first_free_, c);
     }
-    seq_next_pos_[static_cast<size_t>(seq_id)] = 0;
+    n_free_ += static_cast<uint32_t>(mine.size());
+    mine.clear();
 }
 
 void KvCells::clear() {
     std::fill(cells_.begin(), cells_.end(), Cell{});
-    std::fill(seq_next_pos_.begin(), seq_next_pos_.end(), 0);
+    for (std::vector<uint32_t>& s : seq_cells_) s.clear();
     n_free_ = size();
+    first_free_ = 0;
 }
 
 int32_t KvCells::next_pos(int32_t seq_id) const {
@@ -103,43 +117,47 @@ int32_t KvCells::next_pos(int32_t seq_id) const {
         throw std::out_of_range("KvCells::next_pos: seq_id " + std::to_string(seq_id) +
                                 " outside [0, " + std::to_string(n_seq_max_) + ")");
     }
-    return seq_next_pos_[static_cast<size_t>(seq_id)];
+    return static_cast<int32_t>(seq_cells_[static_cast<size_t>(seq_id)].size());
 }
 
-uint32_t KvCells::n_kv(const std::vector<uint32_t>& slots) const {
-    uint32_t end = 0;
-    for (uint32_t c = 0; c < cells_.size(); ++c) {
-        if (cells_[c].used()) end = c + 1;
-    }
-    for (uint32_t c : slots) end = std::max(end, c + 1);
-    return end;
-}
-
-std::vector<float> KvCells::build_mask(const Batch& batch, const std::vector<uint32_t>& slots,
-                                       uint32_t n_kv) const {
+KvCellTable KvCells::cell_table(const Batch& batch, const std::vector<uint32_t>& slots) const {
     const size_t n = batch.size();
     if (slots.size() != n || batch.pos.size() != n || batch.seq_id.size() != n) {
-        throw std::invalid_argument("KvCells::build_mask: slots and batch differ in size");
+        throw std::invalid_argument("KvCells::cell_table: slots and batch differ in size");
     }
-    if (n_kv < this->n_kv(slots) || n_kv > cells_.size()) {
-        throw std::invalid_argument("KvCells::build_mask: n_kv " + std::to_string(n_kv) +
-                                    " does not cover the used cells and slots (needs " +
-                                    std::to_string(this->n_kv(slots)) + ")");
+    // Pass 1: check every token continues its sequence; count the batch's
+    // tokens per sequence. run_len[s] = positions of s known so far.
+    std::vector<uint32_t> run_len(n_seq_max_);  // [n_seq_max]
+    for (uint32_t q = 0; q < n_seq_max_; ++q) {
+        run_len[q] = static_cast<uint32_t>(seq_cells_[q].size());
     }
-    // The cells as they will be after commit: [n_kv] (pos, seq) per cell.
-    std::vector<Cell> view(cells_.begin(), cells_.begin() + n_kv);
-    for (size_t i = 0; i < n; ++i) view[slots[i]] = Cell{batch.pos[i], batch.seq_id[i]};
-
-    std::vector<float> mask(n * n_kv, -INFINITY);  // [n_tokens, n_kv] row-major
     for (size_t i = 0; i < n; ++i) {
-        for (uint32_t j = 0; j < n_kv; ++j) {
-            const Cell& c = view[j];
-            if (c.used() && c.seq_id == batch.seq_id[i] && c.pos <= batch.pos[i]) {
-                mask[i * n_kv + j] = 0.0f;
-            }
+        const auto s = static_cast<size_t>(batch.seq_id[i]);
+        if (s >= n_seq_max_ || batch.pos[i] != static_cast<int32_t>(run_len[s])) {
+            throw std::invalid_argument("KvCells::cell_table: batch token " + std::to_string(i) +
+                                        " does not continue its sequence");
         }
+        ++run_len[s];
     }
-    return mask;
+    // Pass 2: one run per sequence in order of first appearance (its cached
+    // cells, then room for its batch slots), and each token's span.
+    std::vector<int64_t> run_start(n_seq_max_, -1);  // [n_seq_max] first entry, -1 = no run yet
+    KvCellTable t;
+    t.spans.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+        const auto s = static_cast<size_t>(batch.seq_id[i]);
+        if (run_start[s] < 0) {
+            run_start[s] = static_cast<int64_t>(t.cells.size());
+            const std::vector<uint32_t>& cached = seq_cells_[s];
+            t.cells.insert(t.cells.end(), cached.begin(), cached.end());
+            t.cells.resize(t.cells.size() + (run_len[s] - cached.size()));
+        }
+        const auto pos = static_cast<uint32_t>(batch.pos[i]);
+        t.cells[static_cast<size_t>(run_start[s]) + pos] = slots[i];
+        t.spans[2 * i] = static_cast<uint32_t>(run_start[s]);
+        t.spans[2 * i + 1] = pos + 1;
+    }
+    return t;
 }
 
 }  // namespace wb::model

@@ -3,19 +3,25 @@
 // (sequence, position). The CPU reference (cpu_llama) and the Vulkan
 // forward pass (vk_llama) both keep their K/V tensors as
 // [n_layer][n_ctx cells][n_head_kv * head_dim] and use this class to decide
-// where a ubatch's tokens go and which cells each token may attend to.
-// Same idea as llama.cpp's llama_kv_cache (cells with pos + seq set,
-// find_slot, seq_rm, the KQ_mask), reduced to one sequence per cell.
+// where a ubatch's tokens go and which cells each token attends to.
+// Cells are a pool shared by all sequences (llama.cpp's llama_kv_cache:
+// cells with pos + seq, find_slot, seq_rm), one sequence per cell.
+//
+// Attention does not scan the whole pool with a mask (llama.cpp's KQ_mask,
+// which costs every token O(cells of ALL sequences), so a batch of B
+// decoding sequences costs O(B^2)). Instead every token gets a span of a
+// cell table listing its own sequence's cells by position: vLLM's
+// PagedAttention block table with a block of one cell. A token at
+// position p reads exactly p + 1 cells, whatever else is in the cache.
 //
 // Protocol for one decode(batch):
 //   1. slot_ids = cells.find_slots(batch);           // validates; throws DecodeError, no change
-//   2. n_kv  = cells.n_kv(slot_ids);                 // cells attention must scan: [0, n_kv)
-//   3. mask  = cells.build_mask(batch, slot_ids, n_kv);
-//   4. write each token's K/V into cell slot_ids[i], run attention with mask
-//   5. cells.commit(batch, slot_ids);                // only after the pass succeeded
-// find_slots and build_mask are const, so a failure before step 5 leaves
+//   2. table = cells.cell_table(batch, slot_ids);    // per token: the cells it attends to
+//   3. write each token's K/V into cell slot_ids[i], run attention over its span
+//   4. cells.commit(batch, slot_ids);                // only after the pass succeeded
+// find_slots and cell_table are const, so a failure before step 4 leaves
 // the bookkeeping exactly as it was (the K/V bytes written to free cells in
-// step 4 are harmless: free cells are masked out).
+// step 3 are harmless: no table lists a free cell).
 
 #include <cstdint>
 #include <vector>
@@ -23,6 +29,19 @@
 #include "model/batch.h"
 
 namespace wb::model {
+
+/// The cells each token of a ubatch attends to (see the file comment).
+struct KvCellTable {
+    /// [n_entries] cache cell indices. For each sequence of the batch, in
+    /// order of first appearance, a run of its cells ordered by position:
+    /// positions 0 .. the last position the batch gives that sequence (the
+    /// cached cells, then the batch's own slots).
+    std::vector<uint32_t> cells;
+    /// [n_tokens, 2] row-major (first entry in `cells`, count): token i
+    /// attends to cells[first .. first + count), count = pos[i] + 1, i.e. its
+    /// sequence's cells with position <= its own (causal mask by construction).
+    std::vector<uint32_t> spans;
+};
 
 class KvCells {
   public:
@@ -49,8 +68,9 @@ class KvCells {
     std::vector<uint32_t> find_slots(const Batch& batch) const;
 
     /// Records the batch's tokens in `slot_ids` (from find_slots on this same
-    /// batch and state). Throws std::invalid_argument on a size mismatch or
-    /// a slot that is not free.
+    /// batch and state). Throws std::invalid_argument, changing nothing, on a
+    /// size mismatch, a slot that is not free, or a token whose position does
+    /// not continue its sequence.
     void commit(const Batch& batch, const std::vector<uint32_t>& slot_ids);
 
     /// Frees every cell of sequence `seq_id`; its next position becomes 0.
@@ -70,28 +90,21 @@ class KvCells {
     /// sequence). Throws std::out_of_range for a bad id.
     int32_t next_pos(int32_t seq_id) const;
 
-    /// Number of leading cells attention has to look at once `slot_ids` are
-    /// filled: 1 + the highest index among used cells and `slot_ids`. Cells at
-    /// and beyond it are free and would be masked anyway.
-    uint32_t n_kv(const std::vector<uint32_t>& slot_ids) const;
-
-    /// The attention mask for `batch` placed in `slot_ids`, as if committed:
-    /// f32 [n_tokens, n_kv] row-major; element (i, j) is 0 when cell j holds
-    /// a token of the same sequence as token i with pos <= pos of token i
-    /// (the cells in `slot_ids` count as holding the batch's own tokens), and
-    /// -INFINITY otherwise (free cells, other sequences, the future). Every
-    /// row has at least one 0 (the token's own cell), so a softmax over a
-    /// row is well defined. llama.cpp builds the same KQ_mask.
-    /// Throws std::invalid_argument if n_kv < n_kv(slot_ids) or sizes differ.
-    std::vector<float> build_mask(const Batch& batch, const std::vector<uint32_t>& slot_ids,
-                                  uint32_t n_kv) const;
+    /// The cell table of `batch` placed in `slot_ids` (from find_slots on
+    /// this same batch and state), as if committed. Every span has at least
+    /// one entry (the token's own cell), so a softmax over it is well
+    /// defined. Size: sum over the batch's sequences of (last pos + 1)
+    /// entries, at most n_ctx. Throws std::invalid_argument if sizes differ
+    /// or a batch position does not continue its sequence.
+    KvCellTable cell_table(const Batch& batch, const std::vector<uint32_t>& slot_ids) const;
 
   private:
-    std::vector<Cell> cells_;            // [n_ctx]
-    std::vector<int32_t> seq_next_pos_;  // [n_seq_max] next position per sequence
+    std::vector<Cell> cells_;                       // [n_ctx]
+    std::vector<std::vector<uint32_t>> seq_cells_;  // [n_seq_max][next_pos] cell of each position
     uint32_t n_seq_max_;
     uint32_t n_vocab_;
     uint32_t n_free_;
+    uint32_t first_free_ = 0;  // no free cell below this index (search hint)
 };
 
 }  // namespace wb::model

@@ -143,7 +143,7 @@ VkLlama::VkLlama(const gguf::File& file, const ContextParams& ctx, const VkLlama
         L.down = upload_matrix(c, file, p + "ffn_down.weight", hp_.n_ff, n_embd);
         L.k_cache = Buffer(c, kv_bytes, Memory::Device, Purpose::KvCache);
         L.v_cache = Buffer(c, kv_bytes, Memory::Device, Purpose::KvCache);
-        L.k_cache.fill(0);  // free cells are masked, but keep them finite
+        L.k_cache.fill(0);  // free cells are never read; zeroed so the cache starts defined
         L.v_cache.fill(0);
     }
 }

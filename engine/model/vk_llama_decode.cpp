@@ -1,5 +1,5 @@
 // VkLlama::decode: host-side inputs (token ids, RoPE cos/sin, cache cells,
-// mask, output rows) and the recording of one ubatch's whole graph.
+// cell table, output rows) and the recording of one ubatch's whole graph.
 
 #include <algorithm>
 #include <cmath>
@@ -31,8 +31,7 @@ void ensure(vk::Context& c, Buffer& b, uint64_t bytes, Memory mem,
 void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     // 1. Place the tokens (validates; throws DecodeError with nothing changed).
     const std::vector<uint32_t> slots = cells_.find_slots(batch);
-    const uint32_t n_kv = cells_.n_kv(slots);
-    const std::vector<float> mask = cells_.build_mask(batch, slots, n_kv);  // [n_tok, n_kv]
+    const KvCellTable table = cells_.cell_table(batch, slots);  // cells each token attends to
 
     Impl& m = *impl_;
     vk::Context& c = *m.ctx;
@@ -48,7 +47,7 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     const uint64_t limit = c.binding_limit();
     const uint64_t widest = std::max<uint64_t>({n_embd, q_dim, n_ff});
     if (uint64_t{n_tok} * widest * 4 > limit || uint64_t{n_out} * hp_.n_vocab * 4 > limit ||
-        uint64_t{n_tok} * n_kv * 4 > limit || n_tok > c.info().max_workgroup_count[1]) {
+        uint64_t{table.cells.size()} * 4 > limit || n_tok > c.info().max_workgroup_count[1]) {
         throw DecodeError("batch of " + std::to_string(n_tok) + " tokens (" +
                           std::to_string(n_out) +
                           " outputs) needs buffers over the device's binding limit; split it into "
@@ -60,6 +59,7 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         const uint64_t t = n_tok;
         ensure(c, m.ids, t * 4, Memory::Host);
         ensure(c, m.cells, t * 4, Memory::Host);
+        ensure(c, m.spans, t * 8, Memory::Host);
         ensure(c, m.cs, t * std::max(half_rot, 1u) * 2 * 4, Memory::Host);
         ensure(c, m.x, t * n_embd * 4, Memory::Device);
         ensure(c, m.xb, t * n_embd * 4, Memory::Device);
@@ -82,9 +82,9 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         ensure(c, m.readback, o * hp_.n_vocab * 4, Memory::Host, Purpose::Staging);
         m.cap_out = static_cast<uint32_t>(o);
     }
-    if (mask.size() > m.cap_mask) {
-        ensure(c, m.mask, mask.size() * 4, Memory::Host);
-        m.cap_mask = mask.size();
+    if (table.cells.size() > m.cap_table) {
+        ensure(c, m.cell_table, table.cells.size() * 4, Memory::Host);
+        m.cap_table = table.cells.size();
     }
 
     // 3. Host inputs. RoPE angles in double on the host: theta_i = pos *
@@ -102,7 +102,8 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     m.ids.upload(batch.token.data(), n_tok * 4);
     m.cells.upload(cell_ids.data(), n_tok * 4);
     if (!cs.empty()) m.cs.upload(cs.data(), cs.size() * 4);
-    m.mask.upload(mask.data(), mask.size() * 4);
+    m.spans.upload(table.spans.data(), table.spans.size() * 4);
+    m.cell_table.upload(table.cells.data(), table.cells.size() * 4);
     if (n_out) m.out_ids.upload(out_rows.data(), n_out * 4);
 
     // 4. Record the graph (one command buffer).
@@ -115,7 +116,6 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     as.n_head = hp_.n_head;
     as.n_head_kv = hp_.n_head_kv;
     as.head_dim = hd;
-    as.n_kv = n_kv;
     as.kv_stride = kv_dim;
     as.q_stride = q_dim;
     as.o_stride = q_dim;
@@ -134,7 +134,8 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         }
         K.kv_write(R, m.k, m.cells, L.k_cache, kv_dim, n_tok, f16);
         K.kv_write(R, m.v, m.cells, L.v_cache, kv_dim, n_tok, f16);
-        K.attention(R, m.q, L.k_cache, L.v_cache, m.mask, m.att, as, f16);  // att: [n_tok, q_dim]
+        K.attention(R, m.q, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as,
+                    f16);  // att: [n_tok, q_dim]
         K.mul_mat(R, L.wo, m.att, 0, q_dim, m.proj, 0, n_embd, n_tok);
         K.add(R, m.x, m.proj, n_tok * n_embd);
         K.rms_norm(R, m.x, L.ffn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);

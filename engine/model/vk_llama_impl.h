@@ -30,12 +30,13 @@ struct VkLlama::Impl {
     vk::Buffer output_norm;               // [n_embd]
     std::vector<VkLayer> layers;
 
-    // Activations, grown on demand (capacity in tokens / outputs / mask floats).
+    // Activations, grown on demand (capacity in tokens / outputs / table entries).
     uint32_t cap_tok = 0, cap_out = 0;
-    uint64_t cap_mask = 0;
+    uint64_t cap_table = 0;
     vk::Buffer ids, cs, cells,
-        out_ids;      // host: [n_tok] int, [n_tok, n_rot/2, 2] f32, [n_tok] int, [n_out] int
-    vk::Buffer mask;  // host: [n_tok, n_kv] f32
+        out_ids;            // host: [n_tok] int, [n_tok, n_rot/2, 2] f32, [n_tok] int, [n_out] int
+    vk::Buffer spans;       // host: [n_tok, 2] u32 (first table entry, count) per token
+    vk::Buffer cell_table;  // host: [n_entries] u32 cells each span lists (KvCells::cell_table)
     vk::Buffer x, xb, q, k, v, att, proj;  // [n_tok, n_embd or n_kv_dim] f32
     vk::Buffer g, u, ff;                   // [n_tok, n_ff] f32
     vk::Buffer xo, xo_norm;                // [n_out, n_embd] f32

@@ -88,7 +88,7 @@ struct KvPush {
     uint32_t n, n_tok;
 };
 struct AttnPush {
-    uint32_t n_tok, n_head, n_head_kv, head_dim, n_kv, kv_stride, q_stride, o_stride;
+    uint32_t n_tok, n_head, n_head_kv, head_dim, kv_stride, q_stride, o_stride;
     float scale;
 };
 struct NPush {
@@ -238,8 +238,8 @@ void Kernels::kv_write(Recorder& rec, const Buffer& src, const Buffer& slots, Bu
 }
 
 void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
-                        const Buffer& v_cache, const Buffer& mask, Buffer& o,
-                        const AttentionShape& s, bool f16) {
+                        const Buffer& v_cache, const Buffer& cell_table, const Buffer& spans,
+                        Buffer& o, const AttentionShape& s, bool f16) {
     if (s.head_dim > kMaxHeadDim) {
         throw std::invalid_argument("attention: head_dim " + std::to_string(s.head_dim) + " > " +
                                     std::to_string(kMaxHeadDim));
@@ -248,10 +248,11 @@ void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
         throw std::invalid_argument("attention: n_head must be a multiple of n_head_kv");
     }
     const Pipeline& p =
-        get(f16 ? "attention_f16" : "attention_f32", 5, sizeof(AttnPush), wg_reduce_);
-    AttnPush pc{s.n_tok,     s.n_head,   s.n_head_kv, s.head_dim, s.n_kv,
+        get(f16 ? "attention_f16" : "attention_f32", 6, sizeof(AttnPush), wg_reduce_);
+    AttnPush pc{s.n_tok,     s.n_head,   s.n_head_kv, s.head_dim,
                 s.kv_stride, s.q_stride, s.o_stride,  s.scale};
-    rec.dispatch(p, {&q, &k_cache, &v_cache, &mask, &o}, &pc, s.n_head, s.n_tok, 1, "attention");
+    rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o}, &pc, s.n_head, s.n_tok, 1,
+                 "attention");
 }
 
 void Kernels::swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n) {

@@ -32,7 +32,6 @@ enum class MatPath { Auto, Vec, VecRow, Mat };
 /// Attention shape for one call.
 struct AttentionShape {
     uint32_t n_tok = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
-    uint32_t n_kv = 0;       ///< cache cells attended over (mask columns)
     uint32_t kv_stride = 0;  ///< values per cache row (n_head_kv * head_dim)
     uint32_t q_stride = 0;   ///< floats per token row of q
     uint32_t o_stride = 0;   ///< floats per token row of o
@@ -71,9 +70,17 @@ class Kernels {
     /// cache[slots[t], :] = src[t, :]; src: [n_tok, n]; cache: [n_ctx, n] f32 or f16.
     void kv_write(Recorder& rec, const Buffer& src, const Buffer& slots, Buffer& cache, uint32_t n,
                   uint32_t n_tok, bool f16);
-    /// o = softmax(q K^T * scale + mask) V per head (see shaders/attention.comp).
+    /// o[t, head h] = softmax(q[t, h] K^T * scale) V over the cells of token
+    /// t's span, per head with GQA (see shaders/attention.comp).
+    /// q: [n_tok, q_stride] f32; k_cache, v_cache: [n_ctx, kv_stride] f32 or
+    /// packed f16 (`f16`); cell_table: [n_entries] u32 cell indices;
+    /// spans: [n_tok, 2] u32 (first entry, count >= 1), as
+    /// model::KvCells::cell_table builds them; o: [n_tok, o_stride] f32.
+    /// Throws std::invalid_argument for head_dim > kMaxHeadDim or n_head not
+    /// a multiple of n_head_kv.
     void attention(Recorder& rec, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache,
-                   const Buffer& mask, Buffer& o, const AttentionShape& s, bool f16);
+                   const Buffer& cell_table, const Buffer& spans, Buffer& o,
+                   const AttentionShape& s, bool f16);
     /// y = silu(g) * u over n floats.
     void swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n);
     /// a += b over n floats.

@@ -1,9 +1,13 @@
-// KvCells: slot choice, validation and the attention mask, on hand-worked
-// cases (expected masks written out by hand from the rule "same sequence
-// and pos <= own pos").
+// KvCells: slot choice, validation and the cell table attention reads, on
+// hand-worked cases (expected tables written out by hand from the rule
+// "token i attends to the cells of its own sequence with pos <= its pos,
+// ordered by pos") and on random batch sequences checked against that rule
+// evaluated by brute force over every cell.
 
 #include <QtTest>
-#include <cmath>
+#include <algorithm>
+#include <map>
+#include <random>
 #include <vector>
 
 #include "model/kv_cells.h"
@@ -12,12 +16,11 @@
 using wb::model::Batch;
 using wb::model::DecodeError;
 using wb::model::KvCells;
+using wb::model::KvCellTable;
 
 namespace {
 
-constexpr float kInf = INFINITY;
-constexpr float O = 0.0f;   // may attend
-constexpr float X = -kInf;  // masked
+using Cells = std::vector<uint32_t>;
 
 /// Everything observable about a KvCells, to prove a failed call changed nothing.
 struct Snapshot {
@@ -38,6 +41,12 @@ Snapshot snap(const KvCells& c) {
     return s;
 }
 
+/// The cells token `i` of `t` attends to, in table order.
+Cells span_of(const KvCellTable& t, size_t i) {
+    const auto first = t.cells.begin() + t.spans[2 * i];
+    return Cells(first, first + t.spans[2 * i + 1]);
+}
+
 }  // namespace
 
 class TestKvCells : public QObject {
@@ -50,20 +59,21 @@ class TestKvCells : public QObject {
         b.add(6, 1, 0, false);
         b.add(7, 2, 0, true);
         const auto slot_ids = cells.find_slots(b);
-        QCOMPARE(slot_ids, (std::vector<uint32_t>{0, 1, 2}));
-        QCOMPARE(cells.n_kv(slot_ids), 3u);
-        const std::vector<float> want = {O, X, X,  //
-                                         O, O, X,  //
-                                         O, O, O};
-        QCOMPARE(cells.build_mask(b, slot_ids, 3), want);
-        // A wider n_kv just adds masked columns.
-        const std::vector<float> wide = {O, X, X, X,  //
-                                         O, O, X, X,  //
-                                         O, O, O, X};
-        QCOMPARE(cells.build_mask(b, slot_ids, 4), wide);
+        QCOMPARE(slot_ids, (Cells{0, 1, 2}));
+        const KvCellTable t = cells.cell_table(b, slot_ids);
+        QCOMPARE(t.cells, (Cells{0, 1, 2}));
+        QCOMPARE(t.spans, (Cells{0, 1, 0, 2, 0, 3}));  // each token sees pos 0..own
         cells.commit(b, slot_ids);
         QCOMPARE(cells.n_free(), 1u);
         QCOMPARE(cells.next_pos(0), 3);
+
+        // The next decode step reads the 3 cached cells and its own.
+        Batch d;
+        d.add(8, 3, 0, true);
+        const auto s2 = cells.find_slots(d);
+        QCOMPARE(s2, (Cells{3}));
+        const KvCellTable t2 = cells.cell_table(d, s2);
+        QCOMPARE(span_of(t2, 0), (Cells{0, 1, 2, 3}));
     }
 
     void two_sequences_do_not_see_each_other() {
@@ -73,19 +83,21 @@ class TestKvCells : public QObject {
         b.add(2, 0, 1, true);  // seq 1 pos 0 -> cell 1
         b.add(3, 1, 0, true);  // seq 0 pos 1 -> cell 2
         const auto slot_ids = cells.find_slots(b);
-        QCOMPARE(slot_ids, (std::vector<uint32_t>{0, 1, 2}));
-        const std::vector<float> want = {O, X, X,  //
-                                         X, O, X,  //
-                                         O, X, O};
-        QCOMPARE(cells.build_mask(b, slot_ids, 3), want);
+        QCOMPARE(slot_ids, (Cells{0, 1, 2}));
+        const KvCellTable t = cells.cell_table(b, slot_ids);
+        // One run per sequence in order of first appearance: seq 0 {0, 2}, seq 1 {1}.
+        QCOMPARE(t.cells, (Cells{0, 2, 1}));
+        QCOMPARE(t.spans, (Cells{0, 1, 2, 1, 0, 2}));
         cells.commit(b, slot_ids);
 
         // Decode step: seq 1 continues at pos 1 and sees its cached cell 1.
         Batch d;
         d.add(4, 1, 1, true);
         const auto s2 = cells.find_slots(d);
-        QCOMPARE(s2, (std::vector<uint32_t>{3}));
-        QCOMPARE(cells.build_mask(d, s2, 4), (std::vector<float>{X, O, X, O}));
+        QCOMPARE(s2, (Cells{3}));
+        const KvCellTable t2 = cells.cell_table(d, s2);
+        QCOMPARE(t2.cells, (Cells{1, 3}));
+        QCOMPARE(t2.spans, (Cells{0, 2}));
         cells.commit(d, s2);
 
         // Removing seq 0 frees cells 0 and 2; seq 0 restarts at pos 0 in
@@ -98,11 +110,68 @@ class TestKvCells : public QObject {
         r.add(9, 0, 0, true);
         r.add(8, 2, 1, true);
         const auto s3 = cells.find_slots(r);
-        QCOMPARE(s3, (std::vector<uint32_t>{0, 2}));
-        QCOMPARE(cells.n_kv(s3), 4u);
-        const std::vector<float> want3 = {O, X, X, X,  //
-                                          X, O, O, O};
-        QCOMPARE(cells.build_mask(r, s3, 4), want3);
+        QCOMPARE(s3, (Cells{0, 2}));
+        const KvCellTable t3 = cells.cell_table(r, s3);
+        QCOMPARE(span_of(t3, 0), (Cells{0}));
+        QCOMPARE(span_of(t3, 1), (Cells{1, 3, 2}));  // seq 1 by position: 0, 1, 2
+    }
+
+    // Random prefill chunks, decode steps and removals over 5 sequences in a
+    // small pool, so cells of different sequences interleave. After each
+    // commit, every token's span must equal the rule evaluated by brute force
+    // over all cells: same sequence, pos <= own pos, ordered by pos.
+    void random_batches_follow_the_rule() {
+        std::mt19937 rng(20261130);
+        const uint32_t n_ctx = 64, n_seq = 5;
+        KvCells cells(n_ctx, n_seq, 100);
+        size_t checked = 0;
+        for (int step = 0; step < 400; ++step) {
+            if (rng() % 7 == 0) {
+                cells.seq_rm(static_cast<int32_t>(rng() % n_seq));
+                continue;
+            }
+            Batch b;
+            std::vector<int32_t> next(n_seq);
+            for (uint32_t q = 0; q < n_seq; ++q) next[q] = cells.next_pos(int32_t(q));
+            const uint32_t n_tok = 1 + rng() % 6;
+            for (uint32_t i = 0; i < n_tok; ++i) {
+                const int32_t q = static_cast<int32_t>(rng() % n_seq);
+                b.add(1, next[size_t(q)]++, q, true);
+            }
+            if (b.size() > cells.n_free()) {
+                cells.seq_rm(static_cast<int32_t>(rng() % n_seq));
+                continue;
+            }
+            const auto slot_ids = cells.find_slots(b);
+            const KvCellTable t = cells.cell_table(b, slot_ids);
+            cells.commit(b, slot_ids);
+            for (size_t i = 0; i < b.size(); ++i) {
+                std::map<int32_t, uint32_t> by_pos;  // pos -> cell, for the rule
+                for (uint32_t c = 0; c < n_ctx; ++c) {
+                    const auto& cell = cells.cell(c);
+                    if (cell.seq_id == b.seq_id[i] && cell.pos <= b.pos[i]) {
+                        QVERIFY(by_pos.emplace(cell.pos, c).second);  // one cell per position
+                    }
+                }
+                Cells want;
+                for (const auto& [pos, c] : by_pos) want.push_back(c);
+                QCOMPARE(span_of(t, i), want);
+                ++checked;
+            }
+        }
+        QVERIFY(checked > 300);
+    }
+
+    void cell_table_rejects_a_batch_that_does_not_continue() {
+        KvCells cells(4, 2, 10);
+        Batch b;
+        b.add(1, 1, 0, true);  // seq 0 is empty: pos 1 skips 0
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, (void)cells.cell_table(b, Cells{0}));
+        Batch c;
+        c.add(1, 0, 0, true);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, (void)cells.cell_table(c, Cells{0, 1}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, cells.commit(b, Cells{0}));
+        QCOMPARE(cells.n_free(), 4u);
     }
 
     void invalid_batches_throw_and_change_nothing() {

@@ -7,9 +7,11 @@
 // F16/Q8_0/Q4_0 paths against the dequantized weights.
 
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <vector>
 
 #include "ggml/fp16.h"
@@ -361,7 +363,7 @@ class TestVkKernels : public QObject {
     void attention_data() {
         QTest::addColumn<bool>("f16");
         QTest::addColumn<int>("head_dim");
-        QTest::addColumn<int>("n_kv");
+        QTest::addColumn<int>("n_kv");  // cache cells
         QTest::newRow("f32 hd8 150 cells") << false << 8 << 150;
         QTest::newRow("f16 hd8 150 cells") << true << 8 << 150;
         QTest::newRow("f32 hd72 3 cells") << false << 72 << 3;
@@ -388,14 +390,26 @@ class TestVkKernels : public QObject {
                 vf[i] = ggml::fp16_to_fp32(vh[i]);
             }
         }
-        // Mask: random holes (-inf) but each token sees at least its own cell.
-        std::vector<float> mask(size_t(n_tok) * n_kv);
-        std::bernoulli_distribution hide(0.3);
-        for (uint32_t t = 0; t < n_tok; ++t)
-            for (int j = 0; j < n_kv; ++j)
-                mask[t * n_kv + j] = (hide(rng()) && j != int(t % n_kv)) ? -INFINITY : 0.0f;
-        Buffer qb = upload_floats(c, q), mb = upload_floats(c, mask),
-               ob = poisoned(c, n_tok * o_stride);
+        // Cell table: each token attends to a random subset of the cells in
+        // random order (a gather, as after seq_rm frees and reuses cells),
+        // of length 1 (token 0), all cells (token 1) or random.
+        std::vector<uint32_t> table, spans;  // [n_entries], [n_tok, 2] (first, count)
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            std::vector<uint32_t> perm(static_cast<size_t>(n_kv));
+            std::iota(perm.begin(), perm.end(), 0u);
+            std::shuffle(perm.begin(), perm.end(), rng());
+            const uint32_t len = t == 0   ? 1u
+                                 : t == 1 ? uint32_t(n_kv)
+                                          : 1u + uint32_t(rng()() % uint32_t(n_kv));
+            spans.push_back(uint32_t(table.size()));
+            spans.push_back(len);
+            table.insert(table.end(), perm.begin(), perm.begin() + len);
+        }
+        Buffer qb = upload_floats(c, q), ob = poisoned(c, n_tok * o_stride);
+        Buffer tb(c, table.size() * 4, Memory::Host, Purpose::Activations),
+            sb(c, spans.size() * 4, Memory::Host, Purpose::Activations);
+        tb.upload(table.data(), table.size() * 4);
+        sb.upload(spans.data(), spans.size() * 4);
         Buffer kb(c, kf.size() * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
         Buffer vb(c, vf.size() * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
         if (f16) {
@@ -410,7 +424,6 @@ class TestVkKernels : public QObject {
         s.n_head = n_head;
         s.n_head_kv = n_head_kv;
         s.head_dim = hd;
-        s.n_kv = uint32_t(n_kv);
         s.kv_stride = kv_stride;
         s.q_stride = q_stride;
         s.o_stride = o_stride;
@@ -418,29 +431,31 @@ class TestVkKernels : public QObject {
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        k.attention(rec, qb, kb, vb, mb, ob, s, f16);
+        k.attention(rec, qb, kb, vb, tb, sb, ob, s, f16);
         rec.submit();
 
         std::vector<double> want(size_t(n_tok) * o_stride);
         for (uint32_t t = 0; t < n_tok; ++t) {
             for (uint32_t h = 0; h < n_head; ++h) {
                 const uint32_t kvh = h / (n_head / n_head_kv);
-                std::vector<double> sc(n_kv);
+                const uint32_t* cells = &table[spans[2 * t]];  // [len] cells token t reads
+                const uint32_t len = spans[2 * t + 1];
+                std::vector<double> sc(len);
                 double mx = -INFINITY;
-                for (int j = 0; j < n_kv; ++j) {
+                for (uint32_t j = 0; j < len; ++j) {
                     double d = 0.0;
                     for (uint32_t e = 0; e < hd; ++e)
                         d += double(q[t * q_stride + h * hd + e]) *
-                             double(kf[size_t(j) * kv_stride + kvh * hd + e]);
-                    sc[j] = d * double(s.scale) + double(mask[t * n_kv + j]);
+                             double(kf[size_t(cells[j]) * kv_stride + kvh * hd + e]);
+                    sc[j] = d * double(s.scale);
                     mx = std::max(mx, sc[j]);
                 }
                 double sum = 0.0;
                 for (double& v : sc) sum += (v = std::exp(v - mx));
                 for (uint32_t e = 0; e < hd; ++e) {
                     double o = 0.0;
-                    for (int j = 0; j < n_kv; ++j)
-                        o += sc[j] / sum * double(vf[size_t(j) * kv_stride + kvh * hd + e]);
+                    for (uint32_t j = 0; j < len; ++j)
+                        o += sc[j] / sum * double(vf[size_t(cells[j]) * kv_stride + kvh * hd + e]);
                     want[t * o_stride + h * hd + e] = o;
                 }
             }
