@@ -1,5 +1,6 @@
 // `workbench-cli export`: the run log's responses as CSV (RFC 4180) or JSON
-// Lines, filtered by run, model, time range and finish reason. Rows stream
+// Lines, filtered by run, model, time range, finish reason and a text search
+// over prompt and output (the History tab's search box). Rows stream
 // from SQLite to the output as they are read, so memory stays flat for any
 // number of responses (see app/runlog/exporter.h for the columns).
 //
@@ -46,6 +47,8 @@ const CommandSpec kExportSpec{
         {"since", 0, "TIME", "responses started at or after TIME (2026-11-29 or ISO 8601)"},
         {"until", 0, "TIME", "responses started before TIME"},
         {"finish-reason", 0, "R", "stop, length, timeout, cancelled, rejected or error"},
+        {"search", 0, "TEXT",
+         "prompt or output contains TEXT (ASCII letters in any case; % and _ are literal)"},
         {"output", 'o', "FILE", "write to FILE instead of stdout"},
     },
     0,
@@ -138,6 +141,7 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (args.get("since")) filter.since_ms = parse_time(args, "since");
     if (args.get("until")) filter.until_ms = parse_time(args, "until");
     filter.finish_reason = args.get("finish-reason");
+    filter.text = args.get("search");
     if (filter.finish_reason && !runlog::is_valid_finish_reason(*filter.finish_reason))
         throw UsageError("--finish-reason: '" + *filter.finish_reason +
                          "' is not stop, length, timeout, cancelled, rejected or error");

@@ -164,6 +164,14 @@ class TestRunLogCli : public QObject {
             run(kCli, {"export", "--db", db, "--format", "jsonl", "--until", "2000-01-01"});
         QCOMPARE(none.code, 0);
         QCOMPARE(none.out, QByteArray());
+        // --search: prompt i is 'Once upon a time, "number" i,\nthere was', so
+        // this (quote, other case, newline) matches i = 7 only, not 17 or 27.
+        const Run seven = run(
+            kCli, {"export", "--db", db, "--format", "jsonl", "--search", "\"NUMBER\" 7,\nthere"});
+        QVERIFY2(seven.code == 0, seven.err.constData());
+        QCOMPARE(seven.out.count('\n'), 1);
+        QCOMPARE(QJsonDocument::fromJson(seven.out).object()["request_id"].toString(),
+                 QString("q7"));
 
         // --no-log writes nothing.
         const Run quiet =
