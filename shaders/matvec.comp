@@ -2,9 +2,13 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
 // y[t, row_offset + r] = sum_k W[r, k] * x[t, k]: matrix x vector (decode).
-// One workgroup per (row, token); threads stride over k (plain types) or
-// over 32-value blocks (Q8_0/Q4_0: dequantize in the shader, accumulate in
-// f32), then a shared-memory tree reduction (any subgroup size).
+// One workgroup per (row, group of up to NT tokens): each weight value is
+// read once and multiplied into NT accumulators, so a batch of B decoding
+// sequences reads the weights ceil(B / NT) times, not B times (the weights
+// dominate memory traffic in decode). Threads stride over k (plain types)
+// or over 32-value blocks (Q8_0/Q4_0: dequantize in the shader, accumulate
+// in f32), then one shared-memory tree reduction for all NT sums (any
+// subgroup size).
 // W: [rows, ne0] piece of a weight (binding 0, see weights.glsl);
 // x: [n_tok, x_stride] f32 at x_offset; y: [n_tok, y_stride] f32 at y_offset.
 #include "common.glsl"
@@ -22,32 +26,50 @@ layout(push_constant) uniform Push {
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 
-shared float partial[BLOCK_SIZE];
+const uint NT = 8u;  // tokens per workgroup; Kernels::kVecTokensPerGroup
+shared float partial[NT * BLOCK_SIZE];  // [NT][BLOCK_SIZE]
 
 void main() {
     const uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    const uint t = gl_WorkGroupID.z;
+    const uint t0 = gl_WorkGroupID.z * NT;
     if (row >= p.rows) return;  // whole workgroup leaves together
+    const uint nt = min(NT, p.n_tok - t0);  // tokens of this group, 1..NT
     const uint tid = gl_LocalInvocationID.x;
-    const uint xb = p.x_offset + t * p.x_stride;
-    float sum = 0.0;
+    const uint xb = p.x_offset + t0 * p.x_stride;
+    float sum[NT];
+    for (uint j = 0u; j < NT; ++j) sum[j] = 0.0;
 #if defined(W_Q8_0) || defined(W_Q4_0)
     const uint nb = p.ne0 / 32u;
     for (uint b = tid; b < nb; b += BLOCK_SIZE) {
         const uint blk = row * nb + b;
-        const uint xk = xb + b * 32u;
-        float s = 0.0;
-        for (uint i = 0u; i < 32u; ++i) s += blk_q(blk, i) * x[xk + i];
-        sum += blk_scale(blk) * s;
+        float s[NT];
+        for (uint j = 0u; j < NT; ++j) s[j] = 0.0;
+        for (uint i = 0u; i < 32u; ++i) {
+            const float wq = blk_q(blk, i);
+            for (uint j = 0u; j < NT; ++j) {
+                if (j < nt) s[j] += wq * x[xb + j * p.x_stride + b * 32u + i];
+            }
+        }
+        const float d = blk_scale(blk);
+        for (uint j = 0u; j < NT; ++j) sum[j] += d * s[j];
     }
 #else
-    for (uint k = tid; k < p.ne0; k += BLOCK_SIZE) sum += w_get(row, k, p.ne0) * x[xb + k];
+    for (uint k = tid; k < p.ne0; k += BLOCK_SIZE) {
+        const float wk = w_get(row, k, p.ne0);
+        for (uint j = 0u; j < NT; ++j) {
+            if (j < nt) sum[j] += wk * x[xb + j * p.x_stride + k];
+        }
+    }
 #endif
-    partial[tid] = sum;
+    for (uint j = 0u; j < NT; ++j) partial[j * BLOCK_SIZE + tid] = sum[j];
     barrier();
     for (uint s = BLOCK_SIZE / 2u; s > 0u; s >>= 1) {
-        if (tid < s) partial[tid] += partial[tid + s];
+        if (tid < s) {
+            for (uint j = 0u; j < NT; ++j) {
+                partial[j * BLOCK_SIZE + tid] += partial[j * BLOCK_SIZE + tid + s];
+            }
+        }
         barrier();
     }
-    if (tid == 0u) y[p.y_offset + t * p.y_stride + p.row_offset + row] = partial[0];
+    if (tid < nt) y[p.y_offset + (t0 + tid) * p.y_stride + p.row_offset + row] = partial[tid * BLOCK_SIZE];
 }

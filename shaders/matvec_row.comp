@@ -2,9 +2,11 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
 // y[t, row_offset + r] = sum_k W[r, k] * x[t, k], one invocation per (row,
-// token) with no shared memory or barriers: the variant for CPU devices
-// (lavapipe), where each workgroup and each barrier costs far more than
-// the arithmetic of a short row. Shapes and push constants as matvec.comp.
+// group of up to NT tokens) with no shared memory or barriers: the variant
+// for CPU devices (lavapipe), where each workgroup and each barrier costs
+// far more than the arithmetic of a short row. Each weight value is read
+// once for the NT tokens of the group (as in matvec.comp). Shapes and push
+// constants as matvec.comp.
 #include "common.glsl"
 
 layout(push_constant) uniform Push {
@@ -17,22 +19,40 @@ layout(push_constant) uniform Push {
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 
+const uint NT = 8u;  // tokens per invocation; Kernels::kVecTokensPerGroup
+
 void main() {
     const uint row = gl_GlobalInvocationID.x;
-    const uint t = gl_WorkGroupID.y;
-    if (row >= p.rows || t >= p.n_tok) return;
-    const uint xb = p.x_offset + t * p.x_stride;
-    float sum = 0.0;
+    const uint t0 = gl_WorkGroupID.y * NT;
+    if (row >= p.rows || t0 >= p.n_tok) return;
+    const uint nt = min(NT, p.n_tok - t0);  // tokens of this group, 1..NT
+    const uint xb = p.x_offset + t0 * p.x_stride;
+    float sum[NT];
+    for (uint j = 0u; j < NT; ++j) sum[j] = 0.0;
 #if defined(W_Q8_0) || defined(W_Q4_0)
     const uint nb = p.ne0 / 32u;
     for (uint b = 0u; b < nb; ++b) {
         const uint blk = row * nb + b;
-        float s = 0.0;
-        for (uint i = 0u; i < 32u; ++i) s += blk_q(blk, i) * x[xb + b * 32u + i];
-        sum += blk_scale(blk) * s;
+        float s[NT];
+        for (uint j = 0u; j < NT; ++j) s[j] = 0.0;
+        for (uint i = 0u; i < 32u; ++i) {
+            const float wq = blk_q(blk, i);
+            for (uint j = 0u; j < NT; ++j) {
+                if (j < nt) s[j] += wq * x[xb + j * p.x_stride + b * 32u + i];
+            }
+        }
+        const float d = blk_scale(blk);
+        for (uint j = 0u; j < NT; ++j) sum[j] += d * s[j];
     }
 #else
-    for (uint k = 0u; k < p.ne0; ++k) sum += w_get(row, k, p.ne0) * x[xb + k];
+    for (uint k = 0u; k < p.ne0; ++k) {
+        const float wk = w_get(row, k, p.ne0);
+        for (uint j = 0u; j < NT; ++j) {
+            if (j < nt) sum[j] += wk * x[xb + j * p.x_stride + k];
+        }
+    }
 #endif
-    y[p.y_offset + t * p.y_stride + p.row_offset + row] = sum;
+    for (uint j = 0u; j < NT; ++j) {
+        if (j < nt) y[p.y_offset + (t0 + j) * p.y_stride + p.row_offset + row] = sum[j];
+    }
 }

@@ -7,7 +7,7 @@
 // the shaders); the KV cache lives in device memory, per layer
 // [n_ctx cells, n_head_kv * head_dim] (f32 or f16), with cells assigned by
 // KvCells so a ubatch may mix sequences at different positions. Prefill
-// (more than Kernels::kVecMaxTokens tokens) uses mat x mat, decode mat x vec.
+// (more than Kernels::vec_max_tokens() tokens) uses mat x mat, decode mat x vec.
 
 #include <cstdint>
 #include <memory>

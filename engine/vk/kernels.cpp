@@ -109,6 +109,7 @@ Kernels::Kernels(Context& ctx) : ctx_(ctx) {
         d.max_workgroup_invocations >= 256 && d.max_shared_memory >= 2 * 32 * 64 * sizeof(float);
     // CPU devices: workgroups and barriers are expensive, lanes are few.
     vec_per_row_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    vec_max_tokens_ = vec_per_row_ ? kVecMaxTokensCpu : kVecTokensPerGroup;
 }
 
 Kernels::~Kernels() = default;
@@ -160,11 +161,12 @@ void Kernels::mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uin
                       uint32_t x_stride, Buffer& y, uint32_t y_off, uint32_t y_stride,
                       uint32_t n_tok, MatPath path) {
     if (n_tok == 0) return;
-    bool use_mat = path == MatPath::Mat || (path == MatPath::Auto && n_tok > kVecMaxTokens);
+    bool use_mat = path == MatPath::Mat || (path == MatPath::Auto && n_tok > vec_max_tokens_);
     if (!mat_mat_ok_) use_mat = false;
     const bool per_row =
         !use_mat && (path == MatPath::VecRow || (path == MatPath::Auto && vec_per_row_));
-    if (!use_mat && n_tok > ctx_.info().max_workgroup_count[per_row ? 1 : 2]) {
+    const uint32_t n_groups = ceil_div(n_tok, kVecTokensPerGroup);  // token groups (mat x vec)
+    if (!use_mat && n_groups > ctx_.info().max_workgroup_count[per_row ? 1 : 2]) {
         throw std::invalid_argument("mul_mat " + w.name() + ": " + std::to_string(n_tok) +
                                     " tokens exceed maxComputeWorkGroupCount for mat x vec");
     }
@@ -179,11 +181,11 @@ void Kernels::mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uin
             rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(piece.rows, 64),
                          ceil_div(n_tok, 64), 1, "mul_mat " + tname);
         } else if (per_row) {
-            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(piece.rows, wg_elem_), n_tok, 1,
-                         "mul_mat_vec " + tname);
+            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(piece.rows, wg_elem_), n_groups,
+                         1, "mul_mat_vec " + tname);
         } else {
             const uint32_t gx = std::min<uint32_t>(piece.rows, ctx_.info().max_workgroup_count[0]);
-            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, gx, ceil_div(piece.rows, gx), n_tok,
+            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, gx, ceil_div(piece.rows, gx), n_groups,
                          "mul_mat_vec " + tname);
         }
     }

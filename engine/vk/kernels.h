@@ -23,7 +23,7 @@
 namespace wb::vk {
 
 /// Which matrix-multiplication shader mul_mat uses: Auto picks Mat for
-/// more than kVecMaxTokens tokens (where the device allows it), else
+/// more than vec_max_tokens() tokens (where the device allows it), else
 /// VecRow on CPU devices and Vec elsewhere. Vec: one workgroup per output
 /// row with a shared-memory reduction (GPUs); VecRow: one invocation per
 /// row, no barriers (lavapipe); Mat: tiled mat x mat.
@@ -43,8 +43,17 @@ class Kernels {
     explicit Kernels(Context& ctx);
     ~Kernels();
 
-    /// Tokens up to which Auto uses mat x vec (decode), beyond it mat x mat.
-    static constexpr uint32_t kVecMaxTokens = 4;
+    /// Tokens one mat x vec workgroup (Vec) or invocation (VecRow) handles:
+    /// each weight value is read once for all of them (NT in
+    /// shaders/matvec.comp and matvec_row.comp; the two must agree).
+    static constexpr uint32_t kVecTokensPerGroup = 8;
+    /// Tokens up to which Auto uses mat x vec, beyond it mat x mat: one
+    /// group (kVecTokensPerGroup) on GPUs, where the tiled mat x mat wins
+    /// beyond that (llama.cpp's mul_mat_vec stops at 8 columns too);
+    /// kVecMaxTokensCpu on CPU devices (lavapipe), where mat x mat's shared
+    /// memory and barriers cost more than re-reading cached weights.
+    uint32_t vec_max_tokens() const { return vec_max_tokens_; }
+    static constexpr uint32_t kVecMaxTokensCpu = 32;
     /// Largest head_dim attention supports (shared-memory arrays).
     static constexpr uint32_t kMaxHeadDim = 256;
 
@@ -100,7 +109,8 @@ class Kernels {
     uint32_t wg_reduce_ = 64;  ///< matvec, rms_norm, attention
     uint32_t wg_elem_ = 256;   ///< elementwise ops
     bool mat_mat_ok_ = false;
-    bool vec_per_row_ = false;  ///< Auto uses matvec_row (CPU devices)
+    bool vec_per_row_ = false;                      ///< Auto uses matvec_row (CPU devices)
+    uint32_t vec_max_tokens_ = kVecTokensPerGroup;  ///< see vec_max_tokens()
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
 };
 
