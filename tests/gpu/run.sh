@@ -2,9 +2,10 @@
 # GPU check, one call on a machine with a real GPU (e.g. an NVIDIA H200
 # with no Qt and no Vulkan SDK installed). Unpacks the bundle made by
 # tests/gpu/prepare.sh, finds a Vulkan loader and driver, then runs the
-# shader tests and the golden forward-pass tests (validation layer on when
-# carried) and `workbench-cli bench` with the per-op profile, and prints a
-# short table last. Logs go to $OUT when the caller sets it, else
+# shader tests, the golden forward-pass tests and the scheduler's batch
+# invariance tests (validation layer on when carried), `workbench-cli
+# bench` with the per-op profile and `bench --concurrency 1,4,8,16,32`
+# (issue: serving throughput), and prints a short table last. Logs go to $OUT when the caller sets it, else
 # /tmp/wb-gpu-out.
 # Usage (repo root): bash tests/gpu/run.sh [build/gpu-bundle.tar.xz]
 set -u
@@ -62,11 +63,14 @@ run_test() {  # name -> "passed/failed" summary from Qt Test's Totals line
 : >"$WORK/table"
 run_test test_vk_kernels
 run_test test_vk_llama
+run_test test_scheduler
 
 "$CLI" bench -m "$MODEL" -p 64 -n 64 -r 5 --profile >"$LOGS/bench_p64_n64.txt" 2>&1
 echo "bench rc=$?" >>"$LOGS/bench_p64_n64.txt"
 "$CLI" bench -m "$MODEL" -p 512 -n 128 -r 3 --kv-type f16 >"$LOGS/bench_p512_n128_f16kv.txt" 2>&1
-cat "$LOGS/bench_p64_n64.txt" "$LOGS/bench_p512_n128_f16kv.txt"
+"$CLI" bench -m "$MODEL" --concurrency 1,4,8,16,32 >"$LOGS/bench_concurrency.txt" 2>&1
+echo "bench rc=$?" >>"$LOGS/bench_concurrency.txt"
+cat "$LOGS/bench_p64_n64.txt" "$LOGS/bench_p512_n128_f16kv.txt" "$LOGS/bench_concurrency.txt"
 echo "story:" && "$CLI" generate -m "$MODEL" -p "Once upon a time" -n 48 --temp 0 2>"$LOGS/generate_stderr.txt" | tee "$LOGS/generate.txt"
 tail -3 "$LOGS/generate_stderr.txt"
 
@@ -79,3 +83,5 @@ while IFS='|' read -r n r t; do printf '%-16s | %-60s | %s\n' "$n" "$r" "$t"; do
 for f in bench_p64_n64 bench_p512_n128_f16kv; do
   grep -E '^\| (pp|tg)' "$LOGS/$f.txt" | sed "s/^/$f /"
 done
+echo "concurrency (bench --concurrency):"
+grep -E '^ +(conc|[0-9]+) ' "$LOGS/bench_concurrency.txt"

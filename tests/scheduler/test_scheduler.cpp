@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/shared_dir.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "scheduler/event_queue.h"
@@ -33,7 +34,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kModel = std::string(WB_SHARED_DIR) + "/models/stories260K.gguf";
+const std::string kModel = wbtest::shared_dir() + "/models/stories260K.gguf";
 
 struct Golden {
     int id = 0;
@@ -51,8 +52,7 @@ std::vector<int32_t> ints(const QJsonArray& a) {
 }
 
 std::vector<Golden> load_golden() {
-    QFile f(
-        QString::fromStdString(std::string(WB_SHARED_DIR) + "/golden/stories260K_greedy.jsonl"));
+    QFile f(QString::fromStdString(wbtest::shared_dir() + "/golden/stories260K_greedy.jsonl"));
     if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open golden file");
     std::vector<Golden> out;
     for (const QByteArray& line : f.readAll().split('\n')) {

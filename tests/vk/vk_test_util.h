@@ -12,15 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "common/shared_dir.h"
 #include "vk/context.h"
 
 namespace wb::vk::test {
 
-/// Fixture folder: $WB_SHARED_DIR when set (the GPU check bundle carries
-/// its own copy), else the path compiled in by tests/CMakeLists.txt.
+/// Fixture folder (tests/common/shared_dir.h).
 inline std::string shared_dir() {
-    if (const char* s = std::getenv("WB_SHARED_DIR"); s && *s) return s;
-    return WB_SHARED_DIR;
+    return wbtest::shared_dir();
 }
 
 /// Validation is on in every test unless WB_VK_NO_VALIDATION=1 (only for
