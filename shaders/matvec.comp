@@ -61,11 +61,15 @@ void main() {
         }
     }
 #endif
-    for (uint j = 0u; j < NT; ++j) partial[j * BLOCK_SIZE + tid] = sum[j];
+    // Reduce only the nt sums in use (nt is uniform in the workgroup), so a
+    // single decode token pays for one reduction, not NT.
+    for (uint j = 0u; j < NT; ++j) {
+        if (j < nt) partial[j * BLOCK_SIZE + tid] = sum[j];
+    }
     barrier();
     for (uint s = BLOCK_SIZE / 2u; s > 0u; s >>= 1) {
         if (tid < s) {
-            for (uint j = 0u; j < NT; ++j) {
+            for (uint j = 0u; j < nt; ++j) {
                 partial[j * BLOCK_SIZE + tid] += partial[j * BLOCK_SIZE + tid + s];
             }
         }
