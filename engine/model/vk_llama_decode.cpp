@@ -123,8 +123,12 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
 
     R.begin(profiling_);
     K.get_rows(R, m.token_embd, m.ids, n_tok, m.x);  // x: [n_tok, n_embd]
-    for (VkLayer& L : m.layers) {
-        K.rms_norm(R, m.x, L.attn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
+    // Each residual add is fused with the RMSNorm that follows it (the FFN
+    // norm, the next layer's attention norm); the last layer's FFN add
+    // stands alone because the output norm runs on the gathered rows only.
+    K.rms_norm(R, m.x, m.layers.front().attn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        VkLayer& L = m.layers[l];
         K.mul_mat(R, L.wq, m.xb, 0, n_embd, m.q, 0, q_dim, n_tok);   // q: [n_tok, q_dim]
         K.mul_mat(R, L.wk, m.xb, 0, n_embd, m.k, 0, kv_dim, n_tok);  // k: [n_tok, kv_dim]
         K.mul_mat(R, L.wv, m.xb, 0, n_embd, m.v, 0, kv_dim, n_tok);  // v: [n_tok, kv_dim]
@@ -137,13 +141,17 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         K.attention(R, m.q, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as,
                     f16);  // att: [n_tok, q_dim]
         K.mul_mat(R, L.wo, m.att, 0, q_dim, m.proj, 0, n_embd, n_tok);
-        K.add(R, m.x, m.proj, n_tok * n_embd);
-        K.rms_norm(R, m.x, L.ffn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
+        K.add_rms_norm(R, m.x, m.proj, L.ffn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
         K.mul_mat(R, L.gate, m.xb, 0, n_embd, m.g, 0, n_ff, n_tok);  // g, u: [n_tok, n_ff]
         K.mul_mat(R, L.up, m.xb, 0, n_embd, m.u, 0, n_ff, n_tok);
         K.swiglu(R, m.g, m.u, m.ff, n_tok * n_ff);
         K.mul_mat(R, L.down, m.ff, 0, n_ff, m.proj, 0, n_embd, n_tok);
-        K.add(R, m.x, m.proj, n_tok * n_embd);
+        if (l + 1 < m.layers.size()) {
+            K.add_rms_norm(R, m.x, m.proj, m.layers[l + 1].attn_norm, m.xb, n_embd, n_tok,
+                           hp_.rms_eps);
+        } else {
+            K.add(R, m.x, m.proj, n_tok * n_embd);
+        }
     }
     if (n_out) {
         K.gather_rows(R, m.x, n_embd, n_tok, m.out_ids, n_out, m.xo);  // xo: [n_out, n_embd]

@@ -52,6 +52,7 @@ const std::map<std::string, Spirv>& spirv_table() {
         WB_SPV(attention_f32),
         WB_SPV(attention_f16),
         WB_SPV(rms_norm),
+        WB_SPV(add_rms_norm),
         WB_SPV(rope),
         WB_SPV(swiglu),
         WB_SPV(add),
@@ -215,6 +216,13 @@ void Kernels::rms_norm(Recorder& rec, const Buffer& x, const Buffer& g, Buffer& 
     const Pipeline& p = get("rms_norm", 3, sizeof(NormPush), wg_reduce_);
     NormPush pc{n, n_tok, eps};
     rec.dispatch(p, {&x, &g, &y}, &pc, n_tok, 1, 1, "rms_norm");
+}
+
+void Kernels::add_rms_norm(Recorder& rec, Buffer& x, const Buffer& b, const Buffer& g, Buffer& y,
+                           uint32_t n, uint32_t n_tok, float eps) {
+    const Pipeline& p = get("add_rms_norm", 4, sizeof(NormPush), wg_reduce_);
+    NormPush pc{n, n_tok, eps};
+    rec.dispatch(p, {&x, &g, &y, &b}, &pc, n_tok, 1, 1, "add_rms_norm");
 }
 
 void Kernels::rope(Recorder& rec, Buffer& x, const Buffer& cs, uint32_t n_tok, uint32_t n_head,

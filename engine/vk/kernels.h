@@ -73,6 +73,11 @@ class Kernels {
     /// y = RMSNorm(x) * g; x, y: [n_tok, n]; g: [n].
     void rms_norm(Recorder& rec, const Buffer& x, const Buffer& g, Buffer& y, uint32_t n,
                   uint32_t n_tok, float eps);
+    /// Residual add then RMSNorm in one dispatch: x += b, then
+    /// y = RMSNorm(x) * g (the same result as add() then rms_norm()).
+    /// x (updated in place), b, y: [n_tok, n] f32; g: [n] f32.
+    void add_rms_norm(Recorder& rec, Buffer& x, const Buffer& b, const Buffer& g, Buffer& y,
+                      uint32_t n, uint32_t n_tok, float eps);
     /// RoPE in place on heads of x (see shaders/rope.comp); cs: [n_tok, n_rot/2, 2].
     void rope(Recorder& rec, Buffer& x, const Buffer& cs, uint32_t n_tok, uint32_t n_head,
               uint32_t head_dim, uint32_t n_rot, uint32_t offset, uint32_t stride, bool neox);

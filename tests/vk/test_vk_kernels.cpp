@@ -265,6 +265,40 @@ class TestVkKernels : public QObject {
         QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
     }
 
+    // x += b then y = RMSNorm(x) * g in one dispatch: both the updated
+    // residual and the norm against float64 (the sum rounded to f32 first,
+    // as the shader stores it). 300 > the reduction workgroup: several
+    // elements per lane.
+    void add_rms_norm() {
+        Context& c = ctx(0);
+        const uint32_t n = 300, n_tok = 7;
+        const auto x = rand_vec(n * n_tok, -3.0f, 3.0f), b = rand_vec(n * n_tok, -3.0f, 3.0f),
+                   g = rand_vec(n);
+        Buffer xb = upload_floats(c, x), bb = upload_floats(c, b), gb = upload_floats(c, g),
+               yb = poisoned(c, n * n_tok);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        k.add_rms_norm(rec, xb, bb, gb, yb, n, n_tok, 1e-5f);
+        rec.submit();
+        std::vector<double> want_x, want_y;
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            double ss = 0.0;
+            for (uint32_t i = 0; i < n; ++i) {
+                const double v = double(x[t * n + i] + b[t * n + i]);  // f32 sum
+                want_x.push_back(v);
+                ss += v * v;
+            }
+            const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+            for (uint32_t i = 0; i < n; ++i)
+                want_y.push_back(want_x[t * n + i] * scale * double(g[i]));
+        }
+        const double ex = rel_error(download(xb, n * n_tok), want_x);
+        const double ey = rel_error(download(yb, n * n_tok), want_y);
+        QVERIFY2(ex == 0.0, qPrintable(QString("residual rel error %1").arg(ex)));
+        QVERIFY2(ey <= 1e-5, qPrintable(QString("norm rel error %1").arg(ey)));
+    }
+
     void rope_data() {
         QTest::addColumn<bool>("neox");
         QTest::addColumn<int>("n_rot");
