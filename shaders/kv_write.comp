@@ -6,6 +6,8 @@
 // pairs packed in uint32 words (n even), rounded as llama.cpp's default
 // F16 cache does; otherwise f32. src: [n_tok, n] f32; slots: [n_tok] int32
 // (cell index from KvCells::find_slots); cache: [n_ctx, n].
+// PAIR (the kv_write_kv variant): one dispatch writes K (src binding 0 ->
+// cache binding 2) and V (binding 3 -> binding 4); workgroup z selects.
 #include "common.glsl"
 
 layout(push_constant) uniform Push {
@@ -19,6 +21,14 @@ layout(std430, binding = 2) buffer Cache { uint cache[]; };
 #else
 layout(std430, binding = 2) buffer Cache { float cache[]; };
 #endif
+#if defined(PAIR)
+layout(std430, binding = 3) readonly buffer Src2 { float src2[]; };
+#if defined(KV_F16)
+layout(std430, binding = 4) buffer Cache2 { uint cache2[]; };
+#else
+layout(std430, binding = 4) buffer Cache2 { float cache2[]; };
+#endif
+#endif
 
 void main() {
     const uint e = gl_GlobalInvocationID.x;
@@ -28,9 +38,21 @@ void main() {
 #if defined(KV_F16)
     if (2u * e >= p.n) return;
     const uint s = t * p.n + 2u * e;
+#if defined(PAIR)
+    if (gl_WorkGroupID.z != 0u) {
+        cache2[(cell * p.n) / 2u + e] = packHalf2x16(vec2(src2[s], src2[s + 1u]));
+        return;
+    }
+#endif
     cache[(cell * p.n) / 2u + e] = packHalf2x16(vec2(src[s], src[s + 1u]));
 #else
     if (e >= p.n) return;
+#if defined(PAIR)
+    if (gl_WorkGroupID.z != 0u) {
+        cache2[cell * p.n + e] = src2[t * p.n + e];
+        return;
+    }
+#endif
     cache[cell * p.n + e] = src[t * p.n + e];
 #endif
 }

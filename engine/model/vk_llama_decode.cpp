@@ -133,11 +133,10 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         K.mul_mat(R, L.wk, m.xb, 0, n_embd, m.k, 0, kv_dim, n_tok);  // k: [n_tok, kv_dim]
         K.mul_mat(R, L.wv, m.xb, 0, n_embd, m.v, 0, kv_dim, n_tok);  // v: [n_tok, kv_dim]
         if (half_rot) {
-            K.rope(R, m.q, m.cs, n_tok, hp_.n_head, hd, hp_.n_rot, 0, q_dim, neox);
-            K.rope(R, m.k, m.cs, n_tok, hp_.n_head_kv, hd, hp_.n_rot, 0, kv_dim, neox);
+            K.rope_qk(R, m.q, m.k, m.cs, n_tok, hp_.n_head, hp_.n_head_kv, hd, hp_.n_rot, q_dim,
+                      kv_dim, neox);
         }
-        K.kv_write(R, m.k, m.cells, L.k_cache, kv_dim, n_tok, f16);
-        K.kv_write(R, m.v, m.cells, L.v_cache, kv_dim, n_tok, f16);
+        K.kv_write_kv(R, m.k, m.v, m.cells, L.k_cache, L.v_cache, kv_dim, n_tok, f16);
         K.attention(R, m.q, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as,
                     f16);  // att: [n_tok, q_dim]
         K.mul_mat(R, L.wo, m.att, 0, q_dim, m.proj, 0, n_embd, n_tok);

@@ -302,97 +302,136 @@ class TestVkKernels : public QObject {
     void rope_data() {
         QTest::addColumn<bool>("neox");
         QTest::addColumn<int>("n_rot");
-        QTest::newRow("normal full") << false << 8;
-        QTest::newRow("neox full") << true << 8;
-        QTest::newRow("normal partial") << false << 4;
-        QTest::newRow("neox partial") << true << 4;
+        QTest::addColumn<bool>("pair");  // rope_qk: Q and K in one dispatch
+        for (bool pair : {false, true}) {
+            const char* suffix = pair ? " qk" : "";
+            QTest::addRow("normal full%s", suffix) << false << 8 << pair;
+            QTest::addRow("neox full%s", suffix) << true << 8 << pair;
+            QTest::addRow("normal partial%s", suffix) << false << 4 << pair;
+            QTest::addRow("neox partial%s", suffix) << true << 4 << pair;
+        }
     }
 
     void rope() {
         QFETCH(bool, neox);
         QFETCH(int, n_rot);
+        QFETCH(bool, pair);
         Context& c = ctx(0);
-        const uint32_t n_tok = 6, n_head = 5, hd = 8, offset = 3, stride = n_head * hd + 11;
+        // Q: 5 heads at `offset` in rows of `stride` (rope_qk: offset 0);
+        // K (pair only): 2 heads in rows of k_stride.
+        const uint32_t n_tok = 6, n_head = 5, n_head_kv = 2, hd = 8;
+        const uint32_t offset = pair ? 0 : 3, stride = n_head * hd + 11, k_stride = n_head_kv * hd;
         const auto x = rand_vec(offset + n_tok * stride);
+        const auto kx = rand_vec(n_tok * k_stride);
         std::vector<int> pos(n_tok);
         std::uniform_int_distribution<int> pd(0, 4000);
         for (int& p : pos) p = pd(rng());
         const uint32_t half = uint32_t(n_rot) / 2;
         std::vector<float> cs(n_tok * half * 2);
-        std::vector<double> csd(cs.size());
         for (uint32_t t = 0; t < n_tok; ++t) {
             for (uint32_t i = 0; i < half; ++i) {
                 const double th = pos[t] * std::pow(10000.0, -2.0 * i / n_rot);
                 cs[(t * half + i) * 2] = float(std::cos(th));
                 cs[(t * half + i) * 2 + 1] = float(std::sin(th));
-                csd[(t * half + i) * 2] = cs[(t * half + i) * 2];
-                csd[(t * half + i) * 2 + 1] = cs[(t * half + i) * 2 + 1];
             }
         }
-        Buffer xb = upload_floats(c, x), csb = upload_floats(c, cs);
+        Buffer xb = upload_floats(c, x), kb = upload_floats(c, kx), csb = upload_floats(c, cs);
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        k.rope(rec, xb, csb, n_tok, n_head, hd, uint32_t(n_rot), offset, stride, neox);
+        if (pair) {
+            k.rope_qk(rec, xb, kb, csb, n_tok, n_head, n_head_kv, hd, uint32_t(n_rot), stride,
+                      k_stride, neox);
+        } else {
+            k.rope(rec, xb, csb, n_tok, n_head, hd, uint32_t(n_rot), offset, stride, neox);
+        }
         rec.submit();
-        std::vector<double> want(x.begin(), x.end());
-        for (uint32_t t = 0; t < n_tok; ++t) {
-            for (uint32_t h = 0; h < n_head; ++h) {
-                const uint32_t base = offset + t * stride + h * hd;
-                for (uint32_t i = 0; i < half; ++i) {
-                    const uint32_t a = neox ? base + i : base + 2 * i;
-                    const uint32_t b = neox ? base + i + half : base + 2 * i + 1;
-                    const double co = csd[(t * half + i) * 2], si = csd[(t * half + i) * 2 + 1];
-                    want[a] = double(x[a]) * co - double(x[b]) * si;
-                    want[b] = double(x[a]) * si + double(x[b]) * co;
+        // float64 rotation of the heads of `v` (the cos/sin the shader got).
+        auto rotated = [&](const std::vector<float>& v, uint32_t heads, uint32_t off,
+                           uint32_t str) {
+            std::vector<double> want(v.begin(), v.end());
+            for (uint32_t t = 0; t < n_tok; ++t) {
+                for (uint32_t h = 0; h < heads; ++h) {
+                    const uint32_t base = off + t * str + h * hd;
+                    for (uint32_t i = 0; i < half; ++i) {
+                        const uint32_t a = neox ? base + i : base + 2 * i;
+                        const uint32_t b = neox ? base + i + half : base + 2 * i + 1;
+                        const double co = cs[(t * half + i) * 2], si = cs[(t * half + i) * 2 + 1];
+                        want[a] = double(v[a]) * co - double(v[b]) * si;
+                        want[b] = double(v[a]) * si + double(v[b]) * co;
+                    }
                 }
             }
-        }
-        const double err = rel_error(download(xb, x.size()), want);
+            return want;
+        };
+        const double err = rel_error(download(xb, x.size()), rotated(x, n_head, offset, stride));
         QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
+        // Without pair, K must be untouched; with it, rotated.
+        const auto want_k =
+            pair ? rotated(kx, n_head_kv, 0, k_stride) : std::vector<double>(kx.begin(), kx.end());
+        const double ek = rel_error(download(kb, kx.size()), want_k);
+        QVERIFY2(ek <= 1e-5, qPrintable(QString("K rel error %1").arg(ek)));
     }
 
     void kv_write_data() {
         QTest::addColumn<bool>("f16");
-        QTest::newRow("f32") << false;
-        QTest::newRow("f16") << true;
+        QTest::addColumn<bool>("pair");  // kv_write_kv: K and V in one dispatch
+        QTest::newRow("f32") << false << false;
+        QTest::newRow("f16") << true << false;
+        QTest::newRow("f32 kv") << false << true;
+        QTest::newRow("f16 kv") << true << true;
     }
 
     void kv_write() {
         QFETCH(bool, f16);
+        QFETCH(bool, pair);
         Context& c = ctx(0);
         const uint32_t n = 66, n_tok = 5, n_ctx = 40;
-        const auto src = rand_vec(n * n_tok, -4.0f, 4.0f);
+        const auto src = rand_vec(n * n_tok, -4.0f, 4.0f), src2 = rand_vec(n * n_tok, -4.0f, 4.0f);
         const std::vector<int32_t> cells = {7, 0, 39, 12, 13};
-        Buffer sb = upload_floats(c, src), slb = upload_ints(c, cells);
+        Buffer sb = upload_floats(c, src), sb2 = upload_floats(c, src2),
+               slb = upload_ints(c, cells);
         Buffer cache(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
+        Buffer cache2(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
         cache.fill(f16 ? 0x7E007E00u : kNaN);
+        cache2.fill(f16 ? 0x7E007E00u : kNaN);
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        k.kv_write(rec, sb, slb, cache, n, n_tok, f16);
-        rec.submit();
-        std::vector<float> got;
-        std::vector<double> want;
-        std::vector<uint8_t> raw(cache.size());
-        cache.download(raw.data(), raw.size());
-        for (uint32_t t = 0; t < n_tok; ++t) {
-            for (uint32_t i = 0; i < n; ++i) {
-                const size_t idx = size_t(cells[t]) * n + i;
-                float v;
-                if (f16) {
-                    uint16_t h;
-                    std::memcpy(&h, raw.data() + idx * 2, 2);
-                    v = ggml::fp16_to_fp32(h);
-                } else {
-                    std::memcpy(&v, raw.data() + idx * 4, 4);
-                }
-                got.push_back(v);
-                want.push_back(src[t * n + i]);
-            }
+        if (pair) {
+            k.kv_write_kv(rec, sb, sb2, slb, cache, cache2, n, n_tok, f16);
+        } else {
+            k.kv_write(rec, sb, slb, cache, n, n_tok, f16);
         }
-        const double err = rel_error(got, want);
-        QVERIFY2(err <= (f16 ? 1e-3 : 0.0), qPrintable(QString("rel error %1").arg(err)));
+        rec.submit();
+        // The written rows of `buf` against `want_src` (rows of untouched
+        // cells stay poisoned and are not read).
+        auto check = [&](const Buffer& buf, const std::vector<float>& want_src, const char* what) {
+            std::vector<float> got;
+            std::vector<double> want;
+            std::vector<uint8_t> raw(buf.size());
+            buf.download(raw.data(), raw.size());
+            for (uint32_t t = 0; t < n_tok; ++t) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    const size_t idx = size_t(cells[t]) * n + i;
+                    float v;
+                    if (f16) {
+                        uint16_t h;
+                        std::memcpy(&h, raw.data() + idx * 2, 2);
+                        v = ggml::fp16_to_fp32(h);
+                    } else {
+                        std::memcpy(&v, raw.data() + idx * 4, 4);
+                    }
+                    got.push_back(v);
+                    want.push_back(want_src[t * n + i]);
+                }
+            }
+            const double err = rel_error(got, want);
+            QVERIFY2(err <= (f16 ? 1e-3 : 0.0),
+                     qPrintable(QString("%1 rel error %2").arg(what).arg(err)));
+        };
+        check(cache, src, "K");
+        if (pair) check(cache2, src2, "V");
     }
 
     void attention_data() {
