@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "common/gguf_bytes.h"
+#include "common/greedy_golden.h"
+#include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/cpu_llama.h"
@@ -27,53 +30,17 @@ using namespace wb::model;
 
 namespace {
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kShared = wbtest::shared_dir();
 const std::string kStories = kShared + "/models/stories260K.gguf";
 const std::string kTiny = kShared + "/models/llama-2-tiny-random.gguf";
 
-struct GoldenRecord {
-    int id = 0;
-    std::vector<int32_t> prompt;
-    std::vector<int32_t> generated;
-    std::vector<std::pair<int32_t, float>> top10, top10_f32_kv;
-    std::vector<float> step_gap;  // [48] top1 - top2 logit per step (F16 KV run)
-};
-
-std::vector<int32_t> ids(const QJsonArray& a) {
-    std::vector<int32_t> out;
-    for (const auto& v : a) out.push_back(v.toInt());
-    return out;
-}
-
-std::vector<std::pair<int32_t, float>> pairs(const QJsonArray& a) {
-    std::vector<std::pair<int32_t, float>> out;
-    for (const auto& v : a) {
-        const QJsonArray p = v.toArray();
-        out.emplace_back(p[0].toInt(), static_cast<float>(p[1].toDouble()));
-    }
-    return out;
-}
+// llama.cpp's greedy records (tests/common/greedy_golden.h); logits and
+// margins are compared in float below, as this test always has.
+using GoldenRecord = wbtest::GreedyGolden;
+using wbtest::ids;
 
 std::vector<GoldenRecord> golden_records() {
-    QFile f(QString::fromStdString(kShared + "/golden/stories260K_greedy.jsonl"));
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open golden jsonl");
-    std::vector<GoldenRecord> out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (line.trimmed().isEmpty()) continue;
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        GoldenRecord r;
-        r.id = o["id"].toInt();
-        r.prompt = ids(o["prompt_token_ids"].toArray());
-        r.generated = ids(o["generated_token_ids"].toArray());
-        r.top10 = pairs(o["top10"].toArray());
-        r.top10_f32_kv = pairs(o["top10_f32_kv"].toArray());
-        for (const auto& s : o["step_top2"].toArray()) {
-            const QJsonArray a = s.toArray();
-            r.step_gap.push_back(static_cast<float>(a[1].toDouble() - a[3].toDouble()));
-        }
-        out.push_back(r);
-    }
-    return out;
+    return wbtest::read_greedy_golden();
 }
 
 std::unique_ptr<Model> load(const std::string& path, KvType kv, uint32_t n_ctx = 512,
@@ -119,20 +86,20 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 /// divergence is accepted only at a step whose golden top1-top2 gap is
 /// below `tie_tol` (a numerical tie, see the golden README).
 void check_greedy(Model& m, const GoldenRecord& r, float tie_tol) {
-    std::vector<float> logits = prefill(m, r.prompt);
-    int32_t pos = static_cast<int32_t>(r.prompt.size());
+    std::vector<float> logits = prefill(m, r.prompt_ids);
+    int32_t pos = static_cast<int32_t>(r.prompt_ids.size());
     for (size_t step = 0; step < r.generated.size(); ++step) {
         const int32_t tok = argmax(logits);
         if (tok != r.generated[step]) {
-            QVERIFY2(r.step_gap[step] < tie_tol,
+            QVERIFY2(float(r.margin[step]) < tie_tol,
                      qPrintable(QString("prompt %1 step %2: got %3, golden %4 (gap %5)")
                                     .arg(r.id)
                                     .arg(step)
                                     .arg(tok)
                                     .arg(r.generated[step])
-                                    .arg(double(r.step_gap[step]))));
+                                    .arg(r.margin[step])));
             qInfo("prompt %d: numerical tie at step %zu (gap %g), compared up to it", r.id, step,
-                  double(r.step_gap[step]));
+                  r.margin[step]);
             return;  // tie: the continuations may differ from here on
         }
         Batch b;
@@ -361,10 +328,10 @@ class TestCpuLlama : public QObject {
         auto m = load(kStories, KvType::F32, 512, 1);
         for (const GoldenRecord& r : golden_records()) {
             m->seq_rm(0);
-            const std::vector<float> logits = prefill(*m, r.prompt);
+            const std::vector<float> logits = prefill(*m, r.prompt_ids);
             QCOMPARE(logits.size(), size_t{512});
             for (const auto& [id, want] : r.top10_f32_kv) {
-                QVERIFY2(std::fabs(logits[size_t(id)] - want) <= 1e-3f,
+                QVERIFY2(std::fabs(logits[size_t(id)] - float(want)) <= 1e-3f,
                          qPrintable(QString("prompt %1 token %2: %3 vs golden %4")
                                         .arg(r.id)
                                         .arg(id)
@@ -379,9 +346,9 @@ class TestCpuLlama : public QObject {
         auto m = load(kStories, KvType::F16);
         for (const GoldenRecord& r : golden_records()) {
             m->seq_rm(0);
-            const std::vector<float> logits = prefill(*m, r.prompt);
+            const std::vector<float> logits = prefill(*m, r.prompt_ids);
             for (const auto& [id, want] : r.top10) {
-                QVERIFY2(std::fabs(logits[size_t(id)] - want) <= 2e-2f,
+                QVERIFY2(std::fabs(logits[size_t(id)] - float(want)) <= 2e-2f,
                          qPrintable(QString("prompt %1 token %2: %3 vs golden %4")
                                         .arg(r.id)
                                         .arg(id)
@@ -393,14 +360,12 @@ class TestCpuLlama : public QObject {
 
     void full_first_logits() {
         for (int which : {0, 5}) {
-            QFile f(QString::fromStdString(kShared + "/golden/stories260K_first_logits_" +
-                                           std::to_string(which) + ".json"));
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            const QJsonObject o = wbtest::read_json(kShared + "/golden/stories260K_first_logits_" +
+                                                    std::to_string(which) + ".json");
             const QJsonArray want = o["logits_f32_kv"].toArray();
             QCOMPARE(want.size(), 512);
             auto m = load(kStories, KvType::F32);
-            const std::vector<float> got = prefill(*m, ids(o["prompt_token_ids"].toArray()));
+            const std::vector<float> got = prefill(*m, ids(o["prompt_token_ids"]));
             float worst = 0.0f;
             for (int i = 0; i < 512; ++i) {
                 worst = std::max(worst, std::fabs(got[size_t(i)] - float(want[i].toDouble())));
@@ -423,12 +388,12 @@ class TestCpuLlama : public QObject {
     void token_by_token_equals_batch_prefill() {
         const GoldenRecord r = golden_records()[1];
         auto whole = load(kStories, KvType::F32);
-        const std::vector<float> batch_logits = prefill(*whole, r.prompt);
+        const std::vector<float> batch_logits = prefill(*whole, r.prompt_ids);
         auto step = load(kStories, KvType::F32);
         std::vector<float> logits;
-        for (size_t i = 0; i < r.prompt.size(); ++i) {
+        for (size_t i = 0; i < r.prompt_ids.size(); ++i) {
             Batch b;
-            b.add(r.prompt[i], int32_t(i), 0, true);
+            b.add(r.prompt_ids[i], int32_t(i), 0, true);
             step->decode(b, logits);
         }
         QVERIFY(max_abs_diff(batch_logits, logits) <= 1e-5f);
@@ -437,8 +402,8 @@ class TestCpuLlama : public QObject {
 
     void two_sequences_in_one_batch_equal_each_alone() {
         const auto recs = golden_records();
-        const std::vector<int32_t>& a = recs[0].prompt;  // 5 tokens
-        const std::vector<int32_t>& c = recs[2].prompt;  // 28 tokens
+        const std::vector<int32_t>& a = recs[0].prompt_ids;  // 5 tokens
+        const std::vector<int32_t>& c = recs[2].prompt_ids;  // 28 tokens
         // Alone: seq A fully, seq C fully.
         auto m1 = load(kStories, KvType::F32);
         const std::vector<float> alone_a = prefill(*m1, a);
@@ -478,7 +443,7 @@ class TestCpuLlama : public QObject {
     }
 
     void decode_error_leaves_cache_unchanged() {
-        const std::vector<int32_t> p = golden_records()[0].prompt;
+        const std::vector<int32_t> p = golden_records()[0].prompt_ids;
         auto m = load(kStories, KvType::F32, 8, 1);
         (void)prefill(*m, p);  // 5 of 8 cells used
         const uint32_t free_before = m->n_free_cells();

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/greedy_golden.h"
 #include "common/shared_dir.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
@@ -36,42 +37,8 @@ namespace {
 
 const std::string kModel = wbtest::shared_dir() + "/models/stories260K.gguf";
 
-struct Golden {
-    int id = 0;
-    std::string prompt;
-    std::vector<int32_t> prompt_ids;
-    std::vector<int32_t> generated;
-    std::string text;
-    std::vector<double> margin;  // [48] top1 - top2 logit at each step
-};
-
-std::vector<int32_t> ints(const QJsonArray& a) {
-    std::vector<int32_t> v;
-    for (const auto& x : a) v.push_back(x.toInt());
-    return v;
-}
-
-std::vector<Golden> load_golden() {
-    QFile f(QString::fromStdString(wbtest::shared_dir() + "/golden/stories260K_greedy.jsonl"));
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open golden file");
-    std::vector<Golden> out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (line.trimmed().isEmpty()) continue;
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        Golden g;
-        g.id = o["id"].toInt();
-        g.prompt = o["prompt"].toString().toStdString();
-        g.prompt_ids = ints(o["prompt_token_ids"].toArray());
-        g.generated = ints(o["generated_token_ids"].toArray());
-        g.text = o["generated_text"].toString().toStdString();
-        for (const auto& s : o["step_top2"].toArray()) {
-            const QJsonArray a = s.toArray();
-            g.margin.push_back(a[1].toDouble() - a[3].toDouble());
-        }
-        out.push_back(std::move(g));
-    }
-    return out;
-}
+// llama.cpp's greedy records (tests/common/greedy_golden.h).
+using Golden = wbtest::GreedyGolden;
 
 /// Golden comparison as the golden README advises: exact, except that a
 /// backend whose logits differ from llama.cpp's may take the other branch
@@ -278,7 +245,7 @@ class TestScheduler : public QObject {
 
   private slots:
     void initTestCase() {
-        golden_ = load_golden();
+        golden_ = wbtest::read_greedy_golden();
         QCOMPARE(golden_.size(), size_t{6});
     }
 

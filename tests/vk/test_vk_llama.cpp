@@ -17,6 +17,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/greedy_golden.h"
+#include "common/json_fixtures.h"
 #include "gguf/gguf.h"
 #include "model/cpu_llama.h"
 #include "model/vk_llama.h"
@@ -28,49 +30,10 @@ using namespace wb::model;
 
 namespace {
 
-const QString kShared = QString::fromStdString(vk::test::shared_dir());
 const std::string kModel = vk::test::shared_dir() + "/models/stories260K.gguf";
 
-struct Golden {
-    int id = 0;
-    std::vector<int32_t> prompt;
-    std::vector<int32_t> generated;
-    std::vector<std::pair<int, double>> top10, top10_f32;
-    std::vector<double> margins;  // top1 - top2 logit per step (F16 KV run)
-};
-
-std::vector<int32_t> ints(const QJsonArray& a) {
-    std::vector<int32_t> v;
-    for (const auto& x : a) v.push_back(x.toInt());
-    return v;
-}
-
-std::vector<std::pair<int, double>> top(const QJsonArray& a) {
-    std::vector<std::pair<int, double>> v;
-    for (const auto& x : a) v.push_back({x.toArray()[0].toInt(), x.toArray()[1].toDouble()});
-    return v;
-}
-
-std::vector<Golden> load_golden() {
-    QFile f(kShared + "/golden/stories260K_greedy.jsonl");
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot open golden data %s", qPrintable(f.fileName()));
-    std::vector<Golden> out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (line.trimmed().isEmpty()) continue;
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        Golden g;
-        g.id = o["id"].toInt();
-        g.prompt = ints(o["prompt_token_ids"].toArray());
-        g.generated = ints(o["generated_token_ids"].toArray());
-        g.top10 = top(o["top10"].toArray());
-        g.top10_f32 = top(o["top10_f32_kv"].toArray());
-        for (const auto& s : o["step_top2"].toArray())
-            g.margins.push_back(s.toArray()[1].toDouble() - s.toArray()[3].toDouble());
-        out.push_back(g);
-    }
-    return out;
-}
+// llama.cpp's greedy records (tests/common/greedy_golden.h).
+using Golden = wbtest::GreedyGolden;
 
 int argmax(const float* v, size_t n) {
     return static_cast<int>(std::max_element(v, v + n) - v);  // first max: ties to the lower id
@@ -132,7 +95,7 @@ class TestVkLlama : public QObject {
 
   private slots:
     void initTestCase() {
-        golden_ = load_golden();
+        golden_ = wbtest::read_greedy_golden();
         QCOMPARE(golden_.size(), size_t(6));
     }
 
@@ -141,10 +104,10 @@ class TestVkLlama : public QObject {
         qInfo("device: %s", m->backend_name().c_str());
         for (const Golden& g : golden_) {
             std::vector<float> first;
-            const auto ids = greedy(*m, g.prompt, 48, &first);
+            const auto ids = greedy(*m, g.prompt_ids, 48, &first);
             QVERIFY2(ids == g.generated,
                      qPrintable(QString("prompt %1: generated ids differ").arg(g.id)));
-            for (const auto& [tok, logit] : g.top10_f32) {
+            for (const auto& [tok, logit] : g.top10_f32_kv) {
                 const double d = std::abs(double(first[size_t(tok)]) - logit);
                 QVERIFY2(d <= 1e-3, qPrintable(QString("prompt %1 token %2: %3 vs %4")
                                                    .arg(g.id)
@@ -161,7 +124,7 @@ class TestVkLlama : public QObject {
         auto m = make_model(KvType::F16);
         for (const Golden& g : golden_) {
             std::vector<float> first;
-            const auto ids = greedy(*m, g.prompt, 48, &first);
+            const auto ids = greedy(*m, g.prompt_ids, 48, &first);
             for (const auto& [tok, logit] : g.top10) {
                 const double d = std::abs(double(first[size_t(tok)]) - logit);
                 QVERIFY2(d <= 2e-2, qPrintable(QString("prompt %1 token %2: %3 vs %4")
@@ -174,15 +137,15 @@ class TestVkLlama : public QObject {
             // (golden README: top1-top2 gap below our F16 logit tolerance).
             for (size_t s = 0; s < ids.size(); ++s) {
                 if (ids[s] == g.generated[s]) continue;
-                QVERIFY2(g.margins[s] < 2e-2,
+                QVERIFY2(g.margin[s] < 2e-2,
                          qPrintable(QString("prompt %1 step %2: %3 vs %4 (gap %5)")
                                         .arg(g.id)
                                         .arg(s)
                                         .arg(ids[s])
                                         .arg(g.generated[s])
-                                        .arg(g.margins[s])));
+                                        .arg(g.margin[s])));
                 qInfo("prompt %d: numerical tie at step %zu (gap %g), compared up to it", g.id, s,
-                      g.margins[s]);
+                      g.margin[s]);
                 break;
             }
             m->seq_rm(0);
@@ -193,10 +156,10 @@ class TestVkLlama : public QObject {
     void full_first_logits_f32_kv() {
         auto m = make_model(KvType::F32);
         for (int which : {0, 5}) {
-            QFile f(kShared + QString("/golden/stories260K_first_logits_%1.json").arg(which));
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-            const auto prompt = ints(o["prompt_token_ids"].toArray());
+            const QJsonObject o =
+                wbtest::read_json(vk::test::shared_dir() + "/golden/stories260K_first_logits_" +
+                                  std::to_string(which) + ".json");
+            const auto prompt = wbtest::ids(o["prompt_token_ids"]);
             const QJsonArray want = o["logits_f32_kv"].toArray();
             std::vector<float> first;
             greedy(*m, prompt, 1, &first);
@@ -213,7 +176,7 @@ class TestVkLlama : public QObject {
 
     void repeated_runs_identical() {
         auto m = make_model(KvType::F32);
-        const auto& prompt = golden_[5].prompt;  // the long one: several attention tiles
+        const auto& prompt = golden_[5].prompt_ids;  // the long one: several attention tiles
         std::vector<float> a, b;
         greedy(*m, prompt, 4, &a);
         m->seq_rm(0);
@@ -234,10 +197,12 @@ class TestVkLlama : public QObject {
         // Prefill both prompts in ONE ubatch (different lengths, interleaved
         // sequences), then decode both sequences' tokens together.
         Batch b;
-        const size_t n = std::max(A.prompt.size(), B.prompt.size());
+        const size_t n = std::max(A.prompt_ids.size(), B.prompt_ids.size());
         for (size_t i = 0; i < n; ++i) {
-            if (i < A.prompt.size()) b.add(A.prompt[i], int32_t(i), 0, i + 1 == A.prompt.size());
-            if (i < B.prompt.size()) b.add(B.prompt[i], int32_t(i), 1, i + 1 == B.prompt.size());
+            if (i < A.prompt_ids.size())
+                b.add(A.prompt_ids[i], int32_t(i), 0, i + 1 == A.prompt_ids.size());
+            if (i < B.prompt_ids.size())
+                b.add(B.prompt_ids[i], int32_t(i), 1, i + 1 == B.prompt_ids.size());
         }
         std::vector<float> logits;
         m->decode(b, logits);
@@ -245,7 +210,7 @@ class TestVkLlama : public QObject {
         QCOMPARE(logits.size(), 2 * V);
         // Output order is batch order: A's last token comes before B's.
         std::vector<int32_t> got_a, got_b;
-        int32_t pa = int32_t(A.prompt.size()), pb = int32_t(B.prompt.size());
+        int32_t pa = int32_t(A.prompt_ids.size()), pb = int32_t(B.prompt_ids.size());
         for (int s = 0; s < steps; ++s) {
             const int32_t ta = argmax(logits.data(), V), tb = argmax(logits.data() + V, V);
             got_a.push_back(ta);
@@ -262,9 +227,9 @@ class TestVkLlama : public QObject {
         QVERIFY(std::equal(got_b.begin(), got_b.end(), B.generated.begin()));
         // And each alone on a fresh model gives the same.
         auto solo = make_model(KvType::F32);
-        QVERIFY(greedy(*solo, A.prompt, steps) == got_a);
+        QVERIFY(greedy(*solo, A.prompt_ids, steps) == got_a);
         solo->seq_rm(0);
-        QVERIFY(greedy(*solo, B.prompt, steps) == got_b);
+        QVERIFY(greedy(*solo, B.prompt_ids, steps) == got_b);
         expect_clean(*m);
     }
 
@@ -273,7 +238,7 @@ class TestVkLlama : public QObject {
         // 64 cells keep one layer's KV cache (64 * 32 * 4 bytes) in range.
         auto m = make_model(KvType::F32, 1, 8192, 64);
         const Golden& g = golden_[0];
-        QVERIFY(greedy(*m, g.prompt, 48) == g.generated);
+        QVERIFY(greedy(*m, g.prompt_ids, 48) == g.generated);
         expect_clean(*m);
     }
 
@@ -305,7 +270,7 @@ class TestVkLlama : public QObject {
         o.device.force_word_access = words;
         VkLlama gpu(file, cp, o);
         CpuLlama cpu(file, cp);
-        const auto& prompt = golden_[1].prompt;  // 22 tokens
+        const auto& prompt = golden_[1].prompt_ids;  // 22 tokens
         Batch b;
         for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], int32_t(i), 0, true);
         std::vector<float> lg, lc;
@@ -350,7 +315,7 @@ class TestVkLlama : public QObject {
         QVERIFY(threw);
         QCOMPARE(m->n_free_cells(), free_before);
         QVERIFY(
-            greedy(*m, golden_[0].prompt, 8) ==
+            greedy(*m, golden_[0].prompt_ids, 8) ==
             std::vector<int32_t>(golden_[0].generated.begin(), golden_[0].generated.begin() + 8));
         expect_clean(*m);
     }
