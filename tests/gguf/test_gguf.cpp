@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/gguf_bytes.h"
+#include "common/shared_dir.h"
 #include "gguf/gguf.h"
 
 using wb::gguf::File;
@@ -18,7 +19,7 @@ using wbtest::GgufBytes;
 
 namespace {
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kShared = wbtest::shared_dir();
 
 // A small valid GGUF v3 file: one KV of every type (arrays included), two
 // tensors (f32 [4, 2] and q8_0 [32]), with the byte offset of each section.

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
@@ -27,14 +29,10 @@ using wb::gguf::ValueType;
 
 namespace {
 
-const QString kGolden = QStringLiteral(WB_SHARED_DIR "/golden/quant/");
-const std::string kModel = WB_SHARED_DIR "/models/stories260K.gguf";
+const std::string kGolden = wbtest::shared_dir() + "/golden/quant/";
+const std::string kModel = wbtest::shared_dir() + "/models/stories260K.gguf";
 
-QJsonObject read_json(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(path));
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
+using wbtest::read_json;
 
 QByteArray hex_bytes(const QJsonValue& v) {
     return QByteArray::fromHex(v.toString().toLatin1());
@@ -350,7 +348,7 @@ class TestQuant : public QObject {
 
     void requantizing_copies_tensors_already_in_the_type() {
         // Q8_0 file -> q8_0: every tensor is already in its output type.
-        const std::string in = WB_SHARED_DIR "/golden/quant/stories260K-q8_0.gguf";
+        const std::string in = kGolden + "stories260K-q8_0.gguf";
         const std::string out = tmp("again-q8_0.gguf");
         wb::quant::quantize_file(in, out, wb::quant::Target::Q8_0);
         QCOMPARE(file_sha256(out), file_sha256(in));
@@ -376,7 +374,7 @@ class TestQuant : public QObject {
     void bad_inputs_give_clear_errors() {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, wb::quant::parse_target("q5_k"));
         try {
-            wb::quant::quantize_file(WB_SHARED_DIR "/models/nope.gguf", tmp("x.gguf"),
+            wb::quant::quantize_file(wbtest::shared_dir() + "/models/nope.gguf", tmp("x.gguf"),
                                      wb::quant::Target::Q8_0);
             QFAIL("missing input accepted");
         } catch (const std::exception& e) {

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "gguf/gguf.h"
 #include "tokenizer/tokenizer.h"
 
@@ -20,7 +22,7 @@ using wb::tokenizer::Vocab;
 
 namespace {
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kShared = wbtest::shared_dir();
 const std::string kFffd = "\xEF\xBF\xBD";  // U+FFFD
 
 int32_t byte_id(unsigned b) {
@@ -121,12 +123,9 @@ class TestStreamDetokenizer : public QObject {
     }
 
     void goldenStreamEqualsPieces() {
-        QFile f(QString::fromStdString(kShared + "/golden/stories260K_greedy.jsonl"));
-        QVERIFY(f.open(QIODevice::ReadOnly));
         int records = 0;
-        for (const QByteArray& line : f.readAll().split('\n')) {
-            if (line.trimmed().isEmpty()) continue;
-            const QJsonObject r = QJsonDocument::fromJson(line).object();
+        for (const QJsonObject& r :
+             wbtest::read_jsonl(kShared + "/golden/stories260K_greedy.jsonl")) {
             StreamDetokenizer s(vocab_);
             std::string streamed, pieces;
             for (const auto& v : r["generated_token_ids"].toArray()) {

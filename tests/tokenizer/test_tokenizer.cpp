@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "common/gguf_bytes.h"
+#include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "gguf/gguf.h"
 #include "tokenizer/tokenizer.h"
 
@@ -26,7 +28,7 @@ using wbtest::GgufBytes;
 
 namespace {
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kShared = wbtest::shared_dir();
 const std::string kVocabDir = kShared + "/models/vocab/";
 const std::string kStories = kShared + "/models/stories260K.gguf";
 const std::string kTinyRandom = kShared + "/models/llama-2-tiny-random.gguf";
@@ -85,20 +87,8 @@ QString ids_str(const std::vector<int32_t>& ids) {
     return s.join(' ');
 }
 
-std::vector<int32_t> to_ids(const QJsonArray& a) {
-    std::vector<int32_t> ids;
-    for (const auto& v : a) ids.push_back(v.toInt());
-    return ids;
-}
-
 std::vector<QJsonObject> golden_records() {
-    std::vector<QJsonObject> recs;
-    const QString all =
-        QString::fromStdString(read_all(kShared + "/golden/stories260K_greedy.jsonl"));
-    for (const QString& line : all.split('\n', Qt::SkipEmptyParts)) {
-        recs.push_back(QJsonDocument::fromJson(line.toUtf8()).object());
-    }
-    return recs;
+    return wbtest::read_jsonl(kShared + "/golden/stories260K_greedy.jsonl");
 }
 
 // Concatenated stored texts of `ids` (what SPM must preserve when no byte
@@ -207,9 +197,9 @@ class TestTokenizer : public QObject {
         for (const QJsonObject& r : recs) {
             const std::string prompt = r["prompt"].toString().toStdString();
             QCOMPARE(ids_str(v.tokenize(prompt, /*add_special=*/true)),
-                     ids_str(to_ids(r["prompt_token_ids"].toArray())));
+                     ids_str(wbtest::ids(r["prompt_token_ids"])));
             std::string text;
-            for (int32_t id : to_ids(r["generated_token_ids"].toArray())) {
+            for (int32_t id : wbtest::ids(r["generated_token_ids"])) {
                 text += v.token_to_piece(id);
             }
             QCOMPARE(text, r["generated_text"].toString().toStdString());
