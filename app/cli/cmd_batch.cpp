@@ -11,12 +11,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "args.h"
@@ -44,12 +46,14 @@ const CommandSpec kSpec{
     "first non-blank line starts with '{'). A malformed line is reported with\n"
     "its line number and nothing runs, unless --skip-invalid is given.\n"
     "\n"
-    "All prompts are submitted at once; --concurrency requests run together,\n"
-    "the rest wait in the queue (a full queue rejects at once). One result\n"
+    "All prompts are submitted at once, before any runs; --concurrency requests\n"
+    "run together, the rest wait in the queue. A full queue rejects at once, so\n"
+    "with --max-queue Q only the first Q prompts are accepted. One result\n"
     "record per request (id, prompt, output, token ids, finish reason, timings)\n"
     "goes to --out (or stdout) as JSONL the moment it finishes, flushed, so an\n"
     "interrupted run keeps every finished record. Ctrl-C cancels the rest\n"
-    "cleanly (their records say \"cancelled\") and exits with status 130.\n"
+    "cleanly (their records say \"cancelled\") and exits with status 130; a\n"
+    "second Ctrl-C at least 0.5 s later kills at once.\n"
     "A progress line and the metrics table (count, mean, p50, p90, p95, p99,\n"
     "max of queue wait, TTFT, ITL, TPOT, end-to-end latency; tokens/s) go to\n"
     "stderr. TTFT counts from submission, as vLLM's benchmark does. Each\n"
@@ -61,7 +65,8 @@ const CommandSpec kSpec{
             {
                 {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
                 {"concurrency", 0, "N", "requests running at once = KV-cache slots (default: 4)"},
-                {"max-queue", 0, "Q", "requests that may wait for a slot (default: all prompts)"},
+                {"max-queue", 0, "Q",
+                 "requests that may wait; only the first Q prompts run (default: all)"},
                 {"timeout-ms", 0, "T",
                  "total timeout per request from submission, ms (default: none)"},
                 {"queue-timeout-ms", 0, "T", "longest wait for a slot, ms (default: none)"},
@@ -86,10 +91,37 @@ const CommandSpec kSpec{
 };
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int64_t> g_first_sigint_ns{0};  // CLOCK_MONOTONIC of the first SIGINT
 
+int64_t monotonic_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe (POSIX)
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// First SIGINT: cancel cleanly. A later one kills at once (a second Ctrl-C),
+// except within 500 ms of the first: `timeout -s INT` and process managers
+// signal both the process and its group, so one interrupt arrives twice.
 extern "C" void on_sigint(int) {
-    g_interrupted.store(true);
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
+    const int64_t now = monotonic_ns();
+    int64_t expected = 0;
+    if (g_first_sigint_ns.compare_exchange_strong(expected, now)) {
+        g_interrupted.store(true);
+    } else if (now - expected >= 500'000'000) {
+        std::signal(SIGINT, SIG_DFL);
+        std::raise(SIGINT);
+    }
+}
+
+// Adds one to `reason`'s count, appending it when first seen.
+void count_reason(std::vector<std::pair<std::string, size_t>>& counts, const std::string& reason) {
+    for (auto& [r, n] : counts) {
+        if (r == reason) {
+            ++n;
+            return;
+        }
+    }
+    counts.emplace_back(reason, 1);
 }
 
 std::optional<double> opt(double v) {
@@ -224,6 +256,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     }
 
     g_interrupted.store(false);
+    g_first_sigint_ns.store(0);
     std::signal(SIGINT, on_sigint);
     sched.start();
 
@@ -231,6 +264,11 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const bool tty = isatty(fileno(stderr)) != 0;
     const size_t total = pf.entries.size();
     size_t finished = 0;
+    // Finish reasons of every record written, in the order first seen. The
+    // scheduler's metrics leave out requests refused at submission (prompt
+    // too long, queue full), so the summary counts the records itself.
+    std::vector<std::pair<std::string, size_t>> reasons_seen;
+    size_t refused = 0;  // error or rejected without ever being queued
     bool interrupted = false;
     auto last_progress = std::chrono::steady_clock::now();
     std::vector<scheduler::Event> batch;
@@ -246,6 +284,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
         for (const scheduler::Event& e : batch) {
             if (e.type != scheduler::EventType::Finished) continue;
             ++finished;
+            count_reason(reasons_seen, scheduler::to_string(e.reason));
+            if ((e.reason == scheduler::FinishReason::Error ||
+                 e.reason == scheduler::FinishReason::Rejected) &&
+                std::isnan(e.timeline.admitted_ms)) {
+                ++refused;
+            }
             const PromptEntry& pe = *by_label.at(e.label);
             const std::string line =
                 result_record(e, pe.prompt)
@@ -316,16 +360,24 @@ int cmd_batch(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "\nbatch: %zu requests, concurrency %u, model %s, backend %s\n", total,
                  concurrency, model_path.c_str(), bm.model->backend_name().c_str());
     std::string reasons;
-    for (const auto& [reason, count] : s.finish_reasons) {
+    for (const auto& [reason, count] : reasons_seen) {
         reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
     }
     std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
+    if (refused > 0) {
+        std::fprintf(stderr,
+                     "refused at submission: %zu of %zu (prompt too long for a slot, queue full "
+                     "or invalid; see each record's message); the table counts the other %zu\n",
+                     refused, total, total - refused);
+    }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
     if (auto path = args.get("summary-json")) {
         nlohmann::json j = window_json(s.run);
         j["concurrency"] = concurrency;
+        j["requests_submitted"] = total;
+        j["requests_refused"] = refused;
         j["finish_reasons"] = nlohmann::json::object();
-        for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
+        for (const auto& [reason, count] : reasons_seen) j["finish_reasons"][reason] = count;
         FILE* f = std::fopen(path->c_str(), "w");
         if (!f) throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
         std::fprintf(f, "%s\n", j.dump(2).c_str());

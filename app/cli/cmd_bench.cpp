@@ -33,7 +33,11 @@ const CommandSpec kSpec{
     "of one token each; tokens/s = tokens / wall time of decode() (which waits for the\n"
     "GPU). Reports the median, standard deviation, min and max over -r repetitions\n"
     "after one warm-up. --profile adds the per-op GPU time table (timestamp queries)\n"
-    "of one prefill and of one decode step (Vulkan only).",
+    "of one prefill and of one decode step (Vulkan only).\n"
+    "\n"
+    "bench --concurrency LIST is the serving benchmark of the continuous-batching\n"
+    "scheduler at several concurrency levels, with its own options: see\n"
+    "'workbench-cli bench --concurrency 1 --help'.",
     concat(concat(model_options(), context_options()),
            {
                {"n-prompt", 'p', "N", "prefill tokens (default 64)"},
@@ -136,7 +140,8 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv);  // cmd_bench_c
 int cmd_bench(const std::vector<std::string>& argv) {
     // --concurrency LIST: the scheduler's serving benchmark (its own options).
     for (const std::string& a : argv) {
-        if (a == "--concurrency" || a.rfind("--concurrency=", 0) == 0) return cmd_bench_concurrency(argv);
+        if (a == "--concurrency" || a.rfind("--concurrency=", 0) == 0)
+            return cmd_bench_concurrency(argv);
     }
     const ParsedArgs args = parse_args(kSpec, argv);
     if (args.help) {

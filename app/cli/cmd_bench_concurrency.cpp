@@ -116,9 +116,31 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
     const auto n_gen = static_cast<int32_t>(args.get_int("n-gen", 64, 1, 1 << 16));
     const auto chunk = static_cast<uint32_t>(args.get_int("chunk", 64, 1, 1 << 16));
     const uint32_t max_level = *std::max_element(levels.begin(), levels.end());
+    // Checked before any level runs, so a bad value never costs a finished level.
+    if (auto st = args.get("step-tokens")) {
+        const int64_t v = args.get_int("step-tokens", 0, 1, 1 << 20);
+        if (v < max_level) {
+            throw UsageError("--step-tokens " + *st + " is smaller than the largest level " +
+                             std::to_string(max_level) +
+                             ": one ubatch must hold one decode token of every slot");
+        }
+    }
     // Each slot holds its prompt and output; 8 spare cells keep it off the edge.
     const auto per_slot = static_cast<uint32_t>(n_prompt + static_cast<size_t>(n_gen) + 8);
 
+    // Every request must fit its slot, or the levels would measure refused or
+    // cut-short requests (a prompt longer than the slot is refused outright).
+    if (args.get("ctx-size")) {
+        const int64_t c = args.get_int("ctx-size", 0, 1, int64_t{1} << 24);
+        // The last output token is sampled but never stored: p + n - 1 cells.
+        const int64_t need = static_cast<int64_t>(n_prompt) + n_gen - 1;
+        if (c < need) {
+            throw UsageError("-c " + std::to_string(c) + " KV cells per slot cannot hold -p " +
+                             std::to_string(n_prompt) + " prompt + -n " + std::to_string(n_gen) +
+                             " output tokens (" + std::to_string(need) + " cells); use -c " +
+                             std::to_string(need) + " or more, or leave -c out");
+        }
+    }
     const std::string model_path = resolve_model_path(args.get("model"));
     BatchModel bm = load_batch_model(model_path, args, max_level, per_slot);
     const bool json = args.has("json");
@@ -181,9 +203,9 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
             std::fflush(stdout);
         }
         if (s.run.requests_completed != n_req) {
-            throw std::runtime_error("bench: only " + std::to_string(s.run.requests_completed) +
-                                     " of " + std::to_string(n_req) +
-                                     " requests completed at concurrency " + std::to_string(level));
+            throw std::runtime_error("only " + std::to_string(s.run.requests_completed) + " of " +
+                                     std::to_string(n_req) + " requests completed at concurrency " +
+                                     std::to_string(level));
         }
     }
     if (!json) {

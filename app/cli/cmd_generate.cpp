@@ -260,8 +260,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
                         {"prefill_ms", g.prefill_ms},
                         {"prefill_tokens_per_s", prefill_tps},
                         {"decode_ms", g.decode_ms},
-                        {"decode_tokens_per_s", decode_tps},
-                        {"tpot_ms", n_gen > 1 ? g.decode_ms / (n_gen - 1) : 0.0},
+                        // One generated token means no decode step: no rate, no TPOT.
+                        {"decode_tokens_per_s",
+                         n_gen > 1 ? nlohmann::json(decode_tps) : nlohmann::json(nullptr)},
+                        {"tpot_ms", n_gen > 1 ? nlohmann::json(g.decode_ms / (n_gen - 1))
+                                              : nlohmann::json(nullptr)},
                         {"total_ms", g.total_ms}};
         // The detokenizer only emits valid UTF-8, but the prompt is user input.
         const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -269,22 +272,32 @@ int cmd_generate(const std::vector<std::string>& argv) {
     } else {
         std::printf("\n");
         std::fflush(stdout);
+        // The first token comes from prefill; with only that one there was no
+        // decode step, so there is no decode rate or TPOT to show.
+        char decode_line[128];
+        if (n_gen > 1) {
+            std::snprintf(decode_line, sizeof decode_line, "%.1f tokens/s (%.2f ms, TPOT %.3f ms)",
+                          decode_tps, g.decode_ms, g.decode_ms / (n_gen - 1));
+        } else {
+            std::snprintf(decode_line, sizeof decode_line,
+                          "- (no decode step: the only token came from prefill)");
+        }
         std::fprintf(stderr,
                      "\nprompt tokens:    %zu\n"
                      "generated tokens: %zu (finish: %s)\n"
                      "TTFT:             %.2f ms\n"
                      "prefill:          %.1f tokens/s (%.2f ms)\n"
-                     "decode:           %.1f tokens/s (%.2f ms, TPOT %.3f ms)\n"
+                     "decode:           %s\n"
                      "backend:          %s, seed %llu\n",
                      g.prompt_ids.size(), g.generated_ids.size(), g.finish_reason.c_str(),
-                     g.ttft_ms, prefill_tps, g.prefill_ms, decode_tps, g.decode_ms,
-                     n_gen > 1 ? g.decode_ms / (n_gen - 1) : 0.0, m->backend_name().c_str(),
+                     g.ttft_ms, prefill_tps, g.prefill_ms, decode_line, m->backend_name().c_str(),
                      static_cast<unsigned long long>(sp.seed));
     }
     if (vk_model && args.has("profile")) {
         const vk::Profile& prof = vk_model->profile();
-        std::fprintf(stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
-                     prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());
+        std::fprintf(
+            stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
+            prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());
     }
     return 0;
 }

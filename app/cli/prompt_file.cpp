@@ -2,9 +2,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -67,7 +68,11 @@ PromptFile parse_prompt_text(const std::string& text) {
     PromptFile out;
     std::vector<std::string> lines;
     {
-        std::istringstream in(text);
+        // A UTF-8 byte order mark (editors on Windows write one) is not part
+        // of the first line: with it, a JSONL file would read as plain text
+        // and every JSON line would run as a literal prompt.
+        const bool bom = text.rfind("\xEF\xBB\xBF", 0) == 0;
+        std::istringstream in(bom ? text.substr(3) : text);
         std::string l;
         while (std::getline(in, l)) lines.push_back(l);
     }
@@ -76,7 +81,7 @@ PromptFile parse_prompt_text(const std::string& text) {
         out.jsonl = l[l.find_first_not_of(" \t")] == '{';
         break;
     }
-    std::set<std::string> ids;
+    std::map<std::string, size_t> ids;  // id -> line that has it
     for (size_t i = 0; i < lines.size(); ++i) {
         std::string line = lines[i];
         if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -92,9 +97,13 @@ PromptFile parse_prompt_text(const std::string& text) {
         } else {
             e.prompt = line;
         }
-        if (e.id.empty()) e.id = "line-" + std::to_string(e.line);
-        if (!ids.insert(e.id).second) {
-            out.errors.push_back({e.line, "duplicate id \"" + e.id + "\""});
+        const bool own_id = !e.id.empty();
+        if (!own_id) e.id = "line-" + std::to_string(e.line);
+        if (const auto [it, fresh] = ids.emplace(e.id, e.line); !fresh) {
+            std::string problem =
+                "duplicate id \"" + e.id + "\" (line " + std::to_string(it->second) + " has it)";
+            if (!own_id) problem += "; this line has no \"id\", give it one";
+            out.errors.push_back({e.line, problem});
             continue;
         }
         out.entries.push_back(std::move(e));
@@ -103,6 +112,9 @@ PromptFile parse_prompt_text(const std::string& text) {
 }
 
 PromptFile read_prompt_file(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw std::runtime_error(path + ": is a directory, not a prompts file");
     std::ifstream f(path, std::ios::binary);
     if (!f)
         throw std::runtime_error(path + ": cannot read the prompts file: " + std::strerror(errno));

@@ -37,13 +37,14 @@ struct PromptFile {
 /// both. JSONL: each line one object with a non-empty string "prompt";
 /// optional "id" (string or integer), "max_tokens" (integer >= 1), "stop"
 /// (string or array of strings); other keys are ignored. Plain text: the
-/// line is the prompt (a trailing CR is dropped). Duplicate ids are errors
+/// line is the prompt (a trailing CR is dropped). A leading UTF-8 byte order
+/// mark is skipped before the format is chosen. Duplicate ids are errors
 /// (results are matched by id). Never throws for bad content: every problem
 /// becomes a PromptFileError with its line.
 PromptFile parse_prompt_text(const std::string& text);
 
 /// Reads and parses a file. Throws std::runtime_error "<path>: cannot read
-/// ..." when the file cannot be read.
+/// ..." when the file cannot be read, "<path>: is a directory ..." for a folder.
 PromptFile read_prompt_file(const std::string& path);
 
 }  // namespace wb::cli

@@ -19,7 +19,9 @@ const QString kShared = QStringLiteral(WB_SHARED_DIR);
 
 using Run = wbtest::ProcessResult;
 
-Run run_cli(const QStringList& args) { return wbtest::run_process(kCli, args, 120000); }
+Run run_cli(const QStringList& args) {
+    return wbtest::run_process(kCli, args, 120000);
+}
 
 QList<QJsonObject> golden() {
     QFile f(kShared + "/golden/stories260K_greedy.jsonl");
@@ -78,6 +80,24 @@ class TestCli : public QObject {
         QVERIFY(r.err.contains("generated tokens: 48"));
         QVERIFY(r.err.contains("TTFT:"));
         QVERIFY(r.err.contains("tokens/s"));
+    }
+
+    void one_token_has_no_decode_rate() {
+        // -n 1: the only token comes from prefill, so there is no decode step
+        // and no decode rate or TPOT (not 0 tokens/s, which reads as "stalled").
+        const Run j = run_cli({"generate", "--backend", "cpu", "-p", "Once upon a time", "-n", "1",
+                               "--temp", "0", "--json", "--no-log"});
+        QVERIFY2(j.code == 0, j.err.constData());
+        const QJsonObject t = QJsonDocument::fromJson(j.out).object()["timings"].toObject();
+        QVERIFY(t["tpot_ms"].isNull());
+        QVERIFY(t["decode_tokens_per_s"].isNull());
+        QVERIFY(t["ttft_ms"].toDouble() > 0.0);
+        const Run r = run_cli({"generate", "--backend", "cpu", "-p", "Once upon a time", "-n", "1",
+                               "--temp", "0", "--no-log"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.err.contains("generated tokens: 1"), r.err.constData());
+        QVERIFY2(r.err.contains("decode:           - (no decode step"), r.err.constData());
+        QVERIFY2(!r.err.contains("TPOT 0.000"), r.err.constData());
     }
 
     void same_seed_same_text() {

@@ -176,7 +176,16 @@ class TestBatchCli : public QObject {
         QCOMPARE(ids, (std::vector<QString>{"line-1", "line-3", "line-4"}));
     }
 
+    void sigint_cancels_and_keeps_finished_records_data() {
+        QTest::addColumn<int>("n_signals");
+        QTest::newRow("one SIGINT") << 1;
+        // `timeout -s INT` signals the process and its group: one interrupt
+        // arrives twice, back to back, and must still cancel cleanly.
+        QTest::newRow("two SIGINTs back to back") << 2;
+    }
+
     void sigint_cancels_and_keeps_finished_records() {
+        QFETCH(int, n_signals);
         // 40 requests of up to 300 tokens, 2 at a time: plenty still running
         // or queued when the first record appears and SIGINT arrives.
         QByteArray lines;
@@ -184,7 +193,7 @@ class TestBatchCli : public QObject {
             lines += QByteArray("Once upon a time ") + QByteArray::number(i) + "\n";
         const QString prompts = dir_.filePath("many.txt");
         write_file(prompts, lines);
-        const QString out = dir_.filePath("many-results.jsonl");
+        const QString out = dir_.filePath(QString("many-results-%1.jsonl").arg(n_signals));
         QProcess p;
         // The first request is short, so a record exists early.
         p.start(kCli, {"batch", "--prompts", prompts, "--concurrency", "2", "-n", "300",
@@ -198,7 +207,7 @@ class TestBatchCli : public QObject {
         }
         QVERIFY2(have_record, "no record appeared");
         QVERIFY(p.state() == QProcess::Running);
-        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        for (int i = 0; i < n_signals; ++i) ::kill(static_cast<pid_t>(p.processId()), SIGINT);
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 130);
@@ -216,6 +225,98 @@ class TestBatchCli : public QObject {
         QVERIFY(length >= 1);
         QVERIFY(cancelled >= 1);
         QCOMPARE(length + cancelled, 40);
+        QVERIFY(p.readAllStandardError().contains("finish reasons:"));  // the summary came
+    }
+
+    void refused_requests_are_in_the_summary() {
+        // -c 4 cells per slot: "Once upon a time" is 5 tokens with BOS (llama.cpp's
+        // golden prompt_token_ids), so it is refused at submission; "Hi" is 3
+        // tokens and runs. The summary must count all three records.
+        const QString prompts = dir_.filePath("refused.jsonl");
+        write_file(prompts,
+                   "{\"id\": \"long\", \"prompt\": \"Once upon a time\"}\n"
+                   "{\"id\": \"a\", \"prompt\": \"Hi\", \"max_tokens\": 1}\n"
+                   "{\"id\": \"b\", \"prompt\": \"Hi\", \"max_tokens\": 1}\n");
+        const QString out = dir_.filePath("refused-results.jsonl");
+        const QString summary = dir_.filePath("refused-summary.json");
+        const Run r = run({"batch", "--prompts", prompts, "-c", "4", "--concurrency", "2", "--temp",
+                           "0", "--backend", "cpu", "--no-log", "--quiet", "--out", out,
+                           "--summary-json", summary});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto recs = read_jsonl(out);
+        QCOMPARE(recs.size(), size_t{3});
+        for (const QJsonObject& o : recs) {
+            QCOMPARE(o["finish_reason"].toString(),
+                     o["id"].toString() == "long" ? QString("error") : QString("length"));
+        }
+        QVERIFY2(r.err.contains("finish reasons: error 1, length 2") ||
+                     r.err.contains("finish reasons: length 2, error 1"),
+                 qPrintable(r.err));
+        QVERIFY2(r.err.contains("refused at submission: 1 of 3"), qPrintable(r.err));
+        QFile sf(summary);
+        QVERIFY(sf.open(QIODevice::ReadOnly));
+        const QJsonObject sj = QJsonDocument::fromJson(sf.readAll()).object();
+        QCOMPARE(sj["requests_submitted"].toInt(), 3);
+        QCOMPARE(sj["requests_refused"].toInt(), 1);
+        QCOMPARE(sj["finish_reasons"].toObject()["error"].toInt(), 1);
+        QCOMPARE(sj["finish_reasons"].toObject()["length"].toInt(), 2);
+    }
+
+    void duplicate_generated_id_names_both_lines() {
+        // Line 1 takes the id line 2 would get by default.
+        const QString prompts = dir_.filePath("dup.jsonl");
+        write_file(prompts,
+                   "{\"id\": \"line-2\", \"prompt\": \"Hi\"}\n"
+                   "{\"prompt\": \"Hello\"}\n");
+        const Run r = run({"batch", "--prompts", prompts, "--no-log", "-n", "1"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("dup.jsonl:2: duplicate id \"line-2\" (line 1 has it); this line "
+                                "has no \"id\", give it one"),
+                 qPrintable(r.err));
+    }
+
+    void utf8_bom_jsonl_is_still_jsonl() {
+        // Editors on Windows start the file with EF BB BF; the lines are still
+        // JSON objects, so the prompt is "Hi", not the literal JSON text.
+        const QString prompts = dir_.filePath("bom.jsonl");
+        write_file(prompts, "\xEF\xBB\xBF{\"id\": \"x\", \"prompt\": \"Hi\", \"max_tokens\": 1}\n");
+        const QString out = dir_.filePath("bom-results.jsonl");
+        const Run r = run({"batch", "--prompts", prompts, "--backend", "cpu", "--no-log", "--quiet",
+                           "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto recs = read_jsonl(out);
+        QCOMPARE(recs.size(), size_t{1});
+        QCOMPARE(recs[0]["id"].toString(), QString("x"));
+        QCOMPARE(recs[0]["prompt"].toString(), QString("Hi"));
+        const Run d = run({"batch", "--prompts", dir_.path(), "--no-log"});
+        QCOMPARE(d.code, 1);
+        QVERIFY2(d.err.contains("is a directory"), qPrintable(d.err));
+    }
+
+    void bench_concurrency_checks_options_before_running() {
+        // --step-tokens below the largest level: refused before level 1 runs.
+        const Run st = run({"bench", "--concurrency", "1,8", "--step-tokens", "4", "-p", "4", "-n",
+                            "2", "--backend", "cpu"});
+        QCOMPARE(st.code, 2);
+        QVERIFY2(st.err.contains("--step-tokens 4 is smaller than the largest level 8"),
+                 qPrintable(st.err));
+        QVERIFY2(!st.out.contains("conc"), qPrintable(st.out));  // no level ran
+        // -p 16 + -n 4 needs 19 cells per slot (the last token is not stored).
+        const Run c = run(
+            {"bench", "--concurrency", "2", "-c", "8", "-p", "16", "-n", "4", "--backend", "cpu"});
+        QCOMPARE(c.code, 2);
+        QVERIFY2(c.err.contains("-c 8 KV cells per slot cannot hold -p 16 prompt + -n 4 output "
+                                "tokens (19 cells)"),
+                 qPrintable(c.err));
+        const Run fits = run({"bench", "--concurrency", "2", "-c", "19", "-p", "16", "-n", "4",
+                              "--requests", "2", "--json", "--backend", "cpu"});
+        QVERIFY2(fits.code == 0, qPrintable(fits.err));
+        const QJsonObject j = QJsonDocument::fromJson(fits.out.toUtf8()).object();
+        QCOMPARE(j["levels"].toArray()[0].toObject()["decode_tokens"].toInt(), 8);  // 2 * 4
+        // Plain bench's help points to the serving mode.
+        const Run h = run({"bench", "--help"});
+        QCOMPARE(h.code, 0);
+        QVERIFY(h.out.contains("bench --concurrency LIST"));
     }
 
     void bench_concurrency_json() {
