@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
 #include "compare/logits_math.h"
@@ -29,7 +30,7 @@
 
 namespace {
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kShared = wbtest::shared_dir();
 const std::string kF32 = kShared + "/models/stories260K.gguf";
 const std::string kQ8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
 const std::string kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";

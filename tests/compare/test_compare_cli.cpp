@@ -13,11 +13,12 @@
 
 #include "common/json_fixtures.h"
 #include "common/process.h"
+#include "common/shared_dir.h"
 
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
-const QString kShared = QStringLiteral(WB_SHARED_DIR);
+const QString kShared = QString::fromStdString(wbtest::shared_dir());
 const QString kF32 = kShared + "/models/stories260K.gguf";
 
 using Result = wbtest::ProcessResult;

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
 #include "model/load.h"
 
 namespace {
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kShared = wbtest::shared_dir();
 const std::string kQuant = kShared + "/golden/quant/";
 
 using wbtest::ids;

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "common/process.h"
+#include "common/shared_dir.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
@@ -40,7 +42,7 @@ using namespace wb::runlog;
 
 namespace {
 
-const QString kShared = WB_SHARED_DIR;
+const QString kShared = QString::fromStdString(wbtest::shared_dir());
 const QString kStories = kShared + "/models/stories260K.gguf";
 const QString kTiny = kShared + "/models/llama-2-tiny-random.gguf";
 
@@ -82,10 +84,9 @@ struct RawDb {
 };
 
 QString sha256sum(const QString& path) {
-    QProcess p;
-    p.start("sha256sum", {path});
-    if (!p.waitForFinished(60000) || p.exitCode() != 0) qFatal("sha256sum failed");
-    return QString::fromLatin1(p.readAllStandardOutput()).section(' ', 0, 0);
+    const wbtest::ProcessResult r = wbtest::run_process("sha256sum", {path}, 60000);
+    if (r.code != 0) qFatal("sha256sum failed");
+    return QString::fromLatin1(r.out).section(' ', 0, 0);
 }
 
 QByteArray file_bytes(const QString& path) {
@@ -154,16 +155,15 @@ class TestRunLog : public QObject {
             "with open(sys.argv[1], encoding='utf-8') as f:\n"
             "    rows = [json.loads(line) for line in f]\n"
             "print(json.dumps(rows))\n";
-        QProcess p;
-        p.start("python3", {"-c", csv ? csv_script : jsonl_script, export_path});
-        if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit ||
-            p.exitCode() != 0) {
-            qWarning() << p.readAllStandardError();
+        const wbtest::ProcessResult r = wbtest::run_process(
+            "python3", {"-c", csv ? csv_script : jsonl_script, export_path}, 120000);
+        if (r.code != 0) {
+            qWarning() << r.err;
             QTest::qFail("python3 could not parse the export", __FILE__, __LINE__);
             return {};
         }
         QJsonParseError err{};
-        const QJsonDocument doc = QJsonDocument::fromJson(p.readAllStandardOutput(), &err);
+        const QJsonDocument doc = QJsonDocument::fromJson(r.out, &err);
         if (err.error != QJsonParseError::NoError) qFatal("bad python output");
         return doc.array();
     }

@@ -16,11 +16,12 @@
 #include <QtTest>
 
 #include "common/process.h"
+#include "common/shared_dir.h"
 
 namespace {
 
 const QString kCli = WB_CLI_PATH;
-const QString kModel = QString(WB_SHARED_DIR) + "/models/stories260K.gguf";
+const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
 
 using Run = wbtest::ProcessResult;
 using wbtest::run_process;
