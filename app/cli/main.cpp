@@ -17,6 +17,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,16 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "workbench-cli: %s\nTry 'workbench-cli %s --help'.\n", e.what(),
                          c.name);
             return 2;
+        } catch (const std::bad_alloc&) {
+            // Mostly the KV cache of a large -c (times --concurrency) on the
+            // CPU backend; "std::bad_alloc" alone names neither.
+            std::fflush(stdout);
+            std::fprintf(stderr,
+                         "workbench-cli %s: error: out of memory (std::bad_alloc); the KV cache "
+                         "grows with -c (times --concurrency for batch and bench): try smaller "
+                         "values\n",
+                         c.name);
+            return 1;
         } catch (const std::exception& e) {
             std::fflush(stdout);
             std::fprintf(stderr, "workbench-cli %s: error: %s\n", c.name, e.what());

@@ -100,6 +100,22 @@ class TestCli : public QObject {
         QVERIFY2(!r.err.contains("TPOT 0.000"), r.err.constData());
     }
 
+    void out_of_memory_says_what_to_lower() {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("ASan reserves more address space than the limit below allows");
+#else
+        // 16777216 KV cells of the 5-layer, 32-wide K/V model on the CPU
+        // backend need 16777216 * 5 * 2 * 32 * 4 bytes = 20 GiB: more than a
+        // 2 GB address-space limit, so the allocation fails for sure.
+        const Run r = wbtest::run_process(
+            "/bin/sh", {"-c", "ulimit -v 2000000 && exec \"$0\" \"$@\"", kCli, "generate",
+                        "--backend", "cpu", "-p", "hi", "-n", "2", "-c", "16777216", "--no-log"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("out of memory"), r.err.constData());
+        QVERIFY2(r.err.contains("-c"), r.err.constData());
+#endif
+    }
+
     void same_seed_same_text() {
         const QStringList a = {"generate", "-p", "Tom had a dog", "-n", "24",
                                "--seed",   "77", "--json"};
