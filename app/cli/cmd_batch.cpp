@@ -182,9 +182,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
         std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), err.line, err.problem.c_str());
     }
     if (!pf.errors.empty() && !args.has("skip-invalid")) {
-        throw std::runtime_error(std::to_string(pf.errors.size()) + " malformed line(s) in " +
-                                 *prompts_path +
-                                 "; nothing was run (--skip-invalid runs the valid lines)");
+        // A plain-text set whose first prompt happens to start with '{' reads
+        // as JSONL; say why, or every line's "not valid JSON" is a puzzle.
+        throw std::runtime_error(
+            std::to_string(pf.errors.size()) + " malformed line(s) in " + *prompts_path +
+            (pf.jsonl ? " (read as JSON Lines: its first non-blank line starts with '{')" : "") +
+            "; nothing was run (--skip-invalid runs the valid lines)");
     }
     if (pf.entries.empty()) throw std::runtime_error(*prompts_path + ": no prompts");
     const auto max_queue = static_cast<uint32_t>(
@@ -197,6 +200,14 @@ int cmd_batch(const std::vector<std::string>& argv) {
         out_file.reset(std::fopen(o->c_str(), "w"));
         if (!out_file) throw std::runtime_error(*o + ": cannot write: " + std::strerror(errno));
         out = out_file.get();
+    }
+    // The summary is written at the end, but a bad path must fail now, not
+    // after a long run.
+    std::unique_ptr<FILE, int (*)(FILE*)> summary_file(nullptr, &std::fclose);
+    if (auto path = args.get("summary-json")) {
+        summary_file.reset(std::fopen(path->c_str(), "w"));
+        if (!summary_file)
+            throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
     }
     const std::string model_path = resolve_model_path(args.get("model"));
     BatchModel bm = load_batch_model(model_path, args, concurrency);
@@ -371,17 +382,14 @@ int cmd_batch(const std::vector<std::string>& argv) {
                      refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
-    if (auto path = args.get("summary-json")) {
+    if (summary_file) {
         nlohmann::json j = window_json(s.run);
         j["concurrency"] = concurrency;
         j["requests_submitted"] = total;
         j["requests_refused"] = refused;
         j["finish_reasons"] = nlohmann::json::object();
         for (const auto& [reason, count] : reasons_seen) j["finish_reasons"][reason] = count;
-        FILE* f = std::fopen(path->c_str(), "w");
-        if (!f) throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
-        std::fprintf(f, "%s\n", j.dump(2).c_str());
-        std::fclose(f);
+        std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str());
     }
     return interrupted ? 130 : 0;
 }

@@ -94,6 +94,8 @@ class TestBatchCli : public QObject {
         QVERIFY2(r.err.contains("bad.jsonl:5: \"max_tokens\" is not an integer"),
                  qPrintable(r.err));
         QVERIFY(r.err.contains("nothing was run"));
+        QVERIFY2(r.err.contains("read as JSON Lines: its first non-blank line starts with '{'"),
+                 qPrintable(r.err));
         QVERIFY(read_jsonl(out).empty());
 
         const Run ok = run({"batch", "--prompts", prompts, "--out", out, "--no-log", "-n", "4",
@@ -260,6 +262,17 @@ class TestBatchCli : public QObject {
         QCOMPARE(sj["requests_refused"].toInt(), 1);
         QCOMPARE(sj["finish_reasons"].toObject()["error"].toInt(), 1);
         QCOMPARE(sj["finish_reasons"].toObject()["length"].toInt(), 2);
+    }
+
+    void unwritable_summary_fails_before_running() {
+        const QString prompts = dir_.filePath("nosummary.txt");
+        write_file(prompts, "Hi\n");
+        const QString out = dir_.filePath("nosummary-results.jsonl");
+        const Run r = run({"batch", "--prompts", prompts, "--no-log", "--out", out,
+                           "--summary-json", dir_.filePath("no/such/dir/s.json")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("s.json: cannot write"), qPrintable(r.err));
+        QVERIFY(read_jsonl(out).empty());  // nothing ran
     }
 
     void duplicate_generated_id_names_both_lines() {
