@@ -10,12 +10,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/json_fixtures.h"
 #include "common/process.h"
+#include "common/shared_dir.h"
 
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
-const QString kShared = QStringLiteral(WB_SHARED_DIR);
+const QString kShared = QString::fromStdString(wbtest::shared_dir());
 
 using Run = wbtest::ProcessResult;
 
@@ -23,14 +25,8 @@ Run run_cli(const QStringList& args) {
     return wbtest::run_process(kCli, args, 120000);
 }
 
-QList<QJsonObject> golden() {
-    QFile f(kShared + "/golden/stories260K_greedy.jsonl");
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open golden jsonl");
-    QList<QJsonObject> out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (!line.trimmed().isEmpty()) out.append(QJsonDocument::fromJson(line).object());
-    }
-    return out;
+std::vector<QJsonObject> golden() {
+    return wbtest::read_jsonl(kShared.toStdString() + "/golden/stories260K_greedy.jsonl");
 }
 
 QString ids_line(const QJsonArray& a) {

@@ -21,6 +21,8 @@
 #include "batch_panel.h"
 #include "batch_results_model.h"
 #include "chat_view.h"
+#include "common/process.h"
+#include "common/shared_dir.h"
 #include "engine_bridge.h"
 #include "live_charts.h"
 #include "main_window.h"
@@ -35,18 +37,20 @@ using namespace wb;
 
 namespace {
 
-const QString kModel = QString(WB_SHARED_DIR) + "/models/stories260K.gguf";
+const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
 
 // workbench-cli generate --json on the same backend: the expected tokens.
 QJsonObject cli_generate(const QString& backend, const QString& prompt, int n) {
-    QProcess p;
-    p.start(WB_CLI, {"generate", "-m", kModel, "-p", prompt, "-n", QString::number(n), "--temp",
-                     "0", "--backend", backend, "--json"});
-    if (!p.waitForFinished(300000) || p.exitCode() != 0) {
-        qWarning() << "workbench-cli failed:" << p.readAllStandardError();
+    const wbtest::ProcessResult r =
+        wbtest::run_process(WB_CLI,
+                            {"generate", "-m", kModel, "-p", prompt, "-n", QString::number(n),
+                             "--temp", "0", "--backend", backend, "--json"},
+                            300000);
+    if (r.code != 0) {
+        qWarning() << "workbench-cli failed:" << r.err;
         return {};
     }
-    return QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    return QJsonDocument::fromJson(r.out).object();
 }
 
 }  // namespace

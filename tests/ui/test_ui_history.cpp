@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/shared_dir.h"
 #include "history_view.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
@@ -22,7 +23,7 @@ using namespace wb;
 
 namespace {
 
-const QString kShared = WB_SHARED_DIR;
+const QString kShared = QString::fromStdString(wbtest::shared_dir());
 
 QByteArray file_bytes(const QString& path) {
     QFile f(path);

@@ -34,6 +34,7 @@
 #include <mutex>
 
 #include "common/json_fixtures.h"
+#include "common/shared_dir.h"
 #include "compare/compare.h"
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
@@ -49,14 +50,14 @@ using wb::ui::compare::CompareTab;
 
 namespace {
 
-const QString kShared = QStringLiteral(WB_SHARED_DIR);
+const QString kShared = QString::fromStdString(wbtest::shared_dir());
 const QString kF32 = kShared + "/models/stories260K.gguf";
 const QString kQ8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
 const QString kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";
 
 using wbtest::ids;
 using wbtest::read_jsonl;
-const std::string kGolden = WB_SHARED_DIR "/golden";
+const std::string kGolden = wbtest::shared_dir() + "/golden";
 
 // Counts the Compare tab's model loads per file through its loader seam
 // (setModelLoader); loads run on worker threads, several at once.
