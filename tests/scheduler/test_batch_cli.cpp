@@ -14,28 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "common/json_fixtures.h"
+#include "common/process.h"
+#include "common/shared_dir.h"
+
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
-const QString kGolden = QStringLiteral(WB_SHARED_DIR "/golden/stories260K_greedy.jsonl");
 
-struct Run {
-    int code = -1;
-    QString out, err;
-};
+using Run = wbtest::ProcessResult;
 
 Run run(const QStringList& args, int timeout_ms = 300000) {
-    QProcess p;
-    p.start(kCli, args);
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    Run r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return wbtest::run_process(kCli, args, timeout_ms);
 }
 
 void write_file(const QString& path, const QByteArray& data) {
@@ -44,7 +34,9 @@ void write_file(const QString& path, const QByteArray& data) {
     f.write(data);
 }
 
-std::vector<QJsonObject> read_jsonl(const QString& path) {
+// The CLI's own output file, unlike a golden fixture: it may not exist yet
+// (empty result) and a partial or broken line is fatal.
+std::vector<QJsonObject> read_output_jsonl(const QString& path) {
     std::vector<QJsonObject> out;
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return out;
@@ -59,13 +51,7 @@ std::vector<QJsonObject> read_jsonl(const QString& path) {
 }
 
 std::vector<QJsonObject> golden() {
-    QFile f(kGolden);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("no golden file");
-    std::vector<QJsonObject> out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (!line.trimmed().isEmpty()) out.push_back(QJsonDocument::fromJson(line).object());
-    }
-    return out;
+    return wbtest::read_jsonl(wbtest::shared_dir() + "/golden/stories260K_greedy.jsonl");
 }
 
 }  // namespace
@@ -88,20 +74,20 @@ class TestBatchCli : public QObject {
                    "{\"prompt\": \"Lily\", \"id\": \"b\", \"max_tokens\": 4}\n");
         const QString out = dir_.filePath("bad-results.jsonl");
         const Run r = run({"batch", "--prompts", prompts, "--out", out, "--no-log", "-n", "4"});
-        QVERIFY2(r.code != 0, qPrintable(r.err));
-        QVERIFY2(r.err.contains("bad.jsonl:2: not valid JSON"), qPrintable(r.err));
-        QVERIFY2(r.err.contains("bad.jsonl:4: \"prompt\" is missing"), qPrintable(r.err));
+        QVERIFY2(r.code != 0, r.err.constData());
+        QVERIFY2(r.err.contains("bad.jsonl:2: not valid JSON"), r.err.constData());
+        QVERIFY2(r.err.contains("bad.jsonl:4: \"prompt\" is missing"), r.err.constData());
         QVERIFY2(r.err.contains("bad.jsonl:5: \"max_tokens\" is not an integer"),
-                 qPrintable(r.err));
+                 r.err.constData());
         QVERIFY(r.err.contains("nothing was run"));
         QVERIFY2(r.err.contains("read as JSON Lines: its first non-blank line starts with '{'"),
-                 qPrintable(r.err));
-        QVERIFY(read_jsonl(out).empty());
+                 r.err.constData());
+        QVERIFY(read_output_jsonl(out).empty());
 
         const Run ok = run({"batch", "--prompts", prompts, "--out", out, "--no-log", "-n", "4",
                             "--skip-invalid", "--quiet"});
-        QVERIFY2(ok.code == 0, qPrintable(ok.err));
-        const auto recs = read_jsonl(out);
+        QVERIFY2(ok.code == 0, ok.err.constData());
+        const auto recs = read_output_jsonl(out);
         QCOMPARE(recs.size(), size_t{2});
         for (const QJsonObject& o : recs) {
             QVERIFY(o["id"].toString() == "a" || o["id"].toString() == "b");
@@ -135,9 +121,9 @@ class TestBatchCli : public QObject {
         const Run r = run({"batch", "--prompts", prompts, "--concurrency", "4", "--temp", "0",
                            "--ignore-eos", "--chunk", "16", "--backend", "cpu", "--out", out,
                            "--db", db, "--summary-json", summary});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(r.err.contains("TTFT (ms)"));  // the metrics table
-        const auto recs = read_jsonl(out);
+        const auto recs = read_output_jsonl(out);
         QCOMPARE(recs.size(), size_t{16});
         std::map<QString, QJsonObject> by_id;
         for (const QJsonObject& o : recs) by_id[o["id"].toString()] = o;
@@ -159,7 +145,7 @@ class TestBatchCli : public QObject {
 
         // Every response is in the run log.
         const Run ex = run({"export", "--db", db, "--format", "jsonl"});
-        QVERIFY2(ex.code == 0, qPrintable(ex.err));
+        QVERIFY2(ex.code == 0, ex.err.constData());
         QCOMPARE(ex.out.trimmed().split('\n').size(), 16);
     }
 
@@ -169,8 +155,8 @@ class TestBatchCli : public QObject {
         const QString out = dir_.filePath("plain-results.jsonl");
         const Run r = run({"batch", "--prompts", prompts, "-n", "3", "--no-log", "--quiet",
                            "--seed", "7", "--out", out});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        const auto recs = read_jsonl(out);
+        QVERIFY2(r.code == 0, r.err.constData());
+        const auto recs = read_output_jsonl(out);
         QCOMPARE(recs.size(), size_t{3});
         std::vector<QString> ids;
         for (const auto& o : recs) ids.push_back(o["id"].toString());
@@ -204,7 +190,7 @@ class TestBatchCli : public QObject {
         bool have_record = false;
         for (int i = 0; i < 3000 && !have_record; ++i) {
             QTest::qWait(100);
-            have_record = !read_jsonl(out).empty();
+            have_record = !read_output_jsonl(out).empty();
             if (p.state() == QProcess::NotRunning) break;
         }
         QVERIFY2(have_record, "no record appeared");
@@ -213,8 +199,8 @@ class TestBatchCli : public QObject {
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 130);
-        const auto recs = read_jsonl(out);  // every line is complete JSON
-        QCOMPARE(recs.size(), size_t{40});  // finished ones plus the cancelled rest
+        const auto recs = read_output_jsonl(out);  // every line is complete JSON
+        QCOMPARE(recs.size(), size_t{40});         // finished ones plus the cancelled rest
         int length = 0, cancelled = 0;
         for (const auto& o : recs) {
             const QString reason = o["finish_reason"].toString();
@@ -244,8 +230,8 @@ class TestBatchCli : public QObject {
         const Run r = run({"batch", "--prompts", prompts, "-c", "4", "--concurrency", "2", "--temp",
                            "0", "--backend", "cpu", "--no-log", "--quiet", "--out", out,
                            "--summary-json", summary});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        const auto recs = read_jsonl(out);
+        QVERIFY2(r.code == 0, r.err.constData());
+        const auto recs = read_output_jsonl(out);
         QCOMPARE(recs.size(), size_t{3});
         for (const QJsonObject& o : recs) {
             QCOMPARE(o["finish_reason"].toString(),
@@ -253,8 +239,8 @@ class TestBatchCli : public QObject {
         }
         QVERIFY2(r.err.contains("finish reasons: error 1, length 2") ||
                      r.err.contains("finish reasons: length 2, error 1"),
-                 qPrintable(r.err));
-        QVERIFY2(r.err.contains("refused at submission: 1 of 3"), qPrintable(r.err));
+                 r.err.constData());
+        QVERIFY2(r.err.contains("refused at submission: 1 of 3"), r.err.constData());
         QFile sf(summary);
         QVERIFY(sf.open(QIODevice::ReadOnly));
         const QJsonObject sj = QJsonDocument::fromJson(sf.readAll()).object();
@@ -271,8 +257,8 @@ class TestBatchCli : public QObject {
         const Run r = run({"batch", "--prompts", prompts, "--no-log", "--out", out,
                            "--summary-json", dir_.filePath("no/such/dir/s.json")});
         QCOMPARE(r.code, 1);
-        QVERIFY2(r.err.contains("s.json: cannot write"), qPrintable(r.err));
-        QVERIFY(read_jsonl(out).empty());  // nothing ran
+        QVERIFY2(r.err.contains("s.json: cannot write"), r.err.constData());
+        QVERIFY(read_output_jsonl(out).empty());  // nothing ran
     }
 
     void duplicate_generated_id_names_both_lines() {
@@ -285,7 +271,7 @@ class TestBatchCli : public QObject {
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("dup.jsonl:2: duplicate id \"line-2\" (line 1 has it); this line "
                                 "has no \"id\", give it one"),
-                 qPrintable(r.err));
+                 r.err.constData());
     }
 
     void utf8_bom_jsonl_is_still_jsonl() {
@@ -296,14 +282,14 @@ class TestBatchCli : public QObject {
         const QString out = dir_.filePath("bom-results.jsonl");
         const Run r = run({"batch", "--prompts", prompts, "--backend", "cpu", "--no-log", "--quiet",
                            "--out", out});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        const auto recs = read_jsonl(out);
+        QVERIFY2(r.code == 0, r.err.constData());
+        const auto recs = read_output_jsonl(out);
         QCOMPARE(recs.size(), size_t{1});
         QCOMPARE(recs[0]["id"].toString(), QString("x"));
         QCOMPARE(recs[0]["prompt"].toString(), QString("Hi"));
         const Run d = run({"batch", "--prompts", dir_.path(), "--no-log"});
         QCOMPARE(d.code, 1);
-        QVERIFY2(d.err.contains("is a directory"), qPrintable(d.err));
+        QVERIFY2(d.err.contains("is a directory"), d.err.constData());
     }
 
     void bench_concurrency_checks_options_before_running() {
@@ -312,19 +298,19 @@ class TestBatchCli : public QObject {
                             "2", "--backend", "cpu"});
         QCOMPARE(st.code, 2);
         QVERIFY2(st.err.contains("--step-tokens 4 is smaller than the largest level 8"),
-                 qPrintable(st.err));
-        QVERIFY2(!st.out.contains("conc"), qPrintable(st.out));  // no level ran
+                 st.err.constData());
+        QVERIFY2(!st.out.contains("conc"), st.out.constData());  // no level ran
         // -p 16 + -n 4 needs 19 cells per slot (the last token is not stored).
         const Run c = run(
             {"bench", "--concurrency", "2", "-c", "8", "-p", "16", "-n", "4", "--backend", "cpu"});
         QCOMPARE(c.code, 2);
         QVERIFY2(c.err.contains("-c 8 KV cells per slot cannot hold -p 16 prompt + -n 4 output "
                                 "tokens (19 cells)"),
-                 qPrintable(c.err));
+                 c.err.constData());
         const Run fits = run({"bench", "--concurrency", "2", "-c", "19", "-p", "16", "-n", "4",
                               "--requests", "2", "--json", "--backend", "cpu"});
-        QVERIFY2(fits.code == 0, qPrintable(fits.err));
-        const QJsonObject j = QJsonDocument::fromJson(fits.out.toUtf8()).object();
+        QVERIFY2(fits.code == 0, fits.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(fits.out).object();
         QCOMPARE(j["levels"].toArray()[0].toObject()["decode_tokens"].toInt(), 8);  // 2 * 4
         // Plain bench's help points to the serving mode.
         const Run h = run({"bench", "--help"});
@@ -335,8 +321,8 @@ class TestBatchCli : public QObject {
     void bench_concurrency_json() {
         const Run r = run({"bench", "--concurrency", "1,3", "-p", "8", "-n", "6", "--requests", "6",
                            "--json", "--backend", "cpu"});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
         const QJsonArray levels = j["levels"].toArray();
         QCOMPARE(levels.size(), 2);
         QCOMPARE(levels[0].toObject()["concurrency"].toInt(), 1);
