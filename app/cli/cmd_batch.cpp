@@ -275,9 +275,9 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const bool tty = isatty(fileno(stderr)) != 0;
     const size_t total = pf.entries.size();
     size_t finished = 0;
-    // Finish reasons of every record written, in the order first seen. The
-    // scheduler's metrics leave out requests refused at submission (prompt
-    // too long, queue full), so the summary counts the records itself.
+    // Finish reasons of every record written, in the order first seen (the
+    // same counts as the scheduler's metrics; kept here so the summary also
+    // covers records the run wrote after an interrupt).
     std::vector<std::pair<std::string, size_t>> reasons_seen;
     size_t refused = 0;  // error or rejected without ever being queued
     bool interrupted = false;
@@ -378,7 +378,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     if (refused > 0) {
         std::fprintf(stderr,
                      "refused at submission: %zu of %zu (prompt too long for a slot, queue full "
-                     "or invalid; see each record's message); the table counts the other %zu\n",
+                     "or invalid; see each record's message); the latency rows cover the "
+                     "other %zu\n",
                      refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);

@@ -180,6 +180,9 @@ SubmitResult Scheduler::refuse_locked(RequestId id, const Request& r, FinishReas
     e.timeline.submitted_ms = e.time_ms;
     e.timeline.finished_ms = e.time_ms;
     e.metrics = metrics::compute_request_metrics(e.timeline);
+    // Counted like any other finish (finish_reasons, requests_finished), so
+    // a run's totals add up to what was submitted.
+    metrics_.record_finished(e.time_ms, e.metrics, to_string(reason));
     pending_.push_back(std::move(e));
     ++outstanding_;
     return SubmitResult{id, false, reason, std::move(message)};

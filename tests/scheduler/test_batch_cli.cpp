@@ -246,6 +246,8 @@ class TestBatchCli : public QObject {
         const QJsonObject sj = QJsonDocument::fromJson(sf.readAll()).object();
         QCOMPARE(sj["requests_submitted"].toInt(), 3);
         QCOMPARE(sj["requests_refused"].toInt(), 1);
+        QCOMPARE(sj["requests_finished"].toInt(), 3);  // the scheduler's totals count it too
+        QCOMPARE(sj["requests_completed"].toInt(), 2);
         QCOMPARE(sj["finish_reasons"].toObject()["error"].toInt(), 1);
         QCOMPARE(sj["finish_reasons"].toObject()["length"].toInt(), 2);
     }

@@ -273,7 +273,15 @@ class TestScheduler : public QObject {
         const auto fin = rec.finished_by_label();
         QCOMPARE(fin.at("golden-3").reason, FinishReason::Rejected);
         QCOMPARE(rec.of(rej.id).size(), size_t{1});  // only its Finished event
-        for (size_t k = 0; k < 3; ++k) {             // the others finish unchanged
+        // The refused request counts in the run's totals: 4 finished, 3
+        // completed (length), 1 rejected.
+        const metrics::MetricsSnapshot snap = s.metrics().snapshot(s.now_ms(), 60000);
+        QCOMPARE(snap.run.requests_finished, uint64_t{4});
+        QCOMPARE(snap.run.requests_completed, uint64_t{3});
+        const std::vector<std::pair<std::string, uint64_t>> reasons = {{"rejected", 1},
+                                                                       {"length", 3}};
+        QCOMPARE(snap.finish_reasons, reasons);
+        for (size_t k = 0; k < 3; ++k) {  // the others finish unchanged
             QString why;
             QVERIFY2(matches_golden(fin.at("golden-" + std::to_string(k)).output_tokens, golden_[k],
                                     true, &why),
