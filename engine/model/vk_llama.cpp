@@ -104,12 +104,15 @@ VkLlama::VkLlama(const gguf::File& file, const ContextParams& ctx, const VkLlama
         available = std::max(available, a);
     }
     if (need.total() > available) {
-        throw std::runtime_error("model needs " + std::to_string(need.total()) +
-                                 " bytes (weights " + std::to_string(need.weights) + ", KV cache " +
-                                 std::to_string(need.kv_cache) + ", activations " +
-                                 std::to_string(need.activations) + ") but device " +
-                                 c.info().name + " has " + std::to_string(available) +
-                                 " bytes available; try a smaller -c or a quantized model");
+        throw std::runtime_error(
+            "model needs " + std::to_string(need.total()) + " bytes (weights " +
+            std::to_string(need.weights) + ", KV cache " + std::to_string(need.kv_cache) +
+            ", activations " + std::to_string(need.activations) + ") but device " + c.info().name +
+            " has " + std::to_string(available) + " bytes available; the KV cache holds " +
+            std::to_string(ctx.n_ctx) +
+            " cells (context size times parallel "
+            "slots): lower the context size or the slots (-c, --concurrency), "
+            "use an F16 KV cache, or a quantized model");
     }
     const uint64_t kv_bytes = uint64_t{ctx.n_ctx} * kv_dim * (ctx.kv_type == KvType::F16 ? 2 : 4);
     if (kv_bytes > c.binding_limit()) {
