@@ -1,14 +1,19 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
+#if defined(SUBGROUP)
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 // y[t, row_offset + r] = sum_k W[r, k] * x[t, k]: matrix x vector (decode).
 // One workgroup per (row, group of up to NT tokens): each weight value is
 // read once and multiplied into NT accumulators, so a batch of B decoding
 // sequences reads the weights ceil(B / NT) times, not B times (the weights
 // dominate memory traffic in decode). Threads stride over k (plain types)
 // or over 32-value blocks (Q8_0/Q4_0: dequantize in the shader, accumulate
-// in f32), then one shared-memory tree reduction for all NT sums (any
-// subgroup size).
+// in f32), then one reduction for all NT sums: a shared-memory tree (any
+// device), or with SUBGROUP (devices with subgroup arithmetic, chosen by
+// vk::Kernels) subgroupAdd within each subgroup and one pass over the
+// per-subgroup sums: one barrier instead of log2(BLOCK_SIZE) + 1.
 // W: [rows, ne0] piece of a weight (binding 0, see weights.glsl);
 // x: [n_tok, x_stride] f32 at x_offset; y: [n_tok, y_stride] f32 at y_offset.
 #include "common.glsl"
@@ -63,6 +68,22 @@ void main() {
 #endif
     // Reduce only the nt sums in use (nt is uniform in the workgroup), so a
     // single decode token pays for one reduction, not NT.
+#if defined(SUBGROUP)
+    // partial[j][g] = sum over subgroup g; gl_NumSubgroups <= BLOCK_SIZE
+    // whatever subgroup size the driver picks for this dispatch.
+    for (uint j = 0u; j < NT; ++j) {
+        if (j < nt) {
+            const float v = subgroupAdd(sum[j]);
+            if (subgroupElect()) partial[j * BLOCK_SIZE + gl_SubgroupID] = v;
+        }
+    }
+    barrier();
+    if (tid < nt) {
+        float total = 0.0;
+        for (uint g = 0u; g < gl_NumSubgroups; ++g) total += partial[tid * BLOCK_SIZE + g];
+        y[p.y_offset + (t0 + tid) * p.y_stride + p.row_offset + row] = total;
+    }
+#else
     for (uint j = 0u; j < NT; ++j) {
         if (j < nt) partial[j * BLOCK_SIZE + tid] = sum[j];
     }
@@ -76,4 +97,5 @@ void main() {
         barrier();
     }
     if (tid < nt) y[p.y_offset + (t0 + tid) * p.y_stride + p.row_offset + row] = partial[tid * BLOCK_SIZE];
+#endif
 }

@@ -18,7 +18,7 @@ const CommandSpec kSpec{
     "",
     "List the Vulkan devices and their capabilities.",
     "For each device: name, type, driver and version, Vulkan version, memory heaps,\n"
-    "subgroup size, max shared memory, maxStorageBufferRange, and whether it has\n"
+    "subgroup size and arithmetic, max shared memory, maxStorageBufferRange, and whether it has\n"
     "16-bit storage, shaderFloat16, 8-bit storage, integer dot product, cooperative\n"
     "matrix (NV), memory budget and timestamps. The device marked * is the default\n"
     "choice (first discrete GPU, else integrated, else CPU); --device picks another\n"
@@ -59,6 +59,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
                         d.heaps[i].device_local ? " (device local)" : "");
         }
         std::printf("    subgroup size:          %u\n", d.subgroup_size);
+        std::printf("    subgroup arithmetic:    %s\n", yn(d.subgroup_arithmetic));
         std::printf("    max shared memory:      %u bytes\n", d.max_shared_memory);
         std::printf("    maxStorageBufferRange:  %u bytes (%s)\n", d.max_storage_buffer_range,
                     mib(d.max_storage_buffer_range).c_str());

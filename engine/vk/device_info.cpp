@@ -91,6 +91,9 @@ DeviceInfo query_device_info(VkPhysicalDevice dev, uint32_t index) {
     info.api_version = p.apiVersion;
     info.vendor_id = p.vendorID;
     info.subgroup_size = subgroup.subgroupSize;
+    info.subgroup_arithmetic =
+        (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+        (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
     info.max_shared_memory = p.limits.maxComputeSharedMemorySize;
     info.max_storage_buffer_range = p.limits.maxStorageBufferRange;
     info.max_allocation_size = maint3.maxMemoryAllocationSize;

@@ -29,7 +29,10 @@ struct DeviceInfo {
     uint32_t vendor_id = 0;
     std::vector<HeapInfo> heaps;
 
-    uint32_t subgroup_size = 0;              ///< VkPhysicalDeviceSubgroupProperties
+    uint32_t subgroup_size = 0;  ///< VkPhysicalDeviceSubgroupProperties
+    /// subgroupAdd & co. in compute shaders (VkPhysicalDeviceSubgroupProperties:
+    /// supportedStages has COMPUTE, supportedOperations has ARITHMETIC).
+    bool subgroup_arithmetic = false;
     uint32_t max_shared_memory = 0;          ///< maxComputeSharedMemorySize, bytes
     uint32_t max_storage_buffer_range = 0;   ///< bytes one storage-buffer binding may span
     uint64_t max_allocation_size = 0;        ///< maxMemoryAllocationSize, bytes

@@ -29,6 +29,12 @@ const std::map<std::string, Spirv>& spirv_table() {
         WB_SPV(matvec_q8_0_u32),
         WB_SPV(matvec_q4_0_u16),
         WB_SPV(matvec_q4_0_u32),
+        WB_SPV(matvec_sg_f32),
+        WB_SPV(matvec_sg_f16),
+        WB_SPV(matvec_sg_q8_0_u16),
+        WB_SPV(matvec_sg_q8_0_u32),
+        WB_SPV(matvec_sg_q4_0_u16),
+        WB_SPV(matvec_sg_q4_0_u32),
         WB_SPV(matmul_f32),
         WB_SPV(matmul_f16),
         WB_SPV(matmul_q8_0_u16),
@@ -102,7 +108,7 @@ struct NPush {
 
 }  // namespace
 
-Kernels::Kernels(Context& ctx) : ctx_(ctx) {
+Kernels::Kernels(Context& ctx, bool allow_subgroup_ops) : ctx_(ctx) {
     const DeviceInfo& d = ctx.info();
     // Reductions: at least 64 lanes and 4 subgroups, a power of two within
     // the device's invocation limit.
@@ -115,6 +121,7 @@ Kernels::Kernels(Context& ctx) : ctx_(ctx) {
     // CPU devices: workgroups and barriers are expensive, lanes are few.
     vec_per_row_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
     vec_max_tokens_ = vec_per_row_ ? kVecMaxTokensCpu : kVecTokensPerGroup;
+    subgroup_ops_ = allow_subgroup_ops && d.subgroup_arithmetic;
 }
 
 Kernels::~Kernels() = default;
@@ -179,7 +186,8 @@ void Kernels::mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uin
     const Pipeline& p =
         use_mat   ? get(weight_variant("matmul", w.type()), 3, sizeof(MatPush), 0)
         : per_row ? get(weight_variant("matvec_row", w.type()), 3, sizeof(MatPush), wg_elem_)
-                  : get(weight_variant("matvec", w.type()), 3, sizeof(MatPush), wg_reduce_);
+                  : get(weight_variant(subgroup_ops_ ? "matvec_sg" : "matvec", w.type()), 3,
+                        sizeof(MatPush), wg_reduce_);
     for (const WeightPiece& piece : w.pieces()) {
         MatPush pc{w.ne0(), piece.rows, piece.row_begin, n_tok, x_off, x_stride, y_off, y_stride};
         if (use_mat) {

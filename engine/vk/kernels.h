@@ -5,6 +5,8 @@
 // variant and workgroup size from the device's capabilities:
 //   - quant weights read as uint16 (16-bit storage) or uint32 words;
 //   - reduction workgroups a power of two >= the subgroup size;
+//   - mat x vec reduces with subgroupAdd where the device has subgroup
+//     arithmetic in compute shaders, else through shared memory;
 //   - the tiled mat x mat only where 256 invocations and 16 KiB of shared
 //     memory are available (else mat x vec over all tokens).
 // All activations are f32, row-major; shapes are in each call's comment.
@@ -40,7 +42,10 @@ struct AttentionShape {
 
 class Kernels {
   public:
-    explicit Kernels(Context& ctx);
+    /// Pipelines for `ctx`'s device (built lazily). `allow_subgroup_ops`
+    /// false keeps the shared-memory reductions even where the device has
+    /// subgroup arithmetic (the tests run both variants on one device).
+    explicit Kernels(Context& ctx, bool allow_subgroup_ops = true);
     ~Kernels();
 
     /// Tokens one mat x vec workgroup (Vec) or invocation (VecRow) handles:
@@ -115,6 +120,8 @@ class Kernels {
 
     /// The tiled mat x mat shader can run on this device.
     bool has_mat_mat() const { return mat_mat_ok_; }
+    /// Whether mat x vec (MatPath::Vec) reduces with subgroup operations.
+    bool uses_subgroup_ops() const { return subgroup_ops_; }
     uint32_t reduction_workgroup() const { return wg_reduce_; }
 
   private:
@@ -129,6 +136,7 @@ class Kernels {
     bool mat_mat_ok_ = false;
     bool vec_per_row_ = false;                      ///< Auto uses matvec_row (CPU devices)
     uint32_t vec_max_tokens_ = kVecTokensPerGroup;  ///< see vec_max_tokens()
+    bool subgroup_ops_ = false;                     ///< mat x vec (Vec) uses the matvec_sg variants
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
 };
 

@@ -139,6 +139,7 @@ class TestVkKernels : public QObject {
         QTest::addColumn<int>("path");
         QTest::addColumn<int>("ctx");
         QTest::addColumn<int>("n_tok");
+        QTest::addColumn<bool>("subgroup");  // Vec only: the subgroupAdd variant
         const std::pair<const char*, ggml::Type> types[] = {{"f32", ggml::Type::F32},
                                                             {"f16", ggml::Type::F16},
                                                             {"q8_0", ggml::Type::Q8_0},
@@ -153,7 +154,11 @@ class TestVkKernels : public QObject {
                                      : path == int(MatPath::VecRow) ? " vecrow "
                                                                     : " mat ";
                     const std::string name = std::string(tn) + pn + ctx_names[c];
-                    QTest::newRow(name.c_str()) << int(t) << path << c << n_tok;
+                    QTest::newRow(name.c_str()) << int(t) << path << c << n_tok << false;
+                    if (path == int(MatPath::Vec)) {
+                        const std::string sg = std::string(tn) + " vec-subgroup " + ctx_names[c];
+                        QTest::newRow(sg.c_str()) << int(t) << path << c << n_tok << true;
+                    }
                 }
             }
         }
@@ -164,8 +169,11 @@ class TestVkKernels : public QObject {
         QFETCH(int, path);
         QFETCH(int, ctx);
         QFETCH(int, n_tok);
+        QFETCH(bool, subgroup);
         const auto t = static_cast<ggml::Type>(type);
         Context& c = this->ctx(ctx);
+        if (subgroup && !c.info().subgroup_arithmetic)
+            QSKIP("the device has no subgroup arithmetic in compute shaders");
         // ne0 not a multiple of the workgroup; odd for F16 so rows start mid-word.
         const uint32_t ne0 = (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0)
                                  ? 160
@@ -183,7 +191,8 @@ class TestVkKernels : public QObject {
         Buffer xb = upload_floats(c, x);
         Buffer yb = poisoned(c, y_off + size_t(n_tok) * y_stride);
 
-        Kernels k(c);
+        Kernels k(c, /*allow_subgroup_ops=*/subgroup);
+        QCOMPARE(k.uses_subgroup_ops(), subgroup);
         Recorder rec(c);
         rec.begin(false);
         k.mul_mat(rec, w, xb, x_off, x_stride, yb, y_off, y_stride, uint32_t(n_tok), MatPath(path));
