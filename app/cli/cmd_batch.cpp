@@ -113,17 +113,6 @@ extern "C" void on_sigint(int) {
     }
 }
 
-// Adds one to `reason`'s count, appending it when first seen.
-void count_reason(std::vector<std::pair<std::string, size_t>>& counts, const std::string& reason) {
-    for (auto& [r, n] : counts) {
-        if (r == reason) {
-            ++n;
-            return;
-        }
-    }
-    counts.emplace_back(reason, 1);
-}
-
 std::optional<double> opt(double v) {
     return std::isnan(v) ? std::nullopt : std::optional<double>(v);
 }
@@ -275,10 +264,6 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const bool tty = isatty(fileno(stderr)) != 0;
     const size_t total = pf.entries.size();
     size_t finished = 0;
-    // Finish reasons of every record written, in the order first seen (the
-    // same counts as the scheduler's metrics; kept here so the summary also
-    // covers records the run wrote after an interrupt).
-    std::vector<std::pair<std::string, size_t>> reasons_seen;
     size_t refused = 0;  // error or rejected without ever being queued
     bool interrupted = false;
     auto last_progress = std::chrono::steady_clock::now();
@@ -295,7 +280,6 @@ int cmd_batch(const std::vector<std::string>& argv) {
         for (const scheduler::Event& e : batch) {
             if (e.type != scheduler::EventType::Finished) continue;
             ++finished;
-            count_reason(reasons_seen, scheduler::to_string(e.reason));
             if ((e.reason == scheduler::FinishReason::Error ||
                  e.reason == scheduler::FinishReason::Rejected) &&
                 std::isnan(e.timeline.admitted_ms)) {
@@ -371,7 +355,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "\nbatch: %zu requests, concurrency %u, model %s, backend %s\n", total,
                  concurrency, model_path.c_str(), bm.model->backend_name().c_str());
     std::string reasons;
-    for (const auto& [reason, count] : reasons_seen) {
+    for (const auto& [reason, count] : s.finish_reasons) {
         reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
     }
     std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
@@ -389,7 +373,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         j["requests_submitted"] = total;
         j["requests_refused"] = refused;
         j["finish_reasons"] = nlohmann::json::object();
-        for (const auto& [reason, count] : reasons_seen) j["finish_reasons"][reason] = count;
+        for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
         std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str());
     }
     return interrupted ? 130 : 0;

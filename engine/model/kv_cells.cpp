@@ -19,6 +19,29 @@ KvCells::KvCells(uint32_t n_ctx, uint32_t n_seq_max, uint32_t n_vocab)
     }
 }
 
+std::string KvCells::sequence_error(const Batch& batch, std::vector<int32_t>* next_pos) const {
+    std::vector<int32_t> expect(n_seq_max_);  // [n_seq_max] next position as the batch goes
+    for (uint32_t q = 0; q < n_seq_max_; ++q) {
+        expect[q] = static_cast<int32_t>(seq_cells_[q].size());
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const std::string at = "batch token " + std::to_string(i) + ": ";
+        const int32_t s = batch.seq_id[i];
+        if (s < 0 || static_cast<uint32_t>(s) >= n_seq_max_) {
+            return at + "seq_id " + std::to_string(s) + " outside [0, " +
+                   std::to_string(n_seq_max_) + ")";
+        }
+        if (batch.pos[i] != expect[static_cast<size_t>(s)]) {
+            return at + "position " + std::to_string(batch.pos[i]) + " of sequence " +
+                   std::to_string(s) + " is not its next position " +
+                   std::to_string(expect[static_cast<size_t>(s)]);
+        }
+        ++expect[static_cast<size_t>(s)];
+    }
+    if (next_pos) *next_pos = std::move(expect);
+    return {};
+}
+
 std::vector<uint32_t> KvCells::find_slots(const Batch& batch) const {
     const size_t n = batch.token.size();
     if (n == 0) throw DecodeError("decode: empty batch");
@@ -28,27 +51,15 @@ std::vector<uint32_t> KvCells::find_slots(const Batch& batch) const {
                           std::to_string(batch.seq_id.size()) + ", output " +
                           std::to_string(batch.output.size()) + ")");
     }
-    std::vector<int32_t> expect(n_seq_max_);  // [n_seq_max] next position as the batch goes
-    for (uint32_t q = 0; q < n_seq_max_; ++q) {
-        expect[q] = static_cast<int32_t>(seq_cells_[q].size());
-    }
     for (size_t i = 0; i < n; ++i) {
-        const std::string at = "decode: batch token " + std::to_string(i) + ": ";
         if (batch.token[i] < 0 || static_cast<uint32_t>(batch.token[i]) >= n_vocab_) {
-            throw DecodeError(at + "token id " + std::to_string(batch.token[i]) +
-                              " outside the vocabulary [0, " + std::to_string(n_vocab_) + ")");
+            throw DecodeError("decode: batch token " + std::to_string(i) + ": token id " +
+                              std::to_string(batch.token[i]) + " outside the vocabulary [0, " +
+                              std::to_string(n_vocab_) + ")");
         }
-        const int32_t s = batch.seq_id[i];
-        if (s < 0 || static_cast<uint32_t>(s) >= n_seq_max_) {
-            throw DecodeError(at + "seq_id " + std::to_string(s) + " outside [0, " +
-                              std::to_string(n_seq_max_) + ")");
-        }
-        if (batch.pos[i] != expect[static_cast<size_t>(s)]) {
-            throw DecodeError(at + "position " + std::to_string(batch.pos[i]) + " of sequence " +
-                              std::to_string(s) + " is not its next position " +
-                              std::to_string(expect[static_cast<size_t>(s)]));
-        }
-        ++expect[static_cast<size_t>(s)];
+    }
+    if (const std::string err = sequence_error(batch, nullptr); !err.empty()) {
+        throw DecodeError("decode: " + err);
     }
     if (n > n_free_) {
         throw DecodeError("decode: KV cache full: batch needs " + std::to_string(n) + " cells, " +
@@ -74,15 +85,8 @@ void KvCells::commit(const Batch& batch, const std::vector<uint32_t>& slots) {
                                         " is not a free cell");
         }
     }
-    std::vector<size_t> next(n_seq_max_);  // [n_seq_max] next position as the batch goes
-    for (uint32_t q = 0; q < n_seq_max_; ++q) next[q] = seq_cells_[q].size();
-    for (size_t i = 0; i < slots.size(); ++i) {
-        const auto s = static_cast<size_t>(batch.seq_id[i]);
-        if (s >= n_seq_max_ || batch.pos[i] < 0 || static_cast<size_t>(batch.pos[i]) != next[s]) {
-            throw std::invalid_argument("KvCells::commit: batch token " + std::to_string(i) +
-                                        " does not continue its sequence");
-        }
-        ++next[s];
+    if (const std::string err = sequence_error(batch, nullptr); !err.empty()) {
+        throw std::invalid_argument("KvCells::commit: " + err);
     }
     for (size_t i = 0; i < slots.size(); ++i) {
         Cell& cell = cells_[slots[i]];
@@ -125,19 +129,11 @@ KvCellTable KvCells::cell_table(const Batch& batch, const std::vector<uint32_t>&
     if (slots.size() != n || batch.pos.size() != n || batch.seq_id.size() != n) {
         throw std::invalid_argument("KvCells::cell_table: slots and batch differ in size");
     }
-    // Pass 1: check every token continues its sequence; count the batch's
-    // tokens per sequence. run_len[s] = positions of s known so far.
-    std::vector<uint32_t> run_len(n_seq_max_);  // [n_seq_max]
-    for (uint32_t q = 0; q < n_seq_max_; ++q) {
-        run_len[q] = static_cast<uint32_t>(seq_cells_[q].size());
-    }
-    for (size_t i = 0; i < n; ++i) {
-        const auto s = static_cast<size_t>(batch.seq_id[i]);
-        if (s >= n_seq_max_ || batch.pos[i] != static_cast<int32_t>(run_len[s])) {
-            throw std::invalid_argument("KvCells::cell_table: batch token " + std::to_string(i) +
-                                        " does not continue its sequence");
-        }
-        ++run_len[s];
+    // Pass 1: every token continues its sequence; run_len[s] = positions of
+    // sequence s once the batch is in.
+    std::vector<int32_t> run_len;  // [n_seq_max]
+    if (const std::string err = sequence_error(batch, &run_len); !err.empty()) {
+        throw std::invalid_argument("KvCells::cell_table: " + err);
     }
     // Pass 2: one run per sequence in order of first appearance (its cached
     // cells, then room for its batch slots), and each token's span.
@@ -150,7 +146,7 @@ KvCellTable KvCells::cell_table(const Batch& batch, const std::vector<uint32_t>&
             run_start[s] = static_cast<int64_t>(t.cells.size());
             const std::vector<uint32_t>& cached = seq_cells_[s];
             t.cells.insert(t.cells.end(), cached.begin(), cached.end());
-            t.cells.resize(t.cells.size() + (run_len[s] - cached.size()));
+            t.cells.resize(t.cells.size() + (static_cast<size_t>(run_len[s]) - cached.size()));
         }
         const auto pos = static_cast<uint32_t>(batch.pos[i]);
         t.cells[static_cast<size_t>(run_start[s]) + pos] = slots[i];

@@ -24,6 +24,7 @@
 // step 3 are harmless: no table lists a free cell).
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/batch.h"
@@ -99,6 +100,13 @@ class KvCells {
     KvCellTable cell_table(const Batch& batch, const std::vector<uint32_t>& slot_ids) const;
 
   private:
+    /// Empty when every token's seq_id is in range and its position is the
+    /// next one of its sequence (cached cells, then earlier batch tokens);
+    /// else what is wrong and at which token. `next_pos` (optional) gets
+    /// [n_seq_max] each sequence's length once the batch is in. Expects
+    /// batch arrays of equal length.
+    std::string sequence_error(const Batch& batch, std::vector<int32_t>* next_pos) const;
+
     std::vector<Cell> cells_;                       // [n_ctx]
     std::vector<std::vector<uint32_t>> seq_cells_;  // [n_seq_max][next_pos] cell of each position
     uint32_t n_seq_max_;
