@@ -8,33 +8,29 @@
 // host as cs: [n_tok, n_rot/2, 2] (computed in double there, so every
 // device rotates identically, large positions included). Dims >= n_rot
 // are left alone (ggml's partial rotation).
-// PAIR (the rope_qk variant): one dispatch rotates both Q (binding 0, push
-// n_head/offset/stride) and K (binding 2, n_head2/offset2/stride2) of the
-// same tokens; workgroup z selects which (0 = Q, 1 = K).
+// One dispatch rotates both Q (binding 0, push n_head/offset/stride) and K
+// (binding 2, n_head2/offset2/stride2) of the same tokens; workgroup z
+// selects which (0 = Q, 1 = K).
 #include "common.glsl"
 
 layout(push_constant) uniform Push {
     uint n_tok, n_head, head_dim, n_rot;
     uint offset, stride;
     uint neox;
-    uint n_head2, offset2, stride2;  // PAIR only
+    uint n_head2, offset2, stride2;
 } p;
 
 layout(std430, binding = 0) buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer CS { float cs[]; };
-#if defined(PAIR)
 layout(std430, binding = 2) buffer X2 { float x2[]; };
-#endif
 
 void rotate(uint a, uint b, float c, float s) {
-#if defined(PAIR)
     if (gl_WorkGroupID.z != 0u) {
         const float y0 = x2[a], y1 = x2[b];
         x2[a] = y0 * c - y1 * s;
         x2[b] = y0 * s + y1 * c;
         return;
     }
-#endif
     const float x0 = x[a], x1 = x[b];
     x[a] = x0 * c - x1 * s;
     x[b] = x0 * s + x1 * c;
@@ -46,7 +42,7 @@ void main() {
     const uint t = gl_WorkGroupID.y;
     const uint i = idx % half_rot;
     const uint h = idx / half_rot;
-    const bool second = gl_WorkGroupID.z != 0u;  // PAIR: K instead of Q
+    const bool second = gl_WorkGroupID.z != 0u;  // K instead of Q
     const uint n_head = second ? p.n_head2 : p.n_head;
     if (h >= n_head || t >= p.n_tok) return;
     const uint base = (second ? p.offset2 + t * p.stride2 : p.offset + t * p.stride) + h * p.head_dim;

@@ -58,9 +58,6 @@ const std::map<std::string, Spirv>& spirv_table() {
         WB_SPV(attention_f32),
         WB_SPV(attention_f16),
         WB_SPV(rms_norm),
-        WB_SPV(rope_qk),
-        WB_SPV(kv_write_kv_f32),
-        WB_SPV(kv_write_kv_f16),
         WB_SPV(add_rms_norm),
         WB_SPV(rope),
         WB_SPV(swiglu),
@@ -93,7 +90,7 @@ struct NormPush {
 };
 struct RopePush {
     uint32_t n_tok, n_head, head_dim, n_rot, offset, stride, neox;
-    uint32_t n_head2, offset2, stride2;  // rope_qk only (the shader declares them always)
+    uint32_t n_head2, offset2, stride2;  // K
 };
 struct KvPush {
     uint32_t n, n_tok;
@@ -237,18 +234,6 @@ void Kernels::add_rms_norm(Recorder& rec, Buffer& x, const Buffer& b, const Buff
     rec.dispatch(p, {&x, &g, &y, &b}, &pc, n_tok, 1, 1, "add_rms_norm");
 }
 
-void Kernels::rope(Recorder& rec, Buffer& x, const Buffer& cs, uint32_t n_tok, uint32_t n_head,
-                   uint32_t head_dim, uint32_t n_rot, uint32_t offset, uint32_t stride, bool neox) {
-    if (n_rot % 2 != 0 || n_rot > head_dim) {
-        throw std::invalid_argument("rope: n_rot " + std::to_string(n_rot) +
-                                    " must be even and <= head_dim " + std::to_string(head_dim));
-    }
-    const Pipeline& p = get("rope", 2, sizeof(RopePush), wg_elem_);
-    RopePush pc{n_tok, n_head, head_dim, n_rot, offset, stride, neox ? 1u : 0u, 0, 0, 0};
-    rec.dispatch(p, {&x, &cs}, &pc, ceil_div(uint64_t{n_head} * (n_rot / 2), wg_elem_), n_tok, 1,
-                 "rope");
-}
-
 void Kernels::rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uint32_t n_tok,
                       uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_rot,
                       uint32_t q_stride, uint32_t k_stride, bool neox) {
@@ -256,29 +241,18 @@ void Kernels::rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uin
         throw std::invalid_argument("rope: n_rot " + std::to_string(n_rot) +
                                     " must be even and <= head_dim " + std::to_string(head_dim));
     }
-    const Pipeline& p = get("rope_qk", 3, sizeof(RopePush), wg_elem_);
+    const Pipeline& p = get("rope", 3, sizeof(RopePush), wg_elem_);
     RopePush pc{n_tok,    n_head,         head_dim,  n_rot, 0,
                 q_stride, neox ? 1u : 0u, n_head_kv, 0,     k_stride};
     const uint64_t pairs = uint64_t{std::max(n_head, n_head_kv)} * (n_rot / 2);
     rec.dispatch(p, {&q, &cs, &k}, &pc, ceil_div(pairs, wg_elem_), n_tok, 2, "rope");
 }
 
-void Kernels::kv_write(Recorder& rec, const Buffer& src, const Buffer& slots, Buffer& cache,
-                       uint32_t n, uint32_t n_tok, bool f16) {
-    if (f16 && n % 2 != 0)
-        throw std::invalid_argument("kv_write: an F16 cache needs an even row length");
-    const Pipeline& p = get(f16 ? "kv_write_f16" : "kv_write_f32", 3, sizeof(KvPush), wg_elem_);
-    KvPush pc{n, n_tok};
-    rec.dispatch(p, {&src, &slots, &cache}, &pc, ceil_div(f16 ? n / 2 : n, wg_elem_), n_tok, 1,
-                 "kv_write");
-}
-
 void Kernels::kv_write_kv(Recorder& rec, const Buffer& k, const Buffer& v, const Buffer& slots,
                           Buffer& k_cache, Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16) {
     if (f16 && n % 2 != 0)
         throw std::invalid_argument("kv_write: an F16 cache needs an even row length");
-    const Pipeline& p =
-        get(f16 ? "kv_write_kv_f16" : "kv_write_kv_f32", 5, sizeof(KvPush), wg_elem_);
+    const Pipeline& p = get(f16 ? "kv_write_f16" : "kv_write_f32", 5, sizeof(KvPush), wg_elem_);
     KvPush pc{n, n_tok};
     rec.dispatch(p, {&k, &slots, &k_cache, &v, &v_cache}, &pc, ceil_div(f16 ? n / 2 : n, wg_elem_),
                  n_tok, 2, "kv_write");

@@ -83,23 +83,18 @@ class Kernels {
     /// x (updated in place), b, y: [n_tok, n] f32; g: [n] f32.
     void add_rms_norm(Recorder& rec, Buffer& x, const Buffer& b, const Buffer& g, Buffer& y,
                       uint32_t n, uint32_t n_tok, float eps);
-    /// RoPE in place on heads of x (see shaders/rope.comp); cs: [n_tok, n_rot/2, 2].
-    void rope(Recorder& rec, Buffer& x, const Buffer& cs, uint32_t n_tok, uint32_t n_head,
-              uint32_t head_dim, uint32_t n_rot, uint32_t offset, uint32_t stride, bool neox);
-    /// RoPE of Q and K of the same tokens in one dispatch (rope_qk variant
-    /// of shaders/rope.comp): q: [n_tok, q_stride] with n_head heads, k:
-    /// [n_tok, k_stride] with n_head_kv heads, both at offset 0; cs as rope().
-    /// Same result as two rope() calls. Throws std::invalid_argument for an
-    /// odd n_rot or n_rot > head_dim.
+    /// RoPE in place on the heads of Q and K of the same tokens, in one
+    /// dispatch (see shaders/rope.comp): q: [n_tok, q_stride] with n_head
+    /// heads, k: [n_tok, k_stride] with n_head_kv heads, both from column 0;
+    /// cs: [n_tok, n_rot/2, 2] (cos, sin). Throws std::invalid_argument for
+    /// an odd n_rot or n_rot > head_dim.
     void rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uint32_t n_tok,
                  uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_rot,
                  uint32_t q_stride, uint32_t k_stride, bool neox);
-    /// cache[slots[t], :] = src[t, :]; src: [n_tok, n]; cache: [n_ctx, n] f32 or f16.
-    void kv_write(Recorder& rec, const Buffer& src, const Buffer& slots, Buffer& cache, uint32_t n,
-                  uint32_t n_tok, bool f16);
-    /// kv_write of K and V in one dispatch: k_cache[slots[t], :] = k[t, :]
-    /// and v_cache[slots[t], :] = v[t, :]; k, v: [n_tok, n] f32; caches:
-    /// [n_ctx, n] f32 or f16. Throws std::invalid_argument for f16 with odd n.
+    /// The KV-cache write of K and V in one dispatch: k_cache[slots[t], :] =
+    /// k[t, :] and v_cache[slots[t], :] = v[t, :]; k, v: [n_tok, n] f32;
+    /// slots: [n_tok] int32 cells; caches: [n_ctx, n] f32 or packed f16.
+    /// Throws std::invalid_argument for f16 with odd n.
     void kv_write_kv(Recorder& rec, const Buffer& k, const Buffer& v, const Buffer& slots,
                      Buffer& k_cache, Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16);
     /// o[t, head h] = softmax(q[t, h] K^T * scale) V over the cells of token

@@ -311,25 +311,20 @@ class TestVkKernels : public QObject {
     void rope_data() {
         QTest::addColumn<bool>("neox");
         QTest::addColumn<int>("n_rot");
-        QTest::addColumn<bool>("pair");  // rope_qk: Q and K in one dispatch
-        for (bool pair : {false, true}) {
-            const char* suffix = pair ? " qk" : "";
-            QTest::addRow("normal full%s", suffix) << false << 8 << pair;
-            QTest::addRow("neox full%s", suffix) << true << 8 << pair;
-            QTest::addRow("normal partial%s", suffix) << false << 4 << pair;
-            QTest::addRow("neox partial%s", suffix) << true << 4 << pair;
-        }
+        QTest::newRow("normal full") << false << 8;
+        QTest::newRow("neox full") << true << 8;
+        QTest::newRow("normal partial") << false << 4;
+        QTest::newRow("neox partial") << true << 4;
     }
 
     void rope() {
         QFETCH(bool, neox);
         QFETCH(int, n_rot);
-        QFETCH(bool, pair);
         Context& c = ctx(0);
-        // Q: 5 heads at `offset` in rows of `stride` (rope_qk: offset 0);
-        // K (pair only): 2 heads in rows of k_stride.
+        // Q: 5 heads in rows of `stride` (wider than the heads); K: 2 heads
+        // in rows of k_stride; both rotated by one dispatch.
         const uint32_t n_tok = 6, n_head = 5, n_head_kv = 2, hd = 8;
-        const uint32_t offset = pair ? 0 : 3, stride = n_head * hd + 11, k_stride = n_head_kv * hd;
+        const uint32_t offset = 0, stride = n_head * hd + 11, k_stride = n_head_kv * hd;
         const auto x = rand_vec(offset + n_tok * stride);
         const auto kx = rand_vec(n_tok * k_stride);
         std::vector<int> pos(n_tok);
@@ -348,12 +343,8 @@ class TestVkKernels : public QObject {
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        if (pair) {
-            k.rope_qk(rec, xb, kb, csb, n_tok, n_head, n_head_kv, hd, uint32_t(n_rot), stride,
-                      k_stride, neox);
-        } else {
-            k.rope(rec, xb, csb, n_tok, n_head, hd, uint32_t(n_rot), offset, stride, neox);
-        }
+        k.rope_qk(rec, xb, kb, csb, n_tok, n_head, n_head_kv, hd, uint32_t(n_rot), stride, k_stride,
+                  neox);
         rec.submit();
         // float64 rotation of the heads of `v` (the cos/sin the shader got).
         auto rotated = [&](const std::vector<float>& v, uint32_t heads, uint32_t off,
@@ -375,25 +366,18 @@ class TestVkKernels : public QObject {
         };
         const double err = rel_error(download(xb, x.size()), rotated(x, n_head, offset, stride));
         QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
-        // Without pair, K must be untouched; with it, rotated.
-        const auto want_k =
-            pair ? rotated(kx, n_head_kv, 0, k_stride) : std::vector<double>(kx.begin(), kx.end());
-        const double ek = rel_error(download(kb, kx.size()), want_k);
+        const double ek = rel_error(download(kb, kx.size()), rotated(kx, n_head_kv, 0, k_stride));
         QVERIFY2(ek <= 1e-5, qPrintable(QString("K rel error %1").arg(ek)));
     }
 
     void kv_write_data() {
         QTest::addColumn<bool>("f16");
-        QTest::addColumn<bool>("pair");  // kv_write_kv: K and V in one dispatch
-        QTest::newRow("f32") << false << false;
-        QTest::newRow("f16") << true << false;
-        QTest::newRow("f32 kv") << false << true;
-        QTest::newRow("f16 kv") << true << true;
+        QTest::newRow("f32") << false;
+        QTest::newRow("f16") << true;
     }
 
     void kv_write() {
         QFETCH(bool, f16);
-        QFETCH(bool, pair);
         Context& c = ctx(0);
         const uint32_t n = 66, n_tok = 5, n_ctx = 40;
         const auto src = rand_vec(n * n_tok, -4.0f, 4.0f), src2 = rand_vec(n * n_tok, -4.0f, 4.0f);
@@ -407,11 +391,7 @@ class TestVkKernels : public QObject {
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        if (pair) {
-            k.kv_write_kv(rec, sb, sb2, slb, cache, cache2, n, n_tok, f16);
-        } else {
-            k.kv_write(rec, sb, slb, cache, n, n_tok, f16);
-        }
+        k.kv_write_kv(rec, sb, sb2, slb, cache, cache2, n, n_tok, f16);
         rec.submit();
         // The written rows of `buf` against `want_src` (rows of untouched
         // cells stay poisoned and are not read).
@@ -440,7 +420,7 @@ class TestVkKernels : public QObject {
                      qPrintable(QString("%1 rel error %2").arg(what).arg(err)));
         };
         check(cache, src, "K");
-        if (pair) check(cache2, src2, "V");
+        check(cache2, src2, "V");
     }
 
     void attention_data() {
