@@ -20,6 +20,7 @@ layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 
 const uint NT = 8u;  // tokens per invocation; Kernels::kVecTokensPerGroup
+#include "matvec_dot.glsl"
 
 void main() {
     const uint row = gl_GlobalInvocationID.x;
@@ -29,29 +30,7 @@ void main() {
     const uint xb = p.x_offset + t0 * p.x_stride;
     float sum[NT];
     for (uint j = 0u; j < NT; ++j) sum[j] = 0.0;
-#if defined(W_Q8_0) || defined(W_Q4_0)
-    const uint nb = p.ne0 / 32u;
-    for (uint b = 0u; b < nb; ++b) {
-        const uint blk = row * nb + b;
-        float s[NT];
-        for (uint j = 0u; j < NT; ++j) s[j] = 0.0;
-        for (uint i = 0u; i < 32u; ++i) {
-            const float wq = blk_q(blk, i);
-            for (uint j = 0u; j < NT; ++j) {
-                if (j < nt) s[j] += wq * x[xb + j * p.x_stride + b * 32u + i];
-            }
-        }
-        const float d = blk_scale(blk);
-        for (uint j = 0u; j < NT; ++j) sum[j] += d * s[j];
-    }
-#else
-    for (uint k = 0u; k < p.ne0; ++k) {
-        const float wk = w_get(row, k, p.ne0);
-        for (uint j = 0u; j < NT; ++j) {
-            if (j < nt) sum[j] += wk * x[xb + j * p.x_stride + k];
-        }
-    }
-#endif
+    dot_rows(row, xb, nt, 0u, 1u, sum);
     for (uint j = 0u; j < NT; ++j) {
         if (j < nt) y[p.y_offset + (t0 + j) * p.y_stride + p.row_offset + row] = sum[j];
     }
