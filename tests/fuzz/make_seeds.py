@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora for the fuzzers into OUT/<fuzzer>/.
+
+usage: make_seeds.py SHARED_DIR OUT
+
+gguf/vocab: the real models (whole when small, and their first 64 KiB),
+plus a hand-made complete llama file of a few hundred bytes (1 layer,
+n_embd 4, f32 tensors) so mutations start from a file that passes every
+load-time check. prompt_file/testset: small JSONL and plain-text sets.
+tokenize: a few texts (first byte = flags, see fuzz_tokenize.cpp).
+"""
+import os
+import struct
+import sys
+
+shared, out = sys.argv[1], sys.argv[2]
+
+
+def put(fuzzer, name, data):
+    d = os.path.join(out, fuzzer)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def gstr(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def kv_u32(k, v):
+    return gstr(k) + struct.pack("<II", 4, v)
+
+
+def kv_f32(k, v):
+    return gstr(k) + struct.pack("<If", 6, v)
+
+
+def kv_str(k, v):
+    return gstr(k) + struct.pack("<I", 8) + gstr(v)
+
+
+def kv_arr(k, elem, items, fmt=None):
+    b = gstr(k) + struct.pack("<IIQ", 9, elem, len(items))
+    for it in items:
+        b += gstr(it) if elem == 8 else struct.pack(fmt, it)
+    return b
+
+
+def tiny_llama():
+    """GGUF v3, llama, n_embd 4, 1 block, 2 heads, n_ff 8, 8 tokens, f32."""
+    toks = ["<unk>", "<s>", "</s>", "\u2581a", "\u2581", "a", "<0x0A>", "b"]
+    kvs = [kv_str("general.architecture", "llama"), kv_str("general.name", "tiny"),
+           kv_u32("llama.context_length", 32), kv_u32("llama.embedding_length", 4),
+           kv_u32("llama.block_count", 1), kv_u32("llama.feed_forward_length", 8),
+           kv_u32("llama.attention.head_count", 2), kv_u32("llama.attention.head_count_kv", 1),
+           kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5),
+           kv_str("tokenizer.ggml.model", "llama"), kv_arr("tokenizer.ggml.tokens", 8, toks),
+           kv_arr("tokenizer.ggml.scores", 6, [0.0, 0.0, 0.0, -1.0, -2.0, -3.0, 0.0, -3.0], "<f"),
+           kv_arr("tokenizer.ggml.token_type", 5, [2, 3, 3, 1, 1, 1, 6, 1], "<i")]
+    n_embd, n_ff, n_vocab, kv_dim = 4, 8, len(toks), 2
+    shapes = [("token_embd.weight", [n_embd, n_vocab]), ("output_norm.weight", [n_embd]),
+              ("output.weight", [n_embd, n_vocab]), ("blk.0.attn_norm.weight", [n_embd]),
+              ("blk.0.attn_q.weight", [n_embd, n_embd]), ("blk.0.attn_k.weight", [n_embd, kv_dim]),
+              ("blk.0.attn_v.weight", [n_embd, kv_dim]),
+              ("blk.0.attn_output.weight", [n_embd, n_embd]), ("blk.0.ffn_norm.weight", [n_embd]),
+              ("blk.0.ffn_gate.weight", [n_embd, n_ff]), ("blk.0.ffn_up.weight", [n_embd, n_ff]),
+              ("blk.0.ffn_down.weight", [n_ff, n_embd])]
+    infos, off = b"", 0
+    for name, ne in shapes:
+        infos += gstr(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
+        infos += struct.pack("<IQ", 0, off)
+        n = 1
+        for d in ne:
+            n *= d
+        off += (n * 4 + 31) // 32 * 32
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(shapes), len(kvs)) + b"".join(kvs) + infos
+    head += b"\0" * ((-len(head)) % 32)
+    return head + bytes(off)
+
+
+models = [os.path.join(shared, "models", "stories260K.gguf"),
+          os.path.join(shared, "models", "llama-2-tiny-random.gguf"),
+          os.path.join(shared, "golden", "quant", "stories260K-q4_0.gguf"),
+          os.path.join(shared, "golden", "quant", "stories260K-q8_0.gguf"),
+          os.path.join(shared, "golden", "quant", "stories260K-f16.gguf")]
+for m in models:
+    data = open(m, "rb").read()
+    base = os.path.basename(m)
+    for fz in ("gguf", "vocab"):
+        put(fz, base + ".64k", data[:65536])
+    if len(data) <= 300 * 1024:
+        put("gguf", base, data)
+tiny = tiny_llama()
+put("gguf", "tiny_llama.gguf", tiny)
+put("vocab", "tiny_llama.gguf", tiny)
+
+for i, t in enumerate([b"\x01Once upon a time, there was a little girl.",
+                       b"\x03<s>Hello</s> world <unk>\n\n  spaces  ",
+                       b"\x0f caf\xc3\xa9 \xe2\x96\x81 \xf0\x9f\x98\x80 \xff\xfe bad \xc3",
+                       b"\x00"]):
+    put("tokenize", "text%d" % i, t)
+
+prompt_sets = [
+    b'{"prompt": "Once upon a time", "id": "a", "max_tokens": 16, "stop": ["\\n"]}\n'
+    b'{"prompt": "The cat", "id": 7, "stop": "."}\n\n{"prompt": "x"}\n',
+    b"\xef\xbb\xbf{\"prompt\": \"bom\"}\r\n{\"prompt\": \"crlf\", \"max_tokens\": 1000000}\r\n",
+    b"Once upon a time\nThe cat sat\r\n\n  indented\n",
+    b'{"prompt": 1}\n{bad json\n[1,2]\n{"prompt": "a", "id": "a"}\n{"prompt": "b", "id": "a"}\n',
+]
+for i, t in enumerate(prompt_sets):
+    put("prompt_file", "set%d" % i, t)
+testsets = [
+    b'# comment\n{"prompt": "2+2=", "answer": "4", "match": "exact", "max_tokens": 8, "id": "q1"}\n'
+    b'{"prompt": "Once", "expected": "upon"}\n',
+    b'{"prompt": "p", "answer": "a", "id": 5, "match": "contains"}\r\n\r\n',
+    b"plain prompt line\n{\"prompt\": \"json prompt\"}\n",
+]
+for i, t in enumerate(testsets):
+    put("testset", "set%d" % i, t)
