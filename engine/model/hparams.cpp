@@ -105,7 +105,9 @@ HParams HParams::from_gguf(const gguf::File& f) {
                     std::to_string(hp.n_embd));
     }
     hp.head_dim = read_u32(f, p + "attention.key_length", hp.n_embd / hp.n_head);
-    if (hp.head_dim * hp.n_head != hp.n_embd) {
+    // In 64 bits: a uint32 product wraps, and key_length 2147483649 with
+    // head_count 2 would then "equal" embedding_length 2.
+    if (uint64_t{hp.head_dim} * hp.n_head != hp.n_embd) {
         bad_key(f, p + "attention.key_length",
                 std::to_string(hp.head_dim) + " * head_count " + std::to_string(hp.n_head) +
                     " != embedding_length " + std::to_string(hp.n_embd));

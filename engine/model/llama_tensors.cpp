@@ -28,6 +28,15 @@ std::vector<TensorSpec> llama_tensor_specs(const HParams& hp) {
 }
 
 void check_llama_tensors(const gguf::File& f, const HParams& hp) {
+    // block_count comes from the file: a hostile 4294967295 would make the
+    // spec list 38 billion entries long. Each block needs 9 tensors, so
+    // compare with what the file holds before building the list.
+    const uint64_t needed = 2 + (hp.tied_embeddings ? 0 : 1) + 9 * uint64_t{hp.n_layer};
+    if (needed > f.tensors().size()) {
+        throw gguf::Error(f.path(), std::nullopt, "metadata key '" + hp.arch + ".block_count'",
+                          std::to_string(hp.n_layer) + " blocks need " + std::to_string(needed) +
+                              " tensors, the file has " + std::to_string(f.tensors().size()));
+    }
     for (const TensorSpec& s : llama_tensor_specs(hp)) {
         const gguf::TensorInfo& t = f.tensor(s.name);  // throws "missing tensor"
         if (t.ne[0] != s.ne0 || t.ne[1] != s.ne1 || t.ne[2] != 1 || t.ne[3] != 1) {

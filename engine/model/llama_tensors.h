@@ -32,8 +32,11 @@ struct TensorSpec {
 /// ffn_gate/ffn_up [n_embd, n_ff], ffn_down [n_ff, n_embd].
 std::vector<TensorSpec> llama_tensor_specs(const HParams& hp);
 
-/// Throws gguf::Error naming the file and tensor when a tensor of
-/// llama_tensor_specs(hp) is missing or has another shape, and
+/// Throws gguf::Error naming the file and `<arch>.block_count` when the file
+/// holds fewer tensors than block_count implies (checked before the spec
+/// list is built, so a huge block_count costs nothing), naming the file and
+/// tensor when a tensor of llama_tensor_specs(hp) is missing or has another
+/// shape, and
 /// ggml::UnsupportedType naming the tensor when its type is one the engine
 /// cannot compute with (supported: F32, F16, BF16, Q8_0, Q4_0).
 void check_llama_tensors(const gguf::File& f, const HParams& hp);

@@ -549,6 +549,58 @@ class TestCpuLlama : public QObject {
         }
     }
 
+    // Fuzzing finds: hyperparameters that only make sense with other keys.
+    void hostile_hyperparameters_are_refused_by_key() {
+        QTemporaryDir dir;
+        // One tensor (token_embd [n_embd, 4], f32) and the llama keys, 2
+        // heads, RoPE over 2 dimensions.
+        auto write = [&](const std::string& name, uint32_t block_count, uint32_t n_embd,
+                         uint32_t key_length) {
+            wbtest::GgufBytes b;
+            b.header(3, 1, 9);
+            b.kv_str("general.architecture", "llama");
+            b.kv_u32("llama.context_length", 64);
+            b.kv_u32("llama.embedding_length", n_embd);
+            b.kv_u32("llama.block_count", block_count);
+            b.kv_u32("llama.feed_forward_length", 4);
+            b.kv_u32("llama.attention.head_count", 2);
+            b.kv_u32("llama.attention.key_length", key_length);
+            b.kv_u32("llama.rope.dimension_count", 2);
+            b.str("llama.attention.layer_norm_rms_epsilon").u32(6).f32(1e-5f);
+            b.tensor("token_embd.weight", {n_embd, 4}, 0, 0).pad_to(32);
+            b.buf.append(size_t{n_embd} * 4 * 4, '\0');
+            const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+            b.write(path);
+            return path;
+        };
+        // block_count 4294967295: the spec list would have 38 billion
+        // entries (out of memory before this check existed).
+        {
+            const wb::gguf::File f = wb::gguf::File::open(write("blocks.gguf", UINT32_MAX, 4, 2));
+            const HParams hp = HParams::from_gguf(f);
+            try {
+                check_llama_tensors(f, hp);
+                QFAIL("a file with 1 tensor and 4294967295 blocks should not pass");
+            } catch (const wb::gguf::Error& e) {
+                QVERIFY2(QString(e.what()).contains("llama.block_count"), e.what());
+                QVERIFY2(QString(e.what()).contains("38654705657 tensors, the file has 1"),
+                         e.what());
+            }
+        }
+        // key_length 2147483649 with 2 heads: 2 * 2147483649 wraps to 2 in
+        // 32 bits, which "matched" embedding_length 2.
+        {
+            const wb::gguf::File f =
+                wb::gguf::File::open(write("head_dim.gguf", 1, 2, 2147483649u));
+            try {
+                (void)HParams::from_gguf(f);
+                QFAIL("key_length 2147483649 * 2 heads != embedding_length 2 should not pass");
+            } catch (const wb::gguf::Error& e) {
+                QVERIFY2(QString(e.what()).contains("llama.attention.key_length"), e.what());
+            }
+        }
+    }
+
     void bad_files_give_clear_errors() {
         LoadOptions o;
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, load_model(kShared + "/nope.gguf", o));
