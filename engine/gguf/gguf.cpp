@@ -53,6 +53,18 @@ uint64_t min_encoded_size(ValueType t) {
     return 0;
 }
 
+// A key or tensor name as it appears in field labels. Names come from the
+// file and may be megabytes long; every array element's label starts with
+// its key, so an unbounded name would make reading an array cost
+// O(name length x elements) (a 1 MiB key with 128Ki strings took minutes)
+// and put the whole name into an error message. Longer names are cut to
+// their first 64 bytes plus their length.
+std::string name_label(const std::string& name) {
+    constexpr size_t kMaxLabel = 64;
+    if (name.size() <= kMaxLabel) return name;
+    return name.substr(0, kMaxLabel) + "...(" + std::to_string(name.size()) + " bytes)";
+}
+
 }  // namespace
 
 Error::Error(const std::string& path, std::optional<uint64_t> offset, const std::string& field,
@@ -261,7 +273,7 @@ private:
     void read_kv(uint64_t index) {
         const uint64_t at = pos_;
         std::string key = read_string("metadata key #" + std::to_string(index));
-        const std::string field = "metadata key '" + key + "'";
+        const std::string field = "metadata key '" + name_label(key) + "'";
         if (f_.kv_index_.count(key)) fail(at, field, "duplicate metadata key");
         const ValueType t = read_type(field);
         Value v;
@@ -274,7 +286,7 @@ private:
         TensorInfo ti;
         ti.info_offset = pos_;
         ti.name = read_string("tensor #" + std::to_string(index) + " name");
-        const std::string field = "tensor '" + ti.name + "'";
+        const std::string field = "tensor '" + name_label(ti.name) + "'";
         const uint64_t dims_at = pos_;
         ti.n_dims = read_u32(field + " n_dims");
         if (ti.n_dims == 0 || ti.n_dims > kMaxDims) {
@@ -345,7 +357,7 @@ private:
         }
         const uint64_t data_size = size_ - f_.data_offset_;
         for (TensorInfo& t : f_.tensors_) {
-            const std::string field = "tensor '" + t.name + "'";
+            const std::string field = "tensor '" + name_label(t.name) + "'";
             if (t.offset % f_.alignment_ != 0) {
                 fail(t.info_offset, field,
                      "data offset " + std::to_string(t.offset) + " is not a multiple of the " +

@@ -343,6 +343,29 @@ private slots:
         QVERIFY(error_of(b).contains("nested too deeply"));
     }
 
+    // Found by inspection while fuzzing: every array element's field label
+    // held the whole key, so a 1 MiB key over a 128Ki-string array copied
+    // 128 GiB of labels (minutes) and an error quoted the megabyte key. Names
+    // in labels are now cut to 64 bytes plus their length.
+    void long_key_is_cut_in_labels() {
+        const std::string key = "tokenizer.ggml.tokens" + std::string(1 << 20, 'x');
+        const uint64_t n = uint64_t(1) << 17;
+        GgufBytes b;
+        b.header(3, 0, 1).str(key).u32(9).u32(8).u64(n);
+        for (uint64_t k = 0; k + 1 < n; ++k) b.u64(0);  // empty strings
+        b.u64(5).buf += "ab";                           // the last one runs past the end
+        const QString e = error_of(b);
+        QVERIFY2(e.size() < 1000, qPrintable(e.left(300)));
+        QVERIFY2(e.contains("metadata key 'tokenizer.ggml.tokensxxx"), qPrintable(e));
+        QVERIFY2(e.contains("(1048597 bytes)"), qPrintable(e));
+        QVERIFY2(e.contains("[131071]") && e.contains("string length 5"), qPrintable(e));
+        // Same for a tensor name.
+        GgufBytes t;
+        t.header(3, 1, 0).tensor(std::string(100, 't'), {4}, 0, 0).pad_to(32);
+        const QString et = error_of(t);
+        QVERIFY2(et.contains("tensor '" + QString(64, 't') + "...(100 bytes)'"), qPrintable(et));
+    }
+
     void missing_file_and_directory() {
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, File::open("/nonexistent/x.gguf"));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, File::open(dir_.path().toStdString()));
