@@ -1,5 +1,6 @@
 #include "history_view.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateEdit>
@@ -30,6 +31,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <stdexcept>
 
 namespace wb::ui {
@@ -101,7 +103,26 @@ HistoryView::HistoryView(QWidget* parent)
     search_ = new QLineEdit;
     search_->setPlaceholderText(tr("Search prompt and output"));
     search_->setClearButtonEnabled(true);
+    // The model and run names can be long ("#12 batch stories20.jsonl"):
+    // the combos show a few characters and full names in their popups, so
+    // the search box keeps a usable width.
+    for (QComboBox* c : {modelFilter_, runFilter_}) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(14);
+    }
+    search_->setMinimumWidth(search_->fontMetrics().horizontalAdvance(search_->placeholderText()) +
+                             40);
+    search_->setToolTip(tr("Search prompt and output (Ctrl+F)"));
+    auto* find = new QAction(this);
+    find->setShortcut(QKeySequence::Find);
+    find->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(find, &QAction::triggered, this, [this] {
+        search_->setFocus(Qt::ShortcutFocusReason);
+        search_->selectAll();
+    });
+    addAction(find);
     auto* exportBtn = new QPushButton(tr("Export…"));
+    exportBtn_ = exportBtn;
     exportBtn->setToolTip(tr("Write the rows the filters match to CSV or JSON Lines"));
     filters->addWidget(modelFilter_);
     filters->addWidget(runFilter_);
@@ -157,19 +178,40 @@ bool HistoryView::setDatabase(const QString& path) {
     { QSqlDatabase::database(conn_, false).close(); }
     QSqlDatabase::removeDatabase(conn_);
     dbPath_ = path;
+    listedKey_ = {-1, -1};
     QSqlDatabase db = open_readonly(conn_, path);
     if (!db.isOpen()) {
         count_->setText(tr("Cannot read the run log %1: %2").arg(path, db.lastError().text()));
         return false;
     }
+    for (QWidget* w : std::initializer_list<QWidget*>{modelFilter_, runFilter_, reasonFilter_,
+                                                      dateOn_, search_, exportBtn_})
+        w->setEnabled(true);
     reloadFilterLists();
     refresh();
     return true;
 }
 
+void HistoryView::setUnavailable(const QString& why) {
+    model_->clear();
+    dbPath_.clear();
+    for (QWidget* w : std::initializer_list<QWidget*>{modelFilter_, runFilter_, reasonFilter_,
+                                                      dateOn_, search_, exportBtn_})
+        w->setEnabled(false);
+    count_->setText(why);
+}
+
 void HistoryView::reloadFilterLists() {
     QSqlDatabase db = QSqlDatabase::database(conn_, false);
     if (!db.isOpen()) return;
+    QSqlQuery k(db);
+    if (k.exec("SELECT (SELECT COUNT(*) FROM model_versions), (SELECT COALESCE(MAX(id), 0) FROM "
+               "runs)") &&
+        k.next()) {
+        const QPair<qint64, qint64> key{k.value(0).toLongLong(), k.value(1).toLongLong()};
+        if (key == listedKey_) return;  // nothing new: leave the lists (and open popups) alone
+        listedKey_ = key;
+    }
     const QVariant model_sel = modelFilter_->currentData();
     const QVariant run_sel = runFilter_->currentData();
     const QSignalBlocker b1(modelFilter_), b2(runFilter_);
@@ -225,7 +267,7 @@ QString HistoryView::whereClause(QVariantList* binds) const {
 void HistoryView::refresh() {
     QSqlDatabase db = QSqlDatabase::database(conn_, false);
     if (!db.isOpen()) return;
-    if (modelFilter_->count() == 0 || runFilter_->count() <= 1) reloadFilterLists();
+    reloadFilterLists();  // runs and models logged since the last refresh
     QVariantList binds;
     const QString sql = QString::fromLatin1(kListSql) + whereClause(&binds) +
                         "ORDER BY r.started_ms DESC, r.id DESC LIMIT 10000";

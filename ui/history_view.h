@@ -12,6 +12,7 @@
 // Reads through its own read-only QSQLITE connection; the writer is the
 // app's RunRecorder (WAL mode lets both work at once).
 
+#include <QPair>
 #include <QString>
 #include <QStringList>
 #include <QVariantList>
@@ -39,6 +40,9 @@ class HistoryView : public QWidget {
 
     /// Opens the run log at `path` (read-only) and shows it.
     bool setDatabase(const QString& path);
+    /// No run log to show (it could not be opened): says `why` in place of
+    /// the row count and disables the filters and Export.
+    void setUnavailable(const QString& why);
     /// Re-runs the query (keeps the filters). Called when responses are logged.
     void refresh();
     /// Refreshes at most once a second however often it is asked.
@@ -70,6 +74,8 @@ class HistoryView : public QWidget {
   private:
     /// WHERE clause (over r, u, m) and its bound values for filter().
     QString whereClause(QVariantList* binds) const;
+    /// Refills the model and run lists when the log has gained a model
+    /// version or a run since the last fill (keeps the selection).
     void reloadFilterLists();
     void openResponse(const QModelIndex& index);
     void exportDialog();
@@ -87,6 +93,9 @@ class HistoryView : public QWidget {
     QLineEdit* search_;
     QLabel* count_;
     QTimer* throttle_;
+    QWidget* exportBtn_;
+    // (model versions, newest run id) the filter lists were filled from.
+    QPair<qint64, qint64> listedKey_{-1, -1};
 };
 
 }  // namespace wb::ui
