@@ -17,6 +17,7 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "batch_results_model.h"
 #include "engine_bridge.h"
@@ -99,17 +100,30 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     table_->verticalHeader()->hide();
     table_->setWordWrap(false);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-    table_->horizontalHeader()->setSectionResizeMode(BatchResultsModel::Output,
-                                                     QHeaderView::Stretch);
+    // Numbers and short words get columns as wide as their header or a
+    // "99999.9" value, the prompt a fixed share, and the output the rest,
+    // so the output stays readable at a normal window width (with default
+    // 100 px sections the output column was squeezed to nothing).
+    QHeaderView* header = table_->horizontalHeader();
+    const QFontMetrics fm = header->fontMetrics();
+    for (int c = 0; c < BatchResultsModel::kColumns; ++c) {
+        if (c == BatchResultsModel::Prompt || c == BatchResultsModel::Output) continue;
+        const QString title = results_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+        const int value = fm.horizontalAdvance(c == BatchResultsModel::Finish ? "cancelled"
+                                               : c == BatchResultsModel::Id   ? "s000000"
+                                                                              : "99999.9");
+        header->resizeSection(c, std::max(fm.horizontalAdvance(title), value) + 18);
+    }
+    header->resizeSection(BatchResultsModel::Prompt, fm.horizontalAdvance(QString(14, 'x')));
+    header->setSectionResizeMode(BatchResultsModel::Output, QHeaderView::Stretch);
+    header->setMinimumSectionSize(fm.horizontalAdvance("xxxx"));
+    // Rows in the order requests finish until a header is clicked (a sort
+    // indicator on by default sorted the ids backwards: s20 first).
+    header->setSortIndicator(-1, Qt::AscendingOrder);
     table_->setToolTip(tr("Double-click a row to see the whole response"));
     layout->addWidget(table_, 1);
 
-    connect(open, &QPushButton::clicked, this, [this] {
-        const QString path =
-            QFileDialog::getOpenFileName(this, tr("Open prompt set"), QString(),
-                                         tr("Prompt sets (*.jsonl *.txt);;All files (*)"));
-        if (!path.isEmpty()) loadPromptFile(path);
-    });
+    connect(open, &QPushButton::clicked, this, &BatchPanel::openPromptDialog);
     connect(sample, &QPushButton::clicked, this, &BatchPanel::loadSampleSet);
     connect(skipInvalid_, &QCheckBox::toggled, this, &BatchPanel::showSet);
     connect(run_, &QPushButton::clicked, this, &BatchPanel::run);
@@ -128,6 +142,22 @@ bool BatchPanel::loadPromptFile(const QString& path) {
 
 bool BatchPanel::loadSampleSet() {
     return loadPromptFile(QStringLiteral(":/prompts/stories20.jsonl"));
+}
+
+void BatchPanel::openPromptDialog() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open prompt set"), QString(), tr("Prompt sets (*.jsonl *.txt);;All files (*)"));
+    if (!path.isEmpty()) loadPromptFile(path);
+}
+
+int BatchPanel::concurrency() const {
+    return concurrency_->value();
+}
+int BatchPanel::maxQueue() const {
+    return maxQueue_->value();
+}
+int BatchPanel::timeoutMs() const {
+    return timeout_->value();
 }
 
 void BatchPanel::setConcurrency(int n) {

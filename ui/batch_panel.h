@@ -51,9 +51,15 @@ class BatchPanel : public QWidget {
     bool loadSampleSet();
     const gui::PromptSet& promptSet() const { return set_; }
 
+    /// Asks for a prompt file (JSON Lines or one prompt per line) and loads it.
+    void openPromptDialog();
+
     void setConcurrency(int n);
     void setMaxQueue(int n);
     void setTimeoutMs(int ms);
+    int concurrency() const;  ///< scheduler slots for the next run
+    int maxQueue() const;     ///< requests allowed to wait for a slot
+    int timeoutMs() const;    ///< total time per request, 0 = none
 
     /// Starts a run. Returns false (with the reason in the status line) when
     /// no model is loaded, a run is going, the set is empty, or it has

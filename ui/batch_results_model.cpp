@@ -83,11 +83,24 @@ QVariant BatchResultsModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant BatchResultsModel::headerData(int section, Qt::Orientation o, int role) const {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* const names[kColumns] = {"id",        "prompt",          "output",
-                                                "finish",    "queue wait (ms)", "TTFT (ms)",
-                                                "TPOT (ms)", "e2e (ms)",        "tokens"};
-    return tr(names[section]);
+    if (o != Qt::Horizontal || section < 0 || section >= kColumns) return {};
+    // Short titles keep the numeric columns narrow; the tooltip says what each is.
+    static const char* const names[kColumns] = {"id",        "prompt",    "output",
+                                                "finish",    "wait (ms)", "TTFT (ms)",
+                                                "TPOT (ms)", "e2e (ms)",  "tokens"};
+    static const char* const tips[kColumns] = {
+        "the prompt set's id",
+        "the prompt (hover a cell for all of it)",
+        "the response (hover a cell for all of it; double-click the row for details)",
+        "stop, length, timeout, cancelled, rejected or error",
+        "queue wait: submission until a scheduler slot took the request (ms)",
+        "time to first token: submission until the first generated token (ms)",
+        "time per output token after the first (ms)",
+        "end to end: submission until the last token (ms)",
+        "tokens generated"};
+    if (role == Qt::DisplayRole) return tr(names[section]);
+    if (role == Qt::ToolTipRole) return tr(tips[section]);
+    return {};
 }
 
 void BatchResultsModel::append(const gui::RequestResult& r) {
