@@ -158,11 +158,15 @@ void ChatView::copyLastReply() {
 void ChatView::newChat() {
     if (isStreaming()) bridge_->cancel(active_id_);
     active_id_.clear();
-    if (run_id_ != 0 && recorder_ != nullptr) recorder_->endRun(run_id_);
-    run_id_ = 0;
+    endRun();
     turns_.clear();
     render();
     updateButtons();
+}
+
+void ChatView::endRun() {
+    if (run_id_ != 0 && recorder_ != nullptr) recorder_->endRun(run_id_);
+    run_id_ = 0;
 }
 
 void ChatView::setChatTemplateNotice(bool model_has_template) {

@@ -55,6 +55,9 @@ class ChatView : public QWidget {
     void copyLastReply();
     /// Starts a new conversation (a new run in the run log).
     void newChat();
+    /// Marks the conversation's run ended in the run log (the transcript
+    /// stays; the next message starts a new run). Called when the app closes.
+    void endRun();
 
     bool isStreaming() const { return !active_id_.isEmpty(); }
     const QList<Turn>& turns() const { return turns_; }

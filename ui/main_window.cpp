@@ -13,6 +13,7 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QScrollArea>
+#include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
 #include <QStatusBar>
@@ -113,7 +114,10 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     buildMenus();
     // "Make quantized copy…" (ui/quantize_dialog): copy a GGUF as Q8_0/Q4_0/F16,
     // then offer the copy beside the original in the Compare tab.
-    menuBar()->addMenu(tr("&Tools"))->addAction(tr("Make &quantized copy…"), this, [this, compare] {
+    // Tools sits before Help, which stays last as on every desktop.
+    auto* tools = new QMenu(tr("&Tools"), this);
+    menuBar()->insertMenu(helpMenu_->menuAction(), tools);
+    tools->addAction(tr("Make &quantized copy…"), this, [this, compare] {
         const QString in = QFileDialog::getOpenFileName(
             this, tr("Model to quantize"), store_->recentModels().value(0), tr("GGUF (*.gguf)"));
         if (in.isEmpty()) return;
@@ -170,6 +174,11 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             Qt::QueuedConnection);
         if (recorder_->isOpen()) history_->setDatabase(recorder_->path());
     }
+    if (!recorder_ || !recorder_->isOpen())
+        history_->setUnavailable(
+            tr("Responses are not being logged, so there is no history to show: the run log "
+               "could not be opened (see the warning at start) or --no-log was given. Start "
+               "with --db PATH to choose the run-log file."));
 
     timer_ = new QTimer(this);
     timer_->setInterval(100);  // ~10 Hz, on the GUI thread
@@ -182,7 +191,32 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
         resize(1400, 860);
     if (!store_->windowState().isEmpty()) restoreState(store_->windowState());
     if (!store_->splitterState().isEmpty()) split_->restoreState(store_->splitterState());
+    restoreViewChoices();
     updateStatus();
+}
+
+// Keys of the choices kept across restarts besides the generation settings.
+namespace {
+const char* const kChartWindow = "view/chart_window_s";
+const char* const kConcurrency = "batch/concurrency";
+const char* const kMaxQueue = "batch/max_queue";
+const char* const kTimeout = "batch/timeout_ms";
+}  // namespace
+
+void MainWindow::restoreViewChoices() {
+    QSettings& s = store_->raw();
+    if (s.contains(kChartWindow)) charts_->setWindowSeconds(s.value(kChartWindow).toDouble());
+    if (s.contains(kConcurrency)) batch_->setConcurrency(s.value(kConcurrency).toInt());
+    if (s.contains(kMaxQueue)) batch_->setMaxQueue(s.value(kMaxQueue).toInt());
+    if (s.contains(kTimeout)) batch_->setTimeoutMs(s.value(kTimeout).toInt());
+}
+
+void MainWindow::saveViewChoices() {
+    QSettings& s = store_->raw();
+    s.setValue(kChartWindow, charts_->windowSeconds());
+    s.setValue(kConcurrency, batch_->concurrency());
+    s.setValue(kMaxQueue, batch_->maxQueue());
+    s.setValue(kTimeout, batch_->timeoutMs());
 }
 
 MainWindow::~MainWindow() = default;
@@ -191,7 +225,10 @@ void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open model…"), modelBar_, &ModelBar::openDialog);
     open->setShortcut(QKeySequence::Open);
-    file->addAction(tr("Open &prompt set…"), this, [this] { tabs_->setCurrentWidget(batch_); });
+    file->addAction(tr("Open &prompt set…"), this, [this] {
+        tabs_->setCurrentWidget(batch_);
+        batch_->openPromptDialog();
+    });
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -237,6 +274,7 @@ void MainWindow::buildMenus() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    helpMenu_ = help;
     help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts)
         ->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About"), this, [this] {
@@ -380,11 +418,31 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+    if (batch_->isRunning() && interactive_) {
+        const BatchPanel::Progress p = batch_->progress();
+        const auto answer = QMessageBox::question(
+            this, tr("Quit during a batch run?"),
+            tr("A batch run is going: %1 of %2 prompts finished. Quit and cancel the rest? The "
+               "cancelled prompts are logged as cancelled.")
+                .arg(p.done + p.failed)
+                .arg(p.total),
+            QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+        if (answer != QMessageBox::Yes) {
+            e->ignore();
+            return;
+        }
+    }
     store_->setWindow(saveGeometry(), saveState());
     store_->setSplitterState(split_->saveState());
     store_->setGen(settingsPanel_->settings());
+    saveViewChoices();
     store_->sync();
-    bridge_->cancelAll();
+    // Deliver every request's last event now (the event loop ends after
+    // this): the batch run and the cancelled requests reach the run log and
+    // the runs are marked ended.
+    batch_->cancel();  // submits nothing more, so the run can end
+    bridge_->shutdown();
+    chat_->endRun();
     QMainWindow::closeEvent(e);
 }
 

@@ -12,6 +12,7 @@
 #include "gen_settings.h"
 
 class QLabel;
+class QMenu;
 class QSplitter;
 class QTabWidget;
 class QTimer;
@@ -78,6 +79,10 @@ class MainWindow : public QMainWindow {
     void tick();
     void updateStatus();
     void showShortcuts();
+    /// Chart window and the batch panel's concurrency, max queue and
+    /// timeout, kept in the settings store across restarts.
+    void restoreViewChoices();
+    void saveViewChoices();
 
     gui::SettingsStore* store_;
     gui::RunRecorder* recorder_;
@@ -93,6 +98,7 @@ class MainWindow : public QMainWindow {
     QTimer* timer_;
     int ticks_ = 0;
     bool interactive_ = true;
+    QMenu* helpMenu_ = nullptr;
 
     QLabel* stModel_;
     QLabel* stQuant_;

@@ -124,7 +124,11 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
         model_->setToolTip({});
         return;
     }
-    model_->setText(QStringLiteral("<b>%1</b>").arg(info.summary().toHtmlEscaped()));
+    // The file name first: a model and its quantized copies share
+    // general.name, so the name alone does not say which file is loaded.
+    model_->setText(
+        QStringLiteral("<b>%1</b> · %2")
+            .arg(QFileInfo(info.path).fileName().toHtmlEscaped(), info.summary().toHtmlEscaped()));
     model_->setToolTip(info.path);
 }
 

@@ -6,6 +6,8 @@
 #include <QPromise>
 #include <QtConcurrent>
 #include <cmath>
+#include <exception>
+#include <stdexcept>
 
 #include "engine_memory.h"
 #include "gguf/gguf.h"
@@ -22,6 +24,18 @@ namespace {
 /// Slots the model's KV cache is built for; the scheduler may use fewer
 /// (the batch panel's concurrency), so a new concurrency needs no reload.
 constexpr uint32_t kMaxSlots = 64;
+
+// The exception a QtConcurrent worker threw: QUnhandledException carries
+// it (Qt 6), anything else is already the original.
+std::exception_ptr unwrap_worker_exception(std::exception_ptr p) {
+    try {
+        std::rethrow_exception(p);
+    } catch (const QUnhandledException& u) {
+        if (u.exception()) return u.exception();
+    } catch (...) {
+    }
+    return p;
+}
 
 double or_unset(double v) {
     return std::isnan(v) ? -1.0 : v;
@@ -165,9 +179,22 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             }
             lm = fut.result();
             info = ModelInfo::probe(r.path);
-        } catch (const std::exception& e) {
+        } catch (...) {
+            // QtConcurrent wraps the worker's exceptions that do not derive
+            // from QException (gguf::Error, std::runtime_error, ...) in a
+            // QUnhandledException whose what() is only "std::exception";
+            // classify the engine's own exception, which names the file
+            // offset and field.
+            const std::exception_ptr original = unwrap_worker_exception(std::current_exception());
             setState(model_ ? State::Idle : State::NoModel);
-            emit modelLoadFailed(classify_error(e, r.path), r);
+            try {
+                std::rethrow_exception(original);
+            } catch (const std::exception& e) {
+                emit modelLoadFailed(classify_error(e, r.path), r);
+            } catch (...) {
+                emit modelLoadFailed(
+                    classify_error(std::runtime_error("unknown error while loading"), r.path), r);
+            }
             return;
         }
         install(lm, info, r);
@@ -268,6 +295,13 @@ void EngineBridge::cancel(const QString& id) {
 void EngineBridge::cancelAll() {
     if (!model_) return;
     for (auto it = pending_.begin(); it != pending_.end(); ++it) model_->sched->cancel(it.key());
+}
+
+void EngineBridge::shutdown() {
+    cancelLoad();
+    if (!model_) return;
+    if (model_->sched) model_->sched->stop();  // Finished(Cancelled) for every request
+    drain(model_);
 }
 
 void EngineBridge::drain(const std::shared_ptr<LoadedModel>& lm) {

@@ -72,6 +72,12 @@ class EngineBridge : public QObject {
     /// is running is not interrupted mid-way).
     void cancelLoad();
     bool isLoading() const { return loading_ != nullptr; }
+    /// For closing the app: abandons a load, cancels every request, stops
+    /// the scheduler (joins the engine thread) and delivers the last events
+    /// now, so requestFinished (finish reason "cancelled") reaches the batch
+    /// panel and the run log for every request in flight before the event
+    /// loop ends. Later submits are refused.
+    void shutdown();
 
     bool hasModel() const { return static_cast<bool>(model_); }
     const ModelInfo& modelInfo() const { return info_; }

@@ -1,0 +1,330 @@
+// What a new user runs into, each case found by driving the app by hand:
+// a broken model file opened through the app (not only the classifier)
+// names the file and what is wrong; the History tab's filter lists follow
+// the run log as runs are added, and it says so when there is no run log;
+// the History filter row and the batch results table keep their text
+// columns readable at a normal window width, the results in arrival order;
+// closing the window during a batch logs every request and ends the run;
+// the chart window and batch options survive a restart; Help is the last
+// menu; the model bar names the file. Real files: the bundled model (and a
+// copy cut short), a text file named .gguf, real run logs, real engine (CPU
+// reference) for the batch.
+
+#include <QComboBox>
+#include <QFile>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "batch_panel.h"
+#include "batch_results_model.h"
+#include "common/shared_dir.h"
+#include "engine_bridge.h"
+#include "history_view.h"
+#include "live_charts.h"
+#include "main_window.h"
+#include "model_bar.h"
+#include "model_info.h"
+#include "run_recorder.h"
+#include "runlog/environment.h"
+#include "runlog/run_log.h"
+#include "settings_store.h"
+#include "user_error.h"
+
+using namespace wb;
+
+namespace {
+
+const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
+
+// Loads `path` on the CPU reference through the app's bridge and returns
+// the error it reports (kind Unknown with an empty title if it loaded).
+gui::UserError load_error(const QString& path) {
+    gui::EngineBridge bridge;
+    QSignalSpy failed(&bridge, &gui::EngineBridge::modelLoadFailed);
+    QSignalSpy loaded(&bridge, &gui::EngineBridge::modelLoaded);
+    gui::LoadRequest req;
+    req.path = path;
+    req.backend = "cpu";
+    req.n_ctx = 256;
+    bridge.loadModel(req);
+    if (!QTest::qWaitFor([&] { return !failed.isEmpty() || !loaded.isEmpty(); }, 60000)) return {};
+    if (failed.isEmpty()) return {};
+    return failed.first().first().value<gui::UserError>();
+}
+
+// One value of a query on the SQLite file at `db` (its own connection).
+QVariant sql_value(const QString& db, const QString& sql) {
+    QVariant v;
+    {
+        QSqlDatabase c = QSqlDatabase::addDatabase("QSQLITE", "check");
+        c.setDatabaseName(db);
+        if (c.open()) {
+            QSqlQuery q(c);
+            if (q.exec(sql) && q.next()) v = q.value(0);
+        }
+    }
+    QSqlDatabase::removeDatabase("check");
+    return v;
+}
+
+QComboBox* combo_with_tip(QWidget* w, const QString& tip) {
+    for (QComboBox* c : w->findChildren<QComboBox*>())
+        if (c->toolTip() == tip) return c;
+    return nullptr;
+}
+
+}  // namespace
+
+class UiUsability : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void truncatedModelErrorNamesOffset();
+    void textFileNamedGgufIsNotAGgufFile();
+    void missingModelIsFileNotFound();
+    void historyListsFollowNewRuns();
+    void historySearchKeepsItsWidth();
+    void historyWithoutRunLogSaysSo();
+    void batchOutputColumnIsReadable();
+    void closingDuringBatchLogsEveryRequest();
+    void viewChoicesSurviveRestart();
+    void helpIsTheLastMenu();
+    void modelBarNamesTheFile();
+
+  private:
+    QTemporaryDir dir_;
+};
+
+void UiUsability::initTestCase() {
+    QVERIFY(dir_.isValid());
+}
+
+void UiUsability::truncatedModelErrorNamesOffset() {
+    // The model cut inside its tensor data (header and tensor infos intact,
+    // 300000 of 1185376 bytes): the reader rejects a tensor running past
+    // the end, and the app must say so, not "std::exception".
+    const QString path = dir_.filePath("cut.gguf");
+    QFile src(kModel);
+    QVERIFY(src.open(QIODevice::ReadOnly));
+    QFile dst(path);
+    QVERIFY(dst.open(QIODevice::WriteOnly));
+    dst.write(src.read(300000));
+    dst.close();
+    const gui::UserError e = load_error(path);
+    QVERIFY2(e.what != "std::exception", "the engine's message was lost on the worker thread");
+    QCOMPARE(e.kind, gui::UserError::Kind::CorruptFile);
+    QVERIFY2(e.where.contains(path), qPrintable(e.where));
+    QVERIFY2(e.where.contains("byte offset"), qPrintable(e.where));
+    QVERIFY2(e.what.contains("runs past the end"), qPrintable(e.what));
+}
+
+void UiUsability::textFileNamedGgufIsNotAGgufFile() {
+    const QString path = dir_.filePath("notes.gguf");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("hello, this is a text file and not a model\n");
+    f.close();
+    const gui::UserError e = load_error(path);
+    QCOMPARE(e.kind, gui::UserError::Kind::CorruptFile);
+    QVERIFY2(e.title.contains("not a GGUF file"), qPrintable(e.title));
+    QVERIFY2(e.where.contains(path), qPrintable(e.where));
+}
+
+void UiUsability::missingModelIsFileNotFound() {
+    // A recent-list entry whose file was deleted: FileNotFound, which makes
+    // the main window drop it from the Recent menu.
+    const gui::UserError e = load_error(dir_.filePath("deleted.gguf"));
+    QCOMPARE(e.kind, gui::UserError::Kind::FileNotFound);
+}
+
+void UiUsability::historyListsFollowNewRuns() {
+    // The run filter was filled once, when the log had its first run:
+    // runs logged later (every batch after the first chat) never appeared.
+    const QString db = dir_.filePath("lists.sqlite");
+    runlog::RunLog log = runlog::RunLog::open(db.toStdString());
+    const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
+    const int64_t mv = log.ensure_model_version(kModel.toStdString());
+    auto add_run = [&](const char* name) {
+        runlog::ResponseRecord r;
+        r.run_id = log.begin_run(runlog::RunKind::Batch, name, nlohmann::json::object());
+        r.model_version_id = mv;
+        r.environment_id = env;
+        r.request_id = "p1";
+        r.prompt = "Once upon a time";
+        r.output = "there was";
+        r.finish_reason = "length";
+        log.log_response(r);
+    };
+    add_run("first.jsonl");
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db));
+    QComboBox* runs = combo_with_tip(&v, "Only responses of this run");
+    QVERIFY(runs);
+    QCOMPARE(runs->count(), 2);  // "all runs" + run 1
+    add_run("second.jsonl");
+    add_run("third.jsonl");
+    v.refresh();  // what a logged response triggers
+    QCOMPARE(runs->count(), 4);
+    QVERIFY2(runs->itemText(1).contains("third.jsonl"), qPrintable(runs->itemText(1)));
+    QCOMPARE(v.rowCount(), 3);
+}
+
+void UiUsability::historySearchKeepsItsWidth() {
+    // Long run and model names made the combos as wide as their longest
+    // item, and the search box shrank to a few pixels ("S…").
+    const QString db = dir_.filePath("names.sqlite");
+    {
+        runlog::RunLog log = runlog::RunLog::open(db.toStdString());
+        for (int i = 0; i < 3; ++i)
+            log.begin_run(
+                runlog::RunKind::Batch,
+                "a-prompt-set-with-a-rather-long-file-name-" + std::to_string(i) + ".jsonl",
+                nlohmann::json::object());
+        log.ensure_model_version(kModel.toStdString());
+    }
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db));
+    v.resize(820, 500);  // the tab's width in a 1400 px window with the charts beside it
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    auto* search = v.findChild<QLineEdit*>();
+    QVERIFY(search);
+    QVERIFY2(search->width() >= 150, qPrintable(QString::number(search->width())));
+}
+
+void UiUsability::historyWithoutRunLogSaysSo() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    gui::RunRecorder closed;  // never opened: the run log could not be opened
+    ui::MainWindow w(&store, &closed);
+    w.setInteractive(false);
+    bool said = false;
+    for (QLabel* l : w.history()->findChildren<QLabel*>())
+        said = said || l->text().contains("not being logged");
+    QVERIFY(said);
+    for (QPushButton* b : w.history()->findChildren<QPushButton*>())
+        if (b->text().startsWith("Export")) QVERIFY(!b->isEnabled());
+}
+
+void UiUsability::batchOutputColumnIsReadable() {
+    gui::EngineBridge bridge;
+    ui::BatchPanel p(&bridge, nullptr, [] { return gui::GenSettings{}; });
+    p.resize(820, 500);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    QTableView* t = p.table();
+    QHeaderView* h = t->horizontalHeader();
+    int sum = 0;
+    for (int c = 0; c < h->count(); ++c) sum += h->sectionSize(c);
+    // Every column fits (no hidden "tokens" column) and the output has room.
+    QVERIFY2(sum <= t->viewport()->width(),
+             qPrintable(QString("%1 > %2").arg(sum).arg(t->viewport()->width())));
+    QVERIFY2(h->sectionSize(ui::BatchResultsModel::Output) >= 180,
+             qPrintable(QString::number(h->sectionSize(ui::BatchResultsModel::Output))));
+    // Rows show in the order requests finish, not sorted by id backwards.
+    gui::RequestResult a, b;
+    a.id = "s01";
+    b.id = "s02";
+    p.results()->append(a);
+    p.results()->append(b);
+    QCOMPARE(t->model()->index(0, ui::BatchResultsModel::Id).data().toString(), QString("s01"));
+    QCOMPARE(t->model()->index(1, ui::BatchResultsModel::Id).data().toString(), QString("s02"));
+}
+
+void UiUsability::closingDuringBatchLogsEveryRequest() {
+    // Closing the window mid-run quit at once: the run was never marked
+    // ended and the requests in flight were never logged.
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    gui::RunRecorder recorder;
+    QString notice;
+    const QString db = d.filePath("runlog.sqlite");
+    QVERIFY2(recorder.open(db, &notice), qPrintable(notice));
+    QString prompts;
+    for (int i = 0; i < 20; ++i)
+        prompts += QString(
+                       "{\"id\": \"s%1\", \"prompt\": \"Once upon a time\", "
+                       "\"max_tokens\": 300}\n")
+                       .arg(i, 2, 10, QChar('0'));
+    const QString set = d.filePath("long.jsonl");
+    {
+        QFile f(set);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(prompts.toUtf8());
+    }
+    {
+        ui::MainWindow w(&store, &recorder);
+        w.setInteractive(false);
+        QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+        w.openModel(kModel);
+        QVERIFY(ready.wait(120000));
+        QVERIFY(w.batch()->loadPromptFile(set));
+        w.batch()->setConcurrency(2);
+        QVERIFY(w.batch()->run());
+        QVERIFY(w.close());
+    }
+    recorder.waitForIdle();
+    QCOMPARE(sql_value(db, "SELECT COUNT(*) FROM runs WHERE kind = 'batch'").toInt(), 1);
+    QVERIFY(!sql_value(db, "SELECT ended_ms FROM runs WHERE kind = 'batch'").isNull());
+    QCOMPARE(sql_value(db, "SELECT COUNT(*) FROM responses").toInt(), 20);
+    QVERIFY(
+        sql_value(db, "SELECT COUNT(*) FROM responses WHERE finish_reason = 'cancelled'").toInt() >
+        0);
+}
+
+void UiUsability::viewChoicesSurviveRestart() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    {
+        ui::MainWindow w(&store, nullptr);
+        w.setInteractive(false);
+        w.charts()->setWindowSeconds(300);
+        w.batch()->setConcurrency(16);
+        w.batch()->setMaxQueue(7);
+        w.batch()->setTimeoutMs(5000);
+        QVERIFY(w.close());
+    }
+    gui::SettingsStore again(d.filePath("s.ini"));
+    ui::MainWindow w(&again, nullptr);
+    QCOMPARE(w.charts()->windowSeconds(), 300.0);
+    QCOMPARE(w.batch()->concurrency(), 16);
+    QCOMPARE(w.batch()->maxQueue(), 7);
+    QCOMPARE(w.batch()->timeoutMs(), 5000);
+}
+
+void UiUsability::helpIsTheLastMenu() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    ui::MainWindow w(&store, nullptr);
+    const QList<QAction*> menus = w.menuBar()->actions();
+    QVERIFY(!menus.isEmpty());
+    QCOMPARE(menus.last()->text(), QString("&Help"));
+    bool tools = false;
+    for (QAction* a : menus) tools = tools || a->text() == "&Tools";
+    QVERIFY(tools);
+}
+
+void UiUsability::modelBarNamesTheFile() {
+    // A model and its Q4_0 copy share general.name ("llama"): only the
+    // file name tells them apart.
+    gui::ModelInfo info = gui::ModelInfo::probe(kModel);
+    ui::ModelBar bar;
+    bar.setModel(info);
+    bool named = false;
+    for (QLabel* l : bar.findChildren<QLabel*>())
+        named = named || l->text().contains("stories260K.gguf");
+    QVERIFY(named);
+}
+
+QTEST_MAIN(UiUsability)
+#include "test_ui_usability.moc"
