@@ -108,7 +108,7 @@ HistoryView::HistoryView(QWidget* parent)
     // the search box keeps a usable width.
     for (QComboBox* c : {modelFilter_, runFilter_}) {
         c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        c->setMinimumContentsLength(14);
+        c->setMinimumContentsLength(10);
     }
     search_->setMinimumWidth(search_->fontMetrics().horizontalAdvance(search_->placeholderText()) +
                              40);
@@ -124,6 +124,12 @@ HistoryView::HistoryView(QWidget* parent)
     auto* exportBtn = new QPushButton(tr("Export…"));
     exportBtn_ = exportBtn;
     exportBtn->setToolTip(tr("Write the rows the filters match to CSV or JSON Lines"));
+    // Two rows: search and Export, then the filters. In one row the tab's
+    // minimum width squeezed the settings dock to a sliver.
+    auto* searchRow = new QHBoxLayout;
+    searchRow->addWidget(search_, 1);
+    searchRow->addWidget(exportBtn);
+    layout->addLayout(searchRow);
     filters->addWidget(modelFilter_);
     filters->addWidget(runFilter_);
     filters->addWidget(reasonFilter_);
@@ -131,8 +137,7 @@ HistoryView::HistoryView(QWidget* parent)
     filters->addWidget(from_);
     filters->addWidget(new QLabel(tr("to")));
     filters->addWidget(to_);
-    filters->addWidget(search_, 1);
-    filters->addWidget(exportBtn);
+    filters->addStretch();
     layout->addLayout(filters);
 
     model_ = new QSqlQueryModel(this);
@@ -146,6 +151,7 @@ HistoryView::HistoryView(QWidget* parent)
     table_->setToolTip(tr("Double-click a row to see the response with all its tags"));
     layout->addWidget(table_, 1);
     count_ = new QLabel;
+    count_->setWordWrap(true);  // long notices must not widen the tab
     layout->addWidget(count_);
 
     throttle_ = new QTimer(this);

@@ -11,6 +11,7 @@
 // reference) for the batch.
 
 #include <QComboBox>
+#include <QDockWidget>
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
@@ -36,6 +37,7 @@
 #include "run_recorder.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
+#include "settings_panel.h"
 #include "settings_store.h"
 #include "user_error.h"
 
@@ -94,6 +96,7 @@ class UiUsability : public QObject {
     void historyListsFollowNewRuns();
     void historySearchKeepsItsWidth();
     void historyWithoutRunLogSaysSo();
+    void settingsDockKeepsItsWidth();
     void batchOutputColumnIsReadable();
     void closingDuringBatchLogsEveryRequest();
     void viewChoicesSurviveRestart();
@@ -199,6 +202,22 @@ void UiUsability::historySearchKeepsItsWidth() {
     auto* search = v.findChild<QLineEdit*>();
     QVERIFY(search);
     QVERIFY2(search->width() >= 150, qPrintable(QString::number(search->width())));
+}
+
+void UiUsability::settingsDockKeepsItsWidth() {
+    // The tabs' minimum width (the History filter row in one line) left
+    // the settings dock a sliver with its labels cut ("Temperatu").
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    ui::MainWindow w(&store, nullptr);
+    w.resize(1400, 860);  // the first-start size
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* dock = w.findChild<QDockWidget*>("settingsDock");
+    QVERIFY(dock);
+    QVERIFY2(dock->width() >= w.settingsPanel()->sizeHint().width(),
+             qPrintable(
+                 QString("%1 < %2").arg(dock->width()).arg(w.settingsPanel()->sizeHint().width())));
 }
 
 void UiUsability::historyWithoutRunLogSaysSo() {
