@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
-// Attention over the KV cache for one (head h, token t) per workgroup:
+// Attention over the KV cache for one (head h, token t, chunk z) per
+// workgroup (the GPU variant):
 //   o = softmax(q K^T * scale) V  over the cells of token t's span
 // with GQA (query head h reads KV head h / (n_head / n_head_kv)). The span
 // (first, count) of token t indexes a cell table listing its own
@@ -11,68 +12,54 @@
 // a batch of B decoding sequences costs O(B), not O(B^2) as a mask over
 // all cells would. Softmax in f32 with max subtraction done online over
 // tiles of BLOCK_SIZE cells (flash-attention style running max and sum),
-// so any span length works with fixed shared memory.
-// q: [n_tok, q_stride] f32 (heads of head_dim <= 256 at h * head_dim);
-// K, V cache: [n_ctx cells, kv_stride] f32 or packed f16 (KV_F16);
-// table: [n_entries] u32 cell indices; spans: [n_tok, 2] u32 (first, count);
-// o: [n_tok, o_stride] f32.
+// so any span length works with fixed shared memory. With n_split > 1
+// (decode of few tokens over long spans: more workgroups than heads) each
+// workgroup covers one chunk of the span and attention_merge.comp combines
+// them (attention_io.glsl has the shapes and the partial layout).
 #include "common.glsl"
+#include "attention_io.glsl"
 
-layout(push_constant) uniform Push {
-    uint n_tok, n_head, n_head_kv, head_dim;
-    uint kv_stride, q_stride, o_stride;
-    float scale;
-} p;
-
-layout(std430, binding = 0) readonly buffer Q { float q[]; };
-#if defined(KV_F16)
-layout(std430, binding = 1) readonly buffer K { uint kc[]; };
-layout(std430, binding = 2) readonly buffer V { uint vc[]; };
-float k_at(uint i) { return unpackHalf2x16((i & 1u) != 0u ? (kc[i >> 1] >> 16) : kc[i >> 1]).x; }
-float v_at(uint i) { return unpackHalf2x16((i & 1u) != 0u ? (vc[i >> 1] >> 16) : vc[i >> 1]).x; }
-#else
-layout(std430, binding = 1) readonly buffer K { float kc[]; };
-layout(std430, binding = 2) readonly buffer V { float vc[]; };
-float k_at(uint i) { return kc[i]; }
-float v_at(uint i) { return vc[i]; }
-#endif
-layout(std430, binding = 3) readonly buffer Table { uint table[]; };
-layout(std430, binding = 4) readonly buffer Spans { uint spans[]; };
-layout(std430, binding = 5) buffer O { float o[]; };
-
-const uint MAX_HEAD_DIM = 256u;
-// Finite stand-in for -inf inside the shader (no inf arithmetic, so a
-// driver's fast-math cannot change the result): the score of a lane past
-// the end of the span.
-const float LOW = -3.0e38;
 shared float qs[MAX_HEAD_DIM];
-shared float acc[MAX_HEAD_DIM];
 shared float prob[BLOCK_SIZE];
 shared uint cell_of[BLOCK_SIZE];  // cache cell of each lane of the tile
 shared float red[BLOCK_SIZE];
 
+// Output dims per lane: BLOCK_SIZE >= 64 (Kernels) and head_dim <= 256.
+const uint DIMS_PER_LANE = 4u;
+
 void main() {
     const uint h = gl_WorkGroupID.x;
     const uint t = gl_WorkGroupID.y;
+    const uint z = gl_WorkGroupID.z;
     const uint tid = gl_LocalInvocationID.x;
     const uint hd = p.head_dim;
     const uint kvh = h / (p.n_head / p.n_head_kv);
     const uint kv_col = kvh * hd;
     const uint first = spans[2u * t];
-    const uint n_span = spans[2u * t + 1u];  // >= 1: the token's own cell
+    uint c_begin, c_end;
+    chunk_range(spans[2u * t + 1u], z, c_begin, c_end);
 
-    for (uint d = tid; d < hd; d += BLOCK_SIZE) {
-        qs[d] = q[t * p.q_stride + h * hd + d];
-        acc[d] = 0.0;
-    }
+    // The V sum: lane tid owns output dims d0, d0 + BLOCK_SIZE, ... of cell
+    // group g. With head_dim < BLOCK_SIZE the G = BLOCK_SIZE / head_dim
+    // groups each take every G-th cell of a tile, so all lanes work (with
+    // head_dim 8 one group would leave 56 of 64 lanes idle); the groups'
+    // sums are added once at the end.
+    const uint lanes_d = min(hd, BLOCK_SIZE);
+    const uint G = BLOCK_SIZE / lanes_d;
+    const uint g = tid / lanes_d;  // >= G: idle in the V sum
+    const uint d0 = tid % lanes_d;
+    float acc[DIMS_PER_LANE];
+    for (uint r = 0u; r < DIMS_PER_LANE; ++r) acc[r] = 0.0;
+
+    for (uint d = tid; d < hd; d += BLOCK_SIZE) qs[d] = q[t * p.q_stride + h * hd + d];
     barrier();
 
     float m = LOW;  // running max (same value in every thread)
-    float l = 0.0;      // running sum of exp(s - m)
-    for (uint c0 = 0u; c0 < n_span; c0 += BLOCK_SIZE) {
+    float l = 0.0;  // running sum of exp(s - m)
+    for (uint c0 = c_begin; c0 < c_end; c0 += BLOCK_SIZE) {
         const uint j = c0 + tid;
         float s = LOW;
-        if (j < n_span) {
+        if (j < c_end) {
             const uint cell = table[first + j];
             cell_of[tid] = cell;
             float dot = 0.0;
@@ -98,18 +85,35 @@ void main() {
             barrier();
         }
         l = l * alpha + red[0];
-        const uint n_here = min(BLOCK_SIZE, n_span - c0);
-        for (uint d = tid; d < hd; d += BLOCK_SIZE) {
-            float a = acc[d] * alpha;
-            for (uint jj = 0u; jj < n_here; ++jj) {
-                a += prob[jj] * v_at(cell_of[jj] * p.kv_stride + kv_col + d);
+        const uint n_here = min(BLOCK_SIZE, c_end - c0);
+        if (g < G) {
+            for (uint r = 0u; r < DIMS_PER_LANE; ++r) acc[r] *= alpha;
+            for (uint jj = g; jj < n_here; jj += G) {
+                const float pj = prob[jj];
+                const uint vb = cell_of[jj] * p.kv_stride + kv_col;
+                for (uint r = 0u; r < DIMS_PER_LANE; ++r) {
+                    const uint d = d0 + r * BLOCK_SIZE;
+                    if (d < hd) acc[r] += pj * v_at(vb + d);
+                }
             }
-            acc[d] = a;
         }
         m = m_new;
-        barrier();  // prob/red/acc reused by the next tile
+        barrier();  // prob/red/cell_of reused by the next tile
     }
-    for (uint d = tid; d < hd; d += BLOCK_SIZE) {
-        o[t * p.o_stride + h * hd + d] = l > 0.0 ? acc[d] / l : 0.0;
+    if (G > 1u) {  // head_dim < BLOCK_SIZE: one dim per lane, add the groups
+        red[tid] = g < G ? acc[0] : 0.0;
+        barrier();
+        if (tid < hd) {
+            float sum = 0.0;
+            for (uint gg = 0u; gg < G; ++gg) sum += red[gg * hd + tid];
+            acc[0] = sum;
+        }
+    }
+    if (g == 0u) {
+        for (uint r = 0u; r < DIMS_PER_LANE; ++r) {
+            const uint d = d0 + r * BLOCK_SIZE;
+            if (d < hd) store_value(t, h, z, d, acc[r], l);
+        }
+        if (tid == 0u) store_max_sum(t, h, z, m, l);
     }
 }

@@ -120,6 +120,12 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     as.q_stride = q_dim;
     as.o_stride = q_dim;
     as.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+    for (uint32_t t = 0; t < n_tok; ++t)
+        as.max_span = std::max(as.max_span, table.spans[2 * t + 1]);
+    const vk::AttentionPlan plan = m.kernels->plan_attention(as);
+    if (plan.n_split > 1) {
+        ensure(c, m.att_part, vk::Kernels::attention_partials_bytes(as, plan), Memory::Device);
+    }
 
     R.begin(profiling_);
     K.get_rows(R, m.token_embd, m.ids, n_tok, m.x);  // x: [n_tok, n_embd]
@@ -137,8 +143,8 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
                       kv_dim, neox);
         }
         K.kv_write_kv(R, m.k, m.v, m.cells, L.k_cache, L.v_cache, kv_dim, n_tok, f16);
-        K.attention(R, m.q, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as,
-                    f16);  // att: [n_tok, q_dim]
+        K.attention(R, m.q, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as, f16, plan,
+                    &m.att_part);  // att: [n_tok, q_dim]
         K.mul_mat(R, L.wo, m.att, 0, q_dim, m.proj, 0, n_embd, n_tok);
         K.add_rms_norm(R, m.x, m.proj, L.ffn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
         K.mul_mat(R, L.gate, m.xb, 0, n_embd, m.g, 0, n_ff, n_tok);  // g, u: [n_tok, n_ff]

@@ -39,9 +39,10 @@ struct VkLlama::Impl {
     vk::Buffer cell_table;  // host: [n_entries] u32 cells each span lists (KvCells::cell_table)
     vk::Buffer x, xb, q, k, v, att, proj;  // [n_tok, n_embd or n_kv_dim] f32
     vk::Buffer g, u, ff;                   // [n_tok, n_ff] f32
-    vk::Buffer xo, xo_norm;                // [n_out, n_embd] f32
-    vk::Buffer logits;                     // [n_out, n_vocab] f32 device
-    vk::Buffer readback;                   // [n_out, n_vocab] f32 host
+    vk::Buffer att_part;  // split-K attention partials [n_tok, n_head, n_split, head_dim + 2] f32
+    vk::Buffer xo, xo_norm;  // [n_out, n_embd] f32
+    vk::Buffer logits;       // [n_out, n_vocab] f32 device
+    vk::Buffer readback;     // [n_out, n_vocab] f32 host
 };
 
 }  // namespace wb::model

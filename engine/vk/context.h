@@ -37,6 +37,12 @@ struct ContextOptions {
     /// variant for devices without it); tests use this to cover both.
     bool force_word_access = false;
     bool pipeline_cache = true;  ///< load/save the pipeline cache on disk
+    /// Choose kernels as for a GPU even on a CPU device (shared-memory
+    /// mat x vec, the tiled mat x mat past 8 tokens, Group attention with
+    /// split-K for few heads over long spans); tests use this to run the
+    /// GPU paths of the whole forward pass on lavapipe. Loop-limit splits
+    /// (Kernels::plan_attention) still apply.
+    bool gpu_kernels = false;
 };
 
 /// Heap usage and budget from VK_EXT_memory_budget.

@@ -57,6 +57,9 @@ const std::map<std::string, Spirv>& spirv_table() {
         WB_SPV(kv_write_f16),
         WB_SPV(attention_f32),
         WB_SPV(attention_f16),
+        WB_SPV(attention_row_f32),
+        WB_SPV(attention_row_f16),
+        WB_SPV(attention_merge),
         WB_SPV(rms_norm),
         WB_SPV(add_rms_norm),
         WB_SPV(rope),
@@ -98,6 +101,10 @@ struct KvPush {
 struct AttnPush {
     uint32_t n_tok, n_head, n_head_kv, head_dim, kv_stride, q_stride, o_stride;
     float scale;
+    uint32_t n_split, chunk;
+};
+struct MergePush {
+    uint32_t n_head, head_dim, n_split, o_stride;
 };
 struct NPush {
     uint32_t n;
@@ -116,9 +123,12 @@ Kernels::Kernels(Context& ctx, bool allow_subgroup_ops) : ctx_(ctx) {
     mat_mat_ok_ =
         d.max_workgroup_invocations >= 256 && d.max_shared_memory >= 2 * 32 * 64 * sizeof(float);
     // CPU devices: workgroups and barriers are expensive, lanes are few.
-    vec_per_row_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    vec_per_row_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU && !ctx.options().gpu_kernels;
     vec_max_tokens_ = vec_per_row_ ? kVecMaxTokensCpu : kVecTokensPerGroup;
     subgroup_ops_ = allow_subgroup_ops && d.subgroup_arithmetic;
+    // attention_row: a workgroup is one SIMD batch of heads on lavapipe.
+    wg_row_ = pow2_floor(std::clamp<uint32_t>(sg, 8, 64));
+    loop_budget_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 Kernels::~Kernels() = default;
@@ -258,9 +268,85 @@ void Kernels::kv_write_kv(Recorder& rec, const Buffer& k, const Buffer& v, const
                  n_tok, 2, "kv_write");
 }
 
+namespace {
+
+uint32_t log2_floor(uint32_t v) {
+    uint32_t l = 0;
+    while (v > 1) v >>= 1, ++l;
+    return l;
+}
+
+}  // namespace
+
+AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) const {
+    const uint64_t hd = s.head_dim;
+    // Most cells one chunk may hold under the loop budget (CPU devices):
+    // upper bounds of the loop iterations each shader runs per invocation.
+    auto max_chunk = [&](AttnPath p) -> uint64_t {
+        if (!loop_budget_) return UINT64_MAX;
+        if (p == AttnPath::Row) {
+            // Per cell: the dot product, the V sum, and at worst a rescale
+            // (hd each) plus the cell loop; once: q load and store (hd each).
+            const uint64_t fixed = 2 * hd + 8, per_cell = 3 * hd + 1;
+            return fixed >= kCpuLoopBudget ? 0 : (kCpuLoopBudget - fixed) / per_cell;
+        }
+        // Per tile of wg cells: the dot product (hd), two tree reductions,
+        // the V sum over wg / G cells with up to 4 dims each, and the tile
+        // loop; once: q load, the group sum (G) and small fixed loops.
+        const uint64_t wg = wg_reduce_;
+        const uint64_t lanes_d = std::min<uint64_t>(hd, wg), groups = wg / lanes_d;
+        const uint64_t per_tile =
+            hd + 2 * log2_floor(wg_reduce_) + 5 * ((wg + groups - 1) / groups) + 8;
+        const uint64_t fixed = hd + groups + 16;
+        return fixed >= kCpuLoopBudget ? 0 : (kCpuLoopBudget - fixed) / per_tile * wg;
+    };
+    auto min_split = [&](AttnPath p) -> uint64_t {
+        const uint64_t c = max_chunk(p);
+        if (c == 0) return UINT64_MAX;
+        return std::max<uint64_t>(1, (uint64_t{s.max_span} + c - 1) / c);
+    };
+
+    AttentionPlan plan;
+    plan.path = path != AttnPath::Auto ? path : vec_per_row_ ? AttnPath::Row : AttnPath::Group;
+    uint64_t need = min_split(plan.path);
+    if (path == AttnPath::Auto && plan.path == AttnPath::Row) {
+        AttentionPlan probe{AttnPath::Row,
+                            static_cast<uint32_t>(std::min<uint64_t>(need, kMaxAttnSplit)), 1};
+        if (need > kMaxAttnSplit || attention_partials_bytes(s, probe) > kMaxAttnPartialBytes) {
+            plan.path = AttnPath::Group;
+            need = min_split(plan.path);
+        }
+    }
+    if (need > kMaxAttnSplit) {
+        throw std::invalid_argument(
+            "attention: a span of " + std::to_string(s.max_span) + " cells with head_dim " +
+            std::to_string(s.head_dim) + " needs more than " + std::to_string(kMaxAttnSplit) +
+            " chunks to stay under this CPU device's shader loop limit; use a smaller context");
+    }
+    // Speed: workgroups without a split, against what keeps a GPU busy.
+    const uint64_t units = uint64_t{s.n_tok} * s.n_head;
+    uint64_t want = 1;
+    if (plan.path == AttnPath::Group && units > 0 && units < kAttnBusyGroups &&
+        s.max_span >= 2 * kAttnMinChunk) {
+        want = std::min<uint64_t>(
+            {(kAttnBusyGroups + units - 1) / units, s.max_span / kAttnMinChunk, kMaxAttnSplit});
+    }
+    const uint64_t n = std::max(need, want);
+    if (n < 2) return plan;
+    plan.chunk = ceil_div(s.max_span, n);
+    plan.n_split = ceil_div(s.max_span, plan.chunk);
+    return plan;
+}
+
+uint64_t Kernels::attention_partials_bytes(const AttentionShape& s, const AttentionPlan& plan) {
+    if (plan.n_split <= 1) return 0;
+    return uint64_t{s.n_tok} * s.n_head * plan.n_split * (s.head_dim + 2) * sizeof(float);
+}
+
 void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
                         const Buffer& v_cache, const Buffer& cell_table, const Buffer& spans,
-                        Buffer& o, const AttentionShape& s, bool f16) {
+                        Buffer& o, const AttentionShape& s, bool f16, const AttentionPlan& plan,
+                        Buffer* partials) {
     if (s.head_dim > kMaxHeadDim) {
         throw std::invalid_argument("attention: head_dim " + std::to_string(s.head_dim) + " > " +
                                     std::to_string(kMaxHeadDim));
@@ -268,12 +354,34 @@ void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
     if (s.n_head_kv == 0 || s.n_head % s.n_head_kv != 0) {
         throw std::invalid_argument("attention: n_head must be a multiple of n_head_kv");
     }
-    const Pipeline& p =
-        get(f16 ? "attention_f16" : "attention_f32", 6, sizeof(AttnPush), wg_reduce_);
-    AttnPush pc{s.n_tok,     s.n_head,   s.n_head_kv, s.head_dim,
-                s.kv_stride, s.q_stride, s.o_stride,  s.scale};
-    rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o}, &pc, s.n_head, s.n_tok, 1,
-                 "attention");
+    if (plan.path == AttnPath::Auto || plan.n_split == 0 || plan.n_split > kMaxAttnSplit ||
+        (plan.n_split > 1 && plan.chunk == 0)) {
+        throw std::invalid_argument("attention: plan needs a path, 1.." +
+                                    std::to_string(kMaxAttnSplit) + " splits and a chunk size");
+    }
+    const bool split = plan.n_split > 1;
+    if (split && (!partials || partials->size() < attention_partials_bytes(s, plan))) {
+        throw std::invalid_argument("attention: split-K needs a partials buffer of " +
+                                    std::to_string(attention_partials_bytes(s, plan)) + " bytes");
+    }
+    Buffer& part = split ? *partials : o;  // bound but unused without a split
+    const std::string kv = f16 ? "_f16" : "_f32";
+    AttnPush pc{s.n_tok,    s.n_head,   s.n_head_kv, s.head_dim,   s.kv_stride,
+                s.q_stride, s.o_stride, s.scale,     plan.n_split, plan.chunk};
+    if (plan.path == AttnPath::Row) {
+        const Pipeline& p = get("attention_row" + kv, 7, sizeof(AttnPush), wg_row_);
+        rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o, &part}, &pc,
+                     ceil_div(uint64_t{s.n_head} * plan.n_split, wg_row_), s.n_tok, 1, "attention");
+    } else {
+        const Pipeline& p = get("attention" + kv, 7, sizeof(AttnPush), wg_reduce_);
+        rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o, &part}, &pc, s.n_head,
+                     s.n_tok, plan.n_split, "attention");
+    }
+    if (split) {
+        const Pipeline& m = get("attention_merge", 2, sizeof(MergePush), wg_reduce_);
+        MergePush mp{s.n_head, s.head_dim, plan.n_split, s.o_stride};
+        rec.dispatch(m, {&part, &o}, &mp, s.n_head, s.n_tok, 1, "attention merge");
+    }
 }
 
 void Kernels::swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n) {

@@ -38,6 +38,24 @@ struct AttentionShape {
     uint32_t q_stride = 0;   ///< floats per token row of q
     uint32_t o_stride = 0;   ///< floats per token row of o
     float scale = 1.0f;      ///< 1 / sqrt(head_dim)
+    uint32_t max_span = 0;   ///< longest span (cells) of any token; chooses the split
+};
+
+/// Which attention shader runs: Group, a workgroup per (head, token,
+/// chunk) with shared-memory reductions (GPUs); Row, an invocation per
+/// (head, chunk) with no barriers (CPU devices). Auto: Row on CPU devices.
+enum class AttnPath { Auto, Group, Row };
+
+/// How one attention call runs (Kernels::plan_attention). With n_split > 1
+/// each (token, head)'s span is cut into chunks of `chunk` cells computed
+/// by separate workgroups and merged by a second dispatch (split-K, as in
+/// flash-decoding: Dao et al., "Flash-Decoding for long-context
+/// inference", 2023), so a decode step over a long context keeps the
+/// device busy with more than n_head workgroups.
+struct AttentionPlan {
+    AttnPath path = AttnPath::Group;  ///< Group or Row (never Auto)
+    uint32_t n_split = 1;             ///< chunks per span, 1..kMaxAttnSplit
+    uint32_t chunk = 0;               ///< cells per chunk (n_split > 1)
 };
 
 class Kernels {
@@ -61,6 +79,8 @@ class Kernels {
     static constexpr uint32_t kVecMaxTokensCpu = 32;
     /// Largest head_dim attention supports (shared-memory arrays).
     static constexpr uint32_t kMaxHeadDim = 256;
+    /// Most chunks one span is split into (bounds the partials buffer).
+    static constexpr uint32_t kMaxAttnSplit = 16;
 
     /// y[t, r] = sum_k W[r, k] x[t, k] for t < n_tok, r < W.n_rows().
     /// x: floats at x_off + t * x_stride (ne0 each); y: floats at
@@ -97,17 +117,46 @@ class Kernels {
     /// Throws std::invalid_argument for f16 with odd n.
     void kv_write_kv(Recorder& rec, const Buffer& k, const Buffer& v, const Buffer& slots,
                      Buffer& k_cache, Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16);
+    /// The shader and split for one attention call of shape `s` on this
+    /// device. Splits a span into chunks (split-K) for two reasons:
+    ///  - speed (Group only): the call has fewer (token, head) pairs than
+    ///    the kAttnBusyGroups workgroups a GPU needs to stay busy, and
+    ///    s.max_span holds at least two chunks of kAttnMinChunk cells (Row
+    ///    runs on CPU devices, where the merge costs what the split gains);
+    ///  - correctness on CPU devices: Mesa's llvmpipe ends every loop of a
+    ///    shader invocation once they have run 65535 iterations in all
+    ///    (LP_MAX_TGSI_LOOP_ITERATIONS, gallivm/lp_bld_limits.h), silently,
+    ///    so there each chunk is kept under kCpuLoopBudget iterations.
+    /// At most kMaxAttnSplit chunks. Auto picks Row on CPU devices unless
+    /// its chunks would not fit that bound or the partials would pass
+    /// kMaxAttnPartialBytes; then Group. `path` forces the shader (tests run
+    /// both on one device). Throws std::invalid_argument when no split of
+    /// at most kMaxAttnSplit chunks fits the loop budget (a span of about
+    /// 150 000 cells for Group on a CPU device).
+    AttentionPlan plan_attention(const AttentionShape& s, AttnPath path = AttnPath::Auto) const;
+    static constexpr uint32_t kAttnBusyGroups = 128;
+    static constexpr uint32_t kAttnMinChunk = 128;
+    static constexpr uint64_t kCpuLoopBudget = 60000;  ///< under llvmpipe's 65535, with margin
+    static constexpr uint64_t kMaxAttnPartialBytes = 64ull << 20;
+    /// Bytes of the partials buffer attention() needs for `plan`:
+    /// n_tok * n_head * n_split * (head_dim + 2) floats; 0 without a split.
+    static uint64_t attention_partials_bytes(const AttentionShape& s, const AttentionPlan& plan);
     /// o[t, head h] = softmax(q[t, h] K^T * scale) V over the cells of token
-    /// t's span, per head with GQA (see shaders/attention.comp).
+    /// t's span, per head with GQA (see shaders/attention.comp,
+    /// attention_row.comp and, for plan.n_split > 1, attention_merge.comp).
     /// q: [n_tok, q_stride] f32; k_cache, v_cache: [n_ctx, kv_stride] f32 or
     /// packed f16 (`f16`); cell_table: [n_entries] u32 cell indices;
     /// spans: [n_tok, 2] u32 (first entry, count >= 1), as
-    /// model::KvCells::cell_table builds them; o: [n_tok, o_stride] f32.
-    /// Throws std::invalid_argument for head_dim > kMaxHeadDim or n_head not
-    /// a multiple of n_head_kv.
+    /// model::KvCells::cell_table builds them; o: [n_tok, o_stride] f32;
+    /// partials: scratch of attention_partials_bytes(s, plan) bytes, only
+    /// read when plan.n_split > 1 (may be null otherwise).
+    /// Throws std::invalid_argument for head_dim > kMaxHeadDim, n_head not
+    /// a multiple of n_head_kv, a plan with path Auto or a split out of
+    /// range, or a missing or short partials buffer.
     void attention(Recorder& rec, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache,
                    const Buffer& cell_table, const Buffer& spans, Buffer& o,
-                   const AttentionShape& s, bool f16);
+                   const AttentionShape& s, bool f16, const AttentionPlan& plan,
+                   Buffer* partials = nullptr);
     /// y = silu(g) * u over n floats.
     void swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n);
     /// a += b over n floats.
@@ -132,6 +181,8 @@ class Kernels {
     bool vec_per_row_ = false;                      ///< Auto uses matvec_row (CPU devices)
     uint32_t vec_max_tokens_ = kVecTokensPerGroup;  ///< see vec_max_tokens()
     bool subgroup_ops_ = false;                     ///< mat x vec (Vec) uses the matvec_sg variants
+    uint32_t wg_row_ = 8;                           ///< attention_row: one subgroup
+    bool loop_budget_ = false;                      ///< CPU device: see plan_attention()
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
 };
 

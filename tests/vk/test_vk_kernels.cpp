@@ -140,6 +140,7 @@ class TestVkKernels : public QObject {
         QTest::addColumn<int>("ctx");
         QTest::addColumn<int>("n_tok");
         QTest::addColumn<bool>("subgroup");  // Vec only: the subgroupAdd variant
+        QTest::addColumn<int>("long_row");   // ne0; 0: a small row, not a multiple of the workgroup
         const std::pair<const char*, ggml::Type> types[] = {{"f32", ggml::Type::F32},
                                                             {"f16", ggml::Type::F16},
                                                             {"q8_0", ggml::Type::Q8_0},
@@ -154,10 +155,18 @@ class TestVkKernels : public QObject {
                                      : path == int(MatPath::VecRow) ? " vecrow "
                                                                     : " mat ";
                     const std::string name = std::string(tn) + pn + ctx_names[c];
-                    QTest::newRow(name.c_str()) << int(t) << path << c << n_tok << false;
+                    QTest::newRow(name.c_str()) << int(t) << path << c << n_tok << false << 0;
                     if (path == int(MatPath::Vec)) {
                         const std::string sg = std::string(tn) + " vec-subgroup " + ctx_names[c];
-                        QTest::newRow(sg.c_str()) << int(t) << path << c << n_tok << true;
+                        QTest::newRow(sg.c_str()) << int(t) << path << c << n_tok << true << 0;
+                    }
+                    if (c == 0) {
+                        // Rows as long as a large model's FFN (llama-2-70B's
+                        // n_ff 28672): lavapipe ends a shader's loops after
+                        // 65535 iterations in all, silently.
+                        const std::string big = std::string(tn) + pn + "ne0 28672";
+                        QTest::newRow(big.c_str())
+                            << int(t) << path << c << n_tok << false << 28672;
                     }
                 }
             }
@@ -170,15 +179,17 @@ class TestVkKernels : public QObject {
         QFETCH(int, ctx);
         QFETCH(int, n_tok);
         QFETCH(bool, subgroup);
+        QFETCH(int, long_row);
         const auto t = static_cast<ggml::Type>(type);
         Context& c = this->ctx(ctx);
         if (subgroup && !c.info().subgroup_arithmetic)
             QSKIP("the device has no subgroup arithmetic in compute shaders");
         // ne0 not a multiple of the workgroup; odd for F16 so rows start mid-word.
-        const uint32_t ne0 = (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0)
+        const uint32_t ne0 = long_row ? uint32_t(long_row)
+                             : (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0)
                                  ? 160
                                  : (t == ggml::Type::F16 ? 101 : 100);
-        const uint32_t rows = 77;
+        const uint32_t rows = long_row ? 9 : 77;
         const HostWeight hw = make_weight(t, ne0, rows);
         const DeviceWeight w =
             DeviceWeight::upload(c, "test.weight", uint32_t(type), ne0, rows, hw.bytes.data());
@@ -426,17 +437,44 @@ class TestVkKernels : public QObject {
     void attention_data() {
         QTest::addColumn<bool>("f16");
         QTest::addColumn<int>("head_dim");
-        QTest::addColumn<int>("n_kv");  // cache cells
-        QTest::newRow("f32 hd8 150 cells") << false << 8 << 150;
-        QTest::newRow("f16 hd8 150 cells") << true << 8 << 150;
-        QTest::newRow("f32 hd72 3 cells") << false << 72 << 3;
-        QTest::newRow("f16 hd130 333 cells") << true << 130 << 333;
+        QTest::addColumn<int>("n_kv");     // cache cells
+        QTest::addColumn<bool>("row");     // AttnPath::Row, else Group
+        QTest::addColumn<int>("n_split");  // split-K chunks per span, at least
+        for (const bool row : {false, true}) {
+            const char* path = row ? "row" : "group";
+            auto name = [&](const char* what) { return QString("%1 %2").arg(what, path); };
+            QTest::newRow(qPrintable(name("f32 hd8 150 cells"))) << false << 8 << 150 << row << 1;
+            QTest::newRow(qPrintable(name("f16 hd8 150 cells"))) << true << 8 << 150 << row << 1;
+            QTest::newRow(qPrintable(name("f32 hd72 3 cells"))) << false << 72 << 3 << row << 1;
+            QTest::newRow(qPrintable(name("f16 hd130 333 cells")))
+                << true << 130 << 333 << row << 1;
+            QTest::newRow(qPrintable(name("f32 hd256 70 cells"))) << false << 256 << 70 << row << 1;
+            // Long enough that llvmpipe's loop limit forces a split there.
+            QTest::newRow(qPrintable(name("f32 hd64 3000 cells")))
+                << false << 64 << 3000 << row << 1;
+            QTest::newRow(qPrintable(name("f16 hd8 5000 cells"))) << true << 8 << 5000 << row << 1;
+            if (!row)  // Row would need more than kMaxAttnSplit chunks here
+                QTest::newRow(qPrintable(name("f32 hd256 9000 cells")))
+                    << false << 256 << 9000 << row << 1;
+            // Split-K: chunks not a multiple of the workgroup, a span of one
+            // cell (token 0) leaving later chunks empty, 2 chunks of 3 cells.
+            QTest::newRow(qPrintable(name("f32 hd8 150 cells split 3")))
+                << false << 8 << 150 << row << 3;
+            QTest::newRow(qPrintable(name("f16 hd8 150 cells split 16")))
+                << true << 8 << 150 << row << 16;
+            QTest::newRow(qPrintable(name("f32 hd72 3 cells split 2")))
+                << false << 72 << 3 << row << 2;
+            QTest::newRow(qPrintable(name("f16 hd130 333 cells split 5")))
+                << true << 130 << 333 << row << 5;
+        }
     }
 
     void attention() {
         QFETCH(bool, f16);
         QFETCH(int, head_dim);
         QFETCH(int, n_kv);
+        QFETCH(bool, row);
+        QFETCH(int, n_split);
         Context& c = ctx(0);
         const uint32_t n_tok = 5, n_head = 6, n_head_kv = 2, hd = uint32_t(head_dim);
         const uint32_t kv_stride = n_head_kv * hd, q_stride = n_head * hd + 4,
@@ -491,10 +529,20 @@ class TestVkKernels : public QObject {
         s.q_stride = q_stride;
         s.o_stride = o_stride;
         s.scale = float(1.0 / std::sqrt(double(hd)));
+        s.max_span = uint32_t(n_kv);  // token 1 reads every cell
         Kernels k(c);
+        // The device's plan (it may split to respect a loop limit), with
+        // more chunks where the row asks for them.
+        AttentionPlan plan = k.plan_attention(s, row ? AttnPath::Row : AttnPath::Group);
+        if (uint32_t(n_split) > plan.n_split) {
+            plan.chunk = (s.max_span + uint32_t(n_split) - 1) / uint32_t(n_split);
+            plan.n_split = (s.max_span + plan.chunk - 1) / plan.chunk;
+        }
+        Buffer part =
+            poisoned(c, std::max<uint64_t>(Kernels::attention_partials_bytes(s, plan), 4) / 4);
         Recorder rec(c);
         rec.begin(false);
-        k.attention(rec, qb, kb, vb, tb, sb, ob, s, f16);
+        k.attention(rec, qb, kb, vb, tb, sb, ob, s, f16, plan, &part);
         rec.submit();
 
         std::vector<double> want(size_t(n_tok) * o_stride);
@@ -525,6 +573,60 @@ class TestVkKernels : public QObject {
         }
         const double err = rel_error(download(ob, want.size()), want);
         QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
+    }
+
+    void attention_plan() {
+        // Hand-worked, head_dim 8 (far from any loop limit): Group splits
+        // while (token, head) pairs are fewer than the 128 workgroups a GPU
+        // needs and spans hold 2 chunks of >= 128 cells; at most 16 chunks.
+        // Row (CPU devices) splits only for the loop limit.
+        Context& c = ctx(0);
+        Kernels k(c);
+        auto shape = [](uint32_t n_tok, uint32_t n_head, uint32_t hd, uint32_t max_span) {
+            AttentionShape s;
+            s.n_tok = n_tok;
+            s.n_head = n_head;
+            s.n_head_kv = n_head;
+            s.head_dim = hd;
+            s.max_span = max_span;
+            return s;
+        };
+        auto plan = [&](AttnPath path, uint32_t n_tok, uint32_t n_head, uint32_t max_span,
+                        uint32_t hd = 8) {
+            const AttentionPlan p = k.plan_attention(shape(n_tok, n_head, hd, max_span), path);
+            return std::make_pair(p.n_split, p.chunk);
+        };
+        using P = std::pair<uint32_t, uint32_t>;
+        QCOMPARE(plan(AttnPath::Group, 1, 8, 512), P(4, 128));      // 16 for the device, 4 by span
+        QCOMPARE(plan(AttnPath::Group, 1, 8, 2048), P(16, 128));    // both 16
+        QCOMPARE(plan(AttnPath::Group, 1, 8, 40000), P(16, 2500));  // capped at 16
+        QCOMPARE(plan(AttnPath::Group, 1, 32, 4096), P(4, 1024));   // 128 / 32 groups
+        QCOMPARE(plan(AttnPath::Group, 1, 8, 300), P(2, 150));      // 300 / 128 = 2
+        QCOMPARE(plan(AttnPath::Group, 16, 8, 2048).first, 1u);     // 128 groups: busy
+        QCOMPARE(plan(AttnPath::Group, 1, 8, 255).first, 1u);       // under 2 chunks
+        QCOMPARE(plan(AttnPath::Row, 1, 8, 512).first, 1u);
+        QCOMPARE(plan(AttnPath::Row, 1, 8, 2000).first, 1u);  // 25 * 2000 < 60000
+        const bool cpu = c.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        QCOMPARE(int(k.plan_attention(shape(1, 8, 8, 1)).path),
+                 int(cpu ? AttnPath::Row : AttnPath::Group));
+        // [n_tok, n_head, n_split, head_dim + 2] floats
+        QCOMPARE(Kernels::attention_partials_bytes(shape(1, 8, 64, 0),
+                                                   AttentionPlan{AttnPath::Row, 4, 128}),
+                 uint64_t(1 * 8 * 4 * 66 * 4));
+        QCOMPARE(Kernels::attention_partials_bytes(shape(1, 8, 64, 0), AttentionPlan{}),
+                 uint64_t(0));
+        if (!cpu) return;
+        // llvmpipe's loop limit (60000 iterations budgeted per invocation).
+        // Row, head_dim 64: 2*64 + 8 once, 3*64 + 1 per cell -> 310 cells a chunk.
+        QCOMPARE(plan(AttnPath::Row, 8, 8, 1000, 64), P(4, 250));
+        QCOMPARE(plan(AttnPath::Row, 1, 8, 2500), P(2, 1250));  // head_dim 8: 2399 cells a chunk
+        // Auto: Row would need 27 chunks of <= 155 cells (head_dim 128), so
+        // Group: 128 + 12 + 5*64 + 8 per 64-cell tile, 127 tiles = 8128 cells.
+        QCOMPARE(int(k.plan_attention(shape(512, 32, 128, 4096)).path), int(AttnPath::Group));
+        QCOMPARE(plan(AttnPath::Group, 512, 32, 4096, 128).first, 1u);
+        QCOMPARE(plan(AttnPath::Group, 512, 32, 8129, 128), P(2, 4065));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 k.plan_attention(shape(1, 8, 256, 1000000)));
     }
 
     void swiglu_and_add() {

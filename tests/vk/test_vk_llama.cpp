@@ -291,6 +291,58 @@ class TestVkLlama : public QObject {
         expect_clean(gpu);
     }
 
+    void kernel_choices_match_cpu_reference_at_depth_data() {
+        QTest::addColumn<bool>("gpu_kernels");
+        QTest::newRow("the device's own choice") << false;
+        QTest::newRow("GPU kernel choices") << true;
+    }
+
+    void kernel_choices_match_cpu_reference_at_depth() {
+        // A 600-token context: prefill in three ubatches of 200 (mat x mat,
+        // attention over growing spans), then decode steps over ~600 cells.
+        // With GPU kernel choices on lavapipe the decode attention is split
+        // into chunks (split-K) and merged, as on a GPU with few heads.
+        QFETCH(bool, gpu_kernels);
+        const gguf::File file = gguf::File::open(kModel);
+        ContextParams cp;
+        cp.n_ctx = 1024;
+        VkLlamaOptions o;
+        o.device.validation = vk::test::validation_wanted();
+        o.device.pipeline_cache = false;
+        o.device.gpu_kernels = gpu_kernels;
+        VkLlama gpu(file, cp, o);
+        CpuLlama cpu(file, cp);
+        std::vector<int32_t> prompt;  // [600] the golden prompts, one after another
+        while (prompt.size() < 600)
+            for (const Golden& g : golden_)
+                prompt.insert(prompt.end(), g.prompt_ids.begin(), g.prompt_ids.end());
+        prompt.resize(600);
+        std::vector<float> lg, lc;
+        Batch b;
+        for (size_t i = 0; i < prompt.size(); ++i) {
+            b.add(prompt[i], int32_t(i), 0, i + 1 == prompt.size());
+            if (b.size() == 200) {
+                gpu.decode(b, lg);
+                cpu.decode(b, lc);
+                b.clear();
+            }
+        }
+        double worst = 0.0;
+        for (int step = 0; step < 6; ++step) {
+            QCOMPARE(lg.size(), size_t(512));
+            QCOMPARE(lc.size(), size_t(512));
+            worst =
+                std::max(worst, vk::test::rel_error(lg, std::vector<double>(lc.begin(), lc.end())));
+            b.clear();
+            b.add(argmax(lc.data(), lc.size()), int32_t(prompt.size()) + step, 0, true);
+            gpu.decode(b, lg);
+            cpu.decode(b, lc);
+        }
+        qInfo("max rel. logit error vs CPU reference at depth 600: %g", worst);
+        QVERIFY(worst <= 1e-4);
+        expect_clean(gpu);
+    }
+
     void memory_report_by_purpose() {
         auto m = make_model(KvType::F16);
         const vk::MemoryReport r = m->memory_report();

@@ -1,0 +1,76 @@
+// Shared by attention.comp (a workgroup per head and token) and
+// attention_row.comp (an invocation per head and token, CPU devices): the
+// push constants, the bindings, reads of an f32 or packed-f16 KV cache, the
+// span a workgroup or invocation covers, and where its result goes.
+//
+// Split-K (flash-decoding): with n_split > 1 the span of each (token t,
+// head h) is cut into chunks of `chunk` cells; chunk z stores its unscaled
+// partial result (running max m, sum l of exp(s - m), and
+// acc[d] = sum exp(s - m) v[d]) at part[((t * n_head + h) * n_split + z) *
+// (head_dim + 2)] as (m, l, acc[0..head_dim)), and attention_merge.comp
+// combines the chunks. With n_split == 1 the result goes to o directly.
+//
+// q: [n_tok, q_stride] f32 (heads of head_dim <= 256 at h * head_dim);
+// K, V cache: [n_ctx cells, kv_stride] f32 or packed f16 (KV_F16);
+// table: [n_entries] u32 cell indices; spans: [n_tok, 2] u32 (first, count);
+// o: [n_tok, o_stride] f32; part: [n_tok, n_head, n_split, head_dim + 2] f32.
+
+layout(push_constant) uniform Push {
+    uint n_tok, n_head, n_head_kv, head_dim;
+    uint kv_stride, q_stride, o_stride;
+    float scale;
+    uint n_split, chunk;
+} p;
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+#if defined(KV_F16)
+layout(std430, binding = 1) readonly buffer K { uint kc[]; };
+layout(std430, binding = 2) readonly buffer V { uint vc[]; };
+float k_at(uint i) { return unpackHalf2x16((i & 1u) != 0u ? (kc[i >> 1] >> 16) : kc[i >> 1]).x; }
+float v_at(uint i) { return unpackHalf2x16((i & 1u) != 0u ? (vc[i >> 1] >> 16) : vc[i >> 1]).x; }
+#else
+layout(std430, binding = 1) readonly buffer K { float kc[]; };
+layout(std430, binding = 2) readonly buffer V { float vc[]; };
+float k_at(uint i) { return kc[i]; }
+float v_at(uint i) { return vc[i]; }
+#endif
+layout(std430, binding = 3) readonly buffer Table { uint table[]; };
+layout(std430, binding = 4) readonly buffer Spans { uint spans[]; };
+layout(std430, binding = 5) buffer O { float o[]; };
+layout(std430, binding = 6) buffer Part { float part[]; };
+
+const uint MAX_HEAD_DIM = 256u;
+// Finite stand-in for -inf (no inf arithmetic, so a driver's fast-math
+// cannot change the result): the running max before any score, and the
+// score of a lane past the end of the span.
+const float LOW = -3.0e38;
+
+// Cells [begin, end) of token t's span that chunk z covers (empty when the
+// span is shorter than z * chunk).
+void chunk_range(uint n_span, uint z, out uint begin, out uint end) {
+    if (p.n_split <= 1u) {
+        begin = 0u;
+        end = n_span;
+    } else {
+        begin = min(n_span, z * p.chunk);
+        end = min(n_span, begin + p.chunk);
+    }
+}
+
+// Final value of output dim d of (t, h): acc / l, or the chunk's partial.
+void store_value(uint t, uint h, uint z, uint d, float acc, float l) {
+    if (p.n_split <= 1u) {
+        o[t * p.o_stride + h * p.head_dim + d] = l > 0.0 ? acc / l : 0.0;
+    } else {
+        part[((t * p.n_head + h) * p.n_split + z) * (p.head_dim + 2u) + 2u + d] = acc;
+    }
+}
+
+// The chunk's running max and sum (split-K only).
+void store_max_sum(uint t, uint h, uint z, float m, float l) {
+    if (p.n_split > 1u) {
+        const uint base = ((t * p.n_head + h) * p.n_split + z) * (p.head_dim + 2u);
+        part[base] = m;
+        part[base + 1u] = l;
+    }
+}
