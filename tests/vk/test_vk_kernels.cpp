@@ -98,6 +98,22 @@ Buffer poisoned(Context& ctx, size_t n_floats) {
     return b;
 }
 
+/// Attention shape with dense rows (strides = head counts * head_dim).
+AttentionShape attn_shape(uint32_t n_tok, uint32_t n_head, uint32_t n_head_kv, uint32_t hd,
+                          uint32_t max_span) {
+    AttentionShape s;
+    s.n_tok = n_tok;
+    s.n_head = n_head;
+    s.n_head_kv = n_head_kv;
+    s.head_dim = hd;
+    s.kv_stride = n_head_kv * hd;
+    s.q_stride = n_head * hd;
+    s.o_stride = n_head * hd;
+    s.scale = float(1.0 / std::sqrt(double(hd)));
+    s.max_span = max_span;
+    return s;
+}
+
 double tol_for(ggml::Type t) {
     return t == ggml::Type::F32 ? 1e-5 : 1e-3;
 }
@@ -520,16 +536,8 @@ class TestVkKernels : public QObject {
             kb.upload(kf.data(), kf.size() * 4);
             vb.upload(vf.data(), vf.size() * 4);
         }
-        AttentionShape s;
-        s.n_tok = n_tok;
-        s.n_head = n_head;
-        s.n_head_kv = n_head_kv;
-        s.head_dim = hd;
-        s.kv_stride = kv_stride;
-        s.q_stride = q_stride;
-        s.o_stride = o_stride;
-        s.scale = float(1.0 / std::sqrt(double(hd)));
-        s.max_span = uint32_t(n_kv);  // token 1 reads every cell
+        AttentionShape s = attn_shape(n_tok, n_head, n_head_kv, hd, uint32_t(n_kv));
+        s.q_stride = q_stride;  // token 1 reads every cell (max_span)
         Kernels k(c);
         // The device's plan (it may split to respect a loop limit), with
         // more chunks where the row asks for them.
@@ -583,13 +591,7 @@ class TestVkKernels : public QObject {
         Context& c = ctx(0);
         Kernels k(c);
         auto shape = [](uint32_t n_tok, uint32_t n_head, uint32_t hd, uint32_t max_span) {
-            AttentionShape s;
-            s.n_tok = n_tok;
-            s.n_head = n_head;
-            s.n_head_kv = n_head;
-            s.head_dim = hd;
-            s.max_span = max_span;
-            return s;
+            return attn_shape(n_tok, n_head, n_head, hd, max_span);
         };
         auto plan = [&](AttnPath path, uint32_t n_tok, uint32_t n_head, uint32_t max_span,
                         uint32_t hd = 8) {

@@ -39,6 +39,14 @@ int argmax(const float* v, size_t n) {
     return static_cast<int>(std::max_element(v, v + n) - v);  // first max: ties to the lower id
 }
 
+/// Device options of every test: validation as wanted, no pipeline cache on disk.
+VkLlamaOptions test_options() {
+    VkLlamaOptions o;
+    o.device.validation = vk::test::validation_wanted();
+    o.device.pipeline_cache = false;
+    return o;
+}
+
 std::unique_ptr<VkLlama> make_model(KvType kv, uint32_t n_seq = 1, uint64_t binding_limit = 0,
                                     uint32_t n_ctx = 512) {
     const gguf::File file = gguf::File::open(kModel);
@@ -46,9 +54,7 @@ std::unique_ptr<VkLlama> make_model(KvType kv, uint32_t n_seq = 1, uint64_t bind
     cp.n_ctx = n_ctx;
     cp.n_seq_max = n_seq;
     cp.kv_type = kv;
-    VkLlamaOptions o;
-    o.device.validation = vk::test::validation_wanted();
-    o.device.pipeline_cache = false;
+    VkLlamaOptions o = test_options();
     o.device.binding_limit = binding_limit;
     return std::make_unique<VkLlama>(file, cp, o);
 }
@@ -264,9 +270,7 @@ class TestVkLlama : public QObject {
         const gguf::File file = gguf::File::open(path);
         ContextParams cp;
         cp.n_ctx = 128;
-        VkLlamaOptions o;
-        o.device.validation = vk::test::validation_wanted();
-        o.device.pipeline_cache = false;
+        VkLlamaOptions o = test_options();
         o.device.force_word_access = words;
         VkLlama gpu(file, cp, o);
         CpuLlama cpu(file, cp);
@@ -306,9 +310,7 @@ class TestVkLlama : public QObject {
         const gguf::File file = gguf::File::open(kModel);
         ContextParams cp;
         cp.n_ctx = 1024;
-        VkLlamaOptions o;
-        o.device.validation = vk::test::validation_wanted();
-        o.device.pipeline_cache = false;
+        VkLlamaOptions o = test_options();
         o.device.gpu_kernels = gpu_kernels;
         VkLlama gpu(file, cp, o);
         CpuLlama cpu(file, cp);
