@@ -32,7 +32,7 @@ void main() {
     const uint t = gl_WorkGroupID.y;
     const uint z = gl_WorkGroupID.z;
     const uint tid = gl_LocalInvocationID.x;
-    const uint hd = p.head_dim;
+    const uint hd = HD;
     const uint kvh = h / (p.n_head / p.n_head_kv);
     const uint kv_col = kvh * hd;
     const uint first = spans[2u * t];

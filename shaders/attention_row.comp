@@ -18,7 +18,7 @@ void main() {
     const uint t = gl_WorkGroupID.y;
     if (idx >= p.n_head * p.n_split) return;
     const uint h = idx % p.n_head, z = idx / p.n_head;
-    const uint hd = p.head_dim;
+    const uint hd = HD;
     const uint kv_col = (h / (p.n_head / p.n_head_kv)) * hd;
     const uint first = spans[2u * t];
     uint c_begin, c_end;

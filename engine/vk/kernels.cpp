@@ -134,8 +134,9 @@ Kernels::Kernels(Context& ctx, bool allow_subgroup_ops) : ctx_(ctx) {
 Kernels::~Kernels() = default;
 
 const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
-                             uint32_t wg) {
-    const std::string key = variant + "/" + std::to_string(wg);
+                             uint32_t wg, const std::vector<uint32_t>& extra) {
+    std::string key = variant + "/" + std::to_string(wg);
+    for (uint32_t v : extra) key += "/" + std::to_string(v);
     auto it = pipelines_.find(key);
     if (it != pipelines_.end()) return *it->second;
     const auto& table = spirv_table();
@@ -148,6 +149,10 @@ const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uin
     desc.n_buffers = n_buffers;
     desc.push_bytes = push_bytes;
     if (wg) desc.spec = {wg};
+    if (!extra.empty()) {
+        if (!wg) throw std::logic_error("specialization constants past id 0 need a workgroup size");
+        desc.spec.insert(desc.spec.end(), extra.begin(), extra.end());
+    }
     auto p = std::make_unique<Pipeline>(ctx_, desc);
     const Pipeline& ref = *p;
     pipelines_.emplace(key, std::move(p));
@@ -369,11 +374,11 @@ void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
     AttnPush pc{s.n_tok,    s.n_head,   s.n_head_kv, s.head_dim,   s.kv_stride,
                 s.q_stride, s.o_stride, s.scale,     plan.n_split, plan.chunk};
     if (plan.path == AttnPath::Row) {
-        const Pipeline& p = get("attention_row" + kv, 7, sizeof(AttnPush), wg_row_);
+        const Pipeline& p = get("attention_row" + kv, 7, sizeof(AttnPush), wg_row_, {s.head_dim});
         rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o, &part}, &pc,
                      ceil_div(uint64_t{s.n_head} * plan.n_split, wg_row_), s.n_tok, 1, "attention");
     } else {
-        const Pipeline& p = get("attention" + kv, 7, sizeof(AttnPush), wg_reduce_);
+        const Pipeline& p = get("attention" + kv, 7, sizeof(AttnPush), wg_reduce_, {s.head_dim});
         rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o, &part}, &pc, s.n_head,
                      s.n_tok, plan.n_split, "attention");
     }

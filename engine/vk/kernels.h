@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vk/buffer.h"
 #include "vk/context.h"
@@ -169,8 +170,10 @@ class Kernels {
     uint32_t reduction_workgroup() const { return wg_reduce_; }
 
   private:
+    /// The pipeline of `variant` with workgroup size `wg` (specialization
+    /// constant 0; none when 0) and `extra` constants at ids 1, 2, ...
     const Pipeline& get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
-                        uint32_t wg);
+                        uint32_t wg, const std::vector<uint32_t>& extra = {});
     std::string weight_variant(const std::string& shader, uint32_t type) const;
     void groups_1d(uint64_t n, uint32_t wg, uint32_t& gx, uint32_t& gy) const;
 

