@@ -3,12 +3,15 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QDateTime>
+#include <QDir>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QStandardPaths>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
@@ -123,6 +126,13 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
                 graph->setLineStyle(QCPGraph::lsStepLeft);
             }
             graph->setPen(pen);
+        }
+        if (c == Queue) {
+            // Request counts are whole numbers: no 2.5 or 0.25 ticks.
+            auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+            ticker->setTickStep(1.0);
+            ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+            p->yAxis->setTicker(ticker);
         }
         p->setContextMenuPolicy(Qt::CustomContextMenu);
         connect(p, &QWidget::customContextMenuRequested, this, [this, c, p](const QPoint& pos) {
@@ -241,17 +251,30 @@ void LiveCharts::showTooltip(Chart c, QMouseEvent* e) {
     QToolTip::showText(e->globalPosition().toPoint(), lines.join('\n'), p);
 }
 
-bool LiveCharts::exportPng(Chart c, const QString& path, int width, int height) {
-    return plot(c)->savePng(path, width, height);
+bool LiveCharts::exportPng(Chart c, const QString& path, int width, int height, double scale) {
+    return plot(c)->savePng(path, width, height, scale);
+}
+
+QString LiveCharts::defaultExportPath(Chart c) const {
+    static const char* const kNames[kCharts] = {"memory", "latency", "throughput", "requests"};
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+    if (dir.isEmpty() || !QDir(dir).exists()) dir = QDir::homePath();
+    return QDir(dir).filePath(
+        QStringLiteral("workbench-%1-%2.png")
+            .arg(kNames[c], QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss")));
 }
 
 void LiveCharts::exportDialog(Chart c) {
+    // A named file in the Pictures folder, not "chart-1.png" in whatever
+    // directory the app was started from; twice the on-screen resolution
+    // so the PNG stays sharp in a report.
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export chart"), QStringLiteral("chart-%1.png").arg(static_cast<int>(c)),
-        tr("PNG images (*.png)"));
+        this, tr("Export chart"), defaultExportPath(c), tr("PNG images (*.png)"));
     if (path.isEmpty()) return;
-    if (!exportPng(c, path))
+    if (!exportPng(c, path, 0, 0, 2.0))
         QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(path));
+    else
+        QToolTip::showText(mapToGlobal(QPoint(width() / 2, 0)), tr("Saved %1").arg(path), this);
 }
 
 }  // namespace wb::ui

@@ -40,9 +40,13 @@ class LiveCharts : public QWidget {
     double windowSeconds() const;
     /// Selects the window: 60, 300 or 0 (whole run).
     void setWindowSeconds(double s);
-    /// Writes chart `c` as a PNG (width x height px; 0 = its size on screen).
-    /// Returns false when the file cannot be written.
-    bool exportPng(Chart c, const QString& path, int width = 0, int height = 0);
+    /// Writes chart `c` as a PNG (width x height px; 0 = its size on screen),
+    /// every pixel `scale` x `scale` device pixels (2 = twice the
+    /// resolution, same layout). Returns false when the file cannot be written.
+    bool exportPng(Chart c, const QString& path, int width = 0, int height = 0, double scale = 1.0);
+    /// Where Export PNG… proposes to save chart `c`: the user's Pictures
+    /// folder (else home), "workbench-<chart>-<yyyyMMdd-HHmmss>.png".
+    QString defaultExportPath(Chart c) const;
 
   private:
     void exportDialog(Chart c);

@@ -148,8 +148,18 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     connect(modelBar_, &ModelBar::deviceChanged, this, [this](const gui::DeviceEntry& d) {
         store_->setBackend(d.backend);
         store_->setDevice(d.backend == "cpu" ? QString() : d.selector);
-        statusBar()->showMessage(tr("Device %1 is used for the next model load.").arg(d.name),
-                                 8000);
+        // Picking a device moves the loaded model there (the picker showed
+        // the new device while the model kept running on the old one);
+        // requests in flight keep it where it is until the next load.
+        if (bridge_->hasModel() && !bridge_->isLoading() &&
+            bridge_->state() == gui::EngineBridge::State::Idle) {
+            openModel(bridge_->modelInfo().path);
+            statusBar()->showMessage(
+                tr("Loading %1 again on %2…").arg(bridge_->modelInfo().name, d.name));
+        } else {
+            statusBar()->showMessage(tr("Device %1 is used for the next model load.").arg(d.name),
+                                     8000);
+        }
     });
     connect(bridge_, &gui::EngineBridge::loadProgress, modelBar_, &ModelBar::setLoading);
     connect(bridge_, &gui::EngineBridge::modelLoaded, this, &MainWindow::onModelLoaded);

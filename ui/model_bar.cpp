@@ -44,7 +44,7 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     cancel_->setToolTip(tr("Stop loading; the current model stays loaded"));
     cancel_->hide();
     device_ = new QComboBox;
-    device_->setToolTip(tr("Device the next model load runs on"));
+    device_->setToolTip(tr("Device the model runs on; picking another loads the model there"));
     device_->setMinimumWidth(180);
     deviceMem_ = new QLabel;
 
@@ -79,7 +79,7 @@ void ModelBar::setDevices(const QList<gui::DeviceEntry>& devices, const QString&
     }
     device_->setToolTip(
         vulkan_error.isEmpty()
-            ? tr("Device the next model load runs on")
+            ? tr("Device the model runs on; picking another loads the model there")
             : tr("Vulkan is not available: %1\nThe CPU reference is offered instead.")
                   .arg(vulkan_error));
 }

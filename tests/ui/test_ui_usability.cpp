@@ -10,10 +10,13 @@
 // copy cut short), a text file named .gguf, real run logs, real engine (CPU
 // reference) for the batch.
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
 #include <QHeaderView>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -28,6 +31,7 @@
 #include "batch_panel.h"
 #include "batch_results_model.h"
 #include "common/shared_dir.h"
+#include "compare/compare_tab.h"
 #include "engine_bridge.h"
 #include "history_view.h"
 #include "live_charts.h"
@@ -102,6 +106,10 @@ class UiUsability : public QObject {
     void viewChoicesSurviveRestart();
     void helpIsTheLastMenu();
     void modelBarNamesTheFile();
+    void pickingADeviceMovesTheModel();
+    void chartExportIsNamedAndSharp();
+    void compareHintFollowsModels();
+    void requestTicksAreWholeNumbers();
 
   private:
     QTemporaryDir dir_;
@@ -343,6 +351,77 @@ void UiUsability::modelBarNamesTheFile() {
     for (QLabel* l : bar.findChildren<QLabel*>())
         named = named || l->text().contains("stories260K.gguf");
     QVERIFY(named);
+}
+
+void UiUsability::pickingADeviceMovesTheModel() {
+    // The picker showed the new device while the model kept running on
+    // the old one until the user opened it again.
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    const QList<gui::DeviceEntry> devices = w.modelBar()->devices();
+    int vulkan = -1;
+    for (int i = 0; i < devices.size(); ++i)
+        if (devices[i].backend == "vulkan" && vulkan < 0) vulkan = i;
+    if (vulkan < 0) QSKIP("no Vulkan device: only the CPU reference to pick");
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    w.openModel(kModel);
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(w.bridge()->backendName(), QString("cpu"));
+    auto* picker = w.modelBar()->findChild<QComboBox*>();
+    QVERIFY(picker);
+    picker->setCurrentIndex(vulkan);
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(w.bridge()->loadedRequest().backend, QString("vulkan"));
+    QCOMPARE(w.bridge()->backendName(), devices[vulkan].name);
+}
+
+void UiUsability::chartExportIsNamedAndSharp() {
+    // Export PNG… proposed "chart-1.png" in the start directory and wrote
+    // the chart at its on-screen size (about 300 x 170 px).
+    ui::LiveCharts charts;
+    charts.resize(320, 800);
+    charts.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&charts));
+    const QString proposed = charts.defaultExportPath(ui::LiveCharts::Latency);
+    QVERIFY2(QFileInfo(proposed).isAbsolute(), qPrintable(proposed));
+    QVERIFY2(QFileInfo(proposed).fileName().startsWith("workbench-latency-"), qPrintable(proposed));
+    QVERIFY(proposed.endsWith(".png"));
+    const QString png = dir_.filePath("lat.png");
+    QVERIFY(charts.exportPng(ui::LiveCharts::Latency, png, 0, 0, 2.0));
+    const QSize on_screen = charts.plot(ui::LiveCharts::Latency)->size();
+    QCOMPARE(QImage(png).size(), on_screen * 2);
+}
+
+void UiUsability::compareHintFollowsModels() {
+    ui::compare::CompareTab t;
+    QVERIFY(t.statusText().contains("two or more"));
+    t.addModel(kModel);
+    QVERIFY(t.statusText().contains("two or more"));
+    t.addModel(kModel);
+    t.addModel(kModel);
+    QVERIFY2(t.statusText().startsWith("3 models"), qPrintable(t.statusText()));
+}
+
+void UiUsability::requestTicksAreWholeNumbers() {
+    ui::LiveCharts charts;
+    charts.resize(320, 800);
+    charts.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&charts));
+    gui::LiveSnapshot s;
+    for (int i = 0; i < 5; ++i) {
+        s.t_s = i;
+        s.queued = 16 - 4 * i;
+        s.running = 4;
+        charts.addSnapshot(s);
+    }
+    QCustomPlot* p = charts.plot(ui::LiveCharts::Queue);
+    p->replot(QCustomPlot::rpImmediateRefresh);
+    const QVector<double> ticks = p->yAxis->tickVector();
+    QVERIFY(!ticks.isEmpty());
+    for (double v : ticks) QVERIFY2(v == std::floor(v), qPrintable(QString::number(v)));
 }
 
 QTEST_MAIN(UiUsability)

@@ -120,6 +120,15 @@ void CompareTab::relabel() {
     for (size_t i = 0; i < panes_.size(); ++i) {
         panes_[i]->setLabel(QString(QChar(static_cast<char16_t>(u'A' + (i % 26)))));
     }
+    // The hint follows the models added (it kept asking for two or more
+    // models after three were added).
+    if (busy_) return;
+    if (panes_.size() < 2)
+        showStatus(tr("Add two or more models (the first is the reference A)."));
+    else
+        showStatus(tr("%1 models. Run: each answers the prompt greedily; Run test set…: "
+                      "perplexity and KL divergence against A.")
+                       .arg(panes_.size()));
 }
 
 void CompareTab::setBackend(const QString& backend, const QString& device) {

@@ -111,6 +111,7 @@ class CompareTab : public QWidget {
         double load_ms = 0;
     };
 
+    /// Letters A, B, … in order, and the status hint for that many models.
     void relabel();
     void setBusy(bool on);
     void onReplyDone(int pane, quint64 gen, const QString& error, bool cancelled);
