@@ -33,6 +33,9 @@ void check_llama_tensors(const gguf::File& f, const HParams& hp) {
     // compare with what the file holds before building the list.
     const uint64_t needed = 2 + (hp.tied_embeddings ? 0 : 1) + 9 * uint64_t{hp.n_layer};
     if (needed > f.tensors().size()) {
+        // A file without weights at all (a vocabulary-only GGUF) is better
+        // told by the tensor it lacks first than by a count.
+        (void)f.tensor("token_embd.weight");  // throws "missing tensor" naming it
         throw gguf::Error(f.path(), std::nullopt, "metadata key '" + hp.arch + ".block_count'",
                           std::to_string(hp.n_layer) + " blocks need " + std::to_string(needed) +
                               " tensors, the file has " + std::to_string(f.tensors().size()));
