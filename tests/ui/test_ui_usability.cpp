@@ -26,6 +26,7 @@
 #include <QSqlQuery>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextEdit>
 #include <QtTest>
 
 #include "batch_panel.h"
@@ -110,6 +111,7 @@ class UiUsability : public QObject {
     void chartExportIsNamedAndSharp();
     void compareHintFollowsModels();
     void requestTicksAreWholeNumbers();
+    void compareSaysWhichModelFailed();
 
   private:
     QTemporaryDir dir_;
@@ -422,6 +424,32 @@ void UiUsability::requestTicksAreWholeNumbers() {
     const QVector<double> ticks = p->yAxis->tickVector();
     QVERIFY(!ticks.isEmpty());
     for (double v : ticks) QVERIFY2(v == std::floor(v), qPrintable(QString::number(v)));
+}
+
+void UiUsability::compareSaysWhichModelFailed() {
+    // A variant that cannot be loaded was reported in the per-token view as
+    // "different vocabulary, token ids cannot be compared".
+    const QString cut = dir_.filePath("cut-compare.gguf");
+    {
+        QFile src(kModel);
+        QVERIFY(src.open(QIODevice::ReadOnly));
+        QFile dst(cut);
+        QVERIFY(dst.open(QIODevice::WriteOnly));
+        dst.write(src.read(300000));
+    }
+    ui::compare::CompareTab t;
+    t.setBackend("cpu", {});
+    t.setMaxTokens(8);
+    t.addModel(kModel);
+    t.addModel(cut);
+    QSignalSpy done(&t, &ui::compare::CompareTab::repliesFinished);
+    t.runPrompt();
+    QVERIFY(done.wait(60000));
+    auto* diff = t.findChild<QTextEdit*>("tokenDiff");
+    QVERIFY(diff);
+    const QString text = diff->toPlainText();
+    QVERIFY2(text.contains("B gave no reply"), qPrintable(text));
+    QVERIFY2(!text.contains("vocabulary"), qPrintable(text));
 }
 
 QTEST_MAIN(UiUsability)

@@ -196,6 +196,7 @@ void CompareTab::runPrompt() {
     anyError_ = false;
     diff_->setRows({});
     paneVocab_.assign(panes_.size(), 0);
+    paneError_.assign(panes_.size(), QString());
     streamed_.assign(panes_.size(), StreamedModel{});
     streamedPrompt_ = prompt;
     showStatus(tr("generating on %n model(s)…", nullptr, pending_));
@@ -233,6 +234,7 @@ void CompareTab::runPrompt() {
                         panes_[size_t(index)]->finishReply(res.run.ttft_ms, res.run.e2e_ms,
                                                            QString::fromStdString(res.error));
                         paneVocab_[size_t(index)] = res.vocab_hash;
+                        paneError_[size_t(index)] = QString::fromStdString(res.error);
                         if (size_t(index) < streamed_.size()) {
                             streamed_[size_t(index)].model = res.model;
                             streamed_[size_t(index)].load_ms = res.load_ms;
@@ -252,7 +254,7 @@ void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bo
     std::vector<TokenRow> rows;
     for (size_t i = 0; i < panes_.size() && i < paneVocab_.size(); ++i) {
         rows.push_back(TokenRow{panes_[i]->label(), panes_[i]->tokens(), panes_[i]->pieces(),
-                                paneVocab_[i] == paneVocab_[0]});
+                                paneVocab_[i] == paneVocab_[0], paneError_[i]});
     }
     diff_->setRows(rows);
     emit repliesFinished();

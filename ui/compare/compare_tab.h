@@ -147,7 +147,8 @@ class CompareTab : public QWidget {
     quint64 gen_ = 0;  // run generation: results of an older run are dropped
     int pending_ = 0;  // panes still streaming
     bool anyError_ = false;
-    std::vector<size_t> paneVocab_;  // [n_panes] vocabulary hash of each pane's model
+    std::vector<size_t> paneVocab_;   // [n_panes] vocabulary hash of each pane's model
+    std::vector<QString> paneError_;  // [n_panes] why a pane gave no reply, "" = ok
     // [n_panes] the models of the running runPrompt(), kept from the stream
     // to the figures and released when the comparison ends.
     std::vector<StreamedModel> streamed_;

@@ -40,6 +40,15 @@ void TokenDiffView::setRows(const std::vector<TokenRow>& rows) {
     for (size_t r = 1; r < rows.size(); ++r) {
         const TokenRow& b = rows[r];
         if (r > 1) c.insertBlock();
+        // A model that failed has no tokens; its error is in its pane (it
+        // was reported as "different vocabulary" before).
+        if (!a.error.isEmpty() || !b.error.isEmpty()) {
+            c.insertText(!b.error.isEmpty()
+                             ? tr("%1 vs A: %1 gave no reply (see its pane)").arg(b.label)
+                             : tr("%1 vs A: A gave no reply (see its pane)").arg(b.label),
+                         bold);
+            continue;
+        }
         if (!b.same_vocab) {
             c.insertText(
                 tr("%1 vs A: different vocabulary, token ids cannot be compared").arg(b.label),

@@ -19,6 +19,7 @@ struct TokenRow {
     std::vector<int32_t> tokens;  ///< [n] greedy ids
     QStringList pieces;           ///< [n] text of each id
     bool same_vocab = true;       ///< vocabulary identical to A's (ids comparable)
+    QString error;                ///< why this model gave no reply (load or run failed); "" = ok
 };
 
 class TokenDiffView : public QTextEdit {
