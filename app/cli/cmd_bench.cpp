@@ -74,9 +74,15 @@ Stats stats(std::vector<double> v) {
 }
 
 /// One repetition: returns {prefill tokens/s, decode tokens/s}.
+/// Per-op GPU times and host phases of one prefill or one decode run.
+struct RunProfile {
+    vk::Profile ops;
+    model::VkHostTimes host;
+};
+
 std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& prompt,
-                                   int64_t n_gen, std::mt19937& rng, vk::Profile* pp_prof,
-                                   vk::Profile* tg_prof) {
+                                   int64_t n_gen, std::mt19937& rng, RunProfile* pp_prof,
+                                   RunProfile* tg_prof) {
     auto* vkm = dynamic_cast<model::VkLlama*>(&m);
     m.seq_rm(0);
     model::Batch b;
@@ -91,7 +97,7 @@ std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& 
     if (!prompt.empty()) m.decode(b, logits);
     const double pp_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (vkm && pp_prof) {
-        *pp_prof = vkm->profile();
+        *pp_prof = {vkm->profile(), vkm->host_times()};
         vkm->clear_profile();
     }
     std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(m.hparams().n_vocab) - 1);
@@ -104,7 +110,7 @@ std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& 
     }
     const double tg_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (vkm && tg_prof) {
-        *tg_prof = vkm->profile();
+        *tg_prof = {vkm->profile(), vkm->host_times()};
         vkm->set_profiling(false);
         vkm->clear_profile();
     }
@@ -112,25 +118,36 @@ std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& 
             tg_ms > 0 ? 1000.0 * static_cast<double>(n_gen) / tg_ms : 0.0};
 }
 
-void print_profile(const char* title, const vk::Profile& p, double per) {
+/// The per-op table, then the host phases of the same calls: what the
+/// host spent preparing and recording each call, and how long the submit
+/// waited for the fence (the GPU's op time plus launch and barrier costs).
+void print_profile(const char* title, const RunProfile& p, double per) {
     std::printf("\n%s\n%-28s %8s %12s %7s\n", title, "op", "calls", "GPU ms", "share");
     double total = 0;
-    for (const vk::ProfileRow& r : p.rows()) {
+    for (const vk::ProfileRow& r : p.ops.rows()) {
         std::printf("%-28s %8.0f %12.4f %6.1f%%\n", r.op.c_str(),
                     static_cast<double>(r.calls) / per, r.total_ms / per, 100.0 * r.share);
         total += r.total_ms / per;
     }
     std::printf("%-28s %8s %12.4f %6.1f%%\n", "total", "", total, 100.0);
+    std::printf("host ms: prepare %.4f, record %.4f, submit to fence %.4f, logits readback %.4f\n",
+                p.host.prepare_ms / per, p.host.record_ms / per, p.host.submit_wait_ms / per,
+                p.host.readback_ms / per);
 }
 
-nlohmann::json profile_json(const vk::Profile& p, double per) {
+nlohmann::json profile_json(const RunProfile& p, double per) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const vk::ProfileRow& r : p.rows())
+    for (const vk::ProfileRow& r : p.ops.rows())
         rows.push_back({{"op", r.op},
                         {"calls", static_cast<double>(r.calls) / per},
                         {"gpu_ms", r.total_ms / per},
                         {"share", r.share}});
-    return rows;
+    return {{"ops", rows},
+            {"host_ms",
+             {{"prepare", p.host.prepare_ms / per},
+              {"record", p.host.record_ms / per},
+              {"submit_to_fence", p.host.submit_wait_ms / per},
+              {"logits_readback", p.host.readback_ms / per}}}};
 }
 
 }  // namespace
@@ -192,7 +209,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         pp.push_back(p);
         tg.push_back(g);
     }
-    vk::Profile pp_prof, tg_prof;
+    RunProfile pp_prof, tg_prof;
     if (profile) run_once(*m, prompt, n_gen, rng, &pp_prof, &tg_prof);
     const Stats sp = stats(pp), sg = stats(tg);
     const std::string kv = lo.context.kv_type == model::KvType::F16 ? "f16" : "f32";
@@ -231,7 +248,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 ("tg" + std::to_string(n_gen)).c_str(), sg.median, sg.stdev, sg.min, sg.max);
     std::printf("(%lld repetitions after one warm-up)\n", static_cast<long long>(reps));
     if (profile) {
-        if (pp_prof.empty() && tg_prof.empty()) {
+        if (pp_prof.ops.empty() && tg_prof.ops.empty()) {
             std::printf("\n(no profile: the device has no compute timestamps)\n");
         } else {
             print_profile(

@@ -39,6 +39,17 @@ struct VkMemoryNeed {
     uint64_t total() const { return weights + kv_cache + activations; }
 };
 
+/// Wall-clock time of decode()'s host phases, summed over the calls since
+/// clear_profile() while profiling is on, in milliseconds: where a step's
+/// time goes besides the GPU's own work (the per-op profile).
+struct VkHostTimes {
+    uint64_t calls = 0;           ///< decode() calls summed
+    double prepare_ms = 0.0;      ///< cell placement, cell table, RoPE angles, input uploads
+    double record_ms = 0.0;       ///< recording the command buffer (descriptor sets, dispatches)
+    double submit_wait_ms = 0.0;  ///< vkQueueSubmit until the fence signals, plus timestamp reads
+    double readback_ms = 0.0;     ///< copying the logits to the caller
+};
+
 class VkLlama : public Model {
   public:
     /// Creates the Vulkan context, checks that the model fits (before any
@@ -67,8 +78,13 @@ class VkLlama : public Model {
     /// clear_profile(), when profiling is on (empty otherwise or when the
     /// device has no timestamps).
     const vk::Profile& profile() const { return profile_; }
+    /// Host phases of the same calls (see VkHostTimes).
+    const VkHostTimes& host_times() const { return host_times_; }
     void set_profiling(bool on) { profiling_ = on; }
-    void clear_profile() { profile_.clear(); }
+    void clear_profile() {
+        profile_.clear();
+        host_times_ = VkHostTimes{};
+    }
     /// The engine's accounting (weights, KV cache, activations, staging)
     /// and the driver's per-heap usage/budget where VK_EXT_memory_budget exists.
     vk::MemoryReport memory_report() const;
@@ -85,6 +101,7 @@ class VkLlama : public Model {
     KvCells cells_;
     bool profiling_ = false;
     vk::Profile profile_;
+    VkHostTimes host_times_;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -2,6 +2,7 @@
 // cell table, output rows) and the recording of one ubatch's whole graph.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -29,6 +30,8 @@ void ensure(vk::Context& c, Buffer& b, uint64_t bytes, Memory mem,
 }  // namespace
 
 void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t_begin = Clock::now();
     // 1. Place the tokens (validates; throws DecodeError with nothing changed).
     const std::vector<uint32_t> slots = cells_.find_slots(batch);
     const KvCellTable table = cells_.cell_table(batch, slots);  // cells each token attends to
@@ -127,6 +130,7 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         ensure(c, m.att_part, vk::Kernels::attention_partials_bytes(as, plan), Memory::Device);
     }
 
+    const Clock::time_point t_record = Clock::now();
     R.begin(profiling_);
     K.get_rows(R, m.token_embd, m.ids, n_tok, m.x);  // x: [n_tok, n_embd]
     // Each residual add is fused with the RMSNorm that follows it (the FFN
@@ -167,12 +171,24 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         R.copy(m.logits, 0, m.readback, 0, uint64_t{n_out} * hp_.n_vocab * 4);
     }
     // 5. One submit, one fence wait.
+    const Clock::time_point t_submit = Clock::now();
     R.submit(profiling_ ? &profile_ : nullptr);
+    const Clock::time_point t_done = Clock::now();
 
     // 6. The pass succeeded: the cells now hold the batch.
     cells_.commit(batch, slots);
     logits.resize(size_t{n_out} * hp_.n_vocab);
     if (n_out) m.readback.download(logits.data(), logits.size() * 4);
+    if (profiling_) {
+        auto ms = [](Clock::time_point a, Clock::time_point b) {
+            return std::chrono::duration<double, std::milli>(b - a).count();
+        };
+        host_times_.calls += 1;
+        host_times_.prepare_ms += ms(t_begin, t_record);
+        host_times_.record_ms += ms(t_record, t_submit);
+        host_times_.submit_wait_ms += ms(t_submit, t_done);
+        host_times_.readback_ms += ms(t_done, Clock::now());
+    }
 }
 
 }  // namespace wb::model

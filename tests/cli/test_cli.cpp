@@ -56,6 +56,33 @@ class TestCli : public QObject {
         }
     }
 
+    void bench_profile_json_counts_ops_and_host_phases() {
+        // stories260K, 5 layers: per decode step 7 matrix x vector products
+        // a layer + the output one = 36, one attention a layer (spans of a
+        // few cells are never split), and the host phases as numbers.
+        const Run r = run_cli({"bench", "-p", "16", "-n", "4", "-r", "2", "--profile", "--json"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["tg"].toObject()["all"].toArray().size(), 2);
+        QVERIFY(j["tg"].toObject()["median"].toDouble() > 0.0);
+        const QJsonObject step = j["profile_decode_step"].toObject();
+        double mat_vec_calls = 0, attention_calls = 0, share = 0;
+        for (const auto& v : step["ops"].toArray()) {
+            const QJsonObject op = v.toObject();
+            if (op["op"].toString().startsWith("mul_mat_vec"))
+                mat_vec_calls += op["calls"].toDouble();
+            if (op["op"].toString() == "attention") attention_calls += op["calls"].toDouble();
+            share += op["share"].toDouble();
+        }
+        QCOMPARE(mat_vec_calls, 36.0);
+        QCOMPARE(attention_calls, 5.0);
+        QVERIFY(std::abs(share - 1.0) < 1e-9);
+        const QJsonObject host = step["host_ms"].toObject();
+        for (const char* k : {"prepare", "record", "submit_to_fence", "logits_readback"})
+            QVERIFY2(host[k].isDouble() && host[k].toDouble() >= 0.0, k);
+        QVERIFY(host["submit_to_fence"].toDouble() > 0.0);
+    }
+
     void generate_on_cpu_reference_equals_golden() {
         const QJsonObject g = golden()[0];
         const Run r = run_cli({"generate", "--backend", "cpu", "-p", g["prompt"].toString(), "-n",
