@@ -83,5 +83,7 @@ while IFS='|' read -r n r t; do printf '%-16s | %-60s | %s\n' "$n" "$r" "$t"; do
 for f in bench_p64_n64 bench_p512_n128_f16kv; do
   grep -E '^\| (pp|tg)' "$LOGS/$f.txt" | sed "s/^/$f /"
 done
+echo "decode step, bench -p 64 -n 64 --profile (largest ops, then host phases):"
+awk '/one decode step/{on=1} on&&/^(mul_mat|attention|add_rms|total|host ms)/' "$LOGS/bench_p64_n64.txt" | head -8
 echo "concurrency (bench --concurrency):"
 grep -E '^ +(conc|[0-9]+) ' "$LOGS/bench_concurrency.txt"
