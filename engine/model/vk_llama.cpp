@@ -123,6 +123,18 @@ VkLlama::VkLlama(const gguf::File& file, const ContextParams& ctx, const VkLlama
     }
 
     m.kernels = std::make_unique<vk::Kernels>(c);
+    {
+        // Before any upload: a span as long as the context must be
+        // computable (CPU devices split spans under a shader loop limit,
+        // up to Kernels::kMaxAttnSplit chunks; plan_attention throws past it).
+        vk::AttentionShape longest;
+        longest.n_tok = 1;
+        longest.n_head = hp_.n_head;
+        longest.n_head_kv = hp_.n_head_kv;
+        longest.head_dim = hp_.head_dim;
+        longest.max_span = ctx.n_ctx;
+        (void)m.kernels->plan_attention(longest);
+    }
     m.rec = std::make_unique<vk::Recorder>(c);
     const uint64_t n_embd = hp_.n_embd;
     m.token_embd = upload_matrix(c, file, "token_embd.weight", n_embd, hp_.n_vocab);
