@@ -301,7 +301,8 @@ void MainWindow::showShortcuts() {
         tr("Ctrl+O  open a model\nCtrl+Enter  send the message\nEsc  stop the reply / cancel the "
            "batch\nCtrl+R  regenerate\nCtrl+Shift+C  copy the last reply\nCtrl+N  new chat\nCtrl+B "
            " "
-           "run the batch\nCtrl+1..4  Chat, Batch, Compare, History\nCtrl+Q  quit"));
+           "run the batch\nCtrl+1..4  Chat, Batch, Compare, History\nCtrl+F  search the history "
+           "(History tab)\nCtrl+Q  quit"));
 }
 
 void MainWindow::openModel(const QString& path, bool force_cpu) {

@@ -212,6 +212,14 @@ void UiUsability::historySearchKeepsItsWidth() {
     auto* search = v.findChild<QLineEdit*>();
     QVERIFY(search);
     QVERIFY2(search->width() >= 150, qPrintable(QString::number(search->width())));
+    // Ctrl+F from the table goes to the search box.
+    QApplication::setActiveWindow(&v);
+    QTableView* table = v.findChild<QTableView*>();
+    QVERIFY(table);
+    table->setFocus();
+    QVERIFY(QTest::qWaitFor([&] { return table->hasFocus(); }, 2000));
+    QTest::keyClick(table, Qt::Key_F, Qt::ControlModifier);
+    QVERIFY(search->hasFocus());
 }
 
 void UiUsability::settingsDockKeepsItsWidth() {
