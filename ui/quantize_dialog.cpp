@@ -1,6 +1,7 @@
 #include "quantize_dialog.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -10,6 +11,7 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QStandardPaths>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -101,10 +103,21 @@ QuantizeDialog::~QuantizeDialog() {
     watcher_.waitForFinished();
 }
 
+QString QuantizeDialog::suggestedOutput(const QString& input, const QString& type,
+                                        bool input_dir_writable) {
+    const QFileInfo fi(input);
+    const QString name = fi.completeBaseName() + "-" + type + ".gguf";
+    if (input_dir_writable) return fi.dir().filePath(name);
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (dir.isEmpty() || !QDir(dir).exists()) dir = QDir::homePath();
+    return QDir(dir).filePath(name);
+}
+
 void QuantizeDialog::defaultOutput() {
-    const QFileInfo fi(input_);
-    output_->setText(
-        fi.dir().filePath(fi.completeBaseName() + "-" + type_->currentData().toString() + ".gguf"));
+    // The installed default model sits in a read-only folder: proposing a
+    // path there made "Make copy" fail for the first model a user tries.
+    output_->setText(suggestedOutput(input_, type_->currentData().toString(),
+                                     QFileInfo(QFileInfo(input_).absolutePath()).isWritable()));
 }
 
 void QuantizeDialog::setTarget(const QString& name) {

@@ -25,8 +25,14 @@ class QuantizeDialog : public QDialog {
     Q_OBJECT
   public:
     /// `input`: the GGUF to copy. The output path defaults to
-    /// "<stem>-<type>.gguf" beside it.
+    /// suggestedOutput(input, type, whether input's folder is writable).
     explicit QuantizeDialog(const QString& input, QWidget* parent = nullptr);
+
+    /// Default path of the copy: "<stem>-<type>.gguf" beside `input`, or in
+    /// the user's Documents folder (else home) when `input_dir_writable` is
+    /// false, e.g. the bundled model installed under /usr/share.
+    static QString suggestedOutput(const QString& input, const QString& type,
+                                   bool input_dir_writable);
     /// Cancels a running job and waits for it.
     ~QuantizeDialog() override;
 

@@ -24,6 +24,7 @@
 #include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextEdit>
@@ -39,6 +40,7 @@
 #include "main_window.h"
 #include "model_bar.h"
 #include "model_info.h"
+#include "quantize_dialog.h"
 #include "run_recorder.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
@@ -112,6 +114,7 @@ class UiUsability : public QObject {
     void compareHintFollowsModels();
     void requestTicksAreWholeNumbers();
     void compareSaysWhichModelFailed();
+    void quantizedCopyGoesWhereItCanBeWritten();
 
   private:
     QTemporaryDir dir_;
@@ -458,6 +461,22 @@ void UiUsability::compareSaysWhichModelFailed() {
     const QString text = diff->toPlainText();
     QVERIFY2(text.contains("B gave no reply"), qPrintable(text));
     QVERIFY2(!text.contains("vocabulary"), qPrintable(text));
+}
+
+void UiUsability::quantizedCopyGoesWhereItCanBeWritten() {
+    // Beside a model in a writable folder; for the installed default model
+    // (/usr/share/..., read-only) the user's Documents folder (else home).
+    using ui::QuantizeDialog;
+    QCOMPARE(QuantizeDialog::suggestedOutput("/data/models/tiny.gguf", "q4_0", true),
+             QString("/data/models/tiny-q4_0.gguf"));
+    const QString ro = QuantizeDialog::suggestedOutput(
+        "/usr/share/inference-workbench/models/stories260K.gguf", "q8_0", false);
+    QVERIFY2(!ro.startsWith("/usr/share"), qPrintable(ro));
+    QCOMPARE(QFileInfo(ro).fileName(), QString("stories260K-q8_0.gguf"));
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    QVERIFY2(QFileInfo(ro).absolutePath() == QDir(docs).absolutePath() ||
+                 QFileInfo(ro).absolutePath() == QDir::homePath(),
+             qPrintable(ro));
 }
 
 QTEST_MAIN(UiUsability)
