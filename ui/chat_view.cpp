@@ -224,12 +224,17 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     reply.text = r.output;  // the authoritative text (includes a flushed tail)
     reply.token_ids = r.token_ids;
     reply.finish_reason = r.finish_reason;
+    // The scheduler's detail often starts with the reason itself
+    // ("cancelled during decode"): show it once.
+    const QString finish = r.error.isEmpty() ? r.finish_reason
+                           : r.error.startsWith(r.finish_reason)
+                               ? r.error
+                               : r.finish_reason + " (" + r.error + ")";
     QString footer = QStringLiteral("%1 tokens · TTFT %2 · %3 tokens/s · finish: %4")
                          .arg(r.generated_tokens)
                          .arg(r.ttft_ms >= 0 ? QString::number(r.ttft_ms, 'f', 1) + " ms" : "—")
                          .arg(r.decode_tps, 0, 'f', 1)
-                         .arg(r.finish_reason);
-    if (!r.error.isEmpty()) footer += QStringLiteral(" (%1)").arg(r.error);
+                         .arg(finish);
     footer += QStringLiteral(" · %1 on %2 · %3")
                   .arg(bridge_->modelInfo().name, bridge_->backendName(), r.settings.summary());
     reply.footer = footer;

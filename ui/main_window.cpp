@@ -108,8 +108,11 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     stMemory_ = new QLabel;
     stState_ = new QLabel;
     stMemory_->setToolTip(tr("Engine memory in use: weights + KV cache + activations + staging"));
-    for (QLabel* l : {stModel_, stQuant_, stDevice_, stMemory_, stState_})
+    for (QLabel* l : {stModel_, stQuant_, stDevice_, stMemory_, stState_}) {
+        l->setFrameShape(QFrame::StyledPanel);  // each field boxed, so they don't run together
+        l->setContentsMargins(4, 0, 4, 0);
         statusBar()->addPermanentWidget(l);
+    }
 
     buildMenus();
     // "Make quantized copy…" (ui/quantize_dialog): copy a GGUF as Q8_0/Q4_0/F16,

@@ -172,6 +172,9 @@ void UiApp::stopCancelsLongReply() {
             << "tokens (Esc at the 3rd shown), slot context"
             << w_->bridge()->loadedRequest().n_ctx / w_->bridge()->schedulerSlots();
     QCOMPARE(r.finish_reason, QString("cancelled"));
+    // The footer names the reason once, with the scheduler's detail.
+    const QString footer = w_->chat()->turns().last().footer;
+    QVERIFY2(footer.count("cancelled") == 1, qPrintable(footer));
     QVERIFY(r.generated_tokens >= 3);
     QVERIFY(r.generated_tokens <
             w_->bridge()->loadedRequest().n_ctx / w_->bridge()->schedulerSlots());
