@@ -2,17 +2,20 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
 // SwiGLU (Shazeer 2020): y = silu(g) * u, silu(g) = g / (1 + exp(-g)).
-// g, u, y: [n] f32 (n = n_tok * n_ff).
+// g: [n_tok, in_stride] from g_off, u likewise from u_off (g and u may be
+// halves of one buffer: the fused gate/up projection); y: [n_tok, n] f32.
+// Workgroup row y = token.
 #include "common.glsl"
 
-layout(push_constant) uniform Push { uint n; } p;
+layout(push_constant) uniform Push { uint n, n_tok, g_off, u_off, in_stride; } p;
 layout(std430, binding = 0) readonly buffer G { float g[]; };
 layout(std430, binding = 1) readonly buffer U { float u[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 
 void main() {
-    const uint i = flat_id();
-    if (i >= p.n) return;
-    const float v = g[i];
-    y[i] = v / (1.0 + exp(-v)) * u[i];
+    const uint i = gl_GlobalInvocationID.x;
+    const uint t = gl_WorkGroupID.y;
+    if (i >= p.n || t >= p.n_tok) return;
+    const float v = g[p.g_off + t * p.in_stride + i];
+    y[t * p.n + i] = v / (1.0 + exp(-v)) * u[p.u_off + t * p.in_stride + i];
 }

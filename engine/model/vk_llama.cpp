@@ -43,6 +43,33 @@ DeviceWeight upload_matrix(vk::Context& ctx, const gguf::File& f, const std::str
     return DeviceWeight::upload(ctx, name, t.type, ne0, ne1, t.data);
 }
 
+/// The tensors `names` ([ne0, rows[i]] each) as one weight stacked by rows
+/// when they share a type, else one weight each (then each is its own
+/// dispatch, writing the same columns of the output).
+std::vector<DeviceWeight> upload_stacked(vk::Context& ctx, const gguf::File& f,
+                                         const std::vector<std::string>& names,
+                                         const std::vector<uint64_t>& rows, uint64_t ne0) {
+    std::vector<const gguf::TensorInfo*> ts;
+    std::vector<DeviceWeight::Part> parts;
+    bool same_type = true;
+    for (size_t i = 0; i < names.size(); ++i) {
+        ts.push_back(&checked(f, names[i], ne0, rows[i]));
+        parts.push_back({ts.back()->data, rows[i]});
+        same_type = same_type && ts.back()->type == ts.front()->type;
+    }
+    std::vector<DeviceWeight> out;
+    if (same_type) {
+        std::string label = names.front();
+        for (size_t i = 1; i < names.size(); ++i) label += "+" + names[i];
+        out.push_back(DeviceWeight::upload_stacked(ctx, label, ts.front()->type, ne0, parts));
+    } else {
+        for (size_t i = 0; i < names.size(); ++i)
+            out.push_back(
+                DeviceWeight::upload(ctx, names[i], ts[i]->type, ne0, rows[i], ts[i]->data));
+    }
+    return out;
+}
+
 /// Norm weights are tiny: dequantized to f32 on the host whatever their type.
 Buffer upload_norm(vk::Context& ctx, const gguf::File& f, const std::string& name, uint64_t n) {
     const gguf::TensorInfo& t = checked(f, name, n, 1);
@@ -146,15 +173,15 @@ VkLlama::VkLlama(const gguf::File& file, const ContextParams& ctx, const VkLlama
         const std::string p = "blk." + std::to_string(l) + ".";
         VkLayer& L = m.layers[l];
         L.attn_norm = upload_norm(c, file, p + "attn_norm.weight", n_embd);
-        L.wq = upload_matrix(c, file, p + "attn_q.weight", n_embd,
-                             uint64_t{hp_.n_head} * hp_.head_dim);
-        L.wk = upload_matrix(c, file, p + "attn_k.weight", n_embd, kv_dim);
-        L.wv = upload_matrix(c, file, p + "attn_v.weight", n_embd, kv_dim);
+        const uint64_t q_dim = uint64_t{hp_.n_head} * hp_.head_dim;
+        L.qkv =
+            upload_stacked(c, file, {p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"},
+                           {q_dim, kv_dim, kv_dim}, n_embd);
         L.wo = upload_matrix(c, file, p + "attn_output.weight", uint64_t{hp_.n_head} * hp_.head_dim,
                              n_embd);
         L.ffn_norm = upload_norm(c, file, p + "ffn_norm.weight", n_embd);
-        L.gate = upload_matrix(c, file, p + "ffn_gate.weight", n_embd, hp_.n_ff);
-        L.up = upload_matrix(c, file, p + "ffn_up.weight", n_embd, hp_.n_ff);
+        L.gate_up = upload_stacked(c, file, {p + "ffn_gate.weight", p + "ffn_up.weight"},
+                                   {hp_.n_ff, hp_.n_ff}, n_embd);
         L.down = upload_matrix(c, file, p + "ffn_down.weight", hp_.n_ff, n_embd);
         L.k_cache = Buffer(c, kv_bytes, Memory::Device, Purpose::KvCache);
         L.v_cache = Buffer(c, kv_bytes, Memory::Device, Purpose::KvCache);

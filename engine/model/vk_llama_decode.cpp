@@ -41,6 +41,7 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     const uint32_t n_tok = static_cast<uint32_t>(batch.size());
     const uint32_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, hd = hp_.head_dim;
     const uint32_t q_dim = hp_.n_head * hd, kv_dim = hp_.n_head_kv * hd;
+    const uint32_t qkv_dim = q_dim + 2 * kv_dim;  // a row of m.qkv: q | k | v
     const uint32_t half_rot = hp_.n_rot / 2;
     std::vector<int32_t> out_rows;  // [n_out] batch indices whose logits are returned
     for (uint32_t i = 0; i < n_tok; ++i)
@@ -48,7 +49,7 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     const uint32_t n_out = static_cast<uint32_t>(out_rows.size());
 
     const uint64_t limit = c.binding_limit();
-    const uint64_t widest = std::max<uint64_t>({n_embd, q_dim, n_ff});
+    const uint64_t widest = std::max<uint64_t>({n_embd, qkv_dim, 2 * uint64_t{n_ff}});
     if (uint64_t{n_tok} * widest * 4 > limit || uint64_t{n_out} * hp_.n_vocab * 4 > limit ||
         uint64_t{table.cells.size()} * 4 > limit || n_tok > c.info().max_workgroup_count[1]) {
         throw DecodeError("batch of " + std::to_string(n_tok) + " tokens (" +
@@ -67,12 +68,9 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
         ensure(c, m.x, t * n_embd * 4, Memory::Device);
         ensure(c, m.xb, t * n_embd * 4, Memory::Device);
         ensure(c, m.proj, t * n_embd * 4, Memory::Device);
-        ensure(c, m.q, t * q_dim * 4, Memory::Device);
+        ensure(c, m.qkv, t * qkv_dim * 4, Memory::Device);
         ensure(c, m.att, t * q_dim * 4, Memory::Device);
-        ensure(c, m.k, t * kv_dim * 4, Memory::Device);
-        ensure(c, m.v, t * kv_dim * 4, Memory::Device);
-        ensure(c, m.g, t * n_ff * 4, Memory::Device);
-        ensure(c, m.u, t * n_ff * 4, Memory::Device);
+        ensure(c, m.gu, t * 2 * n_ff * 4, Memory::Device);
         ensure(c, m.ff, t * n_ff * 4, Memory::Device);
         m.cap_tok = n_tok;
     }
@@ -120,7 +118,7 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     as.n_head_kv = hp_.n_head_kv;
     as.head_dim = hd;
     as.kv_stride = kv_dim;
-    as.q_stride = q_dim;
+    as.q_stride = qkv_dim;  // q is the first q_dim columns of m.qkv
     as.o_stride = q_dim;
     as.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
     for (uint32_t t = 0; t < n_tok; ++t)
@@ -139,21 +137,23 @@ void VkLlama::decode(const Batch& batch, std::vector<float>& logits) {
     K.rms_norm(R, m.x, m.layers.front().attn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
     for (size_t l = 0; l < m.layers.size(); ++l) {
         VkLayer& L = m.layers[l];
-        K.mul_mat(R, L.wq, m.xb, 0, n_embd, m.q, 0, q_dim, n_tok);   // q: [n_tok, q_dim]
-        K.mul_mat(R, L.wk, m.xb, 0, n_embd, m.k, 0, kv_dim, n_tok);  // k: [n_tok, kv_dim]
-        K.mul_mat(R, L.wv, m.xb, 0, n_embd, m.v, 0, kv_dim, n_tok);  // v: [n_tok, kv_dim]
+        // qkv: [n_tok, qkv_dim], one dispatch when Q, K, V are stacked.
+        for (uint32_t i = 0, col = 0; i < L.qkv.size(); col += L.qkv[i++].n_rows())
+            K.mul_mat(R, L.qkv[i], m.xb, 0, n_embd, m.qkv, col, qkv_dim, n_tok);
         if (half_rot) {
-            K.rope_qk(R, m.q, m.k, m.cs, n_tok, hp_.n_head, hp_.n_head_kv, hd, hp_.n_rot, q_dim,
-                      kv_dim, neox);
+            K.rope_qk(R, m.qkv, m.qkv, m.cs, n_tok, hp_.n_head, hp_.n_head_kv, hd, hp_.n_rot,
+                      qkv_dim, qkv_dim, neox, q_dim);
         }
-        K.kv_write_kv(R, m.k, m.v, m.cells, L.k_cache, L.v_cache, kv_dim, n_tok, f16);
-        K.attention(R, m.q, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as, f16, plan,
+        K.kv_write_kv(R, m.qkv, q_dim, m.qkv, q_dim + kv_dim, qkv_dim, m.cells, L.k_cache,
+                      L.v_cache, kv_dim, n_tok, f16);
+        K.attention(R, m.qkv, L.k_cache, L.v_cache, m.cell_table, m.spans, m.att, as, f16, plan,
                     &m.att_part);  // att: [n_tok, q_dim]
         K.mul_mat(R, L.wo, m.att, 0, q_dim, m.proj, 0, n_embd, n_tok);
         K.add_rms_norm(R, m.x, m.proj, L.ffn_norm, m.xb, n_embd, n_tok, hp_.rms_eps);
-        K.mul_mat(R, L.gate, m.xb, 0, n_embd, m.g, 0, n_ff, n_tok);  // g, u: [n_tok, n_ff]
-        K.mul_mat(R, L.up, m.xb, 0, n_embd, m.u, 0, n_ff, n_tok);
-        K.swiglu(R, m.g, m.u, m.ff, n_tok * n_ff);
+        // gu: [n_tok, 2 n_ff] = gate | up, one dispatch when stacked.
+        for (uint32_t i = 0, col = 0; i < L.gate_up.size(); col += L.gate_up[i++].n_rows())
+            K.mul_mat(R, L.gate_up[i], m.xb, 0, n_embd, m.gu, col, 2 * n_ff, n_tok);
+        K.swiglu(R, m.gu, 0, m.gu, n_ff, 2 * n_ff, m.ff, n_ff, n_tok);  // ff: [n_tok, n_ff]
         K.mul_mat(R, L.down, m.ff, 0, n_ff, m.proj, 0, n_embd, n_tok);
         if (l + 1 < m.layers.size()) {
             K.add_rms_norm(R, m.x, m.proj, m.layers[l + 1].attn_norm, m.xb, n_embd, n_tok,

@@ -96,7 +96,10 @@ struct RopePush {
     uint32_t n_head2, offset2, stride2;  // K
 };
 struct KvPush {
-    uint32_t n, n_tok;
+    uint32_t n, n_tok, k_off, v_off, src_stride;
+};
+struct SwigluPush {
+    uint32_t n, n_tok, g_off, u_off, in_stride;
 };
 struct AttnPush {
     uint32_t n_tok, n_head, n_head_kv, head_dim, kv_stride, q_stride, o_stride;
@@ -251,24 +254,25 @@ void Kernels::add_rms_norm(Recorder& rec, Buffer& x, const Buffer& b, const Buff
 
 void Kernels::rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uint32_t n_tok,
                       uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_rot,
-                      uint32_t q_stride, uint32_t k_stride, bool neox) {
+                      uint32_t q_stride, uint32_t k_stride, bool neox, uint32_t k_offset) {
     if (n_rot % 2 != 0 || n_rot > head_dim) {
         throw std::invalid_argument("rope: n_rot " + std::to_string(n_rot) +
                                     " must be even and <= head_dim " + std::to_string(head_dim));
     }
     const Pipeline& p = get("rope", 3, sizeof(RopePush), wg_elem_);
-    RopePush pc{n_tok,    n_head,         head_dim,  n_rot, 0,
-                q_stride, neox ? 1u : 0u, n_head_kv, 0,     k_stride};
+    RopePush pc{n_tok,    n_head,         head_dim,  n_rot,    0,
+                q_stride, neox ? 1u : 0u, n_head_kv, k_offset, k_stride};
     const uint64_t pairs = uint64_t{std::max(n_head, n_head_kv)} * (n_rot / 2);
     rec.dispatch(p, {&q, &cs, &k}, &pc, ceil_div(pairs, wg_elem_), n_tok, 2, "rope");
 }
 
-void Kernels::kv_write_kv(Recorder& rec, const Buffer& k, const Buffer& v, const Buffer& slots,
-                          Buffer& k_cache, Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16) {
+void Kernels::kv_write_kv(Recorder& rec, const Buffer& k, uint32_t k_off, const Buffer& v,
+                          uint32_t v_off, uint32_t src_stride, const Buffer& slots, Buffer& k_cache,
+                          Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16) {
     if (f16 && n % 2 != 0)
         throw std::invalid_argument("kv_write: an F16 cache needs an even row length");
     const Pipeline& p = get(f16 ? "kv_write_f16" : "kv_write_f32", 5, sizeof(KvPush), wg_elem_);
-    KvPush pc{n, n_tok};
+    KvPush pc{n, n_tok, k_off, v_off, src_stride};
     rec.dispatch(p, {&k, &slots, &k_cache, &v, &v_cache}, &pc, ceil_div(f16 ? n / 2 : n, wg_elem_),
                  n_tok, 2, "kv_write");
 }
@@ -389,12 +393,11 @@ void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
     }
 }
 
-void Kernels::swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n) {
-    const Pipeline& p = get("swiglu", 3, sizeof(NPush), wg_elem_);
-    NPush pc{n};
-    uint32_t gx = 0, gy = 0;
-    groups_1d(n, wg_elem_, gx, gy);
-    rec.dispatch(p, {&g, &u, &y}, &pc, gx, gy, 1, "swiglu");
+void Kernels::swiglu(Recorder& rec, const Buffer& g, uint32_t g_off, const Buffer& u,
+                     uint32_t u_off, uint32_t in_stride, Buffer& y, uint32_t n, uint32_t n_tok) {
+    const Pipeline& p = get("swiglu", 3, sizeof(SwigluPush), wg_elem_);
+    SwigluPush pc{n, n_tok, g_off, u_off, in_stride};
+    rec.dispatch(p, {&g, &u, &y}, &pc, ceil_div(n, wg_elem_), n_tok, 1, "swiglu");
 }
 
 void Kernels::add(Recorder& rec, Buffer& a, const Buffer& b, uint32_t n) {

@@ -106,18 +106,22 @@ class Kernels {
                       uint32_t n, uint32_t n_tok, float eps);
     /// RoPE in place on the heads of Q and K of the same tokens, in one
     /// dispatch (see shaders/rope.comp): q: [n_tok, q_stride] with n_head
-    /// heads, k: [n_tok, k_stride] with n_head_kv heads, both from column 0;
+    /// heads from column 0, k: [n_tok, k_stride] with n_head_kv heads from
+    /// column k_offset (q and k may be one buffer: the fused QKV output);
     /// cs: [n_tok, n_rot/2, 2] (cos, sin). Throws std::invalid_argument for
     /// an odd n_rot or n_rot > head_dim.
     void rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uint32_t n_tok,
                  uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_rot,
-                 uint32_t q_stride, uint32_t k_stride, bool neox);
+                 uint32_t q_stride, uint32_t k_stride, bool neox, uint32_t k_offset = 0);
     /// The KV-cache write of K and V in one dispatch: k_cache[slots[t], :] =
-    /// k[t, :] and v_cache[slots[t], :] = v[t, :]; k, v: [n_tok, n] f32;
-    /// slots: [n_tok] int32 cells; caches: [n_ctx, n] f32 or packed f16.
-    /// Throws std::invalid_argument for f16 with odd n.
-    void kv_write_kv(Recorder& rec, const Buffer& k, const Buffer& v, const Buffer& slots,
-                     Buffer& k_cache, Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16);
+    /// k[k_off + t * src_stride, n values] and v_cache[slots[t], :] likewise
+    /// from v at v_off; k, v: f32 rows of src_stride floats (may be one
+    /// buffer: the fused QKV output); slots: [n_tok] int32 cells; caches:
+    /// [n_ctx, n] f32 or packed f16. Throws std::invalid_argument for f16
+    /// with odd n.
+    void kv_write_kv(Recorder& rec, const Buffer& k, uint32_t k_off, const Buffer& v,
+                     uint32_t v_off, uint32_t src_stride, const Buffer& slots, Buffer& k_cache,
+                     Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16);
     /// The shader and split for one attention call of shape `s` on this
     /// device. Splits a span into chunks (split-K) for two reasons:
     ///  - speed (Group only): the call has fewer (token, head) pairs than
@@ -158,8 +162,11 @@ class Kernels {
                    const Buffer& cell_table, const Buffer& spans, Buffer& o,
                    const AttentionShape& s, bool f16, const AttentionPlan& plan,
                    Buffer* partials = nullptr);
-    /// y = silu(g) * u over n floats.
-    void swiglu(Recorder& rec, const Buffer& g, const Buffer& u, Buffer& y, uint32_t n);
+    /// y[t, i] = silu(g[g_off + t * in_stride + i]) * u[u_off + t * in_stride + i]
+    /// for i < n, t < n_tok; g and u may be one buffer (the fused gate/up
+    /// output [n_tok, 2 n_ff]); y: [n_tok, n] f32.
+    void swiglu(Recorder& rec, const Buffer& g, uint32_t g_off, const Buffer& u, uint32_t u_off,
+                uint32_t in_stride, Buffer& y, uint32_t n, uint32_t n_tok);
     /// a += b over n floats.
     void add(Recorder& rec, Buffer& a, const Buffer& b, uint32_t n);
 

@@ -34,6 +34,20 @@ class DeviceWeight {
                                uint64_t n_rows, const void* data,
                                Purpose purpose = Purpose::Weights);
 
+    /// Rows of one source matrix for upload_stacked: [rows, ne0] in ggml layout.
+    struct Part {
+        const void* data = nullptr;
+        uint64_t rows = 0;
+    };
+    /// Uploads `parts` stacked by rows as one weight ([sum of rows, ne0],
+    /// the parts' rows in order), without a host copy: e.g. Q, K and V
+    /// projections as one [q_dim + 2 kv_dim, n_embd] matrix, so one
+    /// mat x vec dispatch computes all three. All parts share `type` and
+    /// ne0. Throws as upload().
+    static DeviceWeight upload_stacked(Context& ctx, const std::string& name, uint32_t type,
+                                       uint64_t ne0, const std::vector<Part>& parts,
+                                       Purpose purpose = Purpose::Weights);
+
     /// Rows per piece for a weight of `row_bytes` under `binding_limit`.
     static uint64_t rows_per_piece(uint64_t row_bytes, uint64_t binding_limit);
 

@@ -349,11 +349,12 @@ class TestVkKernels : public QObject {
         QFETCH(int, n_rot);
         Context& c = ctx(0);
         // Q: 5 heads in rows of `stride` (wider than the heads); K: 2 heads
-        // in rows of k_stride; both rotated by one dispatch.
+        // from column k_offset of rows of k_stride; both rotated by one dispatch.
         const uint32_t n_tok = 6, n_head = 5, n_head_kv = 2, hd = 8;
-        const uint32_t offset = 0, stride = n_head * hd + 11, k_stride = n_head_kv * hd;
+        const uint32_t offset = 0, stride = n_head * hd + 11, k_offset = 3,
+                       k_stride = n_head_kv * hd + 7;
         const auto x = rand_vec(offset + n_tok * stride);
-        const auto kx = rand_vec(n_tok * k_stride);
+        const auto kx = rand_vec(k_offset + n_tok * k_stride);
         std::vector<int> pos(n_tok);
         std::uniform_int_distribution<int> pd(0, 4000);
         for (int& p : pos) p = pd(rng());
@@ -371,7 +372,7 @@ class TestVkKernels : public QObject {
         Recorder rec(c);
         rec.begin(false);
         k.rope_qk(rec, xb, kb, csb, n_tok, n_head, n_head_kv, hd, uint32_t(n_rot), stride, k_stride,
-                  neox);
+                  neox, k_offset);
         rec.submit();
         // float64 rotation of the heads of `v` (the cos/sin the shader got).
         auto rotated = [&](const std::vector<float>& v, uint32_t heads, uint32_t off,
@@ -393,7 +394,8 @@ class TestVkKernels : public QObject {
         };
         const double err = rel_error(download(xb, x.size()), rotated(x, n_head, offset, stride));
         QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
-        const double ek = rel_error(download(kb, kx.size()), rotated(kx, n_head_kv, 0, k_stride));
+        const double ek =
+            rel_error(download(kb, kx.size()), rotated(kx, n_head_kv, k_offset, k_stride));
         QVERIFY2(ek <= 1e-5, qPrintable(QString("K rel error %1").arg(ek)));
     }
 
@@ -406,11 +408,13 @@ class TestVkKernels : public QObject {
     void kv_write() {
         QFETCH(bool, f16);
         Context& c = ctx(0);
+        // K and V as columns of one buffer of wider rows (the fused QKV
+        // output), at odd offsets so F16 pairs start mid-row.
         const uint32_t n = 66, n_tok = 5, n_ctx = 40;
-        const auto src = rand_vec(n * n_tok, -4.0f, 4.0f), src2 = rand_vec(n * n_tok, -4.0f, 4.0f);
+        const uint32_t stride = 2 * n + 9, k_off = 3, v_off = k_off + n + 4;
+        const auto src = rand_vec(size_t(n_tok) * stride + v_off + n, -4.0f, 4.0f);
         const std::vector<int32_t> cells = {7, 0, 39, 12, 13};
-        Buffer sb = upload_floats(c, src), sb2 = upload_floats(c, src2),
-               slb = upload_ints(c, cells);
+        Buffer sb = upload_floats(c, src), slb = upload_ints(c, cells);
         Buffer cache(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
         Buffer cache2(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
         cache.fill(f16 ? 0x7E007E00u : kNaN);
@@ -418,11 +422,11 @@ class TestVkKernels : public QObject {
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        k.kv_write_kv(rec, sb, sb2, slb, cache, cache2, n, n_tok, f16);
+        k.kv_write_kv(rec, sb, k_off, sb, v_off, stride, slb, cache, cache2, n, n_tok, f16);
         rec.submit();
         // The written rows of `buf` against `want_src` (rows of untouched
         // cells stay poisoned and are not read).
-        auto check = [&](const Buffer& buf, const std::vector<float>& want_src, const char* what) {
+        auto check = [&](const Buffer& buf, uint32_t off, const char* what) {
             std::vector<float> got;
             std::vector<double> want;
             std::vector<uint8_t> raw(buf.size());
@@ -439,15 +443,15 @@ class TestVkKernels : public QObject {
                         std::memcpy(&v, raw.data() + idx * 4, 4);
                     }
                     got.push_back(v);
-                    want.push_back(want_src[t * n + i]);
+                    want.push_back(src[off + t * stride + i]);
                 }
             }
             const double err = rel_error(got, want);
             QVERIFY2(err <= (f16 ? 1e-3 : 0.0),
                      qPrintable(QString("%1 rel error %2").arg(what).arg(err)));
         };
-        check(cache, src, "K");
-        check(cache2, src2, "V");
+        check(cache, k_off, "K");
+        check(cache2, v_off, "V");
     }
 
     void attention_data() {
@@ -632,24 +636,30 @@ class TestVkKernels : public QObject {
     }
 
     void swiglu_and_add() {
+        // g and u as the two halves of one buffer's rows (the fused gate/up
+        // output), n not a multiple of the workgroup.
         Context& c = ctx(0);
-        const uint32_t n = 1000;  // not a multiple of 256
-        const auto g = rand_vec(n, -6.0f, 6.0f), u = rand_vec(n), a = rand_vec(n);
-        Buffer gb = upload_floats(c, g), ub = upload_floats(c, u), yb = poisoned(c, n),
-               ab = upload_floats(c, a);
+        const uint32_t n = 333, n_tok = 3, stride = 2 * n + 3, g_off = 1, u_off = g_off + n + 2;
+        const auto gu = rand_vec(size_t(n_tok) * stride + u_off + n, -6.0f, 6.0f),
+                   a = rand_vec(size_t(n_tok) * n);
+        Buffer gub = upload_floats(c, gu), yb = poisoned(c, n_tok * n), ab = upload_floats(c, a);
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        k.swiglu(rec, gb, ub, yb, n);
-        k.add(rec, ab, yb, n);
+        k.swiglu(rec, gub, g_off, gub, u_off, stride, yb, n, n_tok);
+        k.add(rec, ab, yb, n_tok * n);
         rec.submit();
-        std::vector<double> want_y(n), want_a(n);
-        for (uint32_t i = 0; i < n; ++i) {
-            want_y[i] = double(g[i]) / (1.0 + std::exp(-double(g[i]))) * double(u[i]);
-            want_a[i] = double(a[i]) + double(float(want_y[i]));
+        std::vector<double> want_y(size_t(n_tok) * n), want_a(size_t(n_tok) * n);
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            for (uint32_t i = 0; i < n; ++i) {
+                const double g = gu[g_off + t * stride + i], u = gu[u_off + t * stride + i];
+                const size_t o = size_t(t) * n + i;
+                want_y[o] = g / (1.0 + std::exp(-g)) * u;
+                want_a[o] = double(a[o]) + double(float(want_y[o]));
+            }
         }
-        const double ey = rel_error(download(yb, n), want_y),
-                     ea = rel_error(download(ab, n), want_a);
+        const double ey = rel_error(download(yb, n_tok * n), want_y),
+                     ea = rel_error(download(ab, n_tok * n), want_a);
         QVERIFY2(ey <= 1e-5, qPrintable(QString("swiglu rel error %1").arg(ey)));
         QVERIFY2(ea <= 1e-5, qPrintable(QString("add rel error %1").arg(ea)));
     }

@@ -14,12 +14,16 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "common/greedy_golden.h"
 #include "common/json_fixtures.h"
+#include "ggml/fp16.h"
+#include "ggml/types.h"
 #include "gguf/gguf.h"
+#include "gguf/writer.h"
 #include "model/cpu_llama.h"
 #include "model/vk_llama.h"
 #include "quant/quantize_model.h"
@@ -292,6 +296,73 @@ class TestVkLlama : public QObject {
         }
         qInfo("max rel. logit error vs CPU reference: %g", worst);
         QVERIFY(worst <= 1e-3);
+        expect_clean(gpu);
+    }
+
+    void mixed_weight_types_match_cpu_reference() {
+        // attn_v and ffn_up stored as F16, the rest F32: Q/K/V and gate/up
+        // cannot be stacked into one weight, so each projection is its own
+        // dispatch writing its columns of the fused outputs.
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("mixed.gguf").toStdString();
+        {
+            const gguf::File src = gguf::File::open(kModel);
+            gguf::Writer w(path);
+            for (const auto& [key, value] : src.metadata()) w.set_kv(key, value);
+            auto to_f16 = [](const gguf::TensorInfo& t) {
+                return t.name.find("attn_v.") != std::string::npos ||
+                       t.name.find("ffn_up.") != std::string::npos;
+            };
+            for (const gguf::TensorInfo& t : src.tensors())
+                w.add_tensor(t.name, to_f16(t) ? uint32_t(ggml::Type::F16) : t.type, t.n_dims,
+                             t.ne);
+            w.write_header();
+            for (const gguf::TensorInfo& t : src.tensors()) {
+                QCOMPARE(t.type, uint32_t(ggml::Type::F32));
+                if (!to_f16(t)) {
+                    w.write_tensor_data(t.data, t.nbytes);
+                    continue;
+                }
+                std::vector<uint16_t> h(t.n_elements());  // [n_rows, ne0] binary16
+                for (size_t i = 0; i < h.size(); ++i) {
+                    float v;
+                    std::memcpy(&v, t.data + i * 4, 4);
+                    h[i] = ggml::fp32_to_fp16(v);
+                }
+                w.write_tensor_data(h.data(), h.size() * 2);
+            }
+            w.finish();
+        }
+        const gguf::File file = gguf::File::open(path);
+        ContextParams cp;
+        cp.n_ctx = 128;
+        VkLlama gpu(file, cp, test_options());
+        gpu.set_profiling(true);  // counts the dispatches
+        CpuLlama cpu(file, cp);
+        const auto& prompt = golden_[1].prompt_ids;
+        Batch b;
+        for (size_t i = 0; i < prompt.size(); ++i)
+            b.add(prompt[i], int32_t(i), 0, i + 1 == prompt.size());
+        std::vector<float> lg, lc;
+        double worst = 0.0;
+        for (int step = 0; step < 6; ++step) {
+            gpu.decode(b, lg);
+            cpu.decode(b, lc);
+            QCOMPARE(lg.size(), lc.size());
+            worst =
+                std::max(worst, vk::test::rel_error(lg, std::vector<double>(lc.begin(), lc.end())));
+            const int32_t pos = b.pos.back() + 1;
+            b.clear();
+            b.add(argmax(lc.data(), lc.size()), pos, 0, true);
+        }
+        qInfo("max rel. logit error vs CPU reference: %g", worst);
+        QVERIFY(worst <= 1e-4);
+        // 6 calls x (5 layers x (Q, K, V, output, gate, up, down) + output)
+        // matrix products: none stacked.
+        uint64_t mat_calls = 0;
+        for (const vk::ProfileRow& r : gpu.profile().rows())
+            if (r.op.rfind("mul_mat", 0) == 0) mat_calls += r.calls;
+        if (!gpu.profile().empty()) QCOMPARE(mat_calls, uint64_t(6 * (5 * 7 + 1)));
         expect_clean(gpu);
     }
 
