@@ -22,7 +22,9 @@ std::string parse_json_line(const std::string& line, PromptEntry& e) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& ex) {
+    } catch (const nlohmann::json::exception& ex) {
+        // Not only parse_error: a number too large for a double (1e999)
+        // throws out_of_range.406 from parse() too.
         return std::string("not valid JSON: ") + ex.what();
     }
     if (!j.is_object()) return "not a JSON object";
@@ -35,17 +37,20 @@ std::string parse_json_line(const std::string& line, PromptEntry& e) {
         if (id->is_string()) {
             e.id = id->get<std::string>();
         } else if (id->is_number_integer()) {
-            e.id = std::to_string(id->get<int64_t>());
+            // dump(): the integer's exact digits; get<int64_t>() would turn
+            // 18446744073709551615 (parsed as unsigned) into "-1".
+            e.id = id->dump();
         } else {
             return "\"id\" is not a string or integer";
         }
     }
     if (auto m = j.find("max_tokens"); m != j.end()) {
         if (!m->is_number_integer()) return "\"max_tokens\" is not an integer";
-        const int64_t v = m->get<int64_t>();
-        if (v < 1 || v > 1000000)
-            return "\"max_tokens\" must be in [1, 1000000], got " + std::to_string(v);
-        e.max_tokens = static_cast<int32_t>(v);
+        // nlohmann parses every non-negative integer as unsigned; reading a
+        // huge one as int64_t would report 18446744073709551615 as -1.
+        if (!m->is_number_unsigned() || m->get<uint64_t>() < 1 || m->get<uint64_t>() > 1000000)
+            return "\"max_tokens\" must be in [1, 1000000], got " + m->dump();
+        e.max_tokens = static_cast<int32_t>(m->get<uint64_t>());
     }
     if (auto s = j.find("stop"); s != j.end()) {
         if (s->is_string()) {

@@ -37,7 +37,7 @@ std::vector<TestItem> load_testset(const std::string& path, uint32_t default_max
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(t);
-        } catch (const nlohmann::json::parse_error& e) {
+        } catch (const nlohmann::json::exception& e) {  // also out_of_range.406 (1e999)
             throw TestSetError(at(path, line) + "invalid JSON: " + e.what());
         }
         if (!j.is_object()) throw TestSetError(at(path, line) + "expected a JSON object");
@@ -100,7 +100,7 @@ std::vector<std::string> load_prompts(const std::string& path) {
             nlohmann::json j;
             try {
                 j = nlohmann::json::parse(text);
-            } catch (const nlohmann::json::parse_error& e) {
+            } catch (const nlohmann::json::exception& e) {  // also out_of_range.406 (1e999)
                 throw TestSetError(at(path, line) + "invalid JSON: " + e.what());
             }
             if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string()) {

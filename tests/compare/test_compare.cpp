@@ -163,6 +163,19 @@ class TestCompare : public QObject {
         QVERIFY_THROWS_EXCEPTION(
             wb::compare::TestSetError,
             wb::compare::load_testset(dir_.filePath("missing.jsonl").toStdString()));
+        // Found by fuzzing: a number too large for a double makes nlohmann
+        // throw out_of_range, not parse_error; it escaped both readers
+        // without the file and line.
+        const std::string overflow =
+            error_of("{\"prompt\": \"a\", \"answer\": \"b\"}\n{\"prompt\": 1e999}\n");
+        QVERIFY2(contains(overflow, "bad.jsonl:2: invalid JSON"), overflow.c_str());
+        try {
+            write_file(dir_.filePath("overflow.txt"), "Once\n{\"prompt\": \"a\", \"n\": -1e999}\n");
+            wb::compare::load_prompts(dir_.filePath("overflow.txt").toStdString());
+            QFAIL("a number overflow should be a TestSetError");
+        } catch (const wb::compare::TestSetError& e) {
+            QVERIFY2(contains(e.what(), "overflow.txt:2: invalid JSON"), e.what());
+        }
 
         const QString pp = dir_.filePath("prompts.txt");
         write_file(pp, "Once upon a time\r\n\n{\"prompt\": \"Lily\"}\n");

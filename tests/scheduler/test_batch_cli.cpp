@@ -71,7 +71,10 @@ class TestBatchCli : public QObject {
                    "\n"
                    "{\"id\": \"no-prompt\"}\n"
                    "{\"prompt\": \"The cat\", \"max_tokens\": \"ten\"}\n"
-                   "{\"prompt\": \"Lily\", \"id\": \"b\", \"max_tokens\": 4}\n");
+                   "{\"prompt\": \"Lily\", \"id\": \"b\", \"max_tokens\": 4}\n"
+                   // nlohmann throws out_of_range (not parse_error) for 1e999;
+                   // found by fuzzing, it used to end the CLI with no line number.
+                   "{\"prompt\": \"Big\", \"max_tokens\": 1e999}\n");
         const QString out = dir_.filePath("bad-results.jsonl");
         const Run r = run({"batch", "--prompts", prompts, "--out", out, "--no-log", "-n", "4"});
         QVERIFY2(r.code != 0, r.err.constData());
@@ -79,6 +82,7 @@ class TestBatchCli : public QObject {
         QVERIFY2(r.err.contains("bad.jsonl:4: \"prompt\" is missing"), r.err.constData());
         QVERIFY2(r.err.contains("bad.jsonl:5: \"max_tokens\" is not an integer"),
                  r.err.constData());
+        QVERIFY2(r.err.contains("bad.jsonl:7: not valid JSON"), r.err.constData());
         QVERIFY(r.err.contains("nothing was run"));
         QVERIFY2(r.err.contains("read as JSON Lines: its first non-blank line starts with '{'"),
                  r.err.constData());
@@ -274,6 +278,32 @@ class TestBatchCli : public QObject {
         QVERIFY2(r.err.contains("dup.jsonl:2: duplicate id \"line-2\" (line 1 has it); this line "
                                 "has no \"id\", give it one"),
                  r.err.constData());
+    }
+
+    void integers_past_int64_keep_their_digits() {
+        // Found while fuzzing the prompt-file parser: JSON integers above
+        // INT64_MAX were read as int64_t, so id 18446744073709551615 became
+        // "-1" (and collided with a real "-1") and max_tokens
+        // 18446744073709551615 was reported as "got -1".
+        const QString prompts = dir_.filePath("u64.jsonl");
+        write_file(prompts,
+                   "{\"id\": 18446744073709551615, \"prompt\": \"Hi\"}\n"
+                   "{\"id\": -1, \"prompt\": \"Hi\"}\n"
+                   "{\"id\": \"c\", \"prompt\": \"Hi\", \"max_tokens\": 18446744073709551615}\n");
+        const Run r = run({"batch", "--prompts", prompts, "--no-log", "-n", "1"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("u64.jsonl:3: \"max_tokens\" must be in [1, 1000000], got "
+                                "18446744073709551615"),
+                 r.err.constData());
+        QVERIFY2(!r.err.contains("duplicate id"), r.err.constData());
+        const QString out = dir_.filePath("u64-results.jsonl");
+        const Run ok = run({"batch", "--prompts", prompts, "--backend", "cpu", "--no-log",
+                            "--quiet", "-n", "1", "--skip-invalid", "--out", out});
+        QVERIFY2(ok.code == 0, ok.err.constData());
+        QStringList ids;
+        for (const QJsonObject& o : read_output_jsonl(out)) ids << o["id"].toString();
+        ids.sort();
+        QCOMPARE(ids, (QStringList{"-1", "18446744073709551615"}));
     }
 
     void utf8_bom_jsonl_is_still_jsonl() {
