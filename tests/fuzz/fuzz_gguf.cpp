@@ -62,16 +62,5 @@ void check(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const std::string& path = wbfuzz::scratch_path(".gguf");
-    wbfuzz::write_file(path, data, size);
-    try {
-        check(path);
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "std::bad_alloc: an allocation sized from the file\n");
-        std::abort();
-    } catch (const std::exception& e) {
-        // Every error names the file (what) and the field or offset (where).
-        wbfuzz::check_message(e.what(), path);
-    }
-    return 0;
+    return wbfuzz::check_file(data, size, ".gguf", check);
 }

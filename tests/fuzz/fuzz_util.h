@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -43,6 +45,25 @@ inline void check_message(std::string_view what, std::string_view must_contain) 
                      static_cast<int>(what.size()), what.data());
         std::abort();
     }
+}
+
+/// The body of a file fuzzer: writes the input to this process's scratch
+/// file with `suffix`, runs `check(path)`, and treats an allocation failure
+/// (a size taken from the file without checking it) or an error message
+/// that does not name the file as findings (abort).
+template <class Check>
+int check_file(const uint8_t* data, size_t size, const char* suffix, Check check) {
+    const std::string& path = scratch_path(suffix);
+    write_file(path, data, size);
+    try {
+        check(path);
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "std::bad_alloc: an allocation sized from the file\n");
+        std::abort();
+    } catch (const std::exception& e) {
+        check_message(e.what(), path);  // names the file (what) and the field or offset (where)
+    }
+    return 0;
 }
 
 }  // namespace wbfuzz
