@@ -303,7 +303,7 @@ AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) co
         // the V sum over wg / G cells with up to 4 dims each, and the tile
         // loop; once: q load, the group sum (G) and small fixed loops.
         const uint64_t wg = wg_reduce_;
-        const uint64_t lanes_d = std::min<uint64_t>(hd, wg), groups = wg / lanes_d;
+        const uint64_t lanes_d = std::clamp<uint64_t>(hd, 1, wg), groups = wg / lanes_d;
         const uint64_t per_tile =
             hd + 2 * log2_floor(wg_reduce_) + 5 * ((wg + groups - 1) / groups) + 8;
         const uint64_t fixed = hd + groups + 16;
