@@ -172,7 +172,22 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
         statusBar()->showMessage(tr("Model loading cancelled."), 5000);
         updateStatus();
     });
-    connect(bridge_, &gui::EngineBridge::stateChanged, this, [this] { updateStatus(); });
+    connect(bridge_, &gui::EngineBridge::stateChanged, this, [this] {
+        updateStatus();
+        // A context-size change made during a run: apply it once the
+        // engine is idle (queued, so the batch panel sees its last request
+        // finish first and its run has ended).
+        if (reloadPending_)
+            QTimer::singleShot(0, this, [this] {
+                if (reloadPending_) applyContextSettings();
+            });
+    });
+    connect(batch_, &BatchPanel::runFinished, this, [this] {
+        if (reloadPending_)
+            QTimer::singleShot(0, this, [this] {
+                if (reloadPending_) applyContextSettings();
+            });
+    });
     connect(bridge_, &gui::EngineBridge::requestFinished, this,
             [this](const gui::RequestResult& r) {
                 if (recorder_) recorder_->log(r);
@@ -354,9 +369,19 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
         recorder_->setModel(info.path, r.backend, bridge_->backendName(), dev.type, dev.driver,
                             dev.driver_version, dev.api_version);
     }
-    statusBar()->showMessage(tr("Loaded %1 on %2.").arg(info.name, bridge_->backendName()), 5000);
+    const gui::LoadRequest& loaded = bridge_->loadedRequest();
+    statusBar()->showMessage(tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
+                                 .arg(info.name, bridge_->backendName())
+                                 .arg(loaded.n_ctx)
+                                 .arg(loaded.n_parallel),
+                             8000);
     updateStatus();
     emit modelReady(info);
+    // The panel changed while this load ran (it used the values of its start).
+    if (reloadPending_)
+        QTimer::singleShot(0, this, [this] {
+            if (reloadPending_) applyContextSettings();
+        });
 }
 
 void MainWindow::onLoadFailed(const gui::UserError& e, const gui::LoadRequest& req) {
@@ -383,10 +408,52 @@ void MainWindow::onLoadFailed(const gui::UserError& e, const gui::LoadRequest& r
 
 void MainWindow::onSettingsChanged(const gui::GenSettings& s, bool reload) {
     store_->setGen(s);
-    if (reload && bridge_->hasModel())
-        statusBar()->showMessage(
-            tr("Context size and n_parallel apply when the model is loaded again (File > Open)."),
-            8000);
+    if (reload) applyContextSettings();
+}
+
+bool MainWindow::runGoing() const {
+    return bridge_->isLoading() || bridge_->inFlight() > 0 ||
+           bridge_->state() == gui::EngineBridge::State::Busy || batch_->isRunning();
+}
+
+void MainWindow::applyContextSettings() {
+    const gui::GenSettings s = settingsPanel_->settings();
+    if (bridge_->isLoading()) {  // that load took the panel's values of its start
+        if (!reloadPending_)
+            statusBar()->showMessage(
+                tr("Context size %1 and n_parallel %2 apply when the model has loaded.")
+                    .arg(s.n_ctx)
+                    .arg(s.n_parallel));
+        reloadPending_ = true;
+        return;
+    }
+    if (!bridge_->hasModel()) {  // the next load reads the panel anyway
+        reloadPending_ = false;
+        return;
+    }
+    gui::LoadRequest req = bridge_->loadedRequest();
+    if (req.n_ctx == s.n_ctx && req.n_parallel == s.n_parallel) {
+        reloadPending_ = false;  // e.g. focus left the field without a change
+        return;
+    }
+    if (runGoing()) {
+        if (!reloadPending_)
+            statusBar()->showMessage(
+                tr("Context size %1 and n_parallel %2 apply after the current run.")
+                    .arg(s.n_ctx)
+                    .arg(s.n_parallel));
+        reloadPending_ = true;
+        return;
+    }
+    reloadPending_ = false;
+    // Same file and device as loaded (also a CPU fallback the picker shows).
+    req.n_ctx = s.n_ctx;
+    req.n_parallel = s.n_parallel;
+    bridge_->loadModel(req);
+    statusBar()->showMessage(tr("Loading %1 again with context size %2 and n_parallel %3…")
+                                 .arg(bridge_->modelInfo().name)
+                                 .arg(s.n_ctx)
+                                 .arg(s.n_parallel));
 }
 
 void MainWindow::tick() {

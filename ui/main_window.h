@@ -76,6 +76,15 @@ class MainWindow : public QMainWindow {
     void onModelLoaded(const gui::ModelInfo& info);
     void onLoadFailed(const gui::UserError& e, const gui::LoadRequest& req);
     void onSettingsChanged(const gui::GenSettings& s, bool reload);
+    /// True while a load, a request or a batch run is going: a reload for
+    /// new context size / n_parallel then waits (it would drop the run's KV
+    /// cache and its slots).
+    bool runGoing() const;
+    /// Loads the loaded model again, same file and device, with the settings
+    /// panel's context size and n_parallel, when they differ from the loaded
+    /// ones and nothing runs; else marks the reload pending (retried when
+    /// the engine goes idle or the batch run ends). Says so in the status bar.
+    void applyContextSettings();
     void tick();
     void updateStatus();
     void showShortcuts();
@@ -98,6 +107,7 @@ class MainWindow : public QMainWindow {
     QTimer* timer_;
     int ticks_ = 0;
     bool interactive_ = true;
+    bool reloadPending_ = false;  ///< context size / n_parallel wait for the current run
     QMenu* helpMenu_ = nullptr;
 
     QLabel* stModel_;

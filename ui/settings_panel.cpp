@@ -44,10 +44,16 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     seed_->setToolTip(tr("RNG seed: the same seed and settings give the same tokens"));
     maxTokens_ = ispin(1, 1 << 20, tr("Tokens generated per reply at most"));
     nCtx_ = ispin(16, 1 << 20,
-                  tr("KV-cache size in tokens, shared by all slots (applies on model load)"));
+                  tr("KV-cache size in tokens, shared by all slots. The loaded model is loaded "
+                     "again with it when you finish editing (Enter or leaving the field)"));
     nCtx_->setSingleStep(256);
-    nParallel_ =
-        ispin(1, 256, tr("Scheduler slots: requests decoded together (applies on model load)"));
+    nCtx_->setObjectName("nCtx");
+    nParallel_ = ispin(1, 256,
+                       tr("Scheduler slots: requests decoded together. The loaded model is "
+                          "loaded again with it when you finish editing"));
+    nParallel_->setObjectName("nParallel");
+    // A reload costs seconds: typing "4096" must not reload at "4", "40"...
+    for (QSpinBox* s : {nCtx_, nParallel_}) s->setKeyboardTracking(false);
 
     form->addRow(tr("Temperature"), temp_);
     form->addRow(tr("Top-k"), topK_);
@@ -70,8 +76,13 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
         connect(s, &QDoubleSpinBox::valueChanged, this, [this] { emitChanged(false); });
     for (QSpinBox* s : {topK_, maxTokens_})
         connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(false); });
-    for (QSpinBox* s : {nCtx_, nParallel_})
-        connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(true); });
+    // Each committed value is saved at once (valueChanged: Enter, focus out,
+    // arrow steps); the reload is asked for only when the user leaves the
+    // field or presses Enter, so arrow clicks do not reload once per step.
+    for (QSpinBox* s : {nCtx_, nParallel_}) {
+        connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(false); });
+        connect(s, &QSpinBox::editingFinished, this, [this] { emitChanged(true); });
+    }
     connect(seed_, &QLineEdit::editingFinished, this, [this] { emitChanged(false); });
     setSettings(gui::GenSettings{});
 }

@@ -2,7 +2,9 @@
 // The settings panel: sampling parameters (temperature, top-k, top-p,
 // min-p, repetition penalty, seed), max tokens, context size and
 // n_parallel. Emits changed() on every edit; the main window persists the
-// values with SettingsStore and applies them to the next request.
+// values with SettingsStore and applies them to the next request. Context
+// size and n_parallel ask for a model reload when their editing finishes
+// (Enter or focus out; keyboard tracking is off, so no reload per keystroke).
 
 #include <QWidget>
 
@@ -25,8 +27,10 @@ class SettingsPanel : public QWidget {
     void setSettings(const gui::GenSettings& s);
 
   signals:
-    /// Any field changed. `reload` is true when the change only takes effect
-    /// after the model is loaded again (context size, n_parallel).
+    /// Any field changed. `reload` is true when the user finished editing
+    /// context size or n_parallel (editingFinished, or the Defaults button):
+    /// these take effect only when the model is loaded again, and the values
+    /// may equal the loaded ones (focus left without a change).
     void changed(const gui::GenSettings& s, bool reload);
 
   private:

@@ -5,6 +5,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTextCursor>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 namespace wb::ui::compare {
@@ -25,6 +26,10 @@ ComparePane::ComparePane(const QString& path, QWidget* parent)
     lay->addWidget(reply_, 1);
     lay->addWidget(status_);
     reply_->setReadOnly(true);
+    // At least 8 lines of reply: a 48-token reply reads without scrolling.
+    reply_->setMinimumHeight(reply_->fontMetrics().lineSpacing() * 8 + 2 * reply_->frameWidth() +
+                             static_cast<int>(reply_->document()->documentMargin() * 2));
+    reply_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     reply_->setObjectName("reply");
     title_->setToolTip(path);
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -46,6 +51,7 @@ void ComparePane::startReply() {
     pieces_.clear();
     reply_->clear();
     status_->setText(tr("loading…"));
+    status_->setToolTip(QString());
 }
 
 void ComparePane::appendToken(int32_t id, const QString& piece) {
@@ -60,13 +66,26 @@ void ComparePane::appendToken(int32_t id, const QString& piece) {
 
 void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& error) {
     if (!error.isEmpty()) {
+        status_->setToolTip(QString());
         status_->setText(tr("error: %1").arg(error));
         return;
     }
-    status_->setText(
-        tr("%n token(s), TTFT %1 ms, end-to-end %2 ms", nullptr, static_cast<int>(tokens_.size()))
-            .arg(ttft_ms, 0, 'f', 1)
-            .arg(e2e_ms, 0, 'f', 1));
+    status_->setText(tr("%n token(s), TTFT %1 ms, end-to-end %2 ms (while running side by side)",
+                        nullptr, static_cast<int>(tokens_.size()))
+                         .arg(ttft_ms, 0, 'f', 1)
+                         .arg(e2e_ms, 0, 'f', 1));
+    status_->setToolTip(timingNote());
+}
+
+QString ComparePane::timingNote() {
+    return tr(
+        "Timed while every pane's model generated at the same time, so the models shared "
+        "the device and CPU. The figures table below times one model at a time, so its "
+        "TTFT and end-to-end times are the ones to compare models by.");
+}
+
+QString ComparePane::statusText() const {
+    return status_->text();
 }
 
 QString ComparePane::replyText() const {

@@ -30,8 +30,14 @@ class ComparePane : public QWidget {
     /// Appends one generated token (id, its text piece) to the reply.
     void appendToken(int32_t id, const QString& piece);
     /// Shows the finish line under the reply: token count and timing
-    /// (`ttft_ms`, `e2e_ms` in ms), or `error` when it is not empty.
+    /// (`ttft_ms`, `e2e_ms` in ms, labelled "while running side by side",
+    /// tooltip timingNote()), or `error` when it is not empty.
     void finishReply(double ttft_ms, double e2e_ms, const QString& error);
+    /// Why the panes' TTFT differs from the figures table's: the panes'
+    /// models all run at once, the table times one model at a time.
+    static QString timingNote();
+    /// The finish line under the reply (token count and timing, or error).
+    QString statusText() const;
 
     /// Token ids streamed so far in this run, [n_generated].
     const std::vector<int32_t>& tokens() const { return tokens_; }

@@ -73,6 +73,12 @@ CompareTab::CompareTab(QWidget* parent)
     vsplit->setStretchFactor(0, 3);
     vsplit->setStretchFactor(1, 2);
     vsplit->setStretchFactor(2, 1);
+    // The replies are what the tab is for: they keep at least the panes'
+    // minimum (ComparePane, ~8 lines) and are never collapsed to nothing
+    // by the figures table growing.
+    vsplit->setChildrenCollapsible(false);
+    vsplit->setObjectName("compareVSplit");
+    paneSplit_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     auto* lay = new QVBoxLayout(this);
     lay->addLayout(input);
     lay->addWidget(vsplit, 1);

@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 #include <QHeaderView>
+#include <algorithm>
 #include <functional>
 
 #include "compare/compare.h"
@@ -36,8 +37,25 @@ QString num(double v, int prec) {
 ReportTable::ReportTable(QWidget* parent) : QTableWidget(parent) {
     setObjectName("compareTable");
     setEditTriggers(QAbstractItemView::NoEditTriggers);
-    horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // The table fits its width, with no horizontal scrolling: the figure
+    // names' column is capped (setReport) and the models' columns share the
+    // rest; long names ("PPL (llama.cpp chunks, n_ctx …)") and figures
+    // ("KLD median / p99 / max") wrap onto more lines and the rows grow to
+    // fit, so a third model's column is not pushed out of the window.
+    horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    horizontalHeader()->setTextElideMode(Qt::ElideMiddle);  // "C: stories…q4_0.gguf"
     verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    setWordWrap(true);
+    // Stretched columns change width with the window: the rows follow, so
+    // wrapped text is shown whole rather than elided.
+    connect(horizontalHeader(), &QHeaderView::sectionResized, this,
+            [this] { resizeRowsToContents(); });
+    setTextElideMode(Qt::ElideRight);  // a word longer than the cap: "…", full text in the tooltip
+}
+
+int ReportTable::labelColumnCap() const {
+    // As wide as the longest fixed figure name, "first split (step per prompt)".
+    return fontMetrics().horizontalAdvance(tr("first split (step per prompt)")) + 16;
 }
 
 void ReportTable::setReport(const wb::compare::CompareReport& r) {
@@ -130,12 +148,27 @@ void ReportTable::setReport(const wb::compare::CompareReport& r) {
     setColumnCount(n_models + 1);
     setRowCount(static_cast<int>(rows.size()));
     setHorizontalHeaderLabels(QStringList{tr("figure")} + headers);
+    horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);  // capped below
+    for (int j = 0; j < n_models; ++j)  // the whole path when the header is elided
+        horizontalHeaderItem(j + 1)->setToolTip(QString::fromStdString(r.models[size_t(j)].path));
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
-        setItem(i, 0, new QTableWidgetItem(rows[size_t(i)].first));
+        auto* name = new QTableWidgetItem(rows[size_t(i)].first);
+        QString tip = rows[size_t(i)].first;  // whole name when wrapped or elided
+        if (tip.startsWith(QLatin1String("TTFT")) || tip.startsWith(QLatin1String("e2e")))
+            tip +=
+                tr("\nTimed one model at a time (the panes above time them running side by "
+                   "side, sharing the device).");
+        name->setToolTip(tip);
+        setItem(i, 0, name);
         for (int j = 0; j < n_models; ++j) {
-            setItem(i, j + 1, new QTableWidgetItem(rows[size_t(i)].second(r.models[size_t(j)])));
+            auto* cell = new QTableWidgetItem(rows[size_t(i)].second(r.models[size_t(j)]));
+            cell->setToolTip(cell->text());  // whole figure where a narrow column elides it
+            setItem(i, j + 1, cell);
         }
     }
+    resizeColumnToContents(0);
+    setColumnWidth(0, std::min(columnWidth(0), labelColumnCap()));
+    resizeRowsToContents();
 }
 
 int ReportTable::rowOf(const QString& name) const {

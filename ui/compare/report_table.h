@@ -24,6 +24,10 @@ class ReportTable : public QTableWidget {
 
     /// Row index of the figure named `name` (first column header text), -1 if absent.
     int rowOf(const QString& name) const;
+
+    /// Widest the figure-name column gets (px): longer names wrap onto
+    /// more lines (or are elided), the full name is the cell's tooltip.
+    int labelColumnCap() const;
 };
 
 }  // namespace wb::ui::compare

@@ -1,0 +1,122 @@
+// Settings panel, context size and n_parallel with a model loaded: a new
+// user expected them to apply, not a note that they apply "when the model
+// is loaded again". Typing a value reloads nothing per keystroke; Enter
+// (editing finished) loads the same model again with the new context, and
+// the status bar says so; while a request runs the reload waits for it to
+// end and the status bar says that. Real model (stories260K) on the CPU
+// reference, the real main window, offscreen.
+
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "common/shared_dir.h"
+#include "engine_bridge.h"
+#include "main_window.h"
+#include "settings_panel.h"
+#include "settings_store.h"
+
+using namespace wb;
+
+namespace {
+
+const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
+
+// Types `text` into `spin` key by key as a user does, replacing its value,
+// without pressing Enter.
+void type_into(QSpinBox* spin, const QString& text) {
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+}
+
+}  // namespace
+
+class UiSettingsReload : public QObject {
+    Q_OBJECT
+  private slots:
+    void contextSizeReloadsOnEnter();
+    void reloadWaitsForTheRunningRequest();
+};
+
+void UiSettingsReload::contextSizeReloadsOnEnter() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    w.openModel(kModel, true);
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(w.bridge()->loadedRequest().n_ctx, gui::GenSettings{}.n_ctx);
+    ready.clear();
+
+    auto* ctx = w.settingsPanel()->findChild<QSpinBox*>("nCtx");
+    QVERIFY(ctx);
+    type_into(ctx, "512");
+    // Keystrokes "5", "51", "512": no load may start before editing ends.
+    QVERIFY(!w.bridge()->isLoading());
+    QCOMPARE(ready.count(), 0);
+    QTest::keyClick(ctx, Qt::Key_Return);
+    QVERIFY(w.bridge()->isLoading());
+    QVERIFY2(w.statusBar()->currentMessage().contains("512"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(ready.count(), 1);
+    QCOMPARE(w.bridge()->loadedRequest().n_ctx, 512);
+    QCOMPARE(w.bridge()->loadedRequest().path, kModel);
+    QCOMPARE(w.bridge()->loadedRequest().backend, QString("cpu"));
+    QVERIFY2(w.statusBar()->currentMessage().contains("context size 512"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QCOMPARE(store.gen().n_ctx, 512);
+
+    // Enter again without a change: no second load.
+    QTest::keyClick(ctx, Qt::Key_Return);
+    QVERIFY(!w.bridge()->isLoading());
+}
+
+void UiSettingsReload::reloadWaitsForTheRunningRequest() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    w.openModel(kModel, true);
+    QVERIFY(ready.wait(120000));
+    ready.clear();
+
+    // A request that runs until the context is full.
+    gui::RequestSpec spec;
+    spec.id = "long";
+    spec.prompt = "Once upon a time";
+    spec.settings.max_tokens = 1 << 20;
+    QSignalSpy finished(w.bridge(), &gui::EngineBridge::requestFinished);
+    QVERIFY(w.bridge()->submit(spec));
+
+    auto* par = w.settingsPanel()->findChild<QSpinBox*>("nParallel");
+    QVERIFY(par);
+    type_into(par, "2");
+    QTest::keyClick(par, Qt::Key_Return);
+    QVERIFY(!w.bridge()->isLoading());  // the request keeps its model
+    QVERIFY2(w.statusBar()->currentMessage().contains("after the current run"),
+             qPrintable(w.statusBar()->currentMessage()));
+
+    w.bridge()->cancelAll();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 120000);  // applied once the engine went idle
+    QCOMPARE(w.bridge()->loadedRequest().n_parallel, 2);
+    QCOMPARE(w.bridge()->schedulerSlots(), 2);
+    QVERIFY2(w.statusBar()->currentMessage().contains("n_parallel 2"),
+             qPrintable(w.statusBar()->currentMessage()));
+}
+
+QTEST_MAIN(UiSettingsReload)
+#include "test_ui_settings_reload.moc"

@@ -1,0 +1,141 @@
+// The Compare tab as a new user saw it in the default window (1400x860,
+// settings dock and charts beside it) with three models: the reply panes
+// were ~3 lines tall, the figure name "PPL (llama.cpp chunks, …)" pushed
+// column C off-screen, and the panes' TTFT (all models running at once)
+// differed from the table's (one model at a time) with no word why. The
+// window is the real main window, offscreen; the table holds a hand-made
+// report with a text evaluation (figures invented, only their widths
+// matter here). A screenshot is written to $WB_BINARY_DIR for a look.
+
+#include <QHeaderView>
+#include <QPlainTextEdit>
+#include <QScrollBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "common/shared_dir.h"
+#include "compare/compare.h"
+#include "compare/compare_pane.h"
+#include "compare/compare_tab.h"
+#include "compare/report_table.h"
+#include "main_window.h"
+#include "settings_store.h"
+
+using namespace wb;
+
+namespace {
+
+const QString kShared = QString::fromStdString(wbtest::shared_dir());
+
+// Three models with perplexity and KLD filled in, as after "Run test set…".
+wb::compare::CompareReport three_model_report(const QStringList& paths) {
+    wb::compare::CompareReport r;
+    r.kv_type = "f32";
+    r.prompts = {"Once upon a time"};
+    r.text_file = "wiki.test.raw";
+    r.ppl_ctx = 128;
+    const char* types[] = {"F32 x48", "Q8_0 x35, F32 x13", "Q4_0 x35, F32 x13"};
+    for (int i = 0; i < paths.size(); ++i) {
+        wb::compare::ModelReport m;
+        m.path = paths[i].toStdString();
+        m.label = std::string(1, char('A' + i));
+        m.file_bytes = 1185376;
+        m.weight_bytes = 1048576;
+        m.kv_bytes = 262144;
+        m.n_ctx = 2048;
+        m.tensor_types = types[i];
+        m.backend = "llvmpipe (LLVM 15.0.6, 256 bits)";
+        m.device_bytes = 3 * 1048576;
+        m.load_ms = 12.5;
+        m.divergence = {std::nullopt};
+        wb::compare::PerplexityResult p;
+        p.ppl = 1234.5678;
+        p.ppl_error = 123.4567;
+        p.n_chunks = 4;
+        p.n_ctx = 128;
+        p.n_scored = 252;
+        m.ppl = p;
+        wb::compare::KldResult k;
+        k.n = 252;
+        k.mean = 0.012345;
+        k.mean_error = 0.001234;
+        k.median = 0.001234;
+        k.p99 = 0.123456;
+        k.max = 0.234567;
+        k.same_top = 250;
+        m.kld = k;
+        r.models.push_back(m);
+    }
+    return r;
+}
+
+}  // namespace
+
+class UiCompareLayout : public QObject {
+    Q_OBJECT
+  private slots:
+    void threeModelsFitTheDefaultWindow();
+};
+
+void UiCompareLayout::threeModelsFitTheDefaultWindow() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);  // default size: no saved geometry
+    w.setInteractive(false);
+    auto* tab = w.findChild<ui::compare::CompareTab*>();
+    QVERIFY(tab);
+    const QStringList paths{kShared + "/models/stories260K.gguf",
+                            kShared + "/golden/quant/stories260K-q8_0.gguf",
+                            kShared + "/golden/quant/stories260K-q4_0.gguf"};
+    for (const QString& p : paths) tab->addModel(p);
+    w.tabs()->setCurrentWidget(tab);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    tab->table()->setReport(three_model_report(paths));
+    for (size_t i = 0; i < tab->panes().size(); ++i)
+        tab->panes()[i]->finishReply(10.0 + double(i), 100.0 + double(i), {});
+    QTest::qWait(50);  // layout after the report
+
+    const QString shot = QStringLiteral(WB_BINARY_DIR) + "/compare_layout.png";
+    QVERIFY(w.grab().save(shot));
+    qInfo() << "screenshot" << shot;
+
+    // Every model's column is on screen: the table does not scroll sideways.
+    ui::compare::ReportTable* t = tab->table();
+    QCOMPARE(t->horizontalScrollBar()->maximum(), 0);
+    const int last = t->columnCount() - 1;
+    QCOMPARE(last, 3);
+    QVERIFY(t->horizontalHeader()->sectionViewportPosition(last) +
+                t->horizontalHeader()->sectionSize(last) <=
+            t->viewport()->width());
+
+    // The long figure name: capped column, whole name in the tooltip.
+    const int ppl = t->rowOf("PPL (llama.cpp chunks");
+    QVERIFY(ppl >= 0);
+    QVERIFY(t->columnWidth(0) <= t->labelColumnCap());
+    QCOMPARE(t->item(ppl, 0)->toolTip(), t->item(ppl, 0)->text());
+    QVERIFY(t->item(ppl, 0)->toolTip().contains("252 tokens"));
+
+    // Panes take the height: at least 8 lines of reply each.
+    for (ui::compare::ComparePane* p : tab->panes()) {
+        auto* reply = p->findChild<QPlainTextEdit*>("reply");
+        QVERIFY(reply);
+        const int lines = reply->viewport()->height() / reply->fontMetrics().lineSpacing();
+        QVERIFY2(lines >= 8, qPrintable(QStringLiteral("%1 lines").arg(lines)));
+    }
+
+    // The panes' timing says it was measured side by side, and why it
+    // differs from the table's.
+    for (ui::compare::ComparePane* p : tab->panes()) {
+        QVERIFY2(p->statusText().contains("side by side"), qPrintable(p->statusText()));
+    }
+    QVERIFY(ui::compare::ComparePane::timingNote().contains("one model at a time"));
+    const int ttft = t->rowOf("TTFT");
+    QVERIFY(ttft >= 0);
+    QVERIFY(t->item(ttft, 0)->toolTip().contains("one model at a time"));
+}
+
+QTEST_MAIN(UiCompareLayout)
+#include "test_ui_compare_layout.moc"
