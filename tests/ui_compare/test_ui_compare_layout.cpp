@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QPlainTextEdit>
 #include <QScrollBar>
+#include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -93,6 +94,14 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
     w.tabs()->setCurrentWidget(tab);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // A real run first (CPU reference, 8 tokens), as the user did: the panes'
+    // heights are measured after the figures and per-token view are filled.
+    tab->setBackend("cpu");
+    tab->setMaxTokens(8);
+    QSignalSpy reported(tab, &ui::compare::CompareTab::reportReady);
+    tab->runPrompt();
+    QTRY_COMPARE_WITH_TIMEOUT(reported.count(), 1, 120000);
+    QVERIFY(w.grab().save(QStringLiteral(WB_BINARY_DIR) + "/compare_layout_run.png"));
     tab->table()->setReport(three_model_report(paths));
     for (size_t i = 0; i < tab->panes().size(); ++i)
         tab->panes()[i]->finishReply(10.0 + double(i), 100.0 + double(i), {});
@@ -118,13 +127,20 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
     QCOMPARE(t->item(ppl, 0)->toolTip(), t->item(ppl, 0)->text());
     QVERIFY(t->item(ppl, 0)->toolTip().contains("252 tokens"));
 
-    // Panes take the height: at least 8 lines of reply each.
-    for (ui::compare::ComparePane* p : tab->panes()) {
-        auto* reply = p->findChild<QPlainTextEdit*>("reply");
-        QVERIFY(reply);
-        const int lines = reply->viewport()->height() / reply->fontMetrics().lineSpacing();
-        QVERIFY2(lines >= 8, qPrintable(QStringLiteral("%1 lines").arg(lines)));
+    // Panes take the height: at least 8 lines of reply each, in the default
+    // window and in a 1280x720 laptop screen's.
+    for (const QSize size : {w.size(), QSize(1280, 720), QSize(1024, 640)}) {
+        w.resize(size);
+        QTest::qWait(50);
+        for (ui::compare::ComparePane* p : tab->panes()) {
+            auto* reply = p->findChild<QPlainTextEdit*>("reply");
+            QVERIFY(reply);
+            const int lines = reply->viewport()->height() / reply->fontMetrics().lineSpacing();
+            qInfo() << "window" << w.size() << "reply lines" << lines;
+            QVERIFY2(lines >= 8, qPrintable(QStringLiteral("%1 lines").arg(lines)));
+        }
     }
+    QVERIFY(w.grab().save(QStringLiteral(WB_BINARY_DIR) + "/compare_layout_720.png"));
 
     // The panes' timing says it was measured side by side, and why it
     // differs from the table's.
