@@ -16,8 +16,6 @@ layout(push_constant) uniform Push {
 layout(std430, binding = 0) readonly buffer Part { float part[]; };
 layout(std430, binding = 1) buffer O { float o[]; };
 
-const float LOW = -3.0e38;  // attention_io.glsl's empty-chunk max
-
 void main() {
     const uint h = gl_WorkGroupID.x;
     const uint t = gl_WorkGroupID.y;

@@ -418,13 +418,17 @@ bool MainWindow::runGoing() const {
 
 void MainWindow::applyContextSettings() {
     const gui::GenSettings s = settingsPanel_->settings();
-    if (bridge_->isLoading()) {  // that load took the panel's values of its start
+    // Keeps the change for later, saying once when it will apply.
+    auto defer = [&](const QString& when) {
         if (!reloadPending_)
-            statusBar()->showMessage(
-                tr("Context size %1 and n_parallel %2 apply when the model has loaded.")
-                    .arg(s.n_ctx)
-                    .arg(s.n_parallel));
+            statusBar()->showMessage(tr("Context size %1 and n_parallel %2 apply %3.")
+                                         .arg(s.n_ctx)
+                                         .arg(s.n_parallel)
+                                         .arg(when));
         reloadPending_ = true;
+    };
+    if (bridge_->isLoading()) {  // that load took the panel's values of its start
+        defer(tr("when the model has loaded"));
         return;
     }
     if (!bridge_->hasModel()) {  // the next load reads the panel anyway
@@ -437,12 +441,7 @@ void MainWindow::applyContextSettings() {
         return;
     }
     if (runGoing()) {
-        if (!reloadPending_)
-            statusBar()->showMessage(
-                tr("Context size %1 and n_parallel %2 apply after the current run.")
-                    .arg(s.n_ctx)
-                    .arg(s.n_parallel));
-        reloadPending_ = true;
+        defer(tr("after the current run"));
         return;
     }
     reloadPending_ = false;

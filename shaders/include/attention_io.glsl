@@ -45,10 +45,6 @@ const uint MAX_HEAD_DIM = 256u;
 // and keep q and the accumulator in registers (1.6x faster prefill
 // attention on lavapipe than with the push constant).
 layout(constant_id = 1) const uint HD = 8;
-// Finite stand-in for -inf (no inf arithmetic, so a driver's fast-math
-// cannot change the result): the running max before any score, and the
-// score of a lane past the end of the span.
-const float LOW = -3.0e38;
 
 // Cells [begin, end) of token t's span that chunk z covers (empty when the
 // span is shorter than z * chunk).
@@ -65,16 +61,16 @@ void chunk_range(uint n_span, uint z, out uint begin, out uint end) {
 // Final value of output dim d of (t, h): acc / l, or the chunk's partial.
 void store_value(uint t, uint h, uint z, uint d, float acc, float l) {
     if (p.n_split <= 1u) {
-        o[t * p.o_stride + h * p.head_dim + d] = l > 0.0 ? acc / l : 0.0;
+        o[t * p.o_stride + h * HD + d] = l > 0.0 ? acc / l : 0.0;
     } else {
-        part[((t * p.n_head + h) * p.n_split + z) * (p.head_dim + 2u) + 2u + d] = acc;
+        part[((t * p.n_head + h) * p.n_split + z) * (HD + 2u) + 2u + d] = acc;
     }
 }
 
 // The chunk's running max and sum (split-K only).
 void store_max_sum(uint t, uint h, uint z, float m, float l) {
     if (p.n_split > 1u) {
-        const uint base = ((t * p.n_head + h) * p.n_split + z) * (p.head_dim + 2u);
+        const uint base = ((t * p.n_head + h) * p.n_split + z) * (HD + 2u);
         part[base] = m;
         part[base + 1u] = l;
     }

@@ -33,6 +33,17 @@ void type_into(QSpinBox* spin, const QString& text) {
     QTest::keyClicks(spin, text);
 }
 
+/// Shows `w` (non-interactive) and loads kModel in it; false when the
+/// window is not exposed or the model does not load within 2 minutes.
+bool show_and_load(ui::MainWindow& w) {
+    w.setInteractive(false);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w)) return false;
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    w.openModel(kModel, true);
+    return ready.wait(120000);
+}
+
 }  // namespace
 
 class UiSettingsReload : public QObject {
@@ -47,14 +58,9 @@ void UiSettingsReload::contextSizeReloadsOnEnter() {
     gui::SettingsStore store(d.filePath("s.ini"));
     store.setBackend("cpu");
     ui::MainWindow w(&store, nullptr);
-    w.setInteractive(false);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
-    w.openModel(kModel, true);
-    QVERIFY(ready.wait(120000));
+    QVERIFY(show_and_load(w));
     QCOMPARE(w.bridge()->loadedRequest().n_ctx, gui::GenSettings{}.n_ctx);
-    ready.clear();
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
 
     auto* ctx = w.settingsPanel()->findChild<QSpinBox*>("nCtx");
     QVERIFY(ctx);
@@ -85,13 +91,8 @@ void UiSettingsReload::reloadWaitsForTheRunningRequest() {
     gui::SettingsStore store(d.filePath("s.ini"));
     store.setBackend("cpu");
     ui::MainWindow w(&store, nullptr);
-    w.setInteractive(false);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(show_and_load(w));
     QSignalSpy ready(&w, &ui::MainWindow::modelReady);
-    w.openModel(kModel, true);
-    QVERIFY(ready.wait(120000));
-    ready.clear();
 
     // A request that runs until the context is full.
     gui::RequestSpec spec;
