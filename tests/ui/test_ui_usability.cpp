@@ -54,6 +54,14 @@ namespace {
 
 const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
 
+/// Writes the first 300000 of the model's 1185376 bytes to `path`: header
+/// and tensor infos intact, tensor data cut short. False on an I/O error.
+bool write_cut_model(const QString& path) {
+    QFile src(kModel), dst(path);
+    if (!src.open(QIODevice::ReadOnly) || !dst.open(QIODevice::WriteOnly)) return false;
+    return dst.write(src.read(300000)) == 300000;
+}
+
 // Loads `path` on the CPU reference through the app's bridge and returns
 // the error it reports (kind Unknown with an empty title if it loaded).
 gui::UserError load_error(const QString& path) {
@@ -129,12 +137,7 @@ void UiUsability::truncatedModelErrorNamesOffset() {
     // 300000 of 1185376 bytes): the reader rejects a tensor running past
     // the end, and the app must say so, not "std::exception".
     const QString path = dir_.filePath("cut.gguf");
-    QFile src(kModel);
-    QVERIFY(src.open(QIODevice::ReadOnly));
-    QFile dst(path);
-    QVERIFY(dst.open(QIODevice::WriteOnly));
-    dst.write(src.read(300000));
-    dst.close();
+    QVERIFY(write_cut_model(path));
     const gui::UserError e = load_error(path);
     QVERIFY2(e.what != "std::exception", "the engine's message was lost on the worker thread");
     QCOMPARE(e.kind, gui::UserError::Kind::CorruptFile);
@@ -441,13 +444,7 @@ void UiUsability::compareSaysWhichModelFailed() {
     // A variant that cannot be loaded was reported in the per-token view as
     // "different vocabulary, token ids cannot be compared".
     const QString cut = dir_.filePath("cut-compare.gguf");
-    {
-        QFile src(kModel);
-        QVERIFY(src.open(QIODevice::ReadOnly));
-        QFile dst(cut);
-        QVERIFY(dst.open(QIODevice::WriteOnly));
-        dst.write(src.read(300000));
-    }
+    QVERIFY(write_cut_model(cut));
     ui::compare::CompareTab t;
     t.setBackend("cpu", {});
     t.setMaxTokens(8);
