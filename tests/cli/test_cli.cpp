@@ -12,12 +12,12 @@
 
 #include "common/json_fixtures.h"
 #include "common/process.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
-const QString kShared = QString::fromStdString(wbtest::shared_dir());
+const QString kData = QString::fromStdString(wbtest::data_dir());
 
 using Run = wbtest::ProcessResult;
 
@@ -26,7 +26,7 @@ Run run_cli(const QStringList& args) {
 }
 
 std::vector<QJsonObject> golden() {
-    return wbtest::read_jsonl(kShared.toStdString() + "/golden/stories260K_greedy.jsonl");
+    return wbtest::read_jsonl(kData.toStdString() + "/golden/stories260K_greedy.jsonl");
 }
 
 QString ids_line(const QJsonArray& a) {
@@ -162,7 +162,7 @@ class TestCli : public QObject {
     }
 
     void info_shows_parameter_count() {
-        const Run r = run_cli({"info", kShared + "/models/stories260K.gguf"});
+        const Run r = run_cli({"info", kData + "/models/stories260K.gguf"});
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(r.out.contains("parameters:      292800"));
         QVERIFY(r.out.contains("n_head_kv:       4"));
@@ -174,7 +174,7 @@ class TestCli : public QObject {
     }
 
     void bad_model_path_fails_naming_the_file() {
-        const QString missing = kShared + "/models/does-not-exist.gguf";
+        const QString missing = kData + "/models/does-not-exist.gguf";
         const QList<QStringList> cmds = {{"generate", "-m", missing, "-p", "hi"},
                                          {"tokenize", "-m", missing, "-p", "hi"},
                                          {"info", missing}};
@@ -188,7 +188,7 @@ class TestCli : public QObject {
     void broken_file_fails_naming_the_file() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        QFile src(kShared + "/models/stories260K.gguf");
+        QFile src(kData + "/models/stories260K.gguf");
         QVERIFY(src.open(QIODevice::ReadOnly));
         const QString path = dir.filePath("truncated.gguf");
         QFile dst(path);
@@ -199,7 +199,7 @@ class TestCli : public QObject {
         QVERIFY(r.code != 0);
         QVERIFY2(r.err.contains("truncated.gguf"), r.err.constData());
         // A vocab-only file has no weights: tokenize works, generate says why not.
-        const QString vocab = kShared + "/models/vocab/ggml-vocab-llama-spm.gguf";
+        const QString vocab = kData + "/models/vocab/ggml-vocab-llama-spm.gguf";
         QCOMPARE(run_cli({"tokenize", "-m", vocab, "-p", "Hello world"}).code, 0);
         const Run g = run_cli({"generate", "-m", vocab, "-p", "Hello"});
         QVERIFY(g.code != 0);

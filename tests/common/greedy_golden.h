@@ -1,6 +1,6 @@
 #pragma once
 // llama.cpp's greedy reference generations for stories260K
-// (../shared/golden/stories260K_greedy.jsonl; fields in golden/README.md,
+// (tests/data/golden/stories260K_greedy.jsonl; fields in golden/README.md,
 // "Record fields"), parsed once into plain C++ for the model, Vulkan and
 // scheduler tests. Values are kept as the JSON gives them (logits as
 // double); a test that compares in float casts at the comparison.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 
 namespace wbtest {
 
@@ -42,7 +42,7 @@ inline std::vector<std::pair<int32_t, double>> id_logit_pairs(const QJsonValue& 
 /// Every record of `path` (default: the shared stories260K_greedy.jsonl),
 /// in file order. A missing file is fatal (read_jsonl).
 inline std::vector<GreedyGolden> read_greedy_golden(
-    const std::string& path = shared_dir() + "/golden/stories260K_greedy.jsonl") {
+    const std::string& path = data_dir() + "/golden/stories260K_greedy.jsonl") {
     std::vector<GreedyGolden> out;
     for (const QJsonObject& o : read_jsonl(path)) {
         GreedyGolden g;

@@ -1,5 +1,5 @@
 #pragma once
-// Readers for the JSON / JSON Lines golden fixtures in ../shared/golden.
+// Readers for the JSON / JSON Lines golden fixtures in tests/data/golden.
 // A missing file is fatal: the test cannot say anything without it.
 
 #include <QByteArray>

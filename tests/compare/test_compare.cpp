@@ -1,6 +1,6 @@
 // Comparison engine tests. Expected figures come from llama.cpp and from an
-// independent float64 forward pass (../shared/golden/README.md,
-// ../shared/golden/quant/README.md), or are worked by hand here; models are
+// independent float64 forward pass (tests/data/golden/README.md,
+// tests/data/golden/quant/README.md), or are worked by hand here; models are
 // the real stories260K files run on the CPU reference model with an F32 KV
 // cache.
 
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
 #include "compare/logits_math.h"
@@ -30,12 +30,12 @@
 
 namespace {
 
-const std::string kShared = wbtest::shared_dir();
-const std::string kF32 = kShared + "/models/stories260K.gguf";
-const std::string kQ8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
-const std::string kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";
-const std::string kF16 = kShared + "/golden/quant/stories260K-f16.gguf";
-const std::string kText = kShared + "/golden/stories260K_ppl_text.txt";
+const std::string kData = wbtest::data_dir();
+const std::string kF32 = kData + "/models/stories260K.gguf";
+const std::string kQ8 = kData + "/golden/quant/stories260K-q8_0.gguf";
+const std::string kQ4 = kData + "/golden/quant/stories260K-q4_0.gguf";
+const std::string kF16 = kData + "/golden/quant/stories260K-f16.gguf";
+const std::string kText = kData + "/golden/stories260K_ppl_text.txt";
 
 using wbtest::ids;
 using wbtest::read_json;
@@ -186,7 +186,7 @@ class TestCompare : public QObject {
     // --- perplexity by llama.cpp's rule ----------------------------------
 
     void perplexity_f32_matches_llama_cpp() {
-        const QJsonObject g = read_json(kShared + "/golden/stories260K_ppl_result.json");
+        const QJsonObject g = read_json(kData + "/golden/stories260K_ppl_result.json");
         auto m = load_cpu_ctx(kF32, 128);
         std::vector<wb::compare::TextModel> tms(1);
         tms[0].model = m.get();
@@ -228,7 +228,7 @@ class TestCompare : public QObject {
     void variant_first_logits_match_f64_dequant() {
         QFETCH(QString, variant);
         QFETCH(int, prompt);
-        const std::string base = kShared + "/golden/quant/stories260K-" + variant.toStdString();
+        const std::string base = kData + "/golden/quant/stories260K-" + variant.toStdString();
         const QJsonObject g = read_json(base + "_first_logits_" + std::to_string(prompt) + ".json");
         auto m = load_cpu_ctx(base + ".gguf", 256);
         const std::vector<int32_t> toks = ids(g["prompt_token_ids"]);
@@ -251,7 +251,7 @@ class TestCompare : public QObject {
     // --- the whole comparison: F32 vs itself, Q8_0 and Q4_0 --------------
 
     void compare_f32_q8_q4() {
-        const auto golden = read_jsonl(kShared + "/golden/stories260K_greedy.jsonl");
+        const auto golden = read_jsonl(kData + "/golden/stories260K_greedy.jsonl");
         wb::compare::CompareOptions o;
         o.models = {kF32, kF32, kQ8, kQ4};
         o.text_file = kText;
@@ -305,7 +305,7 @@ class TestCompare : public QObject {
         // Perplexity of each variant within 0.1% of the independent float64
         // figures with exact activations and an F32 KV cache.
         const QJsonObject f64 =
-            read_json(kShared +
+            read_json(kData +
                       "/golden/quant/stories260K_quant_ppl_kld.json")["independent_float64_ppl"]
                 .toObject();
         const double want_a = f64["f32"].toObject()["exact_f32kv"].toDouble();
@@ -343,7 +343,7 @@ class TestCompare : public QObject {
             {&q8, "q8_0"}, {&q4, "q4_0"}};
         for (const auto& [m, file] : variants) {
             const auto recs =
-                read_jsonl(kShared + "/golden/quant/stories260K-" + file + "_greedy.jsonl");
+                read_jsonl(kData + "/golden/quant/stories260K-" + file + "_greedy.jsonl");
             for (size_t p = 0; p < recs.size(); ++p) {
                 const auto want =
                     wb::compare::first_divergence(ids(golden[p]["generated_token_ids"]),
@@ -387,7 +387,7 @@ class TestCompare : public QObject {
 
     void different_vocabularies_are_reported() {
         wb::compare::CompareOptions o;
-        o.models = {kF32, kShared + "/models/llama-2-tiny-random.gguf"};
+        o.models = {kF32, kData + "/models/llama-2-tiny-random.gguf"};
         o.prompts = {"Once upon a time"};
         o.n_predict = 4;
         o.text_file = kText;
@@ -409,8 +409,8 @@ class TestCompare : public QObject {
     // at all, the same greedy tokens as llama.cpp / the float64 pass even
     // when sequence 0 holds leftovers, and sequence 0 empty afterwards.
     void compare_on_loaded_models() {
-        const auto golden = read_jsonl(kShared + "/golden/stories260K_greedy.jsonl");
-        const auto golden4 = read_jsonl(kShared + "/golden/quant/stories260K-q4_0_greedy.jsonl");
+        const auto golden = read_jsonl(kData + "/golden/stories260K_greedy.jsonl");
+        const auto golden4 = read_jsonl(kData + "/golden/quant/stories260K-q4_0_greedy.jsonl");
         const uint32_t n_predict = 16;
         wb::compare::CompareOptions o;
         o.models = {kF32, kQ4};
@@ -460,7 +460,7 @@ class TestCompare : public QObject {
         };
         QVERIFY(fails(o, {loaded[0]}, "1 loaded models for 2 model paths"));
         QVERIFY(fails(o, {loaded[0], {nullptr, 0}}, "no loaded model for B"));
-        auto tiny = load_cpu_ctx(kShared + "/models/llama-2-tiny-random.gguf", 64);
+        auto tiny = load_cpu_ctx(kData + "/models/llama-2-tiny-random.gguf", 64);
         QVERIFY(fails(o, {loaded[0], {tiny.get(), 0}}, "is not that file"));
         auto small = load_cpu_ctx(kQ4, 8);
         QVERIFY(fails(o, {loaded[0], {small.get(), 0}}, "B (" + kQ4 + ") needs"));

@@ -1,6 +1,6 @@
 // `workbench-cli quantize` and `workbench-cli compare` as a user runs them
 // (QProcess on the built binary). Expected bytes and figures come from
-// llama.cpp's files and the float64 reference in ../shared/golden/quant.
+// llama.cpp's files and the float64 reference in tests/data/golden/quant.
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -13,13 +13,13 @@
 
 #include "common/json_fixtures.h"
 #include "common/process.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
-const QString kShared = QString::fromStdString(wbtest::shared_dir());
-const QString kF32 = kShared + "/models/stories260K.gguf";
+const QString kData = QString::fromStdString(wbtest::data_dir());
+const QString kF32 = kData + "/models/stories260K.gguf";
 
 using Result = wbtest::ProcessResult;
 
@@ -46,7 +46,7 @@ class TestCompareCli : public QObject {
     void quantize_writes_llama_cpp_identical_files() {
         const QJsonObject files =
             wbtest::read_json(
-                (kShared + "/golden/quant/stories260K_quant_files.json").toStdString())["files"]
+                (kData + "/golden/quant/stories260K_quant_files.json").toStdString())["files"]
                 .toObject();
         for (const QString type : {"f16", "q8_0", "q4_0"}) {
             const QString out = dir_.filePath("s-" + type + ".gguf");
@@ -86,8 +86,8 @@ class TestCompareCli : public QObject {
     }
 
     void compare_json_and_table() {
-        const QString q8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
-        const QString text = kShared + "/golden/stories260K_ppl_text.txt";
+        const QString q8 = kData + "/golden/quant/stories260K-q8_0.gguf";
+        const QString text = kData + "/golden/stories260K_ppl_text.txt";
         const QString prompts = dir_.filePath("prompts.txt");
         {
             QFile f(prompts);
@@ -101,7 +101,7 @@ class TestCompareCli : public QObject {
         const QJsonArray models = j["models"].toArray();
         QCOMPARE(models.size(), 2);
         const QJsonObject f64 =
-            wbtest::read_json((kShared + "/golden/quant/stories260K_quant_ppl_kld.json")
+            wbtest::read_json((kData + "/golden/quant/stories260K_quant_ppl_kld.json")
                                   .toStdString())["independent_float64_ppl"]
                 .toObject();
         const double ppl_b = models[1].toObject()["perplexity"].toObject()["ppl"].toDouble();

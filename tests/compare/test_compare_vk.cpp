@@ -14,15 +14,15 @@
 #include <vector>
 
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
 #include "model/load.h"
 
 namespace {
 
-const std::string kShared = wbtest::shared_dir();
-const std::string kQuant = kShared + "/golden/quant/";
+const std::string kData = wbtest::data_dir();
+const std::string kQuant = kData + "/golden/quant/";
 
 using wbtest::ids;
 using wbtest::read_json;
@@ -84,8 +84,8 @@ class TestCompareVk : public QObject {
 
     void compare_on_vulkan() {
         wb::compare::CompareOptions o;
-        o.models = {kShared + "/models/stories260K.gguf", kQuant + "stories260K-q4_0.gguf"};
-        o.text_file = kShared + "/golden/stories260K_ppl_text.txt";
+        o.models = {kData + "/models/stories260K.gguf", kQuant + "stories260K-q4_0.gguf"};
+        o.text_file = kData + "/golden/stories260K_ppl_text.txt";
         o.ppl_ctx = 128;
         o.prompts = {"Once upon a time"};
         o.n_predict = 16;

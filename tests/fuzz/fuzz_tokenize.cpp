@@ -1,5 +1,5 @@
 // fuzz_tokenize: arbitrary bytes as prompt text for the real stories260K
-// vocab (shared/models): tokenize (with and without special-token parsing,
+// vocab (tests/data/models): tokenize (with and without special-token parsing,
 // chosen by the first byte), detokenize, and the stream detokenizer fed the
 // ids one by one, whose output must be valid UTF-8. The rest of the input is
 // also read as raw int32 ids, which must be refused with std::out_of_range
@@ -22,7 +22,7 @@ namespace {
 
 const wb::tokenizer::Vocab& vocab() {
     static const wb::tokenizer::Vocab v = wb::tokenizer::Vocab::from_gguf(
-        wb::gguf::File::open(WB_SHARED_DIR "/models/stories260K.gguf"));
+        wb::gguf::File::open(WB_TEST_DATA_DIR "/models/stories260K.gguf"));
     return v;
 }
 

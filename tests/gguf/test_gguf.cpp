@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/gguf_bytes.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "gguf/gguf.h"
 
 using wb::gguf::File;
@@ -19,7 +19,7 @@ using wbtest::GgufBytes;
 
 namespace {
 
-const std::string kShared = wbtest::shared_dir();
+const std::string kData = wbtest::data_dir();
 
 // A small valid GGUF v3 file: one KV of every type (arrays included), two
 // tensors (f32 [4, 2] and q8_0 [32]), with the byte offset of each section.
@@ -89,7 +89,7 @@ class TestGguf : public QObject {
 
 private slots:
     void stories260k_matches_manifest() {
-        File f = File::open(kShared + "/models/stories260K.gguf");
+        File f = File::open(kData + "/models/stories260K.gguf");
         QCOMPARE(f.version(), 3u);
         QCOMPARE(f.metadata().size(), size_t(19));
         QCOMPARE(f.tensors().size(), size_t(48));
@@ -123,7 +123,7 @@ private slots:
     }
 
     void tiny_random_f16_model() {
-        File f = File::open(kShared + "/models/llama-2-tiny-random.gguf");
+        File f = File::open(kData + "/models/llama-2-tiny-random.gguf");
         QCOMPARE(f.tensors().size(), size_t(12));
         QCOMPARE(f.metadata().size(), size_t(18));
         QCOMPARE(f.data_offset(), uint64_t(724416));
@@ -134,7 +134,7 @@ private slots:
 
     void vocab_only_files_end_before_aligned_data() {
         for (const char* name : {"llama-spm", "phi-3", "gpt-2", "bert-bge", "falcon"}) {
-            File f = File::open(kShared + "/models/vocab/ggml-vocab-" + name + ".gguf");
+            File f = File::open(kData + "/models/vocab/ggml-vocab-" + name + ".gguf");
             QVERIFY(f.tensors().empty());
             QVERIFY(f.get_array("tokenizer.ggml.tokens", ValueType::String));
         }

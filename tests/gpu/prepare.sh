@@ -1,7 +1,7 @@
 #!/bin/bash
 # Packs what the GPU check (tests/gpu/run.sh) needs into one git-ignored
 # archive, build/gpu-bundle.tar.xz, because the GPU machine has no Qt, no
-# Vulkan SDK and no ../shared:
+# Vulkan SDK and builds nothing:
 #   bin/     test_vk_kernels, test_vk_llama, test_scheduler, workbench-cli
 #            (stripped copies)
 #   lib/     the ldd-resolved libraries they need that a bare machine may
@@ -9,7 +9,7 @@
 #   vulkan/  libvulkan.so.1 (used only when the machine has no loader)
 #   layers/  VK_LAYER_KHRONOS_validation (.so + manifest) so the tests keep
 #            the validation layer on there too
-#   shared/  models/stories260K.gguf and golden/ (the tests' fixtures)
+#   data/    models/stories260K.gguf and golden/ (the tests' fixtures, from tests/data)
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default: build/release)
 # Build first, e.g.:
 #   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_scheduler workbench-cli
@@ -18,7 +18,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build/release}
-SHARED=${WB_SHARED_DIR:-$ROOT/../shared}
+DATA=${WB_TEST_DATA_DIR:-$ROOT/tests/data}
 STAGE=$ROOT/build/gpu-bundle
 OUT_TAR=$ROOT/build/gpu-bundle.tar.xz
 
@@ -33,7 +33,7 @@ for b in "${bins[@]}"; do
 done
 
 rm -rf "$STAGE" "$OUT_TAR"
-mkdir -p "$STAGE"/{bin,lib,vulkan,layers,shared/models,shared/golden}
+mkdir -p "$STAGE"/{bin,lib,vulkan,layers,data/models,data/golden}
 for b in "${bins[@]}"; do
   cp "$b" "$STAGE/bin/"
   strip --strip-debug "$STAGE/bin/$(basename "$b")"
@@ -62,8 +62,8 @@ else
   echo "prepare.sh: no validation layer here (apt-get install vulkan-validationlayers); the GPU tests will run without it" >&2
 fi
 
-cp "$SHARED/models/stories260K.gguf" "$STAGE/shared/models/"
-cp "$SHARED"/golden/stories260K_* "$STAGE/shared/golden/"
+cp "$DATA/models/stories260K.gguf" "$STAGE/data/models/"
+cp "$DATA"/golden/stories260K_* "$STAGE/data/golden/"
 
 tar -C "$ROOT/build" -cJf "$OUT_TAR" gpu-bundle
 echo "prepare.sh: wrote $OUT_TAR ($(du -h "$OUT_TAR" | cut -f1))"

@@ -28,7 +28,7 @@ if ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
   echo "run.sh: no system Vulkan loader; using the bundled libvulkan.so.1"
   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$B/vulkan
 fi
-export WB_SHARED_DIR=$B/shared
+export WB_TEST_DATA_DIR=$B/data
 export XDG_CACHE_HOME=/tmp/wb-gpu-cache
 if [ -f "$B/layers/VkLayer_khronos_validation.json" ]; then
   export VK_LAYER_PATH=$B/layers
@@ -38,7 +38,7 @@ else
   VALIDATION=off
 fi
 CLI=$B/bin/workbench-cli
-MODEL=$B/shared/models/stories260K.gguf
+MODEL=$B/data/models/stories260K.gguf
 
 # Driver: found by itself normally; else point the loader at NVIDIA's ICD.
 if ! "$CLI" devices >"$LOGS/devices.txt" 2>&1 || ! grep -qi 'discrete\|integrated' "$LOGS/devices.txt"; then

@@ -1,5 +1,5 @@
 // CpuLlama against independent references: llama.cpp's golden logits and
-// greedy tokens for stories260K (../shared/golden, see its README for the
+// greedy tokens for stories260K (tests/data/golden, see its README for the
 // tolerances used here), a float64 forward pass written in this file for
 // llama-2-tiny-random (F16 weights), and self-consistency of batching
 // (token-by-token vs whole prompt, two sequences in one batch vs alone).
@@ -19,7 +19,7 @@
 #include "common/gguf_bytes.h"
 #include "common/greedy_golden.h"
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/cpu_llama.h"
@@ -30,9 +30,9 @@ using namespace wb::model;
 
 namespace {
 
-const std::string kShared = wbtest::shared_dir();
-const std::string kStories = kShared + "/models/stories260K.gguf";
-const std::string kTiny = kShared + "/models/llama-2-tiny-random.gguf";
+const std::string kData = wbtest::data_dir();
+const std::string kStories = kData + "/models/stories260K.gguf";
+const std::string kTiny = kData + "/models/llama-2-tiny-random.gguf";
 
 // llama.cpp's greedy records (tests/common/greedy_golden.h); logits and
 // margins are compared in float below, as this test always has.
@@ -360,7 +360,7 @@ class TestCpuLlama : public QObject {
 
     void full_first_logits() {
         for (int which : {0, 5}) {
-            const QJsonObject o = wbtest::read_json(kShared + "/golden/stories260K_first_logits_" +
+            const QJsonObject o = wbtest::read_json(kData + "/golden/stories260K_first_logits_" +
                                                     std::to_string(which) + ".json");
             const QJsonArray want = o["logits_f32_kv"].toArray();
             QCOMPARE(want.size(), 512);
@@ -603,7 +603,7 @@ class TestCpuLlama : public QObject {
 
     void bad_files_give_clear_errors() {
         LoadOptions o;
-        QVERIFY_THROWS_EXCEPTION(std::runtime_error, load_model(kShared + "/nope.gguf", o));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, load_model(kData + "/nope.gguf", o));
         // "vulkan" either builds the Vulkan model or says why not; never a
         // silent fall-back to the CPU.
         o.backend = "vulkan";
@@ -618,7 +618,7 @@ class TestCpuLlama : public QObject {
         // A vocab-only file (no tensors) names the missing tensor.
         o.backend = "cpu";
         try {
-            (void)load_model(kShared + "/models/vocab/ggml-vocab-llama-spm.gguf", o);
+            (void)load_model(kData + "/models/vocab/ggml-vocab-llama-spm.gguf", o);
             QFAIL("a file without weights should not load");
         } catch (const wb::gguf::Error& e) {
             QVERIFY2(QString(e.what()).contains("token_embd.weight"), e.what());

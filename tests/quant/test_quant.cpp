@@ -1,5 +1,5 @@
 // Quantizer and GGUF writer tests. Expected bytes come from llama.cpp:
-// ../shared/golden/quant/blocks_q8_0_q4_0.json (ggml's reference quantizer)
+// tests/data/golden/quant/blocks_q8_0_q4_0.json (ggml's reference quantizer)
 // and the per-tensor / whole-file SHA-256 of the variant files that
 // llama.cpp's tooling wrote (stories260K_quant_files.json).
 
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
@@ -29,8 +29,8 @@ using wb::gguf::ValueType;
 
 namespace {
 
-const std::string kGolden = wbtest::shared_dir() + "/golden/quant/";
-const std::string kModel = wbtest::shared_dir() + "/models/stories260K.gguf";
+const std::string kGolden = wbtest::data_dir() + "/golden/quant/";
+const std::string kModel = wbtest::data_dir() + "/models/stories260K.gguf";
 
 using wbtest::read_json;
 
@@ -374,7 +374,7 @@ class TestQuant : public QObject {
     void bad_inputs_give_clear_errors() {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, wb::quant::parse_target("q5_k"));
         try {
-            wb::quant::quantize_file(wbtest::shared_dir() + "/models/nope.gguf", tmp("x.gguf"),
+            wb::quant::quantize_file(wbtest::data_dir() + "/models/nope.gguf", tmp("x.gguf"),
                                      wb::quant::Target::Q8_0);
             QFAIL("missing input accepted");
         } catch (const std::exception& e) {

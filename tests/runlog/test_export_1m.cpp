@@ -14,7 +14,7 @@
 #include <QtTest>
 #include <fstream>
 
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "runlog/exporter.h"
 #include "runlog/run_log.h"
 
@@ -41,7 +41,7 @@ class TestExport1M : public QObject {
         RunLog log = RunLog::open(path);
         const int64_t run = log.begin_run(RunKind::Batch, "1M", nlohmann::json::object());
         const int64_t mv =
-            log.ensure_model_version(wbtest::shared_dir() + "/models/stories260K.gguf");
+            log.ensure_model_version(wbtest::data_dir() + "/models/stories260K.gguf");
         const int64_t env = log.ensure_environment(collect_environment("cpu"));
 
         QElapsedTimer t;

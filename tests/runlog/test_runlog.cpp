@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "common/process.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
@@ -42,9 +42,9 @@ using namespace wb::runlog;
 
 namespace {
 
-const QString kShared = QString::fromStdString(wbtest::shared_dir());
-const QString kStories = kShared + "/models/stories260K.gguf";
-const QString kTiny = kShared + "/models/llama-2-tiny-random.gguf";
+const QString kData = QString::fromStdString(wbtest::data_dir());
+const QString kStories = kData + "/models/stories260K.gguf";
+const QString kTiny = kData + "/models/llama-2-tiny-random.gguf";
 
 // Independent reader: raw SQLite C API, read-only.
 struct RawDb {

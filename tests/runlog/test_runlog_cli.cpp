@@ -16,12 +16,12 @@
 #include <QtTest>
 
 #include "common/process.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 
 namespace {
 
 const QString kCli = WB_CLI_PATH;
-const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
+const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
 using Run = wbtest::ProcessResult;
 using wbtest::run_process;

@@ -16,7 +16,7 @@
 
 #include "common/json_fixtures.h"
 #include "common/process.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 
 namespace {
 
@@ -51,7 +51,7 @@ std::vector<QJsonObject> read_output_jsonl(const QString& path) {
 }
 
 std::vector<QJsonObject> golden() {
-    return wbtest::read_jsonl(wbtest::shared_dir() + "/golden/stories260K_greedy.jsonl");
+    return wbtest::read_jsonl(wbtest::data_dir() + "/golden/stories260K_greedy.jsonl");
 }
 
 }  // namespace

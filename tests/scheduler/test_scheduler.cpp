@@ -1,6 +1,6 @@
 // Scheduler tests on the real stories260K model and its real tokenizer.
 //
-// Expected tokens come from llama.cpp (../shared/golden/stories260K_greedy.jsonl,
+// Expected tokens come from llama.cpp (tests/data/golden/stories260K_greedy.jsonl,
 // greedy, 48 tokens, no stop at EOS), never from the code under test.
 // Nothing asserts on timing. Timeouts are made deterministic by stalling the
 // engine thread from the event callback (a test-only abuse of the callback:
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/greedy_golden.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "scheduler/event_queue.h"
@@ -35,7 +35,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kModel = wbtest::shared_dir() + "/models/stories260K.gguf";
+const std::string kModel = wbtest::data_dir() + "/models/stories260K.gguf";
 
 // llama.cpp's greedy records (tests/common/greedy_golden.h).
 using Golden = wbtest::GreedyGolden;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "gguf/gguf.h"
 #include "tokenizer/tokenizer.h"
 
@@ -22,7 +22,7 @@ using wb::tokenizer::Vocab;
 
 namespace {
 
-const std::string kShared = wbtest::shared_dir();
+const std::string kData = wbtest::data_dir();
 const std::string kFffd = "\xEF\xBF\xBD";  // U+FFFD
 
 int32_t byte_id(unsigned b) {
@@ -48,7 +48,7 @@ std::string push_bytes(StreamDetokenizer& s, std::initializer_list<unsigned> byt
 class TestStreamDetokenizer : public QObject {
     Q_OBJECT
 
-    Vocab vocab_ = Vocab::from_gguf(wb::gguf::File::open(kShared + "/models/stories260K.gguf"));
+    Vocab vocab_ = Vocab::from_gguf(wb::gguf::File::open(kData + "/models/stories260K.gguf"));
 
   private slots:
     void euroSignWaitsForItsLastByte() {
@@ -125,7 +125,7 @@ class TestStreamDetokenizer : public QObject {
     void goldenStreamEqualsPieces() {
         int records = 0;
         for (const QJsonObject& r :
-             wbtest::read_jsonl(kShared + "/golden/stories260K_greedy.jsonl")) {
+             wbtest::read_jsonl(kData + "/golden/stories260K_greedy.jsonl")) {
             StreamDetokenizer s(vocab_);
             std::string streamed, pieces;
             for (const auto& v : r["generated_token_ids"].toArray()) {

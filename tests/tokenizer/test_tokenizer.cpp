@@ -1,5 +1,5 @@
 // Tokenizer tests. Expected ids come from llama.cpp (test-tokenizer-0 vectors
-// in shared/models/vocab, golden prompts in shared/golden), from the token
+// in tests/data/models/vocab, golden prompts in tests/data/golden), from the token
 // texts stored in the GGUF files, or from small vocabularies written here by
 // hand whose SPM result is worked out by hand in the comments.
 
@@ -18,7 +18,7 @@
 
 #include "common/gguf_bytes.h"
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "gguf/gguf.h"
 #include "tokenizer/tokenizer.h"
 
@@ -28,10 +28,10 @@ using wbtest::GgufBytes;
 
 namespace {
 
-const std::string kShared = wbtest::shared_dir();
-const std::string kVocabDir = kShared + "/models/vocab/";
-const std::string kStories = kShared + "/models/stories260K.gguf";
-const std::string kTinyRandom = kShared + "/models/llama-2-tiny-random.gguf";
+const std::string kData = wbtest::data_dir();
+const std::string kVocabDir = kData + "/models/vocab/";
+const std::string kStories = kData + "/models/stories260K.gguf";
+const std::string kTinyRandom = kData + "/models/llama-2-tiny-random.gguf";
 const std::string kLlamaSpm = kVocabDir + "ggml-vocab-llama-spm.gguf";
 const std::string kPhi3 = kVocabDir + "ggml-vocab-phi-3.gguf";
 
@@ -88,7 +88,7 @@ QString ids_str(const std::vector<int32_t>& ids) {
 }
 
 std::vector<QJsonObject> golden_records() {
-    return wbtest::read_jsonl(kShared + "/golden/stories260K_greedy.jsonl");
+    return wbtest::read_jsonl(kData + "/golden/stories260K_greedy.jsonl");
 }
 
 // Concatenated stored texts of `ids` (what SPM must preserve when no byte

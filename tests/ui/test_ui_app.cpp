@@ -22,7 +22,7 @@
 #include "batch_results_model.h"
 #include "chat_view.h"
 #include "common/process.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "engine_bridge.h"
 #include "live_charts.h"
 #include "main_window.h"
@@ -37,7 +37,7 @@ using namespace wb;
 
 namespace {
 
-const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
+const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
 // workbench-cli generate --json on the same backend: the expected tokens.
 QJsonObject cli_generate(const QString& backend, const QString& prompt, int n) {

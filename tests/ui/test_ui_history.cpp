@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "history_view.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
@@ -23,7 +23,7 @@ using namespace wb;
 
 namespace {
 
-const QString kShared = QString::fromStdString(wbtest::shared_dir());
+const QString kData = QString::fromStdString(wbtest::data_dir());
 
 QByteArray file_bytes(const QString& path) {
     QFile f(path);
@@ -71,9 +71,9 @@ void UiHistory::initTestCase() {
     run_batch_ = log.begin_run(runlog::RunKind::Batch, "batch", nlohmann::json::object());
     const int64_t run_chat = log.begin_run(runlog::RunKind::Chat, "chat", nlohmann::json::object());
     const int64_t mv_s =
-        log.ensure_model_version((kShared + "/models/stories260K.gguf").toStdString());
+        log.ensure_model_version((kData + "/models/stories260K.gguf").toStdString());
     const int64_t mv_t =
-        log.ensure_model_version((kShared + "/models/llama-2-tiny-random.gguf").toStdString());
+        log.ensure_model_version((kData + "/models/llama-2-tiny-random.gguf").toStdString());
     const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
     struct Row {
         const char* prompt;

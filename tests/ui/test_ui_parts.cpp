@@ -13,7 +13,7 @@
 
 #include "batch_results_model.h"
 #include "common/gguf_bytes.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "gguf/gguf.h"
 #include "live_charts.h"
 #include "model_info.h"
@@ -147,7 +147,7 @@ void UiParts::corruptFileError() {
     // A real GGUF header cut short: the reader's own error, classified.
     QTemporaryDir dir;
     const QString path = dir.filePath("cut.gguf");
-    QFile src(QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf");
+    QFile src(QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf");
     QVERIFY(src.open(QIODevice::ReadOnly));
     QFile dst(path);
     QVERIFY(dst.open(QIODevice::WriteOnly));
@@ -197,8 +197,8 @@ void UiParts::vulkanAndMemoryErrors() {
 }
 
 void UiParts::modelInfoOfDefaultModel() {
-    // Facts from shared/models/MANIFEST.md (written by an independent parser).
-    const gui::ModelInfo m = gui::ModelInfo::probe(QString::fromStdString(wbtest::shared_dir()) +
+    // Facts from tests/data/models/MANIFEST.md (written by an independent parser).
+    const gui::ModelInfo m = gui::ModelInfo::probe(QString::fromStdString(wbtest::data_dir()) +
                                                    "/models/stories260K.gguf");
     QCOMPARE(m.arch, QString("llama"));
     QCOMPARE(m.n_params, qint64(292800));
@@ -207,7 +207,7 @@ void UiParts::modelInfoOfDefaultModel() {
     QCOMPARE(m.n_ctx_train, 2048);
     QVERIFY(!m.has_chat_template);
     // phi-3's vocab file carries a chat template.
-    const gui::ModelInfo phi = gui::ModelInfo::probe(QString::fromStdString(wbtest::shared_dir()) +
+    const gui::ModelInfo phi = gui::ModelInfo::probe(QString::fromStdString(wbtest::data_dir()) +
                                                      "/models/vocab/ggml-vocab-phi-3.gguf");
     QVERIFY(phi.has_chat_template);
 }

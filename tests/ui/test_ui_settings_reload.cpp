@@ -13,7 +13,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "engine_bridge.h"
 #include "main_window.h"
 #include "settings_panel.h"
@@ -23,7 +23,7 @@ using namespace wb;
 
 namespace {
 
-const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
+const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
 // Types `text` into `spin` key by key as a user does, replacing its value,
 // without pressing Enter.

@@ -32,7 +32,7 @@
 
 #include "batch_panel.h"
 #include "batch_results_model.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "compare/compare_tab.h"
 #include "engine_bridge.h"
 #include "history_view.h"
@@ -52,7 +52,7 @@ using namespace wb;
 
 namespace {
 
-const QString kModel = QString::fromStdString(wbtest::shared_dir()) + "/models/stories260K.gguf";
+const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
 /// Writes the first 300000 of the model's 1185376 bytes to `path`: header
 /// and tensor infos intact, tensor data cut short. False on an I/O error.

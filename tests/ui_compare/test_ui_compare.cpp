@@ -34,7 +34,7 @@
 #include <mutex>
 
 #include "common/json_fixtures.h"
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "compare/compare.h"
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
@@ -50,14 +50,14 @@ using wb::ui::compare::CompareTab;
 
 namespace {
 
-const QString kShared = QString::fromStdString(wbtest::shared_dir());
-const QString kF32 = kShared + "/models/stories260K.gguf";
-const QString kQ8 = kShared + "/golden/quant/stories260K-q8_0.gguf";
-const QString kQ4 = kShared + "/golden/quant/stories260K-q4_0.gguf";
+const QString kData = QString::fromStdString(wbtest::data_dir());
+const QString kF32 = kData + "/models/stories260K.gguf";
+const QString kQ8 = kData + "/golden/quant/stories260K-q8_0.gguf";
+const QString kQ4 = kData + "/golden/quant/stories260K-q4_0.gguf";
 
 using wbtest::ids;
 using wbtest::read_jsonl;
-const std::string kGolden = wbtest::shared_dir() + "/golden";
+const std::string kGolden = wbtest::data_dir() + "/golden";
 
 // Counts the Compare tab's model loads per file through its loader seam
 // (setModelLoader); loads run on worker threads, several at once.
@@ -255,7 +255,7 @@ class TestUiCompare : public QObject {
         tab.setMaxTokens(8);
 
         // Cancel right away: the run stops at its first progress point.
-        tab.setTestFiles(kShared + "/golden/stories260K_ppl_text.txt", jsonl);
+        tab.setTestFiles(kData + "/golden/stories260K_ppl_text.txt", jsonl);
         QSignalSpy failed(&tab, &CompareTab::comparisonFailed);
         tab.runTestSet();
         tab.cancel();
@@ -298,7 +298,7 @@ class TestUiCompare : public QObject {
     void quantize_dialog_writes_golden_q4_0_and_opens_compare() {
         QString want_sha;
         {
-            QFile sums(kShared + "/golden/quant/SHA256SUMS");
+            QFile sums(kData + "/golden/quant/SHA256SUMS");
             QVERIFY(sums.open(QIODevice::ReadOnly));
             for (const QByteArray& l : sums.readAll().split('\n')) {
                 if (l.endsWith(" stories260K-q4_0.gguf")) want_sha = QString(l.left(64));

@@ -15,7 +15,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "compare/compare.h"
 #include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
@@ -27,7 +27,7 @@ using namespace wb;
 
 namespace {
 
-const QString kShared = QString::fromStdString(wbtest::shared_dir());
+const QString kData = QString::fromStdString(wbtest::data_dir());
 
 // Three models with perplexity and KLD filled in, as after "Run test set…".
 wb::compare::CompareReport three_model_report(const QStringList& paths) {
@@ -87,9 +87,9 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
     w.setInteractive(false);
     auto* tab = w.findChild<ui::compare::CompareTab*>();
     QVERIFY(tab);
-    const QStringList paths{kShared + "/models/stories260K.gguf",
-                            kShared + "/golden/quant/stories260K-q8_0.gguf",
-                            kShared + "/golden/quant/stories260K-q4_0.gguf"};
+    const QStringList paths{kData + "/models/stories260K.gguf",
+                            kData + "/golden/quant/stories260K-q8_0.gguf",
+                            kData + "/golden/quant/stories260K-q4_0.gguf"};
     for (const QString& p : paths) tab->addModel(p);
     w.tabs()->setCurrentWidget(tab);
     w.show();

@@ -1,5 +1,5 @@
 // The Vulkan forward pass on lavapipe (validation layer on) against
-// llama.cpp's golden outputs for stories260K (../shared/golden, see its
+// llama.cpp's golden outputs for stories260K (tests/data/golden, see its
 // README): greedy 48-token generations give exactly llama.cpp's ids,
 // first-step top-10 logits within 1e-3 of `top10_f32_kv` (F32 KV cache) and
 // 2e-2 of `top10` (F16), full first-step logits within 1e-3, identical
@@ -34,7 +34,7 @@ using namespace wb::model;
 
 namespace {
 
-const std::string kModel = vk::test::shared_dir() + "/models/stories260K.gguf";
+const std::string kModel = vk::test::data_dir() + "/models/stories260K.gguf";
 
 // llama.cpp's greedy records (tests/common/greedy_golden.h).
 using Golden = wbtest::GreedyGolden;
@@ -188,7 +188,7 @@ class TestVkLlama : public QObject {
         auto m = make_model(KvType::F32);
         for (int which : {0, 5}) {
             const QJsonObject o =
-                wbtest::read_json(vk::test::shared_dir() + "/golden/stories260K_first_logits_" +
+                wbtest::read_json(vk::test::data_dir() + "/golden/stories260K_first_logits_" +
                                   std::to_string(which) + ".json");
             const auto prompt = wbtest::ids(o["prompt_token_ids"]);
             const QJsonArray want = o["logits_f32_kv"].toArray();

@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "common/shared_dir.h"
+#include "common/data_dir.h"
 #include "vk/context.h"
 
 namespace wb::vk::test {
 
-/// Fixture folder (tests/common/shared_dir.h).
-inline std::string shared_dir() {
-    return wbtest::shared_dir();
+/// Fixture folder (tests/common/data_dir.h).
+inline std::string data_dir() {
+    return wbtest::data_dir();
 }
 
 /// Validation is on in every test unless WB_VK_NO_VALIDATION=1 (only for
