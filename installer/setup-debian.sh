@@ -13,6 +13,8 @@ packages=(
   libqcustomplot-dev libqcustomplot2.1-qt6
   # SQLite C API for the run log; JSON for the CLI and exports
   libsqlite3-dev sqlite3 nlohmann-json3-dev libssl-dev
+  # Unicode regular expressions for the BPE pre-tokenizers
+  libpcre2-dev
   # Vulkan: loader, headers, shader compiler, CPU driver (lavapipe), validation
   libvulkan-dev glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   # headless GUI tests and screenshots

@@ -63,7 +63,7 @@ void SpmSession::try_add_bigram(int left, int right) {
     const Symbol& r = symbols_[static_cast<size_t>(right)];
     const size_t size = l.n + r.n;
     // No token is longer than max_token_bytes_, so the lookup would fail.
-    if (size > vocab_.max_token_bytes_) return;
+    if (size > vocab_.max_token_bytes()) return;
     // Adjacent symbols are contiguous in the text.
     const std::string_view merged = text_.substr(l.offset, size);
     const int32_t id = vocab_.find(merged);

@@ -1,5 +1,6 @@
 #pragma once
-// wb_tokenizer: vocabulary from GGUF, llama (SPM) tokenizer, detokenizers.
+// wb_tokenizer: vocabulary from GGUF with its SentencePiece or byte-level BPE
+// tokenizer, detokenizers.
 // Include this one header to use the library.
 
 #include "tokenizer/stream_detokenizer.h"  // IWYU pragma: export

@@ -78,4 +78,74 @@ size_t utf8_append_valid(std::string_view in, bool final, std::string& out) {
     return i;
 }
 
+std::vector<uint32_t> utf8_decode_lenient(std::string_view text) {
+    std::vector<uint32_t> out;
+    out.reserve(text.size());
+    const size_t n = text.size();
+    auto cont = [&](size_t i) { return i < n && (static_cast<uint8_t>(text[i]) & 0xC0) == 0x80; };
+    auto bits = [&](size_t i) {
+        return static_cast<uint32_t>(static_cast<uint8_t>(text[i]) & 0x3F);
+    };
+    for (size_t i = 0; i < n;) {
+        const auto b = static_cast<uint8_t>(text[i]);
+        if (b < 0x80) {
+            out.push_back(b);
+            i += 1;
+        } else if (b < 0xC0) {
+            out.push_back(0xFFFD);  // continuation byte without a lead
+            i += 1;
+        } else if (b < 0xE0) {
+            if (cont(i + 1)) {
+                out.push_back((static_cast<uint32_t>(b & 0x1F) << 6) | bits(i + 1));
+                i += 2;
+            } else {
+                out.push_back(0xFFFD);
+                i += 1;
+            }
+        } else if (b < 0xF0) {
+            if (cont(i + 1) && cont(i + 2)) {
+                out.push_back((static_cast<uint32_t>(b & 0x0F) << 12) | (bits(i + 1) << 6) |
+                              bits(i + 2));
+                i += 3;
+            } else {
+                out.push_back(0xFFFD);
+                i += 1;
+            }
+        } else if (b < 0xF8) {
+            if (cont(i + 1) && cont(i + 2) && cont(i + 3)) {
+                const uint32_t cp = (static_cast<uint32_t>(b & 0x07) << 18) | (bits(i + 1) << 12) |
+                                    (bits(i + 2) << 6) | bits(i + 3);
+                out.push_back(cp <= 0x10FFFF ? cp : 0xFFFD);
+                i += 4;
+            } else {
+                out.push_back(0xFFFD);
+                i += 1;
+            }
+        } else {
+            out.push_back(0xFFFD);  // F8-FF start no sequence
+            i += 1;
+        }
+    }
+    return out;
+}
+
+void utf8_append_codepoint(uint32_t cp, std::string& out) {
+    if (cp > 0x10FFFF) cp = 0xFFFD;
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+}
+
 }  // namespace wb::tokenizer

@@ -1,10 +1,11 @@
 #pragma once
-// UTF-8 helpers shared by the SPM tokenizer and the streaming detokenizer.
+// UTF-8 helpers shared by the tokenizers and the streaming detokenizer.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wb::tokenizer {
 
@@ -30,5 +31,21 @@ size_t utf8_sequence_length(uint8_t lead);
 /// consumed (the caller keeps `in.substr(result)` for later). Never throws
 /// except std::bad_alloc.
 size_t utf8_append_valid(std::string_view in, bool final, std::string& out);
+
+/// Code points of `text`, decoded as llama.cpp's `unicode_cpts_from_utf8`
+/// does, so that byte-level BPE sees exactly what llama.cpp sees: the lead
+/// byte's pattern and the continuation bytes (10xxxxxx) are checked but
+/// overlong forms and surrogates are not (C0 80 decodes to U+0000, ED A0 80
+/// to U+D800); a byte that does not start such a sequence (a stray
+/// continuation byte, F8-FF, or a sequence cut short) becomes U+FFFD and
+/// decoding resumes at the next byte. A 4-byte pattern can encode up to
+/// U+1FFFFF; values above U+10FFFF (which llama.cpp cannot re-encode and
+/// throws on) become U+FFFD here. Result: [n_code_points].
+std::vector<uint32_t> utf8_decode_lenient(std::string_view text);
+
+/// Appends the UTF-8 form of `cp` (1-4 bytes, as llama.cpp's
+/// `unicode_cpt_to_utf8`: surrogates are encoded like any other value).
+/// `cp` above U+10FFFF is written as U+FFFD.
+void utf8_append_codepoint(uint32_t cp, std::string& out);
 
 }  // namespace wb::tokenizer

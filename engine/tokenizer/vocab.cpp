@@ -1,11 +1,10 @@
-// Vocab: tokenize (special-token partition + SPM), pieces, detokenize.
+// Vocab: tokenize (special-token partition, then the strategy), pieces,
+// detokenize.
 
 #include "tokenizer/vocab.h"
 
 #include <stdexcept>
 #include <string>
-
-#include "tokenizer/spm_session.h"
 
 namespace wb::tokenizer {
 
@@ -24,7 +23,77 @@ bool is_ascii_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
+// llama.cpp's clean_up_tokenization_spaces (llama_vocab::impl::detokenize),
+// three in-place passes over the bytes. Each pass compares with the byte
+// before the current one as it stands in the buffer, which keeps the
+// reference's behaviour on overlapping patterns such as " ' ' ".
+void clean_up_spaces(std::string& text) {
+    char* t = text.data();
+    // 1: " ?", " !", " .", " ," lose the space.
+    size_t n = text.size();
+    size_t total = n ? 1 : 0;
+    for (size_t i = 1; i < n; ++i) {
+        const char x = t[i];
+        if (t[i - 1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',')) --total;
+        t[total++] = x;
+    }
+    // 2: " ' " (an apostrophe between spaces) becomes "'".
+    n = total;
+    total = n ? 1 : 0;
+    for (size_t i = 1; i < n; ++i) {
+        const char x = t[i];
+        if (x == '\'' && i + 1 < n && t[i - 1] == ' ' && t[i + 1] == ' ') {
+            --total;     // the space before
+            t[++i] = 0;  // and the one after
+        }
+        t[total++] = x;
+    }
+    // 3: " 's", " 'm", " 're", " 've" lose the space (" 't", " 'd", " 'll" keep it).
+    n = total;
+    total = n ? 1 : 0;
+    for (size_t i = 1; i < n; ++i) {
+        const char x = t[i];
+        if (t[i - 1] == ' ' && x == '\'' && i + 1 < n) {
+            const char x1 = t[i + 1];
+            if (x1 == 's' || x1 == 'm') {
+                --total;
+            } else if (x1 != 't' && x1 != 'd' && i + 2 < n) {
+                const char x2 = t[i + 2];
+                if ((x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')) --total;
+            }
+        }
+        t[total++] = x;
+    }
+    text.resize(total);
+}
+
 }  // namespace
+
+std::string_view Vocab::kind() const {
+    return strategy_ ? strategy_->name() : std::string_view();
+}
+
+int32_t Vocab::merge_rank(std::string_view left, std::string_view right) const {
+    if (merge_ranks_.empty()) return -1;
+    // A stored pair's left side has no space after its first byte (the
+    // line is split at the first space from index 1), so such a `left`
+    // has no merge even if "left right" spells a stored line.
+    if (left.find(' ', 1) != std::string_view::npos) return -1;
+    thread_local std::string key;
+    key.assign(left);
+    key.push_back(' ');
+    key.append(right);
+    const auto it = merge_ranks_.find(std::string_view(key));
+    return it == merge_ranks_.end() ? -1 : it->second;
+}
+
+std::vector<int32_t> Vocab::eog_ids() const {
+    std::vector<int32_t> ids;
+    for (int32_t i = 0; i < n_tokens(); ++i) {
+        if (tokens_[static_cast<size_t>(i)].eog) ids.push_back(i);
+    }
+    return ids;
+}
 
 const Vocab::Token& Vocab::at(int32_t id) const {
     if (id < 0 || id >= n_tokens()) {
@@ -107,34 +176,26 @@ std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special,
         fragments.swap(next);
     }
 
-    // 2. BOS, then SPM over each text fragment, then EOS (llama.cpp
-    //    llama_vocab::impl::tokenize, case LLAMA_VOCAB_TYPE_SPM).
+    // 2. BOS, then the strategy over each text fragment, then EOS (llama.cpp
+    //    llama_vocab::impl::tokenize, cases SPM and BPE).
     std::vector<int32_t> out;
     out.reserve(text.size() / 2 + 2);
     if (add_special && add_bos_) {
         if (bos_ < 0) throw std::runtime_error("tokenize: add_bos is set but the vocab has no BOS");
         out.push_back(bos_);
     }
-    bool prev_special = true;  // the text start counts as "after a special token"
-    std::string escaped;
-    SpmSession session(*this);
+    if (!strategy_ && !fragments.empty()) {
+        throw std::runtime_error("tokenize: the vocabulary is empty");
+    }
+    bool after_special = true;  // the text start counts as "after a special token"
     for (const Fragment& frag : fragments) {
         if (frag.token >= 0) {
             out.push_back(frag.token);
-            prev_special = true;
+            after_special = true;
             continue;
         }
-        escaped.clear();
-        if (add_space_prefix_ && prev_special) escaped += "\xE2\x96\x81";
-        for (const char c : text.substr(frag.offset, frag.length)) {
-            if (c == ' ') {
-                escaped += "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK
-            } else {
-                escaped.push_back(c);
-            }
-        }
-        session.tokenize(escaped, out);
-        prev_special = false;
+        strategy_->encode(*this, text.substr(frag.offset, frag.length), after_special, out);
+        after_special = false;
     }
     if (add_special && add_eos_) {
         if (eos_ < 0) throw std::runtime_error("tokenize: add_eos is set but the vocab has no EOS");
@@ -149,18 +210,20 @@ std::string Vocab::token_to_piece(int32_t id, bool special) const {
     return t.piece;
 }
 
-std::string Vocab::detokenize(std::span<const int32_t> ids, bool remove_leading_space) const {
+std::string Vocab::detokenize(std::span<const int32_t> ids, bool remove_leading_space,
+                              bool special) const {
     std::string out;
     bool strip = remove_leading_space && add_space_prefix_;
     for (const int32_t id : ids) {
         const Token& t = at(id);
-        if (!(t.attr & (kAttrControl | kAttrUnknown))) {
+        if (special || !(t.attr & (kAttrControl | kAttrUnknown))) {
             std::string_view piece = t.piece;
             if (strip && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
             out += piece;
         }
         strip = false;  // only the first token, even if its piece is empty
     }
+    if (clean_spaces_) clean_up_spaces(out);
     return out;
 }
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "common/data_dir.h"
 #include "common/gguf_bytes.h"
 #include "common/json_fixtures.h"
-#include "common/data_dir.h"
 #include "gguf/gguf.h"
 #include "tokenizer/tokenizer.h"
 
@@ -313,17 +313,24 @@ class TestTokenizer : public QObject {
         const std::string turn = "<|user|>\nSYS\nHI<|end|>\n<|assistant|>\n";
         QCOMPARE(ids_str(v.tokenize(turn, true, true)),
                  QString("1 32010 317 21554 13 17628 32007 32001"));
-        // "</s>" is user-defined in phi-3, so it is cut out even without
-        // parse_special, and RSTRIP removes the space after it.
-        const auto ids = v.tokenize("a</s> b", false, false);
+        // "</s>" is user-defined in phi-3's file, but llama.cpp counts "</s>"
+        // among the end-of-generation texts, which makes it Control: without
+        // parse_special it is plain text (the golden record
+        // hard_llama2_specials spells it "</" "s" ">"), with it the id 2.
+        const auto plain = v.tokenize("a</s> b", false, false);
+        QVERIFY(std::find(plain.begin(), plain.end(), 2) == plain.end());
+        QVERIFY(v.is_eog(2));
+        // With parse_special, RSTRIP removes the space after it.
+        const auto ids = v.tokenize("a</s> b", false, true);
         QCOMPARE(static_cast<int>(ids.size()), 3);
         QCOMPARE(v.text(ids[0]), std::string("\xE2\x96\x81"
                                              "a"));
         QCOMPARE(ids[1], 2);
         QCOMPARE(v.text(ids[2]), std::string("\xE2\x96\x81"
                                              "b"));
-        // User-defined pieces print their text; control ones only with special.
-        QCOMPARE(v.token_to_piece(2), std::string("</s>"));
+        // Control pieces show only with special.
+        QCOMPARE(v.token_to_piece(2), std::string());
+        QCOMPARE(v.token_to_piece(2, true), std::string("</s>"));
         QCOMPARE(v.token_to_piece(32007), std::string());
         QCOMPARE(v.token_to_piece(32007, true), std::string("<|end|>"));
     }
@@ -425,14 +432,10 @@ class TestTokenizer : public QObject {
     void unsupportedModelsAreRefused_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("model");
-        QTest::newRow("gpt-2") << "ggml-vocab-gpt-2.gguf"
-                               << "gpt2";
+        // WordPiece (BERT): the only llama.cpp vocabulary kind in tests/data
+        // that is not implemented ("gpt2" BPE is tested in test_bpe).
         QTest::newRow("bert-bge") << "ggml-vocab-bert-bge.gguf"
                                   << "bert";
-        QTest::newRow("starcoder") << "ggml-vocab-starcoder.gguf"
-                                   << "gpt2";
-        QTest::newRow("deepseek-coder") << "ggml-vocab-deepseek-coder.gguf"
-                                        << "gpt2";
     }
 
     void unsupportedModelsAreRefused() {
