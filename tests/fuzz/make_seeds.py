@@ -118,3 +118,17 @@ testsets = [
 ]
 for i, t in enumerate(testsets):
     put("testset", "set%d" % i, t)
+
+# chat_template: the published templates, and a few small ones that reach
+# macros, namespaces, filters and the error paths.
+tdir = os.path.join(shared, "chat", "templates")
+for name in sorted(os.listdir(tdir)):
+    with open(os.path.join(tdir, name), "rb") as f:
+        put("chat_template", name, f.read())
+for i, t in enumerate([
+        b"{% for m in messages %}{{ m.role|upper }}: {{ m.content|trim }}\n{% endfor %}",
+        b"{% macro f(n) %}{% if n %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(5) }}",
+        b"{% set ns = namespace(x=0) %}{% for i in range(3) %}{% set ns.x = ns.x + i %}{% endfor %}"
+        b"{{ ns.x }}{{ messages|selectattr('role', 'equalto', 'user')|list|tojson(indent=2) }}",
+        b"{%- if x is defined -%}{{ raise_exception('no') }}{%- endif -%}{{ 'a'[::-1] ~ (1, 2)|string }}"]):
+    put("chat_template", "small%d" % i, t)

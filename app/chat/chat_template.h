@@ -1,0 +1,111 @@
+#pragma once
+// A model's chat template and how a conversation becomes prompt text and
+// token ids (what llama.cpp's common_chat_templates_apply + llama_tokenize
+// do): the template renders the messages, a leading BOS text is dropped when
+// the vocabulary adds BOS itself, the text is tokenized with special tokens
+// parsed, and generation stops at the vocabulary's end-of-generation tokens.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat/builtin_formats.h"
+#include "chat/jinja/template.h"
+#include "gguf/gguf.h"
+#include "tokenizer/vocab.h"
+
+namespace wb::chat {
+
+/// One turn of a conversation.
+struct Message {
+    std::string role;     ///< "system", "user", "assistant" (templates may accept others)
+    std::string content;  ///< UTF-8 text
+};
+
+/// A parsed chat template with its identity for the run log.
+class ChatTemplate {
+  public:
+    /// Parses `source`. `name` is what users and the run log see ("model"
+    /// for a GGUF's own template, a built-in's short name, a file name).
+    /// Throws jinja::Error (Kind::Syntax) naming the construct and line.
+    static ChatTemplate from_source(std::string source, std::string name);
+    /// A built-in format (never throws).
+    static ChatTemplate builtin(BuiltinFormat f);
+
+    const std::string& name() const { return name_; }
+    const std::string& source() const { return source_; }
+    /// SHA-256 of the source bytes, 64 lowercase hex digits.
+    const std::string& sha256() const { return sha256_; }
+    /// The built-in format this is, if it is one.
+    std::optional<BuiltinFormat> builtin_format() const { return builtin_; }
+
+    /// Renders `messages` with the variables templates expect: messages
+    /// (list of {role, content}), add_generation_prompt, bos_token,
+    /// eos_token, plus `extra` (a JSON object, e.g. {"date_string": "26 Jul
+    /// 2024"} or {"enable_thinking": false}; its keys win). Throws
+    /// jinja::Error (the template's raise_exception message, an undefined
+    /// variable, a limit) naming the line.
+    std::string render(const std::vector<Message>& messages, bool add_generation_prompt,
+                       const std::string& bos_token, const std::string& eos_token,
+                       const nlohmann::ordered_json& extra = nlohmann::ordered_json::object(),
+                       const jinja::RenderOptions& options = {}) const;
+
+  private:
+    std::string name_, source_, sha256_;
+    std::optional<BuiltinFormat> builtin_;
+    jinja::Template parsed_;
+};
+
+/// GGUF key of a model's own template.
+inline constexpr const char* kChatTemplateKey = "tokenizer.chat_template";
+
+/// The built-in format whose marker tokens the vocabulary has
+/// ("<|im_start|>" ChatML, "<|start_header_id|>" Llama 3, "<start_of_turn>"
+/// Gemma, "<|user|>" Phi-3, "[INST]" Mistral), else Llama 2 for
+/// SentencePiece vocabularies and ChatML for the rest.
+BuiltinFormat guess_builtin_format(const tokenizer::Vocab& vocab);
+
+/// The template a chat with this model uses, and why.
+struct TemplateChoice {
+    ChatTemplate tmpl;
+    /// Empty when the requested template is used; otherwise what happened,
+    /// e.g. "the model's chat template cannot be used (chat_template:12:
+    /// unknown filter 'x'); using the built-in ChatML format".
+    std::string note;
+};
+
+/// Picks the template: `requested` = "" or "model" for the GGUF's own
+/// (tokenizer.chat_template), or a built-in's short name. A model without a
+/// template, or whose template does not parse, falls back to
+/// guess_builtin_format() with a note. Throws std::invalid_argument for an
+/// unknown name.
+TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& vocab,
+                               const std::string& requested = "");
+
+/// A conversation ready to run, with what the run log records about how it
+/// was built.
+struct ChatPrompt {
+    std::string text;               ///< rendered text, BOS/EOS text removed as below
+    std::vector<int32_t> ids;       ///< tokenize(text, add_special = true, parse_special = true)
+    std::vector<int32_t> stop_ids;  ///< vocab.eog_ids(): generation ends at any of these
+    std::string template_name;
+    std::string template_sha256;
+    bool add_bos = false;       ///< the vocabulary put BOS in front
+    std::string pre_tokenizer;  ///< vocab.pre_family() ("" for SentencePiece)
+    bool parse_special = true;  ///< special-token text in the rendering became control ids
+};
+
+/// Renders `messages` with `tmpl` (bos_token/eos_token: the vocabulary's
+/// BOS/EOS texts) and tokenizes the result. As llama.cpp does, a rendering
+/// that starts with the BOS text loses it when the vocabulary adds BOS
+/// itself (so BOS appears once), and one that ends with the EOS text loses
+/// it when the vocabulary adds EOS. Throws jinja::Error from rendering and
+/// std::runtime_error from tokenizing.
+ChatPrompt build_prompt(const ChatTemplate& tmpl, const tokenizer::Vocab& vocab,
+                        const std::vector<Message>& messages, bool add_generation_prompt = true,
+                        const nlohmann::ordered_json& extra = nlohmann::ordered_json::object(),
+                        const jinja::RenderOptions& options = {});
+
+}  // namespace wb::chat
