@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
+#extension GL_EXT_control_flow_attributes : enable
 // Y[t, row_offset + r] = sum_k W[r, k] * X[t, k]: matrix x matrix (prefill).
 // Tiles of BM weight rows x BN tokens, BK = 32 along k, staged in shared
 // memory (16 KiB: the host uses this only when maxComputeSharedMemorySize
@@ -33,12 +34,26 @@ void main() {
         for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0.0;
 
     for (uint k0 = 0u; k0 < p.ne0; k0 += BK) {
+#if defined(W_PLAIN)
         for (uint e = tid; e < BK * BM; e += 256u) {
             const uint r = e / BK, k = e % BK;
             float v = 0.0;
             if (row0 + r < p.rows && k0 + k < p.ne0) v = w_get(row0 + r, k0 + k, p.ne0);
             ws[k * BM + r] = v;
         }
+#else
+        // Block types: ne0 is a multiple of 32 = BK, so the tile's k range
+        // is one 32-value unit per row: thread r < BM decodes row r's.
+        if (tid < BM) {
+            float v[32];
+            if (row0 + tid < p.rows) {
+                w_row_unit(row0 + tid, k0 / 32u, p.ne0, v);
+            } else {
+                [[unroll]] for (uint k = 0u; k < 32u; ++k) v[k] = 0.0;
+            }
+            [[unroll]] for (uint k = 0u; k < 32u; ++k) ws[k * BM + tid] = v[k];
+        }
+#endif
         for (uint e = tid; e < BK * BN; e += 256u) {
             const uint t = e / BK, k = e % BK;
             float v = 0.0;

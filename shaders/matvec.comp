@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : enable
+#extension GL_EXT_control_flow_attributes : enable
 #if defined(SUBGROUP)
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
@@ -9,8 +10,8 @@
 // read once and multiplied into NT accumulators, so a batch of B decoding
 // sequences reads the weights ceil(B / NT) times, not B times (the weights
 // dominate memory traffic in decode). Threads stride over k (plain types)
-// or over 32-value blocks (Q8_0/Q4_0: dequantize in the shader, accumulate
-// in f32), then one reduction for all NT sums: a shared-memory tree (any
+// or over 32-value units (block types: decoded in the shader, see
+// weights.glsl; accumulated in f32), then one reduction for all NT sums: a shared-memory tree (any
 // device), or with SUBGROUP (devices with subgroup arithmetic, chosen by
 // vk::Kernels) subgroupAdd within each subgroup and one pass over the
 // per-subgroup sums: one barrier instead of log2(BLOCK_SIZE) + 1.
@@ -32,6 +33,7 @@ layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 
 const uint NT = 8u;  // tokens per workgroup; Kernels::kVecTokensPerGroup
+#define DOT_UNROLL [[unroll]]
 #include "matvec_dot.glsl"
 shared float partial[NT * BLOCK_SIZE];  // [NT][BLOCK_SIZE]
 

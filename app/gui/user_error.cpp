@@ -42,8 +42,9 @@ UserError classify_error(const std::exception& e, const QString& path) {
         u.title = QStringLiteral("The model uses a tensor type this version cannot run");
         u.where = QStringLiteral("file %1").arg(path);
         u.action = QStringLiteral(
-            "Use a file quantized as F32, F16, BF16, Q8_0 or Q4_0 (for example with workbench-cli "
-            "quantize), or open another model.");
+                       "Use a file quantized as one of %1 (for example with workbench-cli "
+                       "quantize), or open another model.")
+                       .arg(QString::fromStdString(ggml::supported_type_names(ggml::Backend::Cpu)));
         return u;
     }
     if (low.contains("unsupported architecture")) {

@@ -9,7 +9,6 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
-#include "quant/quantize_row.h"
 
 namespace wb::quant {
 
@@ -163,7 +162,7 @@ QuantizeReport quantize_file(const std::string& in_path, const std::string& out_
         row_out.resize(dst_row);
         for (uint64_t r = 0; r < t.n_rows(); ++r) {
             ggml::dequantize_row(t.type, t.data + r * src_row, row_f32.data(), ne0, t.name);
-            quantize_row(p.dst_type, row_f32.data(), row_out.data(), static_cast<int64_t>(ne0));
+            ggml::quantize_row(p.dst_type, row_f32.data(), row_out.data(), ne0, t.name);
             out.write_tensor_data(row_out.data(), row_out.size());
         }
     }

@@ -21,11 +21,8 @@ DeviceWeight DeviceWeight::upload(Context& ctx, const std::string& name, uint32_
 DeviceWeight DeviceWeight::upload_stacked(Context& ctx, const std::string& name, uint32_t type,
                                           uint64_t ne0, const std::vector<Part>& parts,
                                           Purpose purpose) {
-    const auto t = static_cast<ggml::Type>(type);
-    if (t != ggml::Type::F32 && t != ggml::Type::F16 && t != ggml::Type::Q8_0 &&
-        t != ggml::Type::Q4_0) {
-        throw ggml::UnsupportedType(type, name);
-    }
+    const ggml::TypeTraits* tt = ggml::type_traits(type);
+    if (!tt || !tt->vulkan) throw ggml::UnsupportedType(type, name, ggml::Backend::Vulkan);
     uint64_t n_rows = 0;
     for (const Part& part : parts) n_rows += part.rows;
     if (ne0 > std::numeric_limits<uint32_t>::max() ||

@@ -1,8 +1,10 @@
 #pragma once
 // A weight matrix in device memory, in its ggml layout (no conversion), as
 // one or more pieces of whole rows so that no storage-buffer binding spans
-// more than Context::binding_limit() (lavapipe: 128 MiB). Kernels dispatch
-// once per piece with the piece's first row as an offset.
+// more than Context::binding_limit() (lavapipe: 128 MiB). Pieces hold whole
+// rows, so they start on block (and 256-value super-block) boundaries, as
+// the shaders' decoders need. Kernels dispatch once per piece with the
+// piece's first row as an offset.
 
 #include <cstdint>
 #include <string>
@@ -27,7 +29,7 @@ class DeviceWeight {
     /// Uploads `data` ([n_rows, ne0] of ggml type `type`, row-major, ggml
     /// block layout) through staging into device-local pieces. Throws
     /// ggml::UnsupportedType (naming `name`) for types the shaders do not
-    /// read (only F32, F16, Q8_0, Q4_0), std::invalid_argument when one row
+    /// read (rows of ggml/types.def without VK), std::invalid_argument when one row
     /// is larger than the binding limit or ne0 does not fit the type's
     /// blocks, and vk::Error when allocation fails.
     static DeviceWeight upload(Context& ctx, const std::string& name, uint32_t type, uint64_t ne0,

@@ -1,7 +1,6 @@
 // ggml type layouts and CPU dequantization, against hand-worked values.
 
 #include <QtTest>
-
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -14,7 +13,7 @@ using namespace wb::ggml;
 
 class TestGgmlTypes : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void fp16_hand_values() {
         QCOMPARE(fp16_to_fp32(0x3C00), 1.0f);
         QCOMPARE(fp16_to_fp32(0xC000), -2.0f);
@@ -49,11 +48,13 @@ private slots:
     void fp16_rounding_matches_double_reference() {
         // Independent reference: nearest half by exhaustive search in double.
         std::vector<double> halves;
-        for (uint32_t h = 0; h < 0x7C00; ++h) halves.push_back(fp16_to_fp32(static_cast<uint16_t>(h)));
+        for (uint32_t h = 0; h < 0x7C00; ++h)
+            halves.push_back(fp16_to_fp32(static_cast<uint16_t>(h)));
         uint32_t seed = 12345;
         for (int k = 0; k < 20000; ++k) {
             seed = seed * 1664525u + 1013904223u;
-            const float x = std::ldexp(static_cast<float>(seed >> 8) / 16777216.0f, static_cast<int>(seed % 40) - 26);
+            const float x = std::ldexp(static_cast<float>(seed >> 8) / 16777216.0f,
+                                       static_cast<int>(seed % 40) - 26);
             auto it = std::lower_bound(halves.begin(), halves.end(), static_cast<double>(x));
             uint16_t want;
             if (it == halves.end()) {
@@ -99,10 +100,10 @@ private slots:
         for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>((j & 0xF) | ((15 - j) << 4));
         float out[32];
         dequantize_row(2, &b, out, 32);
-        QCOMPARE(out[0], -16.0f);    // (0 - 8) * 2
-        QCOMPARE(out[15], 14.0f);    // (15 - 8) * 2
-        QCOMPARE(out[16], 14.0f);    // high nibble of byte 0: 15
-        QCOMPARE(out[31], -16.0f);   // high nibble of byte 15: 0
+        QCOMPARE(out[0], -16.0f);   // (0 - 8) * 2
+        QCOMPARE(out[15], 14.0f);   // (15 - 8) * 2
+        QCOMPARE(out[16], 14.0f);   // high nibble of byte 0: 15
+        QCOMPARE(out[31], -16.0f);  // high nibble of byte 15: 0
     }
 
     void unaligned_source_is_fine() {
@@ -120,10 +121,14 @@ private slots:
         float out[256];
         uint8_t in[256] = {};
         try {
-            dequantize_row(12, in, out, 256, "blk.0.ffn_up.weight");
+            dequantize_row(16, in, out, 256, "blk.0.ffn_up.weight");  // iq2_xxs
             QFAIL("no exception");
         } catch (const UnsupportedType& e) {
-            QCOMPARE(QString(e.what()), QString("unsupported tensor type q4_k in tensor blk.0.ffn_up.weight"));
+            QCOMPARE(QString(e.what()),
+                     QString("unsupported tensor type IQ2_XXS in tensor blk.0.ffn_up.weight "
+                             "(supported: %1)")
+                         .arg(QString::fromStdString(supported_type_names(Backend::Cpu))));
+            QVERIFY(QString(e.what()).contains("Q8_0"));
         }
         QCOMPARE(type_name(4), std::string("type#4"));
         QVERIFY(type_traits(4) == nullptr);

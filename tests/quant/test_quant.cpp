@@ -22,7 +22,6 @@
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "quant/quantize_model.h"
-#include "quant/quantize_row.h"
 
 using wb::gguf::Value;
 using wb::gguf::ValueType;
@@ -107,17 +106,17 @@ class TestQuant : public QObject {
             QCOMPARE(x.size(), size_t(64));
 
             std::vector<wb::ggml::BlockQ8_0> q8(2);
-            wb::quant::quantize_row_q8_0(x.data(), q8.data(), 64);
+            wb::ggml::quantize_row(uint32_t(wb::ggml::Type::Q8_0), x.data(), q8.data(), 64);
             const QByteArray q8b(reinterpret_cast<const char*>(q8.data()), 68);
             QVERIFY2(q8b == hex_bytes(row["q8_0_hex"]), qPrintable(QString("q8_0 row %1").arg(id)));
 
             std::vector<wb::ggml::BlockQ4_0> q4(2);
-            wb::quant::quantize_row_q4_0(x.data(), q4.data(), 64);
+            wb::ggml::quantize_row(uint32_t(wb::ggml::Type::Q4_0), x.data(), q4.data(), 64);
             const QByteArray q4b(reinterpret_cast<const char*>(q4.data()), 36);
             QVERIFY2(q4b == hex_bytes(row["q4_0_hex"]), qPrintable(QString("q4_0 row %1").arg(id)));
 
             std::vector<uint16_t> h(64);
-            wb::quant::quantize_row_f16(x.data(), h.data(), 64);
+            wb::ggml::quantize_row(uint32_t(wb::ggml::Type::F16), x.data(), h.data(), 64);
             const QByteArray hb(reinterpret_cast<const char*>(h.data()), 128);
             QVERIFY2(hb == hex_bytes(row["f16_hex"]), qPrintable(QString("f16 row %1").arg(id)));
 
@@ -132,8 +131,9 @@ class TestQuant : public QObject {
     void row_length_not_multiple_of_32_throws() {
         std::vector<float> x(40, 1.0f);
         std::vector<wb::ggml::BlockQ8_0> q(2);
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                                 wb::quant::quantize_row_q8_0(x.data(), q.data(), 40));
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            wb::ggml::quantize_row(uint32_t(wb::ggml::Type::Q8_0), x.data(), q.data(), 40));
     }
 
     // --- writer ----------------------------------------------------------

@@ -3,11 +3,14 @@
 // with NaN first, sizes that are not multiples of the workgroup size, both
 // quant access variants (uint16 / uint32 words), and weights split across
 // bindings by a forced small binding limit.
-// Tolerances (issue 3): rel. error <= 1e-5 on f32 paths, <= 1e-3 on
-// F16/Q8_0/Q4_0 paths against the dequantized weights.
+// Every type the shaders read (the VK rows of the type table) through
+// every weight kernel, the weights made by the type's quantizer from random
+// floats. Tolerances: rel. error <= 1e-5 on f32 paths, <= 1e-3 on other
+// types against the CPU-dequantized weights in float64.
 
 #include <QtTest>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -36,42 +39,39 @@ struct HostWeight {
     std::vector<float> deq;      ///< [rows, ne0]
 };
 
+/// A random [rows, ne0] weight of `type`: random floats (each row with its
+/// own scale, so blocks see varied ranges) through the type table's
+/// quantizer (ggml's reference), and its CPU-dequantized values, which are
+/// what the shaders must reproduce.
 HostWeight make_weight(ggml::Type type, uint64_t ne0, uint64_t rows) {
     const uint32_t id = static_cast<uint32_t>(type);
+    const size_t rb = ggml::row_bytes(id, ne0);
     HostWeight w;
-    w.bytes.resize(ggml::row_bytes(id, ne0) * rows);
-    std::uniform_int_distribution<int> byte(0, 255);
-    switch (type) {
-        case ggml::Type::F32: {
-            const auto v = rand_vec(ne0 * rows);
-            std::memcpy(w.bytes.data(), v.data(), w.bytes.size());
-            break;
-        }
-        case ggml::Type::F16: {
-            auto* h = reinterpret_cast<uint16_t*>(w.bytes.data());
-            for (uint64_t i = 0; i < ne0 * rows; ++i) h[i] = ggml::fp32_to_fp16(rand_float());
-            break;
-        }
-        case ggml::Type::Q8_0:
-        case ggml::Type::Q4_0: {
-            const size_t bsz = type == ggml::Type::Q8_0 ? 34 : 18;
-            for (size_t b = 0; b < w.bytes.size() / bsz; ++b) {
-                uint8_t* blk = w.bytes.data() + b * bsz;
-                const uint16_t d = ggml::fp32_to_fp16(rand_float(-0.05f, 0.05f));
-                std::memcpy(blk, &d, 2);
-                for (size_t j = 2; j < bsz; ++j) blk[j] = static_cast<uint8_t>(byte(rng()));
-            }
-            break;
-        }
-        default:
-            break;
-    }
+    w.bytes.resize(rb * rows);
     w.deq.resize(ne0 * rows);
     for (uint64_t r = 0; r < rows; ++r) {
-        ggml::dequantize_row(id, w.bytes.data() + r * ggml::row_bytes(id, ne0),
-                             w.deq.data() + r * ne0, ne0);
+        const float scale = rand_float(0.02f, 1.0f);
+        std::vector<float> v = rand_vec(ne0);
+        for (float& x : v) x *= scale;
+        ggml::quantize_row(id, v.data(), w.bytes.data() + r * rb, ne0);
+        ggml::dequantize_row(id, w.bytes.data() + r * rb, w.deq.data() + r * ne0, ne0);
     }
     return w;
+}
+
+/// Row length for a test of `type`: not a multiple of the workgroup size,
+/// a whole number of blocks (several 32-value units or 256-value
+/// super-blocks), odd for F16 so rows start mid-word.
+uint32_t test_ne0(ggml::Type type, uint32_t plain, uint32_t units) {
+    const ggml::TypeTraits* t = ggml::type_traits(type);
+    if (t->block_size == 1) return type == ggml::Type::F16 ? plain | 1u : plain;
+    return t->block_size == 32 ? units * 32 : (units / 4 + 1) * t->block_size;
+}
+
+std::string lower(const char* s) {
+    std::string r(s);
+    for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
 }
 
 std::vector<float> download(const Buffer& b, size_t n) {
@@ -118,6 +118,11 @@ double tol_for(ggml::Type t) {
     return t == ggml::Type::F32 ? 1e-5 : 1e-3;
 }
 
+/// Every type the shaders read, from the type table.
+std::vector<ggml::Type> vk_types() {
+    return ggml::supported_types(ggml::Backend::Vulkan);
+}
+
 }  // namespace
 
 class TestVkKernels : public QObject {
@@ -157,12 +162,9 @@ class TestVkKernels : public QObject {
         QTest::addColumn<int>("n_tok");
         QTest::addColumn<bool>("subgroup");  // Vec only: the subgroupAdd variant
         QTest::addColumn<int>("long_row");   // ne0; 0: a small row, not a multiple of the workgroup
-        const std::pair<const char*, ggml::Type> types[] = {{"f32", ggml::Type::F32},
-                                                            {"f16", ggml::Type::F16},
-                                                            {"q8_0", ggml::Type::Q8_0},
-                                                            {"q4_0", ggml::Type::Q4_0}};
         const char* ctx_names[] = {"u16", "u32", "split"};
-        for (const auto& [tn, t] : types) {
+        for (const ggml::Type t : vk_types()) {
+            const std::string tn = lower(ggml::type_traits(t)->upper);
             for (int c = 0; c < 3; ++c) {
                 for (int path : {int(MatPath::Vec), int(MatPath::VecRow), int(MatPath::Mat)}) {
                     // mat x vec: 19 tokens = two full groups of 8 and a partial one.
@@ -201,10 +203,7 @@ class TestVkKernels : public QObject {
         if (subgroup && !c.info().subgroup_arithmetic)
             QSKIP("the device has no subgroup arithmetic in compute shaders");
         // ne0 not a multiple of the workgroup; odd for F16 so rows start mid-word.
-        const uint32_t ne0 = long_row ? uint32_t(long_row)
-                             : (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0)
-                                 ? 160
-                                 : (t == ggml::Type::F16 ? 101 : 100);
+        const uint32_t ne0 = long_row ? uint32_t(long_row) : test_ne0(t, 100, 5);
         const uint32_t rows = long_row ? 9 : 77;
         const HostWeight hw = make_weight(t, ne0, rows);
         const DeviceWeight w =
@@ -244,11 +243,12 @@ class TestVkKernels : public QObject {
     void get_rows_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("ctx");
-        for (int c = 0; c < 3; ++c) {
-            QTest::newRow(("f32 " + std::to_string(c)).c_str()) << int(ggml::Type::F32) << c;
-            QTest::newRow(("f16 " + std::to_string(c)).c_str()) << int(ggml::Type::F16) << c;
-            QTest::newRow(("q8_0 " + std::to_string(c)).c_str()) << int(ggml::Type::Q8_0) << c;
-            QTest::newRow(("q4_0 " + std::to_string(c)).c_str()) << int(ggml::Type::Q4_0) << c;
+        for (const ggml::Type t : vk_types()) {
+            for (int c = 0; c < 3; ++c) {
+                const std::string name =
+                    lower(ggml::type_traits(t)->upper) + " " + std::to_string(c);
+                QTest::newRow(name.c_str()) << int(t) << c;
+            }
         }
     }
 
@@ -257,8 +257,7 @@ class TestVkKernels : public QObject {
         QFETCH(int, ctx);
         const auto t = static_cast<ggml::Type>(type);
         Context& c = this->ctx(ctx);
-        const uint32_t ne0 = (t == ggml::Type::Q8_0 || t == ggml::Type::Q4_0) ? 288 : 299,
-                       rows = 53;
+        const uint32_t ne0 = test_ne0(t, 299, 9), rows = 53;
         const HostWeight hw = make_weight(t, ne0, rows);
         const DeviceWeight w =
             DeviceWeight::upload(c, "token_embd", uint32_t(type), ne0, rows, hw.bytes.data());
