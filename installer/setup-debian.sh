@@ -21,8 +21,9 @@ packages=(
   xvfb xauth
   # packaging checks
   dpkg-dev lintian desktop-file-utils file help2man
-  # independent checks in tests (csv/json readers of another language)
-  python3
+  # independent checks in tests (csv/json readers of another language), and
+  # the Jinja2 oracle that writes the chat template tests' expected files
+  python3 python3-jinja2
 )
 
 SUDO=""

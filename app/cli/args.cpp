@@ -122,6 +122,7 @@ ParsedArgs parse_args(const CommandSpec& spec, const std::vector<std::string>& a
             value = argv[++i];
         }
         out.values_.emplace(opt->long_name, value);
+        out.ordered_.emplace_back(opt->long_name, value);
     }
     if (!out.help && (out.positional.size() < spec.min_positional ||
                       out.positional.size() > spec.max_positional)) {

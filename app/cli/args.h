@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace wb::cli {
@@ -60,11 +61,16 @@ class ParsedArgs {
     int64_t get_int(std::string_view long_name, int64_t fallback, int64_t lo, int64_t hi) const;
     /// Finite number in [lo, hi], or `fallback` when absent. Throws UsageError.
     double get_double(std::string_view long_name, double fallback, double lo, double hi) const;
+    /// Every option given, as (long name, value) in command-line order (for
+    /// options whose relative order matters, like generate's --user and
+    /// --assistant turns).
+    const std::vector<std::pair<std::string, std::string>>& in_order() const { return ordered_; }
 
   private:
     friend ParsedArgs parse_args(const CommandSpec&, const std::vector<std::string>&);
     std::multimap<std::string, std::string, std::less<>>
-        values_;  // long name -> value ("" for flags)
+        values_;                                                // long name -> value ("" for flags)
+    std::vector<std::pair<std::string, std::string>> ordered_;  // the same, in command-line order
 };
 
 /// Parses `argv` (the arguments after the command name) against `spec`.

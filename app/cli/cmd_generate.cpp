@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "args.h"
+#include "chat/chat_template.h"
+#include "chat_options.h"
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
@@ -38,27 +40,38 @@ const CommandSpec kSpec{
     "generate",
     "",
     "Generate text from a prompt, streaming it to stdout.",
-    "The prompt is tokenized with BOS as llama.cpp does. Generation stops at an\n"
-    "end-of-generation token (finish reason \"stop\") or after N tokens or when the\n"
-    "context is full (\"length\"). The text goes to stdout, then the prompt and\n"
-    "generated token counts, TTFT and prefill/decode tokens/s go to stderr.",
-    concat(concat(concat(model_options(),
-                         {
-                             {"prompt", 'p', "TEXT", "prompt text (required)"},
-                             {"n-predict", 'n', "N", "most tokens to generate (default: 128)"},
-                             {"json", 0, "",
-                              "print one JSON object (ids, text, finish reason, timings) "
-                              "instead of streaming"},
-                             {"db", 0, "PATH",
-                              "run log database (default: "
-                              "~/.local/share/inference-workbench/runlog.sqlite)"},
-                             {"no-log", 0, "", "do not write this response to the run log"},
-                             {"profile", 0, "",
-                              "print per-op GPU times (op, calls, GPU ms, share) to stderr "
-                              "(Vulkan)"},
-                         }),
-                  context_options()),
-           sampling_options()),
+    "The prompt is tokenized with BOS as llama.cpp does. With --chat, the turns given\n"
+    "by --system, --user and --assistant (in order; -p TEXT is the last user turn)\n"
+    "are rendered by the model's chat template (or --chat-format) and tokenized with\n"
+    "special tokens parsed, as llama.cpp's chat does. Generation stops at an\n"
+    "end-of-generation token such as <|eot_id|> or <|im_end|> (finish reason\n"
+    "\"stop\") or after N tokens or when the context is full (\"length\"). The text\n"
+    "goes to stdout, then the prompt and generated token counts, TTFT and\n"
+    "prefill/decode tokens/s go to stderr.",
+    concat(
+        concat(
+            concat(
+                concat(concat(model_options(),
+                              {
+                                  {"prompt", 'p', "TEXT", "prompt text (required without --chat)"},
+                                  {"chat", 0, "",
+                                   "chat: render the turns below with the model's chat template"},
+                                  {"n-predict", 'n', "N", "most tokens to generate (default: 128)"},
+                                  {"json", 0, "",
+                                   "print one JSON object (ids, text, finish reason, timings) "
+                                   "instead of streaming"},
+                                  {"db", 0, "PATH",
+                                   "run log database (default: "
+                                   "~/.local/share/inference-workbench/runlog.sqlite)"},
+                                  {"no-log", 0, "", "do not write this response to the run log"},
+                                  {"profile", 0, "",
+                                   "print per-op GPU times (op, calls, GPU ms, share) to stderr "
+                                   "(Vulkan)"},
+                              }),
+                       context_options()),
+                sampling_options()),
+            chat_turn_options()),
+        chat_template_options()),
     0,
     0,
 };
@@ -151,8 +164,28 @@ int cmd_generate(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
-    const std::optional<std::string> prompt = args.get("prompt");
-    if (!prompt) throw UsageError("generate: -p PROMPT is required");
+    const bool chat_mode = args.has("chat");
+    std::optional<std::string> prompt = args.get("prompt");
+    if (!prompt && !chat_mode)
+        throw UsageError("generate: -p PROMPT is required (or --chat with --user)");
+    if (!chat_mode && (args.has("user") || args.has("assistant") || args.has("system") ||
+                       args.has("chat-format") || args.has("chat-var"))) {
+        throw UsageError(
+            "generate: --system/--user/--assistant/--chat-format/--chat-var need --chat");
+    }
+    std::vector<chat::Message> turns;
+    if (chat_mode) {
+        if (prompt) {
+            // -p is the final user turn after any given on the command line.
+            for (const auto& [name, value] : args.in_order()) {
+                if (name == "system") turns.insert(turns.begin(), chat::Message{"system", value});
+                if (name == "user" || name == "assistant") turns.push_back({name, value});
+            }
+            turns.push_back({"user", *prompt});
+        } else {
+            turns = chat_turns_from_args(args);
+        }
+    }
     const int64_t n_predict = args.get_int("n-predict", 128, 0, int64_t{1} << 24);
     const bool json = args.has("json");
     const sampling::SamplingParams sp = sampling_from_args(args);
@@ -176,7 +209,19 @@ int cmd_generate(const std::vector<std::string>& argv) {
                                  " tokens but token_embd has " + std::to_string(hp.n_vocab) +
                                  " rows");
     }
-    g.prompt_ids = vocab.tokenize(*prompt, /*add_special=*/true);
+    std::optional<chat::ChatPrompt> chat_prompt;
+    if (chat_mode) {
+        const chat::TemplateChoice choice =
+            chat::choose_template(f, vocab, args.get("chat-format").value_or(""));
+        if (!choice.note.empty()) std::fprintf(stderr, "note: %s\n", choice.note.c_str());
+        chat_prompt =
+            chat::build_prompt(choice.tmpl, vocab, turns, true, chat_vars_from_args(args));
+        if (!json) std::fprintf(stderr, "%s\n", describe_chat_prompt(*chat_prompt).c_str());
+        prompt = chat_prompt->text;
+        g.prompt_ids = chat_prompt->ids;
+    } else {
+        g.prompt_ids = vocab.tokenize(*prompt, /*add_special=*/true);
+    }
     if (g.prompt_ids.empty()) throw UsageError("generate: the prompt gives no tokens");
 
     sampling::Sampler sampler(sp);
@@ -198,7 +243,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     const double decode_tps = per_second(n_gen > 1 ? n_gen - 1 : 0, g.decode_ms);
     if (log) {
         // One run with one response; written (and committed) before exit.
-        const nlohmann::json settings = {
+        nlohmann::json settings = {
             {"temperature", as_decimal(sp.temperature)},
             {"top_k", sp.top_k},
             {"top_p", as_decimal(sp.top_p)},
@@ -211,7 +256,15 @@ int cmd_generate(const std::vector<std::string>& argv) {
             {"max_tokens", n_predict},
             {"kv_type", m->context().kv_type == model::KvType::F16 ? "f16" : "f32"},
             {"backend", m->backend_name()},
-            {"prompt_mode", "raw"}};
+            {"prompt_mode", chat_mode ? "chat" : "raw"},
+            // How the text became ids, so runs that tokenize differently differ here.
+            {"add_bos", vocab.add_bos()},
+            {"pre_tokenizer", vocab.pre_family()},
+            {"parse_special", chat_mode}};
+        if (chat_prompt) {
+            settings["chat_template"] = chat_prompt->template_name;
+            settings["chat_template_sha256"] = chat_prompt->template_sha256;
+        }
         const bool cpu = m->backend_name() == "cpu";
         runlog::DeviceInfo dev;
         if (!cpu) dev = runlog::describe_vulkan_device(lo.device);  // the loader's choice
@@ -243,6 +296,17 @@ int cmd_generate(const std::vector<std::string>& argv) {
         j["backend"] = m->backend_name();
         j["prompt"] = *prompt;
         j["prompt_token_ids"] = g.prompt_ids;
+        if (chat_prompt) {
+            nlohmann::json msgs = nlohmann::json::array();
+            for (const chat::Message& t : turns)
+                msgs.push_back({{"role", t.role}, {"content", t.content}});
+            j["chat"] = {{"messages", msgs},
+                         {"template", chat_prompt->template_name},
+                         {"template_sha256", chat_prompt->template_sha256},
+                         {"add_bos", chat_prompt->add_bos},
+                         {"pre_tokenizer", chat_prompt->pre_tokenizer},
+                         {"parse_special", chat_prompt->parse_special}};
+        }
         j["generated_token_ids"] = g.generated_ids;
         j["text"] = g.text;
         j["finish_reason"] = g.finish_reason;

@@ -32,6 +32,7 @@
     X(info, "Show a model's architecture, hyperparameters, tokenizer, tensors and memory") \
     X(generate, "Generate text from a prompt, streaming it to stdout") \
     X(tokenize, "Print the token ids of a text") \
+    X(chat_template, "Render a conversation (JSON on stdin) with a chat template and print the prompt") \
     X(quantize, "Write a quantized copy (F16, Q8_0 or Q4_0) of a GGUF model") \
     X(compare, "Compare a model with its variants: speed, memory, PPL, KLD, agreement, accuracy") \
     X(devices, "List the Vulkan devices and their capabilities") \
@@ -60,13 +61,23 @@ struct Command {
 const Command kCommands[] = {WB_CLI_COMMANDS(WB_CLI_ENTRY)};
 #undef WB_CLI_ENTRY
 
+// What users type: the table's identifier with '-' for '_' (chat_template
+// is `workbench-cli chat-template`).
+std::string cli_name(const Command& c) {
+    std::string n = c.name;
+    for (char& ch : n) {
+        if (ch == '_') ch = '-';
+    }
+    return n;
+}
+
 void print_tool_help() {
     std::printf(
         "Usage: workbench-cli COMMAND [OPTIONS] [ARGS]\n"
         "Run local GGUF language models from the command line (Inference Workbench).\n"
         "\n"
         "Commands:\n");
-    for (const Command& c : kCommands) std::printf("  %-12s %s\n", c.name, c.summary);
+    for (const Command& c : kCommands) std::printf("  %-13s %s\n", cli_name(c).c_str(), c.summary);
     std::printf(
         "\n"
         "Options:\n"
@@ -96,7 +107,8 @@ int main(int argc, char** argv) {
         return 0;
     }
     for (const Command& c : kCommands) {
-        if (first != c.name) continue;
+        if (first != cli_name(c)) continue;
+        const std::string name = cli_name(c);
         std::vector<std::string> rest(args.begin() + 1, args.end());
         try {
             int rc = c.run(rest);
@@ -105,7 +117,7 @@ int main(int argc, char** argv) {
         } catch (const wb::cli::UsageError& e) {
             std::fflush(stdout);
             std::fprintf(stderr, "workbench-cli: %s\nTry 'workbench-cli %s --help'.\n", e.what(),
-                         c.name);
+                         name.c_str());
             return 2;
         } catch (const std::bad_alloc&) {
             // Mostly the KV cache of a large -c (times --concurrency) on the
@@ -115,11 +127,11 @@ int main(int argc, char** argv) {
                          "workbench-cli %s: error: out of memory (std::bad_alloc); the KV cache "
                          "grows with -c (times --concurrency for batch and bench): try smaller "
                          "values\n",
-                         c.name);
+                         name.c_str());
             return 1;
         } catch (const std::exception& e) {
             std::fflush(stdout);
-            std::fprintf(stderr, "workbench-cli %s: error: %s\n", c.name, e.what());
+            std::fprintf(stderr, "workbench-cli %s: error: %s\n", name.c_str(), e.what());
             return 1;
         }
     }

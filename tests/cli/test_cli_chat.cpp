@@ -1,0 +1,215 @@
+// workbench-cli's chat commands as a user runs them (QProcess on the built
+// binary): chat-template (JSON messages on stdin), generate --chat and
+// tokenize on byte-level BPE vocabularies. Expected prompts and ids are
+// llama.cpp's `chat` golden records of the tiny Llama-3.2 and Qwen2.5
+// models (tests/data/golden2/<model>/goldens) and its tokenizer golden
+// records; template renderings are Python Jinja2's (tests/data/chat/expected).
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+#include "common/data_dir.h"
+#include "common/json_fixtures.h"
+
+namespace {
+
+const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
+const QString kData = QString::fromStdString(wbtest::data_dir());
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run run_cli(const QStringList& args, const QByteArray& input = {}) {
+    QProcess p;
+    p.start(kCli, args);
+    if (!p.waitForStarted(30000)) return {};
+    p.write(input);
+    p.closeWriteChannel();
+    Run r;
+    if (!p.waitForFinished(300000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out";
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QJsonObject chat_record(const QString& model) {
+    const QJsonObject doc = wbtest::read_json(
+        (kData + "/golden2/" + model + "/goldens/f16.llamacpp.kvf32.json").toStdString());
+    for (const QJsonValue& r : doc["results"].toArray()) {
+        if (r.toObject()["name"].toString() == "chat") return r.toObject();
+    }
+    qFatal("no chat record");
+}
+
+QString ids_line(const QJsonArray& a) {
+    QStringList s;
+    for (const auto& v : a) s << QString::number(v.toInt());
+    return s.join(' ');
+}
+
+QString model_path(const QString& m) {
+    return kData + "/golden2/" + m + "/" + m + "-f16.gguf";
+}
+
+}  // namespace
+
+class TestCliChat : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase() { QVERIFY2(QFile::exists(kCli), qPrintable(kCli)); }
+
+    void chatTemplateOfAModelGivesLlamaCppPrompt_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("llama3") << "llama3";
+        QTest::newRow("qwen2") << "qwen2";
+    }
+
+    void chatTemplateOfAModelGivesLlamaCppPrompt() {
+        QFETCH(QString, model);
+        const QJsonObject rec = chat_record(model);
+        const QByteArray stdin_json = QJsonDocument(rec["messages"].toArray()).toJson();
+        const Run r = run_cli(
+            {"chat-template", model_path(model), "--ids", "--chat-var", "date_string=26 Jul 2024"},
+            stdin_json);
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QString out = QString::fromUtf8(r.out);
+        const QString rendered = rec["rendered"].toString();
+        QVERIFY2(out.startsWith(rendered), qPrintable(out));
+        QCOMPARE(out.mid(rendered.size()), "\n" + ids_line(rec["prompt_ids"].toArray()) + "\n");
+        QVERIFY2(r.err.contains("chat template: model (sha256 "), r.err.constData());
+    }
+
+    void chatTemplateOfAFileMatchesJinja2() {
+        // Qwen2.5's template, 3 turns after a system message, generation
+        // prompt on (Python Jinja2's rendering in expected/).
+        const QJsonObject doc = wbtest::read_json(
+            (kData + "/chat/expected/Qwen-Qwen2.5-7B-Instruct.json").toStdString());
+        const QJsonArray messages = doc["conversations"].toObject()["system_user3"].toArray();
+        QString want;
+        for (const QJsonValue& c : doc["cases"].toArray()) {
+            const QJsonObject o = c.toObject();
+            if (o["conversation"].toString() == "system_user3" &&
+                o["add_generation_prompt"].toBool()) {
+                want = o["output"].toString();
+            }
+        }
+        QVERIFY(!want.isEmpty());
+        const QJsonObject in{{"messages", messages}};
+        const Run r =
+            run_cli({"chat-template", kData + "/chat/templates/Qwen-Qwen2.5-7B-Instruct.jinja"},
+                    QJsonDocument(in).toJson());
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(QString::fromUtf8(r.out), want);
+        // Without the generation prompt the assistant header is gone.
+        const Run no_agp =
+            run_cli({"chat-template", kData + "/chat/templates/Qwen-Qwen2.5-7B-Instruct.jinja",
+                     "--no-generation-prompt"},
+                    QJsonDocument(in).toJson());
+        QVERIFY(!QString::fromUtf8(no_agp.out).endsWith("<|im_start|>assistant\n"));
+    }
+
+    void chatTemplateErrors() {
+        // The template's own refusal, with its file and line.
+        const Run sys =
+            run_cli({"chat-template", kData + "/chat/templates/google-gemma-2-2b-it.jinja"},
+                    R"([{"role": "system", "content": "x"}, {"role": "user", "content": "y"}])");
+        QCOMPARE(sys.code, 1);
+        QVERIFY2(sys.err.contains("google-gemma-2-2b-it.jinja:1: System role not supported"),
+                 sys.err.constData());
+        // Not JSON / not messages: usage errors.
+        QCOMPARE(run_cli({"chat-template", model_path("qwen2")}, "not json").code, 2);
+        const Run bad =
+            run_cli({"chat-template", model_path("qwen2")}, R"([{"content": "no role"}])");
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains("message 0 needs a string \"role\""), bad.err.constData());
+        // A built-in format instead of the model's template.
+        const Run chatml =
+            run_cli({"chat-template", model_path("llama3"), "--chat-format", "chatml"},
+                    R"([{"role": "user", "content": "hi"}])");
+        QVERIFY2(chatml.code == 0, chatml.err.constData());
+        QCOMPARE(QString::fromUtf8(chatml.out),
+                 QString("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
+    }
+
+    void generateChatUsesTheTemplate() {
+        // The conversation of llama.cpp's chat record, given as turns in
+        // order; the prompt ids must be llama.cpp's.
+        const QJsonObject rec = chat_record("llama3");
+        QStringList args = {"generate",
+                            "-m",
+                            model_path("llama3"),
+                            "--chat",
+                            "--backend",
+                            "cpu",
+                            "-n",
+                            "2",
+                            "--temp",
+                            "0",
+                            "--no-log",
+                            "--json",
+                            "--chat-var",
+                            "date_string=26 Jul 2024"};
+        for (const QJsonValue& m : rec["messages"].toArray()) {
+            args << "--" + m.toObject()["role"].toString() << m.toObject()["content"].toString();
+        }
+        const Run r = run_cli(args);
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["prompt_token_ids"].toArray(), rec["prompt_ids"].toArray());
+        QCOMPARE(j["prompt"].toString(), rec["rendered"].toString());
+        const QJsonObject chat = j["chat"].toObject();
+        QCOMPARE(chat["template"].toString(), QString("model"));
+        QCOMPARE(chat["template_sha256"].toString().size(), 64);
+        QCOMPARE(chat["pre_tokenizer"].toString(), QString("llama3"));
+        QCOMPARE(chat["add_bos"].toBool(), true);
+        QCOMPARE(chat["parse_special"].toBool(), true);
+        // The first greedy token is llama.cpp's too (later ones depend on
+        // the engine's Llama-3 RoPE scaling, not on the prompt).
+        QCOMPARE(j["generated_token_ids"].toArray().first().toInt(),
+                 rec["generated_ids"].toArray().first().toInt());
+        // Turn options need --chat.
+        QCOMPARE(run_cli({"generate", "-m", model_path("llama3"), "--user", "hi"}).code, 2);
+    }
+
+    void tokenizeBpe() {
+        // llama.cpp's golden record hard_llama3_specials for the Llama-3.2
+        // vocabulary, with special text parsed: <|begin_of_text|> ... <|eot_id|>.
+        const std::vector<QJsonObject> recs = wbtest::read_jsonl(
+            (kData + "/golden2/tokenizer/vocab-llama-bpe-llama3.2.jsonl").toStdString());
+        const QString vocab = kData + "/models/vocab-derived/vocab-llama-bpe-llama3.2.gguf";
+        int checked = 0;
+        for (const QJsonObject& rec : recs) {
+            if (rec["name"].toString() != "hard_llama3_specials" &&
+                rec["name"].toString() != "hard_contractions")
+                continue;
+            const Run plain =
+                run_cli({"tokenize", "-m", vocab, "-p", rec["text"].toString(), "--no-bos"});
+            QVERIFY2(plain.code == 0, plain.err.constData());
+            QCOMPARE(QString::fromUtf8(plain.out).trimmed(), ids_line(rec["ids"].toArray()));
+            const Run special =
+                run_cli({"tokenize", "-m", vocab, "-p", rec["text"].toString(), "--parse-special"});
+            QCOMPARE(QString::fromUtf8(special.out).trimmed(),
+                     ids_line(rec["ids_add_special_parse_special"].toArray()));
+            ++checked;
+        }
+        QCOMPARE(checked, 2);
+        const Run pieces = run_cli({"tokenize", "-m", vocab, "-p", "Hello world", "--pieces"});
+        QCOMPARE(QString::fromUtf8(pieces.out),
+                 QString("128000\t\"<|begin_of_text|>\"\n9906\t\"Hello\"\n1917\t\" world\"\n"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliChat)
+#include "test_cli_chat.moc"
