@@ -21,9 +21,10 @@ packages=(
   xvfb xauth
   # packaging checks
   dpkg-dev lintian desktop-file-utils file help2man
-  # independent checks in tests (csv/json readers of another language), and
-  # the Jinja2 oracle that writes the chat template tests' expected files
-  python3 python3-jinja2
+  # independent checks in tests (csv/json readers of another language), the
+  # Jinja2 oracle that writes the chat template tests' expected files, and a
+  # float64 numpy forward pass of the architectures
+  python3 python3-jinja2 python3-numpy
 )
 
 SUDO=""

@@ -16,6 +16,8 @@
 // (decode of few tokens over long spans: more workgroups than heads) each
 // workgroup covers one chunk of the span and attention_merge.comp combines
 // them (attention_io.glsl has the shapes and the partial layout).
+// Sliding window (gemma, mistral) and score soft-capping (gemma2): see
+// span_of() and score() in attention_io.glsl.
 #include "common.glsl"
 #include "attention_io.glsl"
 
@@ -35,9 +37,10 @@ void main() {
     const uint hd = HD;
     const uint kvh = h / (p.n_head / p.n_head_kv);
     const uint kv_col = kvh * hd;
-    const uint first = spans[2u * t];
+    uint first, n_span;
+    span_of(t, first, n_span);
     uint c_begin, c_end;
-    chunk_range(spans[2u * t + 1u], z, c_begin, c_end);
+    chunk_range(n_span, z, c_begin, c_end);
 
     // The V sum: lane tid owns output dims d0, d0 + BLOCK_SIZE, ... of cell
     // group g. With head_dim < BLOCK_SIZE the G = BLOCK_SIZE / head_dim
@@ -65,7 +68,7 @@ void main() {
             float dot = 0.0;
             const uint kb = cell * p.kv_stride + kv_col;
             for (uint e = 0u; e < hd; ++e) dot += qs[e] * k_at(kb + e);
-            s = dot * p.scale;
+            s = score(dot);
         }
         red[tid] = s;
         barrier();

@@ -10,6 +10,8 @@
 // rescaled by exp(m_old - m_new) when the max grows; Milakov & Gimelshein,
 // "Online normalizer calculation for softmax", 2018), and the same split-K
 // partials (attention_io.glsl has the shapes and the partial layout).
+// Sliding window (gemma, mistral) and score soft-capping (gemma2): see
+// span_of() and score() in attention_io.glsl.
 #include "common.glsl"
 #include "attention_io.glsl"
 
@@ -20,9 +22,10 @@ void main() {
     const uint h = idx % p.n_head, z = idx / p.n_head;
     const uint hd = HD;
     const uint kv_col = (h / (p.n_head / p.n_head_kv)) * hd;
-    const uint first = spans[2u * t];
+    uint first, n_span;
+    span_of(t, first, n_span);
     uint c_begin, c_end;
-    chunk_range(spans[2u * t + 1u], z, c_begin, c_end);
+    chunk_range(n_span, z, c_begin, c_end);
 
     float qv[MAX_HEAD_DIM];   // q of (t, h)
     float acc[MAX_HEAD_DIM];  // sum over cells of exp(s - m) * v
@@ -35,7 +38,7 @@ void main() {
         const uint base = table[first + j] * p.kv_stride + kv_col;
         float dot = 0.0;
         for (uint e = 0u; e < hd; ++e) dot += qv[e] * k_at(base + e);
-        const float s = dot * p.scale;
+        const float s = score(dot);
         if (s > m) {  // new max: rescale what was summed so far
             const float alpha = m == LOW ? 0.0 : exp(m - s);
             l *= alpha;

@@ -19,7 +19,7 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
-#include "model/vk_llama.h"
+#include "model/vk_model.h"
 
 namespace wb::cli {
 
@@ -83,7 +83,7 @@ struct RunProfile {
 std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& prompt,
                                    int64_t n_gen, std::mt19937& rng, RunProfile* pp_prof,
                                    RunProfile* tg_prof) {
-    auto* vkm = dynamic_cast<model::VkLlama*>(&m);
+    auto* vkm = dynamic_cast<model::VkModel*>(&m);
     m.seq_rm(0);
     model::Batch b;
     for (size_t i = 0; i < prompt.size(); ++i)
@@ -182,7 +182,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                          " is smaller than -p + -n = " + std::to_string(need_ctx));
     }
     std::unique_ptr<model::Model> m = model::load_model(path, lo);
-    if (profile && !dynamic_cast<model::VkLlama*>(m.get()))
+    if (profile && !dynamic_cast<model::VkModel*>(m.get()))
         throw UsageError("bench: --profile needs --backend vulkan");
 
     std::map<std::string, uint64_t> types;  // weight type -> tensors

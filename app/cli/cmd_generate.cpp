@@ -23,7 +23,7 @@
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
-#include "model/vk_llama.h"
+#include "model/vk_model.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
@@ -226,7 +226,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
 
     sampling::Sampler sampler(sp);
     const int64_t started_utc_ms = runlog::now_utc_ms();
-    auto* vk_model = dynamic_cast<model::VkLlama*>(m.get());  // --profile: Vulkan timestamps
+    auto* vk_model = dynamic_cast<model::VkModel*>(m.get());  // --profile: Vulkan timestamps
     if (args.has("profile")) {
         if (!vk_model) throw UsageError("generate: --profile needs --backend vulkan");
         vk_model->set_profiling(true);

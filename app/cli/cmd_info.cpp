@@ -13,7 +13,8 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
-#include "model/vk_llama.h"
+#include "model/vk_model.h"
+#include "vk/kernels.h"
 #include "vk/context.h"
 
 namespace wb::cli {
@@ -144,14 +145,15 @@ int cmd_info(const std::vector<std::string>& argv) {
                 human_bytes(weight_bytes + kv_bytes).c_str());
 
     // Where it would run: the Vulkan device and whether the model fits its
-    // largest device-local heap (VkLlama's own estimate, activations included).
+    // largest device-local heap (VkModel's own estimate, activations included).
     try {
         const std::vector<vk::DeviceInfo> devs = vk::list_devices();
         const vk::DeviceInfo& d = devs.at(vk::choose_device(devs, args.get("device").value_or("")));
         model::ContextParams cp;
         cp.n_ctx = static_cast<uint32_t>(n_ctx);
         cp.kv_type = kv_name == "f16" ? model::KvType::F16 : model::KvType::F32;
-        const model::VkMemoryNeed need = model::VkLlama::memory_needed(f, cp);
+        const model::MemoryNeed need =
+            model::VkModel::memory_needed(f, cp, vk::Kernels::config_for(d));
         uint64_t heap = 0;
         for (const vk::HeapInfo& h : d.heaps)
             if (h.device_local && h.size > heap) heap = h.size;

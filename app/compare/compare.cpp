@@ -15,7 +15,7 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
-#include "model/vk_llama.h"
+#include "model/vk_model.h"
 #include "tokenizer/vocab.h"
 
 namespace wb::compare {
@@ -229,7 +229,7 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
     for (size_t i = 0; i < n_models; ++i) {
         ModelReport& m = r.models[i];
         m.backend = models[i]->backend_name();
-        if (const auto* vk = dynamic_cast<const model::VkLlama*>(models[i])) {
+        if (const auto* vk = dynamic_cast<const model::VkModel*>(models[i])) {
             m.device_bytes = vk->memory_report().total();
         }
         m.n_ctx = models[i]->context().n_ctx;

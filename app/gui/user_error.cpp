@@ -13,6 +13,25 @@ UserError classify_error(const std::exception& e, const QString& path) {
     const QString low = u.what.toLower();
     const QString file = path.isEmpty() ? QString() : QFileInfo(path).fileName();
 
+    // An option of a supported architecture (mixture of experts, YaRN, ...)
+    // or a tensor the architecture does not have: the file is fine, the
+    // engine does not run it.
+    if (low.contains("(supported architectures:") || low.contains("not part of architecture")) {
+        u.kind = UserError::Kind::UnsupportedArch;
+        u.title = QStringLiteral("This model uses a feature this version does not run");
+        const qsizetype k = u.what.indexOf(QStringLiteral("metadata key '"));
+        const qsizetype t = u.what.indexOf(QStringLiteral("tensor '"));
+        const qsizetype at = k >= 0 ? k : t;
+        const QString field =
+            at >= 0 ? u.what.mid(at, u.what.indexOf('\'', u.what.indexOf('\'', at) + 1) - at + 1)
+                    : QString();
+        u.where = field.isEmpty() ? QStringLiteral("file %1").arg(path)
+                                  : QStringLiteral("file %1, %2").arg(path, field);
+        u.action = QStringLiteral(
+            "This version runs dense gemma2, gemma3, llama (Llama, Mistral), phi3, qwen2 and qwen3 "
+            "models; the message names what this one uses. Open another model.");
+        return u;
+    }
     if (const auto* g = dynamic_cast<const gguf::Error*>(&e)) {
         // A missing file also surfaces as a gguf::Error from the mmap layer.
         if (low.contains("no such file") || low.contains("cannot open") ||
@@ -51,8 +70,9 @@ UserError classify_error(const std::exception& e, const QString& path) {
         u.kind = UserError::Kind::UnsupportedArch;
         u.title = QStringLiteral("This model's architecture is not supported yet");
         u.where = QStringLiteral("file %1, field general.architecture").arg(path);
-        u.action =
-            QStringLiteral("This version runs llama-architecture models. Open another model.");
+        u.action = QStringLiteral(
+            "This version runs gemma2, gemma3, llama (Llama, Mistral), phi3, qwen2 and qwen3 "
+            "models. Open another model.");
         return u;
     }
     if (low.contains("unsupported tokenizer")) {

@@ -1,59 +1,21 @@
-// HParams::from_gguf: reads llama.cpp's `<arch>.*` keys (llama.cpp
-// src/llama-model.cpp load_hparams, src/llama-arch.cpp LLM_KV names) and
-// applies the same defaults for absent optional keys.
+// HParams::from_gguf: reads llama.cpp's common `<arch>.*` keys (llama.cpp
+// src/llama-model.cpp load_hparams, src/llama-arch.cpp LLM_KV names) with
+// the same defaults for absent optional keys, refuses options the engine
+// does not implement, then lets the architecture's spec read its own keys.
 
 #include "model/hparams.h"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <string_view>
 
 #include "gguf/gguf.h"
+#include "model/arch/arch.h"
 
 namespace wb::model {
 
 namespace {
-
-/// RoPE pairing per architecture, as llama.cpp's llama_model_rope_type()
-/// assigns it. Only "llama" is loadable today; the others are listed so the
-/// mode is right the day their graphs are added.
-///
-/// | architectures                                               | mode   |
-/// |-------------------------------------------------------------|--------|
-/// | llama, baichuan, internlm2, minicpm, deepseek, deepseek2,   | Normal |
-/// | command-r, granite, xverse, orion, arctic, chatglm          |        |
-/// | falcon, gptneox, phi2, phi3, qwen, qwen2, qwen2moe, qwen3,  | NeoX   |
-/// | stablelm, gemma, gemma2, gemma3, starcoder2, olmo2, dbrx,   |        |
-/// | openelm, codeshell, nemotron, exaone, plamo, nomic-bert     |        |
-struct ArchRope {
-    std::string_view arch;
-    RopeMode mode;
-};
-
-constexpr ArchRope kArchRope[] = {
-    {"llama", RopeMode::Normal},     {"baichuan", RopeMode::Normal},
-    {"internlm2", RopeMode::Normal}, {"minicpm", RopeMode::Normal},
-    {"deepseek", RopeMode::Normal},  {"deepseek2", RopeMode::Normal},
-    {"command-r", RopeMode::Normal}, {"granite", RopeMode::Normal},
-    {"xverse", RopeMode::Normal},    {"orion", RopeMode::Normal},
-    {"arctic", RopeMode::Normal},    {"chatglm", RopeMode::Normal},
-    {"falcon", RopeMode::NeoX},      {"gptneox", RopeMode::NeoX},
-    {"phi2", RopeMode::NeoX},        {"phi3", RopeMode::NeoX},
-    {"qwen", RopeMode::NeoX},        {"qwen2", RopeMode::NeoX},
-    {"qwen2moe", RopeMode::NeoX},    {"qwen3", RopeMode::NeoX},
-    {"stablelm", RopeMode::NeoX},    {"gemma", RopeMode::NeoX},
-    {"gemma2", RopeMode::NeoX},      {"gemma3", RopeMode::NeoX},
-    {"starcoder2", RopeMode::NeoX},  {"olmo2", RopeMode::NeoX},
-    {"dbrx", RopeMode::NeoX},        {"openelm", RopeMode::NeoX},
-    {"codeshell", RopeMode::NeoX},   {"nemotron", RopeMode::NeoX},
-    {"exaone", RopeMode::NeoX},      {"plamo", RopeMode::NeoX},
-    {"nomic-bert", RopeMode::NeoX},
-};
-
-/// Architectures whose forward pass this engine implements.
-constexpr std::string_view kLoadable[] = {"llama"};
 
 [[noreturn]] void bad_key(const gguf::File& f, const std::string& key, const std::string& problem) {
     throw gguf::Error(f.path(), std::nullopt, "metadata key '" + key + "'", problem);
@@ -72,6 +34,43 @@ uint32_t read_u32(const gguf::File& f, const std::string& key, std::optional<uin
     return static_cast<uint32_t>(*v);
 }
 
+[[noreturn]] void refuse(const gguf::File& f, const std::string& key, const std::string& what) {
+    const gguf::Value* v = f.find(key);
+    throw UnsupportedModel(
+        f.path() + ": metadata key '" + key + "' = " + (v ? v->to_display() : std::string("?")) +
+        ": " + what + " is not supported (supported architectures: " + supported_arch_list() + ")");
+}
+
+/// Options of otherwise supported architectures that change the forward
+/// pass in ways this engine does not implement: refused by key and value
+/// rather than run wrong.
+void refuse_unsupported_options(const gguf::File& f, const std::string& p) {
+    if (f.get_int(p + "expert_count").value_or(0) > 0)
+        refuse(f, p + "expert_count", "mixture of experts");
+    if (f.find(p + "attention.kv_lora_rank") || f.find(p + "attention.q_lora_rank")) {
+        refuse(f,
+               f.find(p + "attention.kv_lora_rank") ? p + "attention.kv_lora_rank"
+                                                    : p + "attention.q_lora_rank",
+               "multi-head latent attention (MLA)");
+    }
+    for (const char* k : {"ssm.conv_kernel", "ssm.state_size", "ssm.inner_size", "wkv.head_size"}) {
+        if (f.find(p + k)) refuse(f, p + k, "a recurrent (state-space / RWKV) layer");
+    }
+    if (std::optional<double> alibi = f.get_float(p + "attention.max_alibi_bias");
+        alibi && *alibi > 0)
+        refuse(f, p + "attention.max_alibi_bias", "ALiBi position bias");
+    if (std::optional<bool> causal = f.get_bool(p + "attention.causal"); causal && !*causal)
+        refuse(f, p + "attention.causal", "non-causal (encoder) attention");
+    if (std::optional<std::string> type = f.get_string(p + "rope.scaling.type")) {
+        if (*type != "none" && *type != "linear")
+            refuse(f, p + "rope.scaling.type", "RoPE scaling '" + *type + "'");
+    }
+    if (f.find(p + "rope.dimension_sections"))
+        refuse(f, p + "rope.dimension_sections", "multimodal RoPE sections");
+    if (f.get_int(p + "attention.layer_indices").has_value())  // not a llama.cpp key; defensive
+        refuse(f, p + "attention.layer_indices", "per-layer attention selection");
+}
+
 }  // namespace
 
 HParams HParams::from_gguf(const gguf::File& f) {
@@ -79,18 +78,16 @@ HParams HParams::from_gguf(const gguf::File& f) {
     std::optional<std::string> arch = f.get_string("general.architecture");
     if (!arch || arch->empty()) bad_key(f, "general.architecture", "missing");
     hp.arch = *arch;
-    bool loadable = false;
-    for (std::string_view a : kLoadable) loadable = loadable || a == hp.arch;
-    if (!loadable) {
-        throw std::runtime_error(f.path() + ": unsupported architecture " + hp.arch +
-                                 " (supported: llama)");
+    const ArchSpec* spec = find_arch(hp.arch);
+    if (!spec) {
+        throw UnsupportedModel(f.path() + ": unsupported architecture '" + hp.arch +
+                               "' (general.architecture); supported: " + supported_arch_list());
     }
-    for (const ArchRope& ar : kArchRope) {
-        if (ar.arch == hp.arch) hp.rope_mode = ar.mode;
-    }
+    hp.rope_mode = spec->rope_mode;
     hp.name = f.get_string("general.name").value_or("");
 
     const std::string p = hp.arch + ".";
+    refuse_unsupported_options(f, p);
     hp.n_ctx_train = read_u32(f, p + "context_length", std::nullopt);
     hp.n_embd = read_u32(f, p + "embedding_length", std::nullopt);
     hp.n_layer = read_u32(f, p + "block_count", std::nullopt);
@@ -99,18 +96,18 @@ HParams HParams::from_gguf(const gguf::File& f) {
     // llama.cpp: n_head_kv defaults to n_head (no GQA), head size to
     // n_embd / n_head, n_rot to the head size.
     hp.n_head_kv = read_u32(f, p + "attention.head_count_kv", hp.n_head);
-    if (hp.n_embd % hp.n_head != 0) {
+    if (!f.find(p + "attention.key_length") && hp.n_embd % hp.n_head != 0) {
         bad_key(f, p + "attention.head_count",
                 std::to_string(hp.n_head) + " does not divide embedding_length " +
-                    std::to_string(hp.n_embd));
+                    std::to_string(hp.n_embd) + " and attention.key_length is absent");
     }
     hp.head_dim = read_u32(f, p + "attention.key_length", hp.n_embd / hp.n_head);
-    // In 64 bits: a uint32 product wraps, and key_length 2147483649 with
-    // head_count 2 would then "equal" embedding_length 2.
-    if (uint64_t{hp.head_dim} * hp.n_head != hp.n_embd) {
+    // In 64 bits: a uint32 product wraps (key_length 2147483649 with
+    // head_count 2 would give a small "q_dim").
+    if (uint64_t{hp.head_dim} * hp.n_head > (uint64_t{1} << 24)) {
         bad_key(f, p + "attention.key_length",
                 std::to_string(hp.head_dim) + " * head_count " + std::to_string(hp.n_head) +
-                    " != embedding_length " + std::to_string(hp.n_embd));
+                    " is implausibly large");
     }
     if (std::optional<int64_t> vl = f.get_int(p + "attention.value_length");
         vl && *vl != int64_t{hp.head_dim}) {
@@ -129,7 +126,7 @@ HParams HParams::from_gguf(const gguf::File& f) {
                 std::to_string(hp.n_rot) + " must be even and <= head size " +
                     std::to_string(hp.head_dim));
     }
-    // llama.cpp requires the RMS epsilon for llama; the rope base is optional.
+    // llama.cpp requires the RMS epsilon for these architectures; the rope base is optional.
     std::optional<double> eps = f.get_float(p + "attention.layer_norm_rms_epsilon");
     if (!eps) bad_key(f, p + "attention.layer_norm_rms_epsilon", "missing");
     if (!(*eps > 0.0 && *eps < 1.0)) {
@@ -138,9 +135,24 @@ HParams HParams::from_gguf(const gguf::File& f) {
     }
     hp.rms_eps = static_cast<float>(*eps);
     if (std::optional<double> base = f.get_float(p + "rope.freq_base")) {
-        if (!(*base > 0.0)) bad_key(f, p + "rope.freq_base", "must be positive");
+        if (!(*base > 0.0 && std::isfinite(*base)))
+            bad_key(f, p + "rope.freq_base", "must be positive");
         hp.rope_freq_base = static_cast<float>(*base);
     }
+    hp.rope.freq_base = hp.rope_freq_base;
+    // Linear scaling (llama.cpp: rope.scaling.factor, else the older
+    // rope.scale_linear; freq_scale = 1 / factor, 1 when absent or 0).
+    std::optional<double> factor = f.get_float(p + "rope.scaling.factor");
+    if (!factor) factor = f.get_float(p + "rope.scale_linear");
+    if (factor && *factor != 0.0) {
+        if (!(*factor > 0.0 && std::isfinite(*factor)))
+            bad_key(f, p + "rope.scaling.factor", "must be positive");
+        hp.rope.freq_scale = static_cast<float>(1.0 / *factor);
+    }
+    // Sliding-window layers use the same RoPE unless the spec says otherwise.
+    hp.rope_swa = hp.rope;
+    hp.attn_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hp.head_dim)));
+    hp.swa_layers.assign(hp.n_layer <= (1u << 20) ? hp.n_layer : 0, 0);
 
     // Vocabulary size: rows of the embedding matrix; a vocab-only file (no
     // tensors) falls back to the tokenizer's token list.
@@ -164,6 +176,7 @@ HParams HParams::from_gguf(const gguf::File& f) {
                           "missing, and no tokenizer.ggml.tokens to size the vocabulary");
     }
     hp.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+    spec->read_hparams(f, hp);
     return hp;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Backend-neutral KV-cache bookkeeping: which cache cell holds which
-// (sequence, position). The CPU reference (cpu_llama) and the Vulkan
-// forward pass (vk_llama) both keep their K/V tensors as
+// (sequence, position). The CPU reference (cpu_model) and the Vulkan
+// forward pass (vk_model) both keep their K/V tensors as
 // [n_layer][n_ctx cells][n_head_kv * head_dim] and use this class to decide
 // where a ubatch's tokens go and which cells each token attends to.
 // Cells are a pool shared by all sequences (llama.cpp's llama_kv_cache:
@@ -41,6 +41,8 @@ struct KvCellTable {
     /// [n_tokens, 2] row-major (first entry in `cells`, count): token i
     /// attends to cells[first .. first + count), count = pos[i] + 1, i.e. its
     /// sequence's cells with position <= its own (causal mask by construction).
+    /// Attention relies on the position order: a sliding window of w
+    /// positions is the span's last w entries (AttnParams::window).
     std::vector<uint32_t> spans;
 };
 

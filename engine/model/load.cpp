@@ -3,10 +3,9 @@
 #include <stdexcept>
 
 #include "gguf/gguf.h"
-#include "model/cpu_llama.h"
-#include "model/hparams.h"
-#include "model/llama_tensors.h"
-#include "model/vk_llama.h"
+#include "model/cpu_model.h"
+#include "model/model_desc.h"
+#include "model/vk_model.h"
 
 namespace wb::model {
 
@@ -19,12 +18,12 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
     // uploaded), so the mapping only lives for the duration of the load.
     const gguf::File file = gguf::File::open(path);
     // Same checks for every backend, before any of them allocates: a file
-    // without weights or with a misshapen tensor says so by name.
-    check_llama_tensors(file, HParams::from_gguf(file));
-    if (opts.backend == "cpu") return std::make_unique<CpuLlama>(file, opts.context);
-    VkLlamaOptions vo;
+    // without weights or with a misshapen or unknown tensor says so by name.
+    (void)ModelDesc::from_gguf(file);
+    if (opts.backend == "cpu") return std::make_unique<CpuModel>(file, opts.context);
+    VkModelOptions vo;
     vo.device.device = opts.device;
-    return std::make_unique<VkLlama>(file, opts.context, vo);
+    return std::make_unique<VkModel>(file, opts.context, vo);
 }
 
 }  // namespace wb::model

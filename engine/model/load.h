@@ -10,7 +10,7 @@
 namespace wb::model {
 
 struct LoadOptions {
-    /// "cpu" (CpuLlama, the f32 reference) or "vulkan".
+    /// "cpu" (CpuModel, the f32 reference) or "vulkan".
     std::string backend = "cpu";
     /// Vulkan device selector: index ("0") or name substring; empty = default choice.
     std::string device;
@@ -21,10 +21,11 @@ struct LoadOptions {
 /// `opts.backend`. Throws: std::runtime_error when the file cannot be read;
 /// gguf::Error for a malformed file or missing/misshapen tensor;
 /// ggml::UnsupportedType for a weight type the engine cannot compute with;
-/// std::runtime_error "unsupported architecture X"; std::invalid_argument
-/// for an unknown backend name; for "vulkan", whatever VkLlama throws
-/// (no Vulkan loader or device, not enough device memory; see vk_llama.h).
-/// Tensors are checked (check_llama_tensors) before any backend allocates.
+/// UnsupportedModel for an architecture or option the engine does not run
+/// ("unsupported architecture 'X' ..."); std::invalid_argument for an
+/// unknown backend name; for "vulkan", whatever VkModel throws (no Vulkan
+/// loader or device, not enough device memory; see vk_model.h). The weight
+/// table is checked (ModelDesc::from_gguf) before any backend allocates.
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& opts);
 
 }  // namespace wb::model

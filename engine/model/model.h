@@ -1,7 +1,8 @@
 #pragma once
-// The llama forward pass as an interface with two implementations: the CPU
-// reference (engine/model/cpu_llama.*, plain float math, the ground truth for
-// every shader) and the Vulkan engine (engine/model/vk_llama.*).
+// The forward pass as an interface with two implementations: the CPU
+// reference (engine/model/cpu_model.*, plain float math, the ground truth for
+// every shader) and the Vulkan engine (engine/model/vk_model*), both running
+// the architecture's graph (engine/model/arch/).
 
 #include <cstdint>
 #include <memory>
@@ -20,8 +21,8 @@ enum class KvType { F32, F16 };
 
 /// Per-context settings.
 struct ContextParams {
-    uint32_t n_ctx = 2048;     ///< KV-cache cells shared by all sequences (tokens)
-    uint32_t n_seq_max = 1;    ///< sequences that may live in the cache at once
+    uint32_t n_ctx = 2048;   ///< KV-cache cells shared by all sequences (tokens)
+    uint32_t n_seq_max = 1;  ///< sequences that may live in the cache at once
     KvType kv_type = KvType::F32;
 };
 
@@ -30,13 +31,13 @@ struct ContextParams {
 /// outside the vocabulary, or a sequence id >= n_seq_max. The cache is left
 /// as it was before the call.
 class DecodeError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 /// A loaded model plus its KV cache.
 class Model {
-public:
+  public:
     virtual ~Model() = default;
 
     virtual const HParams& hparams() const = 0;

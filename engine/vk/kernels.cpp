@@ -56,6 +56,19 @@ struct AttnPush {
     uint32_t n_tok, n_head, n_head_kv, head_dim, kv_stride, q_stride, o_stride;
     float scale;
     uint32_t n_split, chunk;
+    uint32_t window;
+    float softcap;
+};
+struct HeadNormPush {
+    uint32_t head_dim, n_head, n_tok, off, stride;
+    float eps;
+};
+struct BiasPush {
+    uint32_t n, n_rows, off, stride;
+};
+struct UnaryPush {
+    uint32_t n;
+    float c;
 };
 struct MergePush {
     uint32_t n_head, head_dim, n_split, o_stride;
@@ -86,6 +99,21 @@ Kernels::Kernels(Context& ctx, bool allow_subgroup_ops) : ctx_(ctx) {
 }
 
 Kernels::~Kernels() = default;
+
+KernelConfig Kernels::config_for(const DeviceInfo& d, bool gpu_kernels) {
+    // The same choices as the constructor.
+    KernelConfig k;
+    const uint32_t sg = std::max<uint32_t>(1, d.subgroup_size);
+    k.wg_reduce = pow2_floor(std::min<uint32_t>(
+        std::max<uint32_t>(64, 4 * sg), std::min<uint32_t>(256, d.max_workgroup_invocations)));
+    k.vec_per_row = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU && !gpu_kernels;
+    k.loop_budget = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    return k;
+}
+
+AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) const {
+    return plan_attention(s, KernelConfig{wg_reduce_, vec_per_row_, loop_budget_}, path);
+}
 
 const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
                              uint32_t wg, const std::vector<uint32_t>& extra) {
@@ -203,13 +231,14 @@ void Kernels::add_rms_norm(Recorder& rec, Buffer& x, const Buffer& b, const Buff
 
 void Kernels::rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uint32_t n_tok,
                       uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_rot,
-                      uint32_t q_stride, uint32_t k_stride, bool neox, uint32_t k_offset) {
+                      uint32_t q_stride, uint32_t k_stride, bool neox, uint32_t k_offset,
+                      uint32_t q_offset) {
     if (n_rot % 2 != 0 || n_rot > head_dim) {
         throw std::invalid_argument("rope: n_rot " + std::to_string(n_rot) +
                                     " must be even and <= head_dim " + std::to_string(head_dim));
     }
     const Pipeline& p = get("rope", 3, sizeof(RopePush), wg_elem_);
-    RopePush pc{n_tok,    n_head,         head_dim,  n_rot,    0,
+    RopePush pc{n_tok,    n_head,         head_dim,  n_rot,    q_offset,
                 q_stride, neox ? 1u : 0u, n_head_kv, k_offset, k_stride};
     const uint64_t pairs = uint64_t{std::max(n_head, n_head_kv)} * (n_rot / 2);
     rec.dispatch(p, {&q, &cs, &k}, &pc, ceil_div(pairs, wg_elem_), n_tok, 2, "rope");
@@ -236,12 +265,14 @@ uint32_t log2_floor(uint32_t v) {
 
 }  // namespace
 
-AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) const {
+AttentionPlan Kernels::plan_attention(const AttentionShape& s, const KernelConfig& cfg,
+                                      AttnPath path) {
     const uint64_t hd = s.head_dim;
+    const uint32_t max_span = s.effective_span();
     // Most cells one chunk may hold under the loop budget (CPU devices):
     // upper bounds of the loop iterations each shader runs per invocation.
     auto max_chunk = [&](AttnPath p) -> uint64_t {
-        if (!loop_budget_) return UINT64_MAX;
+        if (!cfg.loop_budget) return UINT64_MAX;
         if (p == AttnPath::Row) {
             // Per cell: the dot product, the V sum, and at worst a rescale
             // (hd each) plus the cell loop; once: q load and store (hd each).
@@ -251,21 +282,21 @@ AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) co
         // Per tile of wg cells: the dot product (hd), two tree reductions,
         // the V sum over wg / G cells with up to 4 dims each, and the tile
         // loop; once: q load, the group sum (G) and small fixed loops.
-        const uint64_t wg = wg_reduce_;
+        const uint64_t wg = cfg.wg_reduce;
         const uint64_t lanes_d = std::clamp<uint64_t>(hd, 1, wg), groups = wg / lanes_d;
         const uint64_t per_tile =
-            hd + 2 * log2_floor(wg_reduce_) + 5 * ((wg + groups - 1) / groups) + 8;
+            hd + 2 * log2_floor(cfg.wg_reduce) + 5 * ((wg + groups - 1) / groups) + 8;
         const uint64_t fixed = hd + groups + 16;
         return fixed >= kCpuLoopBudget ? 0 : (kCpuLoopBudget - fixed) / per_tile * wg;
     };
     auto min_split = [&](AttnPath p) -> uint64_t {
         const uint64_t c = max_chunk(p);
         if (c == 0) return UINT64_MAX;
-        return std::max<uint64_t>(1, (uint64_t{s.max_span} + c - 1) / c);
+        return std::max<uint64_t>(1, (uint64_t{max_span} + c - 1) / c);
     };
 
     AttentionPlan plan;
-    plan.path = path != AttnPath::Auto ? path : vec_per_row_ ? AttnPath::Row : AttnPath::Group;
+    plan.path = path != AttnPath::Auto ? path : cfg.vec_per_row ? AttnPath::Row : AttnPath::Group;
     uint64_t need = min_split(plan.path);
     if (path == AttnPath::Auto && plan.path == AttnPath::Row) {
         AttentionPlan probe{AttnPath::Row,
@@ -277,7 +308,7 @@ AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) co
     }
     if (need > kMaxAttnSplit) {
         throw std::invalid_argument(
-            "attention: a span of " + std::to_string(s.max_span) + " cells with head_dim " +
+            "attention: a span of " + std::to_string(max_span) + " cells with head_dim " +
             std::to_string(s.head_dim) + " needs more than " + std::to_string(kMaxAttnSplit) +
             " chunks to stay under this CPU device's shader loop limit; use a smaller context");
     }
@@ -285,14 +316,14 @@ AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) co
     const uint64_t units = uint64_t{s.n_tok} * s.n_head;
     uint64_t want = 1;
     if (plan.path == AttnPath::Group && units > 0 && units < kAttnBusyGroups &&
-        s.max_span >= 2 * kAttnMinChunk) {
+        max_span >= 2 * kAttnMinChunk) {
         want = std::min<uint64_t>(
-            {(kAttnBusyGroups + units - 1) / units, s.max_span / kAttnMinChunk, kMaxAttnSplit});
+            {(kAttnBusyGroups + units - 1) / units, max_span / kAttnMinChunk, kMaxAttnSplit});
     }
     const uint64_t n = std::max(need, want);
     if (n < 2) return plan;
-    plan.chunk = ceil_div(s.max_span, n);
-    plan.n_split = ceil_div(s.max_span, plan.chunk);
+    plan.chunk = ceil_div(max_span, n);
+    plan.n_split = ceil_div(max_span, plan.chunk);
     return plan;
 }
 
@@ -324,8 +355,8 @@ void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
     }
     Buffer& part = split ? *partials : o;  // bound but unused without a split
     const std::string kv = f16 ? "_f16" : "_f32";
-    AttnPush pc{s.n_tok,    s.n_head,   s.n_head_kv, s.head_dim,   s.kv_stride,
-                s.q_stride, s.o_stride, s.scale,     plan.n_split, plan.chunk};
+    AttnPush pc{s.n_tok,    s.n_head, s.n_head_kv,  s.head_dim, s.kv_stride, s.q_stride,
+                s.o_stride, s.scale,  plan.n_split, plan.chunk, s.window,    s.softcap};
     if (plan.path == AttnPath::Row) {
         const Pipeline& p = get("attention_row" + kv, 7, sizeof(AttnPush), wg_row_, {s.head_dim});
         rec.dispatch(p, {&q, &k_cache, &v_cache, &cell_table, &spans, &o, &part}, &pc,
@@ -355,6 +386,46 @@ void Kernels::add(Recorder& rec, Buffer& a, const Buffer& b, uint32_t n) {
     uint32_t gx = 0, gy = 0;
     groups_1d(n, wg_elem_, gx, gy);
     rec.dispatch(p, {&a, &b}, &pc, gx, gy, 1, "add");
+}
+
+void Kernels::geglu(Recorder& rec, const Buffer& g, uint32_t g_off, const Buffer& u, uint32_t u_off,
+                    uint32_t in_stride, Buffer& y, uint32_t n, uint32_t n_tok) {
+    const Pipeline& p = get("geglu", 3, sizeof(SwigluPush), wg_elem_);
+    SwigluPush pc{n, n_tok, g_off, u_off, in_stride};
+    rec.dispatch(p, {&g, &u, &y}, &pc, ceil_div(n, wg_elem_), n_tok, 1, "geglu");
+}
+
+void Kernels::head_rms_norm(Recorder& rec, Buffer& x, uint32_t off, uint32_t stride,
+                            const Buffer& g, uint32_t head_dim, uint32_t n_head, uint32_t n_tok,
+                            float eps) {
+    if (n_tok == 0 || n_head == 0) return;
+    const Pipeline& p = get("head_norm", 2, sizeof(HeadNormPush), wg_reduce_);
+    HeadNormPush pc{head_dim, n_head, n_tok, off, stride, eps};
+    rec.dispatch(p, {&x, &g}, &pc, n_head, n_tok, 1, "head_rms_norm");
+}
+
+void Kernels::add_bias(Recorder& rec, Buffer& y, uint32_t off, uint32_t stride, const Buffer& b,
+                       uint32_t n, uint32_t n_rows) {
+    if (n_rows == 0) return;
+    const Pipeline& p = get("add_bias", 2, sizeof(BiasPush), wg_elem_);
+    BiasPush pc{n, n_rows, off, stride};
+    rec.dispatch(p, {&y, &b}, &pc, ceil_div(n, wg_elem_), n_rows, 1, "add_bias");
+}
+
+void Kernels::scale(Recorder& rec, Buffer& x, uint32_t n, float c) {
+    const Pipeline& p = get("scale", 1, sizeof(UnaryPush), wg_elem_);
+    UnaryPush pc{n, c};
+    uint32_t gx = 0, gy = 0;
+    groups_1d(n, wg_elem_, gx, gy);
+    rec.dispatch(p, {&x}, &pc, gx, gy, 1, "scale");
+}
+
+void Kernels::softcap(Recorder& rec, Buffer& x, uint32_t n, float cap) {
+    const Pipeline& p = get("softcap", 1, sizeof(UnaryPush), wg_elem_);
+    UnaryPush pc{n, cap};
+    uint32_t gx = 0, gy = 0;
+    groups_1d(n, wg_elem_, gx, gy);
+    rec.dispatch(p, {&x}, &pc, gx, gy, 1, "softcap");
 }
 
 }  // namespace wb::vk

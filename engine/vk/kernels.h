@@ -38,8 +38,13 @@ struct AttentionShape {
     uint32_t kv_stride = 0;  ///< values per cache row (n_head_kv * head_dim)
     uint32_t q_stride = 0;   ///< floats per token row of q
     uint32_t o_stride = 0;   ///< floats per token row of o
-    float scale = 1.0f;      ///< 1 / sqrt(head_dim)
+    float scale = 1.0f;      ///< multiplies q.k (1 / sqrt(head_dim) in most models)
     uint32_t max_span = 0;   ///< longest span (cells) of any token; chooses the split
+    uint32_t window = 0;     ///< > 0: each token sees only the last `window` cells of its span
+    float softcap = 0.0f;    ///< > 0: score s becomes softcap * tanh(s / softcap) (gemma2)
+
+    /// Cells the longest span covers after the window.
+    uint32_t effective_span() const { return window > 0 && max_span > window ? window : max_span; }
 };
 
 /// Which attention shader runs: Group, a workgroup per (head, token,
@@ -57,6 +62,15 @@ struct AttentionPlan {
     AttnPath path = AttnPath::Group;  ///< Group or Row (never Auto)
     uint32_t n_split = 1;             ///< chunks per span, 1..kMaxAttnSplit
     uint32_t chunk = 0;               ///< cells per chunk (n_split > 1)
+};
+
+/// The device facts that choose shader variants and attention splits
+/// (Kernels::config_for): what the memory planner needs to size buffers
+/// the way Kernels will, without creating a device.
+struct KernelConfig {
+    uint32_t wg_reduce = 64;   ///< reduction workgroup size
+    bool vec_per_row = false;  ///< CPU device: row-per-invocation mat x vec and attention
+    bool loop_budget = false;  ///< CPU device: llvmpipe's shader loop limit applies
 };
 
 class Kernels {
@@ -112,7 +126,8 @@ class Kernels {
     /// an odd n_rot or n_rot > head_dim.
     void rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uint32_t n_tok,
                  uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_rot,
-                 uint32_t q_stride, uint32_t k_stride, bool neox, uint32_t k_offset = 0);
+                 uint32_t q_stride, uint32_t k_stride, bool neox, uint32_t k_offset = 0,
+                 uint32_t q_offset = 0);
     /// The KV-cache write of K and V in one dispatch: k_cache[slots[t], :] =
     /// k[k_off + t * src_stride, n values] and v_cache[slots[t], :] likewise
     /// from v at v_off; k, v: f32 rows of src_stride floats (may be one
@@ -139,6 +154,12 @@ class Kernels {
     /// at most kMaxAttnSplit chunks fits the loop budget (a span of about
     /// 150 000 cells for Group on a CPU device).
     AttentionPlan plan_attention(const AttentionShape& s, AttnPath path = AttnPath::Auto) const;
+    /// The same plan for a device described by `cfg` (no device needed).
+    static AttentionPlan plan_attention(const AttentionShape& s, const KernelConfig& cfg,
+                                        AttnPath path = AttnPath::Auto);
+    /// What Kernels chooses on device `d` (ContextOptions::gpu_kernels
+    /// forces the GPU variants on a CPU device).
+    static KernelConfig config_for(const DeviceInfo& d, bool gpu_kernels = false);
     static constexpr uint32_t kAttnBusyGroups = 128;
     static constexpr uint32_t kAttnMinChunk = 128;
     static constexpr uint64_t kCpuLoopBudget = 60000;  ///< under llvmpipe's 65535, with margin
@@ -167,8 +188,23 @@ class Kernels {
     /// output [n_tok, 2 n_ff]); y: [n_tok, n] f32.
     void swiglu(Recorder& rec, const Buffer& g, uint32_t g_off, const Buffer& u, uint32_t u_off,
                 uint32_t in_stride, Buffer& y, uint32_t n, uint32_t n_tok);
+    /// The same with GELU (tanh approximation) instead of SiLU: GeGLU (gemma).
+    void geglu(Recorder& rec, const Buffer& g, uint32_t g_off, const Buffer& u, uint32_t u_off,
+               uint32_t in_stride, Buffer& y, uint32_t n, uint32_t n_tok);
     /// a += b over n floats.
     void add(Recorder& rec, Buffer& a, const Buffer& b, uint32_t n);
+    /// Per-head RMSNorm in place: for t < n_tok, h < n_head, the head_dim
+    /// floats at x[off + t * stride + h * head_dim] become RMSNorm(head) * g;
+    /// g: [head_dim] f32 (QK-norm, see shaders/head_norm.comp).
+    void head_rms_norm(Recorder& rec, Buffer& x, uint32_t off, uint32_t stride, const Buffer& g,
+                       uint32_t head_dim, uint32_t n_head, uint32_t n_tok, float eps);
+    /// y[off + t * stride + i] += b[i] for i < n, t < n_rows; b: [n] f32.
+    void add_bias(Recorder& rec, Buffer& y, uint32_t off, uint32_t stride, const Buffer& b,
+                  uint32_t n, uint32_t n_rows);
+    /// x[i] *= c over n floats.
+    void scale(Recorder& rec, Buffer& x, uint32_t n, float c);
+    /// x[i] = cap * tanh(x[i] / cap) over n floats (cap > 0).
+    void softcap(Recorder& rec, Buffer& x, uint32_t n, float cap);
 
     /// The tiled mat x mat shader can run on this device.
     bool has_mat_mat() const { return mat_mat_ok_; }

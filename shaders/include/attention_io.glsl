@@ -20,6 +20,8 @@ layout(push_constant) uniform Push {
     uint kv_stride, q_stride, o_stride;
     float scale;
     uint n_split, chunk;
+    uint window;    // > 0: a token sees only the last `window` cells of its span
+    float softcap;  // > 0: score s becomes softcap * tanh(s / softcap)
 } p;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
@@ -45,6 +47,23 @@ const uint MAX_HEAD_DIM = 256u;
 // and keep q and the accumulator in registers (1.6x faster prefill
 // attention on lavapipe than with the push constant).
 layout(constant_id = 1) const uint HD = 8;
+
+// Token t's span (first table entry, count) after the sliding window: the
+// table lists a sequence's cells by position, so the window is its tail.
+void span_of(uint t, out uint first, out uint count) {
+    first = spans[2u * t];
+    count = spans[2u * t + 1u];
+    if (p.window > 0u && count > p.window) {
+        first += count - p.window;
+        count = p.window;
+    }
+}
+
+// Scaled and (gemma2) soft-capped score of a dot product q.k.
+float score(float dot) {
+    const float s = dot * p.scale;
+    return p.softcap > 0.0 ? p.softcap * tanh_stable(s / p.softcap) : s;
+}
 
 // Cells [begin, end) of token t's span that chunk z covers (empty when the
 // span is shorter than z * chunk).

@@ -2,17 +2,17 @@
 # Packs what the GPU check (tests/gpu/run.sh) needs into one git-ignored
 # archive, build/gpu-bundle.tar.xz, because the GPU machine has no Qt, no
 # Vulkan SDK and builds nothing:
-#   bin/     test_vk_kernels, test_vk_llama, test_scheduler, workbench-cli
+#   bin/     test_vk_kernels, test_vk_llama, test_vk_arch_golden, test_scheduler, workbench-cli
 #            (stripped copies)
 #   lib/     the ldd-resolved libraries they need that a bare machine may
 #            lack (Qt6Core/Qt6Test, ICU, pcre2, ...); never glibc/libstdc++
 #   vulkan/  libvulkan.so.1 (used only when the machine has no loader)
 #   layers/  VK_LAYER_KHRONOS_validation (.so + manifest) so the tests keep
 #            the validation layer on there too
-#   data/    models/stories260K.gguf and golden/ (the tests' fixtures, from tests/data)
+#   data/    models/stories260K.gguf, golden/ and golden2/ (the tests' fixtures, from tests/data)
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default: build/release)
 # Build first, e.g.:
-#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_scheduler workbench-cli
+#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_vk_arch_golden test_scheduler workbench-cli
 # Then copy build/gpu-bundle.tar.xz to the GPU machine and run, from a checkout there:
 #   bash tests/gpu/run.sh build/gpu-bundle.tar.xz
 set -euo pipefail
@@ -23,11 +23,12 @@ STAGE=$ROOT/build/gpu-bundle
 OUT_TAR=$ROOT/build/gpu-bundle.tar.xz
 
 bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_llama"
-  "$BUILD/tests/scheduler/test_scheduler" "$BUILD/app/cli/workbench-cli")
+  "$BUILD/tests/model/test_vk_arch_golden" "$BUILD/tests/scheduler/test_scheduler"
+  "$BUILD/app/cli/workbench-cli")
 for b in "${bins[@]}"; do
   if [ ! -x "$b" ]; then
     echo "prepare.sh: missing $b; build it first:" >&2
-    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_scheduler workbench-cli" >&2
+    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_vk_arch_golden test_scheduler workbench-cli" >&2
     exit 1
   fi
 done
@@ -64,6 +65,7 @@ fi
 
 cp "$DATA/models/stories260K.gguf" "$STAGE/data/models/"
 cp "$DATA"/golden/stories260K_* "$STAGE/data/golden/"
+cp -r "$DATA/golden2" "$STAGE/data/"
 
 tar -C "$ROOT/build" -cJf "$OUT_TAR" gpu-bundle
 echo "prepare.sh: wrote $OUT_TAR ($(du -h "$OUT_TAR" | cut -f1))"

@@ -63,6 +63,7 @@ run_test() {  # name -> "passed/failed" summary from Qt Test's Totals line
 : >"$WORK/table"
 run_test test_vk_kernels
 run_test test_vk_llama
+run_test test_vk_arch_golden
 run_test test_scheduler
 
 "$CLI" bench -m "$MODEL" -p 64 -n 64 -r 5 --profile >"$LOGS/bench_p64_n64.txt" 2>&1

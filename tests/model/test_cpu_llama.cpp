@@ -1,4 +1,4 @@
-// CpuLlama against independent references: llama.cpp's golden logits and
+// CpuModel against independent references: llama.cpp's golden logits and
 // greedy tokens for stories260K (tests/data/golden, see its README for the
 // tolerances used here), a float64 forward pass written in this file for
 // llama-2-tiny-random (F16 weights), and self-consistency of batching
@@ -22,8 +22,8 @@
 #include "common/data_dir.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
-#include "model/cpu_llama.h"
-#include "model/llama_tensors.h"
+#include "model/cpu_model.h"
+#include "model/model_desc.h"
 #include "model/load.h"
 
 using namespace wb::model;
@@ -108,7 +108,7 @@ void check_greedy(Model& m, const GoldenRecord& r, float tie_tol) {
     }
 }
 
-// ---- float64 reference forward pass (independent of CpuLlama) ----------
+// ---- float64 reference forward pass (independent of CpuModel) ----------
 
 /// Tensor `name` as doubles, [ne1, ne0] row-major (dequantized by ggml's
 /// layout reader, which has its own tests).
@@ -304,7 +304,7 @@ void write_tiny_llama(const std::string& path, const std::vector<TinyTensor>& tw
 
 }  // namespace
 
-class TestCpuLlama : public QObject {
+class TestCpuModel : public QObject {
     Q_OBJECT
   private slots:
     void loads_stories260k() {
@@ -530,13 +530,11 @@ class TestCpuLlama : public QObject {
         }
         {
             const wb::gguf::File f = wb::gguf::File::open(bad_shape);
-            QVERIFY_THROWS_EXCEPTION(wb::gguf::Error,
-                                     check_llama_tensors(f, HParams::from_gguf(f)));
+            QVERIFY_THROWS_EXCEPTION(wb::gguf::Error, ModelDesc::from_gguf(f));
             const std::string good = dir.filePath("good.gguf").toStdString();
             write_tiny_llama(good);
             const wb::gguf::File g = wb::gguf::File::open(good);
-            check_llama_tensors(g, HParams::from_gguf(g));  // no throw
-            QCOMPARE(llama_tensor_specs(HParams::from_gguf(g)).size(), size_t{11});
+            QCOMPARE(ModelDesc::from_gguf(g).tensors.size(), size_t{11});  // no throw
         }
         const std::string bad_type = dir.filePath("type.gguf").toStdString();
         write_tiny_llama(bad_type, {{"blk.0.ffn_up.weight", 32, 32, 6}});  // q5_0
@@ -577,9 +575,8 @@ class TestCpuLlama : public QObject {
         // entries (out of memory before this check existed).
         {
             const wb::gguf::File f = wb::gguf::File::open(write("blocks.gguf", UINT32_MAX, 4, 2));
-            const HParams hp = HParams::from_gguf(f);
             try {
-                check_llama_tensors(f, hp);
+                (void)ModelDesc::from_gguf(f);
                 QFAIL("a file with 1 tensor and 4294967295 blocks should not pass");
             } catch (const wb::gguf::Error& e) {
                 QVERIFY2(QString(e.what()).contains("llama.block_count"), e.what());
@@ -626,5 +623,5 @@ class TestCpuLlama : public QObject {
     }
 };
 
-QTEST_GUILESS_MAIN(TestCpuLlama)
+QTEST_GUILESS_MAIN(TestCpuModel)
 #include "test_cpu_llama.moc"

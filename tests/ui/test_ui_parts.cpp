@@ -12,8 +12,8 @@
 #include <QtTest>
 
 #include "batch_results_model.h"
-#include "common/gguf_bytes.h"
 #include "common/data_dir.h"
+#include "common/gguf_bytes.h"
 #include "gguf/gguf.h"
 #include "live_charts.h"
 #include "model_info.h"
@@ -34,6 +34,7 @@ class UiParts : public QObject {
     void corruptFileError();
     void missingFileError();
     void unsupportedArchError();
+    void unsupportedOptionError();
     void vulkanAndMemoryErrors();
     void modelInfoOfDefaultModel();
     void chartsTakePointsAndExport();
@@ -181,6 +182,20 @@ void UiParts::unsupportedArchError() {
     const gui::UserError u = gui::classify_error(e, "/m/x.gguf");
     QCOMPARE(u.kind, gui::UserError::Kind::UnsupportedArch);
     QVERIFY(u.where.contains("general.architecture"));
+}
+
+void UiParts::unsupportedOptionError() {
+    const std::runtime_error moe(
+        "/m/x.gguf: metadata key 'llama.expert_count' = 8: mixture of experts is not supported "
+        "(supported architectures: gemma2, gemma3, llama, phi3, qwen2, qwen3)");
+    const gui::UserError u = gui::classify_error(moe, "/m/x.gguf");
+    QCOMPARE(u.kind, gui::UserError::Kind::UnsupportedArch);
+    QVERIFY2(u.where.contains("metadata key 'llama.expert_count'"), qPrintable(u.where));
+    const wb::gguf::Error extra("/m/x.gguf", 64, "tensor 'blk.0.attn_q.bias'",
+                                "not part of architecture llama as this engine implements it");
+    const gui::UserError t = gui::classify_error(extra, "/m/x.gguf");
+    QCOMPARE(t.kind, gui::UserError::Kind::UnsupportedArch);
+    QVERIFY2(t.where.contains("tensor 'blk.0.attn_q.bias'"), qPrintable(t.where));
 }
 
 void UiParts::vulkanAndMemoryErrors() {

@@ -350,7 +350,7 @@ class TestVkKernels : public QObject {
         // Q: 5 heads in rows of `stride` (wider than the heads); K: 2 heads
         // from column k_offset of rows of k_stride; both rotated by one dispatch.
         const uint32_t n_tok = 6, n_head = 5, n_head_kv = 2, hd = 8;
-        const uint32_t offset = 0, stride = n_head * hd + 11, k_offset = 3,
+        const uint32_t offset = 2, stride = n_head * hd + 11, k_offset = 3,
                        k_stride = n_head_kv * hd + 7;
         const auto x = rand_vec(offset + n_tok * stride);
         const auto kx = rand_vec(k_offset + n_tok * k_stride);
@@ -371,7 +371,7 @@ class TestVkKernels : public QObject {
         Recorder rec(c);
         rec.begin(false);
         k.rope_qk(rec, xb, kb, csb, n_tok, n_head, n_head_kv, hd, uint32_t(n_rot), stride, k_stride,
-                  neox, k_offset);
+                  neox, k_offset, offset);
         rec.submit();
         // float64 rotation of the heads of `v` (the cos/sin the shader got).
         auto rotated = [&](const std::vector<float>& v, uint32_t heads, uint32_t off,
@@ -456,35 +456,54 @@ class TestVkKernels : public QObject {
     void attention_data() {
         QTest::addColumn<bool>("f16");
         QTest::addColumn<int>("head_dim");
-        QTest::addColumn<int>("n_kv");     // cache cells
-        QTest::addColumn<bool>("row");     // AttnPath::Row, else Group
-        QTest::addColumn<int>("n_split");  // split-K chunks per span, at least
+        QTest::addColumn<int>("n_kv");        // cache cells
+        QTest::addColumn<bool>("row");        // AttnPath::Row, else Group
+        QTest::addColumn<int>("n_split");     // split-K chunks per span, at least
+        QTest::addColumn<int>("window");      // sliding window (cells), 0 = none
+        QTest::addColumn<double>("softcap");  // score soft-cap, 0 = none
         for (const bool row : {false, true}) {
             const char* path = row ? "row" : "group";
             auto name = [&](const char* what) { return QString("%1 %2").arg(what, path); };
-            QTest::newRow(qPrintable(name("f32 hd8 150 cells"))) << false << 8 << 150 << row << 1;
-            QTest::newRow(qPrintable(name("f16 hd8 150 cells"))) << true << 8 << 150 << row << 1;
-            QTest::newRow(qPrintable(name("f32 hd72 3 cells"))) << false << 72 << 3 << row << 1;
+            QTest::newRow(qPrintable(name("f32 hd8 150 cells")))
+                << false << 8 << 150 << row << 1 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("f16 hd8 150 cells")))
+                << true << 8 << 150 << row << 1 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("f32 hd72 3 cells")))
+                << false << 72 << 3 << row << 1 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd130 333 cells")))
-                << true << 130 << 333 << row << 1;
-            QTest::newRow(qPrintable(name("f32 hd256 70 cells"))) << false << 256 << 70 << row << 1;
+                << true << 130 << 333 << row << 1 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("f32 hd256 70 cells")))
+                << false << 256 << 70 << row << 1 << 0 << 0.0;
             // Long enough that llvmpipe's loop limit forces a split there.
             QTest::newRow(qPrintable(name("f32 hd64 3000 cells")))
-                << false << 64 << 3000 << row << 1;
-            QTest::newRow(qPrintable(name("f16 hd8 5000 cells"))) << true << 8 << 5000 << row << 1;
+                << false << 64 << 3000 << row << 1 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("f16 hd8 5000 cells")))
+                << true << 8 << 5000 << row << 1 << 0 << 0.0;
             if (!row)  // Row would need more than kMaxAttnSplit chunks here
                 QTest::newRow(qPrintable(name("f32 hd256 9000 cells")))
-                    << false << 256 << 9000 << row << 1;
+                    << false << 256 << 9000 << row << 1 << 0 << 0.0;
             // Split-K: chunks not a multiple of the workgroup, a span of one
             // cell (token 0) leaving later chunks empty, 2 chunks of 3 cells.
             QTest::newRow(qPrintable(name("f32 hd8 150 cells split 3")))
-                << false << 8 << 150 << row << 3;
+                << false << 8 << 150 << row << 3 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd8 150 cells split 16")))
-                << true << 8 << 150 << row << 16;
+                << true << 8 << 150 << row << 16 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f32 hd72 3 cells split 2")))
-                << false << 72 << 3 << row << 2;
+                << false << 72 << 3 << row << 2 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd130 333 cells split 5")))
-                << true << 130 << 333 << row << 5;
+                << true << 130 << 333 << row << 5 << 0 << 0.0;
+            // Sliding window (gemma, mistral) and soft-capped scores
+            // (gemma2; a cap of 1.5 bends these scores of a few units
+            // strongly): spans longer and shorter than the window, with and
+            // without a split.
+            QTest::newRow(qPrintable(name("f32 hd64 300 cells window 32 cap 1.5")))
+                << false << 64 << 300 << row << 1 << 32 << 1.5;
+            QTest::newRow(qPrintable(name("f16 hd8 150 cells window 7 split 3")))
+                << true << 8 << 150 << row << 3 << 7 << 0.0;
+            QTest::newRow(qPrintable(name("f32 hd128 3000 cells window 1000 cap 2")))
+                << false << 128 << 3000 << row << 1 << 1000 << 2.0;
+            QTest::newRow(qPrintable(name("f32 hd72 3 cells cap 0.5")))
+                << false << 72 << 3 << row << 1 << 0 << 0.5;
         }
     }
 
@@ -494,6 +513,8 @@ class TestVkKernels : public QObject {
         QFETCH(int, n_kv);
         QFETCH(bool, row);
         QFETCH(int, n_split);
+        QFETCH(int, window);
+        QFETCH(double, softcap);
         Context& c = ctx(0);
         const uint32_t n_tok = 5, n_head = 6, n_head_kv = 2, hd = uint32_t(head_dim);
         const uint32_t kv_stride = n_head_kv * hd, q_stride = n_head * hd + 4,
@@ -541,13 +562,15 @@ class TestVkKernels : public QObject {
         }
         AttentionShape s = attn_shape(n_tok, n_head, n_head_kv, hd, uint32_t(n_kv));
         s.q_stride = q_stride;  // token 1 reads every cell (max_span)
+        s.window = uint32_t(window);
+        s.softcap = float(softcap);
         Kernels k(c);
         // The device's plan (it may split to respect a loop limit), with
         // more chunks where the row asks for them.
         AttentionPlan plan = k.plan_attention(s, row ? AttnPath::Row : AttnPath::Group);
         if (uint32_t(n_split) > plan.n_split) {
-            plan.chunk = (s.max_span + uint32_t(n_split) - 1) / uint32_t(n_split);
-            plan.n_split = (s.max_span + plan.chunk - 1) / plan.chunk;
+            plan.chunk = (s.effective_span() + uint32_t(n_split) - 1) / uint32_t(n_split);
+            plan.n_split = (s.effective_span() + plan.chunk - 1) / plan.chunk;
         }
         Buffer part =
             poisoned(c, std::max<uint64_t>(Kernels::attention_partials_bytes(s, plan), 4) / 4);
@@ -560,8 +583,12 @@ class TestVkKernels : public QObject {
         for (uint32_t t = 0; t < n_tok; ++t) {
             for (uint32_t h = 0; h < n_head; ++h) {
                 const uint32_t kvh = h / (n_head / n_head_kv);
-                const uint32_t* cells = &table[spans[2 * t]];  // [len] cells token t reads
-                const uint32_t len = spans[2 * t + 1];
+                // [len] cells token t reads: the last `window` of its span
+                const uint32_t skip = window > 0 && spans[2 * t + 1] > uint32_t(window)
+                                          ? spans[2 * t + 1] - window
+                                          : 0;
+                const uint32_t* cells = &table[spans[2 * t] + skip];
+                const uint32_t len = spans[2 * t + 1] - skip;
                 std::vector<double> sc(len);
                 double mx = -INFINITY;
                 for (uint32_t j = 0; j < len; ++j) {
@@ -570,6 +597,7 @@ class TestVkKernels : public QObject {
                         d += double(q[t * q_stride + h * hd + e]) *
                              double(kf[size_t(cells[j]) * kv_stride + kvh * hd + e]);
                     sc[j] = d * double(s.scale);
+                    if (softcap > 0.0) sc[j] = softcap * std::tanh(sc[j] / softcap);
                     mx = std::max(mx, sc[j]);
                 }
                 double sum = 0.0;
@@ -661,6 +689,96 @@ class TestVkKernels : public QObject {
                      ea = rel_error(download(ab, n_tok * n), want_a);
         QVERIFY2(ey <= 1e-5, qPrintable(QString("swiglu rel error %1").arg(ey)));
         QVERIFY2(ea <= 1e-5, qPrintable(QString("add rel error %1").arg(ea)));
+    }
+
+    // The elementwise ops of the other architectures, each against float64
+    // on fresh inputs with poisoned outputs: per-head RMSNorm (QK-norm) on
+    // heads inside wider rows, a bias added to a column range, GeGLU (gemma;
+    // inputs up to +-12 so tanh saturates), the embedding scale and the
+    // logit soft-cap.
+    void qk_norm_bias_geglu_scale_softcap() {
+        Context& c = ctx(0);
+        Kernels k(c);
+        // head_rms_norm: 3 heads of 130 (more than the workgroup) from column 5 of rows of 400.
+        {
+            const uint32_t hd = 130, n_head = 3, n_tok = 4, off = 5, stride = 400;
+            const auto x = rand_vec(size_t(n_tok) * stride + off, -3.0f, 3.0f), g = rand_vec(hd);
+            Buffer xb = upload_floats(c, x), gb = upload_floats(c, g);
+            Recorder rec(c);
+            rec.begin(false);
+            k.head_rms_norm(rec, xb, off, stride, gb, hd, n_head, n_tok, 1e-6f);
+            rec.submit();
+            std::vector<double> want(x.begin(), x.end());
+            for (uint32_t t = 0; t < n_tok; ++t) {
+                for (uint32_t h = 0; h < n_head; ++h) {
+                    const size_t base = off + size_t(t) * stride + h * hd;
+                    double ss = 0.0;
+                    for (uint32_t i = 0; i < hd; ++i)
+                        ss += double(x[base + i]) * double(x[base + i]);
+                    const double sc = 1.0 / std::sqrt(ss / hd + 1e-6);
+                    for (uint32_t i = 0; i < hd; ++i)
+                        want[base + i] = double(x[base + i]) * sc * double(g[i]);
+                }
+            }
+            const double err = rel_error(download(xb, x.size()), want);
+            QVERIFY2(err <= 1e-5, qPrintable(QString("head_rms_norm rel error %1").arg(err)));
+        }
+        // add_bias: 300 columns from column 7 of rows of 311 (not a multiple of the workgroup).
+        {
+            const uint32_t n = 300, rows = 5, off = 7, stride = 311;
+            const auto y = rand_vec(size_t(rows) * stride + off), b = rand_vec(n);
+            Buffer yb = upload_floats(c, y), bb = upload_floats(c, b);
+            Recorder rec(c);
+            rec.begin(false);
+            k.add_bias(rec, yb, off, stride, bb, n, rows);
+            rec.submit();
+            std::vector<double> want(y.begin(), y.end());
+            for (uint32_t t = 0; t < rows; ++t)
+                for (uint32_t i = 0; i < n; ++i) want[off + size_t(t) * stride + i] += double(b[i]);
+            const double err = rel_error(download(yb, y.size()), want);
+            QVERIFY2(err <= 1e-6, qPrintable(QString("add_bias rel error %1").arg(err)));
+        }
+        // geglu: gate and up as the two halves of one buffer's rows.
+        {
+            const uint32_t n = 333, n_tok = 3, stride = 2 * n + 3, g_off = 1, u_off = g_off + n + 2;
+            const auto gu = rand_vec(size_t(n_tok) * stride + u_off + n, -12.0f, 12.0f);
+            Buffer gub = upload_floats(c, gu), yb = poisoned(c, n_tok * n);
+            Recorder rec(c);
+            rec.begin(false);
+            k.geglu(rec, gub, g_off, gub, u_off, stride, yb, n, n_tok);
+            rec.submit();
+            std::vector<double> want(size_t(n_tok) * n);
+            for (uint32_t t = 0; t < n_tok; ++t) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    const double g = gu[g_off + t * stride + i], u = gu[u_off + t * stride + i];
+                    const double gelu =
+                        0.5 * g *
+                        (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+                    want[size_t(t) * n + i] = gelu * u;
+                }
+            }
+            const double err = rel_error(download(yb, want.size()), want);
+            QVERIFY2(err <= 1e-5, qPrintable(QString("geglu rel error %1").arg(err)));
+        }
+        // scale and softcap in place over n floats (more than one row of workgroups).
+        {
+            const uint32_t n = 70001;
+            const auto x = rand_vec(n, -200.0f, 200.0f);
+            Buffer sb = upload_floats(c, x), cb = upload_floats(c, x);
+            Recorder rec(c);
+            rec.begin(false);
+            k.scale(rec, sb, n, 16.0f);
+            k.softcap(rec, cb, n, 30.0f);
+            rec.submit();
+            std::vector<double> ws(n), wc(n);
+            for (uint32_t i = 0; i < n; ++i) {
+                ws[i] = double(x[i]) * 16.0;
+                wc[i] = 30.0 * std::tanh(double(x[i]) / 30.0);
+            }
+            const double es = rel_error(download(sb, n), ws), ec = rel_error(download(cb, n), wc);
+            QVERIFY2(es <= 1e-6, qPrintable(QString("scale rel error %1").arg(es)));
+            QVERIFY2(ec <= 1e-5, qPrintable(QString("softcap rel error %1").arg(ec)));
+        }
     }
 
     void weight_pieces_respect_binding_limit() {

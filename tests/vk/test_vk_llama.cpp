@@ -24,8 +24,8 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
-#include "model/cpu_llama.h"
-#include "model/vk_llama.h"
+#include "model/cpu_model.h"
+#include "model/vk_model.h"
 #include "quant/quantize_model.h"
 #include "vk_test_util.h"
 
@@ -44,23 +44,23 @@ int argmax(const float* v, size_t n) {
 }
 
 /// Device options of every test: validation as wanted, no pipeline cache on disk.
-VkLlamaOptions test_options() {
-    VkLlamaOptions o;
+VkModelOptions test_options() {
+    VkModelOptions o;
     o.device.validation = vk::test::validation_wanted();
     o.device.pipeline_cache = false;
     return o;
 }
 
-std::unique_ptr<VkLlama> make_model(KvType kv, uint32_t n_seq = 1, uint64_t binding_limit = 0,
+std::unique_ptr<VkModel> make_model(KvType kv, uint32_t n_seq = 1, uint64_t binding_limit = 0,
                                     uint32_t n_ctx = 512) {
     const gguf::File file = gguf::File::open(kModel);
     ContextParams cp;
     cp.n_ctx = n_ctx;
     cp.n_seq_max = n_seq;
     cp.kv_type = kv;
-    VkLlamaOptions o = test_options();
+    VkModelOptions o = test_options();
     o.device.binding_limit = binding_limit;
-    return std::make_unique<VkLlama>(file, cp, o);
+    return std::make_unique<VkModel>(file, cp, o);
 }
 
 /// Prompt as one batch (logits of the last token), then greedy steps.
@@ -107,7 +107,7 @@ double max_error_vs_cpu(Model& gpu, Model& cpu, Batch b, int steps) {
     return worst;
 }
 
-void expect_clean(const VkLlama& m) {
+void expect_clean(const VkModel& m) {
     if (!vk::test::validation_wanted()) return;
     const vk::ValidationLog* log = m.validation();
     QVERIFY(log);
@@ -120,7 +120,7 @@ void expect_clean(const VkLlama& m) {
 
 }  // namespace
 
-class TestVkLlama : public QObject {
+class TestVkModel : public QObject {
     Q_OBJECT
     std::vector<Golden> golden_;
 
@@ -295,10 +295,10 @@ class TestVkLlama : public QObject {
         const gguf::File file = gguf::File::open(path);
         ContextParams cp;
         cp.n_ctx = 128;
-        VkLlamaOptions o = test_options();
+        VkModelOptions o = test_options();
         o.device.force_word_access = words;
-        VkLlama gpu(file, cp, o);
-        CpuLlama cpu(file, cp);
+        VkModel gpu(file, cp, o);
+        CpuModel cpu(file, cp);
         const auto& prompt = golden_[1].prompt_ids;  // 22 tokens
         Batch b;
         for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], int32_t(i), 0, true);
@@ -345,9 +345,9 @@ class TestVkLlama : public QObject {
         const gguf::File file = gguf::File::open(path);
         ContextParams cp;
         cp.n_ctx = 128;
-        VkLlama gpu(file, cp, test_options());
+        VkModel gpu(file, cp, test_options());
         gpu.set_profiling(true);  // counts the dispatches
-        CpuLlama cpu(file, cp);
+        CpuModel cpu(file, cp);
         const auto& prompt = golden_[1].prompt_ids;
         Batch b;
         for (size_t i = 0; i < prompt.size(); ++i)
@@ -379,10 +379,10 @@ class TestVkLlama : public QObject {
         const gguf::File file = gguf::File::open(kModel);
         ContextParams cp;
         cp.n_ctx = 1024;
-        VkLlamaOptions o = test_options();
+        VkModelOptions o = test_options();
         o.device.gpu_kernels = gpu_kernels;
-        VkLlama gpu(file, cp, o);
-        CpuLlama cpu(file, cp);
+        VkModel gpu(file, cp, o);
+        CpuModel cpu(file, cp);
         std::vector<int32_t> prompt;  // [600] the golden prompts, one after another
         while (prompt.size() < 600)
             for (const Golden& g : golden_)
@@ -436,5 +436,5 @@ class TestVkLlama : public QObject {
     }
 };
 
-QTEST_GUILESS_MAIN(TestVkLlama)
+QTEST_GUILESS_MAIN(TestVkModel)
 #include "test_vk_llama.moc"

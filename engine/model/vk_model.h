@@ -1,10 +1,11 @@
 #pragma once
-// The llama forward pass on Vulkan: the same graph as CpuLlama (see
-// cpu_llama.h; llama.cpp's build_llama) with every op a GLSL compute
-// shader from engine/vk. One decode() records the whole ubatch into ONE
-// command buffer, submits it once and waits on one fence. Weights stay in
-// their GGUF type in device memory (F32, F16, Q8_0, Q4_0 dequantized in
-// the shaders); the KV cache lives in device memory, per layer
+// The forward pass on Vulkan: the architecture's graph (engine/model/arch/,
+// the same one CpuModel runs) with every op a GLSL compute shader from
+// engine/vk. One decode() records the whole ubatch into ONE command
+// buffer, submits it once and waits on one fence. Weights stay in their
+// GGUF type in device memory (dequantized in the shaders), Q|K|V and
+// gate|up stacked as one matrix each where their types agree; norms and
+// biases as f32; the KV cache lives in device memory, per layer
 // [n_ctx cells, n_head_kv * head_dim] (f32 or f16), with cells assigned by
 // KvCells so a ubatch may mix sequences at different positions. Prefill
 // (more than Kernels::vec_max_tokens() tokens) uses mat x mat, decode mat x vec.
@@ -15,7 +16,9 @@
 #include <vector>
 
 #include "model/kv_cells.h"
+#include "model/memory_plan.h"
 #include "model/model.h"
+#include "model/model_desc.h"
 #include "vk/context.h"
 #include "vk/profile.h"
 
@@ -26,17 +29,9 @@ class File;
 namespace wb::model {
 
 /// Settings of the Vulkan backend beyond ContextParams.
-struct VkLlamaOptions {
+struct VkModelOptions {
     vk::ContextOptions device;  ///< device selector, validation, binding limit
     bool profile = false;       ///< timestamp every op (see profile())
-};
-
-/// Bytes a model needs on the device, by purpose.
-struct VkMemoryNeed {
-    uint64_t weights = 0;      ///< all weight pieces (GGUF bytes, padded to 4) + f32 norms
-    uint64_t kv_cache = 0;     ///< 2 * n_layer * n_ctx * n_head_kv * head_dim * sizeof(cache type)
-    uint64_t activations = 0;  ///< buffers for a 512-token ubatch (estimate)
-    uint64_t total() const { return weights + kv_cache + activations; }
 };
 
 /// Wall-clock time of decode()'s host phases, summed over the calls since
@@ -50,18 +45,19 @@ struct VkHostTimes {
     double readback_ms = 0.0;     ///< copying the logits to the caller
 };
 
-class VkLlama : public Model {
+class VkModel : public Model {
   public:
     /// Creates the Vulkan context, checks that the model fits (before any
     /// upload), uploads the weights through staging and allocates the KV
     /// cache. Throws: std::runtime_error "model needs N bytes (...) but
-    /// device D has M bytes available" when it does not fit; gguf::Error
-    /// for a missing or misshapen tensor (naming it); ggml::UnsupportedType
-    /// for weight types other than F32/F16/Q8_0/Q4_0; vk::Error for device
-    /// problems; std::invalid_argument for n_ctx/n_seq_max of 0, head_dim >
-    /// 256, or an F16 cache with an odd KV row.
-    VkLlama(const gguf::File& file, const ContextParams& ctx, const VkLlamaOptions& opts = {});
-    ~VkLlama() override;
+    /// device D has M bytes available" when it does not fit (the memory
+    /// plan, memory_plan.h); what ModelDesc::from_gguf throws (gguf::Error
+    /// naming a missing, misshapen or unknown tensor; UnsupportedModel;
+    /// ggml::UnsupportedType for weight types the shaders do not read);
+    /// vk::Error for device problems; std::invalid_argument for
+    /// n_ctx/n_seq_max of 0, head_dim > 256, or an F16 cache with an odd KV row.
+    VkModel(const gguf::File& file, const ContextParams& ctx, const VkModelOptions& opts = {});
+    ~VkModel() override;
 
     const HParams& hparams() const override { return hp_; }
     const ContextParams& context() const override { return ctx_; }
@@ -71,8 +67,10 @@ class VkLlama : public Model {
     void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
     uint32_t n_free_cells() const override { return cells_.n_free(); }
 
-    /// Estimate of the device bytes `file` needs with `ctx` (no device needed).
-    static VkMemoryNeed memory_needed(const gguf::File& file, const ContextParams& ctx);
+    /// The device bytes `file` needs with `ctx` for a 512-token ubatch on
+    /// a device like `kernels` (plan_memory; no device needed).
+    static MemoryNeed memory_needed(const gguf::File& file, const ContextParams& ctx,
+                                    const vk::KernelConfig& kernels = {});
 
     /// Per-op GPU times summed over decode() calls since the last
     /// clear_profile(), when profiling is on (empty otherwise or when the
@@ -92,11 +90,15 @@ class VkLlama : public Model {
     /// Validation log when validation is on, else nullptr.
     const vk::ValidationLog* validation() const;
     const KvCells& cells() const { return cells_; }
+    /// The weight table and hyperparameters the model was built from.
+    const ModelDesc& desc() const { return desc_; }
 
   private:
-    struct Impl;  // device objects (engine/model/vk_llama.cpp)
+    friend class VkOps;
+    struct Impl;  // device objects (engine/model/vk_model_impl.h)
 
-    HParams hp_;
+    ModelDesc desc_;  // tensors' data pointers are dangling after the constructor
+    const HParams& hp_ = desc_.hp;
     ContextParams ctx_;
     KvCells cells_;
     bool profiling_ = false;

@@ -1,0 +1,60 @@
+#pragma once
+// The CPU reference forward pass: the architecture's graph (engine/model/
+// arch/) run op by op as plain f32 loops in the style of llama2.c's run.c,
+// one buffer per named activation. It is the ground truth the Vulkan
+// shaders are checked against, so it favours reading like the math over
+// speed (sums of norms and softmax in double).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/kv_cells.h"
+#include "model/model.h"
+#include "model/model_desc.h"
+
+namespace wb::gguf {
+class File;
+}
+
+namespace wb::model {
+
+class CpuModel : public Model {
+  public:
+    /// Builds the weight table (ModelDesc::from_gguf), dequantizes every
+    /// weight to f32 and allocates the KV cache for `ctx`. The File may be
+    /// closed afterwards. Throws what ModelDesc::from_gguf throws (gguf::
+    /// Error naming a missing, misshapen or unknown tensor;
+    /// ggml::UnsupportedType; UnsupportedModel) and std::invalid_argument
+    /// for n_ctx or n_seq_max of 0.
+    CpuModel(const gguf::File& file, const ContextParams& ctx);
+
+    const HParams& hparams() const override { return desc_.hp; }
+    const ContextParams& context() const override { return ctx_; }
+    std::string backend_name() const override { return "cpu"; }
+    void decode(const Batch& batch, std::vector<float>& logits) override;
+    void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
+    uint32_t n_free_cells() const override { return cells_.n_free(); }
+
+    /// The cache bookkeeping (read-only), e.g. for tests and the UI.
+    const KvCells& cells() const { return cells_; }
+    /// The weight table and hyperparameters the model was built from.
+    const ModelDesc& desc() const { return desc_; }
+    /// Bytes of the host buffers: weights (f32) and KV cache.
+    uint64_t weight_bytes() const;
+    uint64_t kv_bytes() const;
+
+  private:
+    friend class CpuOps;
+
+    ModelDesc desc_;  // tensors' data pointers are dangling after the constructor
+    ContextParams ctx_;
+    KvCells cells_;
+    std::vector<std::vector<float>> mats_;               // [n_mats][rows, ne0] f32
+    std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
+    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][n_ctx, kv_dim]
+    std::vector<std::vector<float>> acts_;               // named activations, by Act::buf
+    std::vector<std::string> act_names_;
+};
+
+}  // namespace wb::model

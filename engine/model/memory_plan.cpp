@@ -1,0 +1,252 @@
+#include "model/memory_plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+
+#include "ggml/types.h"
+#include "model/arch/arch.h"
+#include "model/graph.h"
+
+namespace wb::model {
+
+namespace {
+
+uint64_t round4(uint64_t b) {
+    return std::max<uint64_t>(4, (b + 3) & ~uint64_t{3});
+}
+
+/// Notes the activation buffers a graph asks for; runs nothing.
+class PlanOps final : public Ops {
+  public:
+    PlanOps(uint32_t n_tok, uint32_t n_out) : n_tok_(n_tok), n_out_(n_out) {}
+    uint64_t bytes = 0;
+
+    Act act(const char* name, uint32_t width, Rows rows) override {
+        for (size_t i = 0; i < names_.size(); ++i)
+            if (names_[i] == name) return Act{static_cast<uint32_t>(i), 0, width, width, rows};
+        names_.emplace_back(name);
+        bytes += round4(uint64_t{rows == Rows::Tokens ? n_tok_ : n_out_} * width * sizeof(float));
+        return Act{static_cast<uint32_t>(names_.size() - 1), 0, width, width, rows};
+    }
+    void embed(Act, MatId, float) override {}
+    void rms_norm(Act, Act, VecId, float) override {}
+    void add_rms_norm(Act, Act, VecId, Act, float) override {}
+    void head_rms_norm(Act, uint32_t, uint32_t, VecId, float) override {}
+    void matmul(Act, Act, MatId) override {}
+    void add_bias(Act, VecId) override {}
+    void rope(Act, uint32_t, Act, uint32_t, uint32_t, const RopeConfig&) override {}
+    void kv_write(uint32_t, Act, Act) override {}
+    void attention(Act, Act, const AttnParams&) override {}
+    void glu(Act, Act, Act, FfnActivation) override {}
+    void add(Act, Act) override {}
+    void gather_outputs(Act, Act) override {}
+    void softcap(Act, float) override {}
+    void logits(Act) override {}
+
+  private:
+    uint32_t n_tok_, n_out_;
+    std::vector<std::string> names_;
+};
+
+bool same_rope(const RopeConfig& a, const RopeConfig& b) {
+    return a.freq_base == b.freq_base && a.freq_scale == b.freq_scale;
+}
+
+}  // namespace
+
+uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_out) {
+    PlanOps ops(n_tok, n_out);
+    d.arch->graph(d, ops);
+    return ops.bytes;
+}
+
+MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
+                       const vk::KernelConfig& kernels) {
+    const HParams& hp = d.hp;
+    MemoryNeed need;
+    // Weights as VkModel uploads them: a matrix whose parts share a type
+    // is one stacked weight, else one per part; vectors as f32.
+    for (const MatDesc& m : d.mats) {
+        bool same = true;
+        for (uint32_t p : m.parts) same = same && d.tensors[p].type == d.tensors[m.parts[0]].type;
+        if (same) {
+            need.weights += round4(m.rows * ggml::row_bytes(d.tensors[m.parts[0]].type, m.ne0));
+        } else {
+            for (uint32_t p : m.parts)
+                need.weights +=
+                    round4(d.tensors[p].ne1 * ggml::row_bytes(d.tensors[p].type, m.ne0));
+        }
+    }
+    for (const VecDesc& v : d.vecs) need.weights += round4(v.n * sizeof(float));
+    const uint64_t elem = ctx.kv_type == KvType::F16 ? 2 : 4;
+    need.kv_cache = 2 * uint64_t{hp.n_layer} * round4(uint64_t{ctx.n_ctx} * hp.kv_dim() * elem);
+
+    const uint64_t t = std::max<uint32_t>(shape.n_ubatch, 1);
+    const uint64_t o = std::max<uint32_t>(shape.n_outputs ? shape.n_outputs : ctx.n_seq_max, 1);
+    need.activations =
+        graph_activation_bytes(d, static_cast<uint32_t>(t), static_cast<uint32_t>(o));
+    // Host inputs: token ids, cache cells, spans, output rows, the cell
+    // table (at most n_ctx entries) and RoPE cos/sin per frequency set.
+    const uint64_t n_rope_sets = same_rope(hp.rope, hp.rope_swa) ? 1 : 2;
+    need.activations += round4(t * 4) * 2 + round4(t * 8) + round4(o * 4) +
+                        round4(uint64_t{ctx.n_ctx} * 4) +
+                        n_rope_sets * round4(t * std::max<uint32_t>(hp.n_rot / 2, 1) * 2 * 4);
+    // Split-K attention scratch for the longest span (a sequence may hold
+    // every cell), full-attention and windowed layers alike.
+    vk::AttentionShape as;
+    as.n_tok = static_cast<uint32_t>(t);
+    as.n_head = hp.n_head;
+    as.n_head_kv = hp.n_head_kv;
+    as.head_dim = hp.head_dim;
+    as.max_span = ctx.n_ctx;
+    uint64_t part =
+        vk::Kernels::attention_partials_bytes(as, vk::Kernels::plan_attention(as, kernels));
+    if (hp.n_swa > 0) {
+        as.window = hp.n_swa;
+        part = std::max(part, vk::Kernels::attention_partials_bytes(
+                                  as, vk::Kernels::plan_attention(as, kernels)));
+    }
+    if (part) need.activations += round4(part);
+    need.staging = round4(o * hp.n_vocab * sizeof(float));
+    return need;
+}
+
+uint32_t largest_context(const ModelDesc& d, ContextParams ctx, const PlanShape& shape,
+                         const vk::KernelConfig& kernels, uint64_t budget, uint32_t cap) {
+    // The need grows with n_ctx (KV cache, cell table, attention scratch):
+    // binary search over multiples of 256.
+    uint32_t lo = 0, hi = cap / 256;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo + 1) / 2;
+        ctx.n_ctx = mid * 256;
+        bool fits = false;
+        try {
+            fits = plan_memory(d, ctx, shape, kernels).total() <= budget;
+        } catch (const std::invalid_argument&) {
+            fits = false;  // a span the device cannot compute
+        }
+        if (fits) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo * 256;
+}
+
+const std::vector<NamedShape>& named_shapes() {
+    // Published configurations (config.json of each model).
+    static const std::vector<NamedShape> shapes = {
+        {"1B", "Llama 3.2 1B", 128256, 2048, 16, 32, 8, 8192, true},
+        {"3B", "Llama 3.2 3B", 128256, 3072, 28, 24, 8, 8192, true},
+        {"7B", "Llama 2 7B", 32000, 4096, 32, 32, 32, 11008, false},
+        {"8B", "Llama 3.1 8B", 128256, 4096, 32, 32, 8, 14336, false},
+        {"13B", "Llama 2 13B", 32000, 5120, 40, 40, 40, 13824, false},
+        {"70B", "Llama 3.1 70B", 128256, 8192, 80, 64, 8, 28672, false},
+    };
+    return shapes;
+}
+
+const NamedShape* find_named_shape(const std::string& name) {
+    std::string up = name;
+    for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (const NamedShape& s : named_shapes())
+        if (s.name == up) return &s;
+    return nullptr;
+}
+
+namespace {
+
+uint32_t type_by_name(const std::string& name) {
+    std::string low = name;
+    for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (uint32_t id = 0; id < 64; ++id) {
+        const ggml::TypeTraits* t = ggml::type_traits(id);
+        if (t && low == t->name) return id;
+    }
+    throw std::invalid_argument("unknown weight type '" + name +
+                                "' (a ggml type such as f16, q8_0, q4_0, q4_k, or a preset "
+                                "q4_k_m / q5_k_m)");
+}
+
+}  // namespace
+
+ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type) {
+    std::string low = weight_type;
+    for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // llama-quantize's _M presets (src/llama-quant.cpp): the output matrix
+    // Q6_K, attn_v and ffn_down Q6_K in the layers use_more_bits picks
+    // (the first and last eighth, and every third layer between), the rest
+    // of the base K type.
+    uint32_t base = 0;
+    bool preset = false;
+    if (low == "q4_k_m" || low == "q5_k_m") {
+        base = type_by_name(low == "q4_k_m" ? "q4_k" : "q5_k");
+        preset = true;
+    } else {
+        base = type_by_name(low);
+    }
+    const uint32_t q6_k = type_by_name("q6_k");
+    ModelDesc d;
+    HParams& hp = d.hp;
+    hp.arch = "llama";
+    hp.name = s.like + " shape";
+    hp.n_vocab = s.n_vocab;
+    hp.n_ctx_train = 131072;
+    hp.n_embd = s.n_embd;
+    hp.n_layer = s.n_layer;
+    hp.n_head = s.n_head;
+    hp.n_head_kv = s.n_head_kv;
+    hp.n_ff = s.n_ff;
+    hp.head_dim = s.n_embd / s.n_head;
+    hp.n_rot = hp.head_dim;
+    hp.tied_embeddings = s.tied;
+    hp.swa_layers.assign(hp.n_layer, 0);
+    hp.attn_scale = 1.0f;
+    d.arch = &kArchLlama;
+    auto add = [&](const std::string& name, uint32_t type, uint64_t ne0, uint64_t ne1) {
+        const uint64_t bytes = ggml::row_bytes(type, ne0) * ne1;  // throws on a bad row length
+        d.tensors.push_back(TensorRef{name, type, ne0, ne1, bytes, nullptr});
+        return static_cast<uint32_t>(d.tensors.size() - 1);
+    };
+    auto mat = [&](std::vector<uint32_t> parts) {
+        MatDesc m;
+        m.ne0 = d.tensors[parts[0]].ne0;
+        for (uint32_t p : parts) m.rows += d.tensors[p].ne1;
+        m.parts = std::move(parts);
+        d.mats.push_back(std::move(m));
+        return static_cast<MatId>(d.mats.size() - 1);
+    };
+    auto vec = [&](uint32_t p) {
+        d.vecs.push_back(VecDesc{{p}, d.tensors[p].ne0});
+        return static_cast<VecId>(d.vecs.size() - 1);
+    };
+    const uint32_t f32 = type_by_name("f32");
+    const uint64_t n_embd = s.n_embd, kv_dim = uint64_t{hp.head_dim} * s.n_head_kv;
+    const uint32_t out_type = preset ? q6_k : base;
+    d.token_embd = mat({add("token_embd.weight", s.tied ? out_type : base, n_embd, s.n_vocab)});
+    d.output_norm = vec(add("output_norm.weight", f32, n_embd, 1));
+    d.output = s.tied ? d.token_embd : mat({add("output.weight", out_type, n_embd, s.n_vocab)});
+    d.layers.resize(s.n_layer);
+    for (uint32_t l = 0; l < s.n_layer; ++l) {
+        const bool more_bits =
+            l < s.n_layer / 8 || l >= 7 * s.n_layer / 8 || (l - s.n_layer / 8) % 3 == 2;
+        const uint32_t vd = preset && more_bits ? q6_k : base;
+        const std::string p = "blk." + std::to_string(l) + ".";
+        LayerDesc& L = d.layers[l];
+        L.attn_norm = vec(add(p + "attn_norm.weight", f32, n_embd, 1));
+        L.qkv = mat({add(p + "attn_q.weight", base, n_embd, n_embd),
+                     add(p + "attn_k.weight", base, n_embd, kv_dim),
+                     add(p + "attn_v.weight", vd, n_embd, kv_dim)});
+        L.wo = mat({add(p + "attn_output.weight", base, n_embd, n_embd)});
+        L.ffn_norm = vec(add(p + "ffn_norm.weight", f32, n_embd, 1));
+        L.gate_up = mat({add(p + "ffn_gate.weight", base, n_embd, s.n_ff),
+                         add(p + "ffn_up.weight", base, n_embd, s.n_ff)});
+        L.down = mat({add(p + "ffn_down.weight", vd, s.n_ff, n_embd)});
+    }
+    return d;
+}
+
+}  // namespace wb::model

@@ -1,0 +1,70 @@
+#pragma once
+// The memory planner: the device bytes the Vulkan engine allocates for a
+// model, a context and a ubatch size, by purpose, computed from the same
+// weight table (ModelDesc) and the same graph (its activation buffers) the
+// engine runs, so that the plan and the engine's own accounting agree.
+// Works without a device (the attention split, which sizes one scratch
+// buffer, follows a vk::KernelConfig), on a model file or on a named
+// shape (1B ... 70B) with an assumed weight type.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "model/model_desc.h"
+#include "vk/kernels.h"
+
+namespace wb::model {
+
+/// Device bytes by purpose (vk::Purpose).
+struct MemoryNeed {
+    uint64_t weights = 0;      ///< weight matrices in their GGUF type + f32 norms and biases
+    uint64_t kv_cache = 0;     ///< 2 * n_layer * n_ctx * kv_dim * bytes of the cache type
+    uint64_t activations = 0;  ///< the graph's buffers, host inputs, attention scratch
+    uint64_t staging = 0;      ///< logits read-back buffer
+    uint64_t total() const { return weights + kv_cache + activations + staging; }
+};
+
+/// The ubatch the plan sizes activations for.
+struct PlanShape {
+    uint32_t n_ubatch = 512;  ///< tokens of the largest ubatch
+    uint32_t n_outputs = 0;   ///< rows of logits per ubatch; 0 = n_seq_max (one per sequence)
+};
+
+/// Bytes VkModel allocates for `d` with `ctx` once it has run a ubatch of
+/// `shape` (buffers grow to the largest ubatch seen and stay). `kernels`
+/// decides the attention split (vk::Kernels::config_for of the device).
+MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
+                       const vk::KernelConfig& kernels);
+
+/// Bytes of the activation buffers the graph of `d` asks for with n_tok
+/// token rows and n_out output rows (f32).
+uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_out);
+
+/// Largest n_ctx (a multiple of 256, at most `cap`) whose plan fits in
+/// `budget` bytes; 0 when not even 256 cells fit.
+uint32_t largest_context(const ModelDesc& d, ContextParams ctx, const PlanShape& shape,
+                         const vk::KernelConfig& kernels, uint64_t budget, uint32_t cap);
+
+/// A model of a well-known size: the hyperparameters of Llama 3.2 1B/3B,
+/// Llama 2 7B/13B, Llama 3.1 8B/70B. Names: "1B", "3B", "7B", "8B", "13B", "70B".
+struct NamedShape {
+    std::string name;
+    std::string like;  ///< the model it copies, e.g. "Llama 3.1 8B"
+    uint32_t n_vocab, n_embd, n_layer, n_head, n_head_kv, n_ff;
+    bool tied;
+};
+const std::vector<NamedShape>& named_shapes();
+/// The shape called `name` (case-insensitive), or nullptr.
+const NamedShape* find_named_shape(const std::string& name);
+
+/// A ModelDesc for a named shape whose 2-D weights all have ggml type
+/// `weight_type` (norms F32), or the mix of a llama-quantize preset
+/// ("q4_k_m": Q4_K, with Q6_K for the output and half of attn_v/ffn_down;
+/// "q5_k_m" likewise with Q5_K). The tensors have no data: plan only.
+/// Throws std::invalid_argument for an unknown type or preset, or a row
+/// length the type's blocks do not divide.
+ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type);
+
+}  // namespace wb::model

@@ -1,0 +1,168 @@
+// VkModel: device creation, the fit check, and the upload of the weight
+// table (ModelDesc) and KV cache. decode() is in vk_model_decode.cpp.
+
+#include "model/vk_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "ggml/types.h"
+#include "gguf/gguf.h"
+#include "model/vk_model_impl.h"
+#include "vk/buffer.h"
+#include "vk/kernels.h"
+#include "vk/recorder.h"
+#include "vk/weights.h"
+
+namespace wb::model {
+
+namespace {
+
+using vk::Buffer;
+using vk::DeviceWeight;
+using vk::Memory;
+using vk::Purpose;
+
+/// Matrix `m` on the device: stacked by rows when its parts share a type
+/// (one dispatch), else one weight per part.
+VkMat upload_mat(vk::Context& ctx, const ModelDesc& d, const MatDesc& m) {
+    VkMat out;
+    bool same_type = true;
+    for (uint32_t p : m.parts)
+        same_type = same_type && d.tensors[p].type == d.tensors[m.parts[0]].type;
+    if (same_type) {
+        std::vector<DeviceWeight::Part> parts;
+        for (uint32_t p : m.parts) parts.push_back({d.tensors[p].data, d.tensors[p].ne1});
+        out.pieces.push_back(
+            DeviceWeight::upload_stacked(ctx, m.label, d.tensors[m.parts[0]].type, m.ne0, parts));
+        out.col.push_back(0);
+        return out;
+    }
+    uint32_t col = 0;
+    for (uint32_t p : m.parts) {
+        const TensorRef& t = d.tensors[p];
+        out.pieces.push_back(DeviceWeight::upload(ctx, t.name, t.type, t.ne0, t.ne1, t.data));
+        out.col.push_back(col);
+        col += static_cast<uint32_t>(t.ne1);
+    }
+    return out;
+}
+
+/// Norm weights and biases are tiny: dequantized to f32 on the host whatever their type.
+Buffer upload_vec(vk::Context& ctx, const ModelDesc& d, const VecDesc& v) {
+    std::vector<float> vals(v.n);  // [n]
+    size_t at = 0;
+    for (uint32_t p : v.parts) {
+        const TensorRef& t = d.tensors[p];
+        const size_t row = ggml::row_bytes(t.type, t.ne0);
+        for (uint64_t r = 0; r < t.ne1; ++r, at += t.ne0)
+            ggml::dequantize_row(t.type, t.data + r * row, vals.data() + at, t.ne0, t.name);
+    }
+    Buffer b(ctx, v.n * sizeof(float), Memory::Device, Purpose::Weights);
+    b.upload(vals.data(), v.n * sizeof(float));
+    return b;
+}
+
+}  // namespace
+
+MemoryNeed VkModel::memory_needed(const gguf::File& file, const ContextParams& ctx,
+                                  const vk::KernelConfig& kernels) {
+    return plan_memory(ModelDesc::from_gguf(file), ctx, PlanShape{}, kernels);
+}
+
+VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModelOptions& opts)
+    : desc_(ModelDesc::from_gguf(file)),
+      ctx_(ctx),
+      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab),
+      profiling_(opts.profile),
+      impl_(std::make_unique<Impl>()) {
+    if (hp_.head_dim > vk::Kernels::kMaxHeadDim) {
+        throw std::invalid_argument("head_dim " + std::to_string(hp_.head_dim) +
+                                    " exceeds the attention shader's " +
+                                    std::to_string(vk::Kernels::kMaxHeadDim));
+    }
+    const uint32_t kv_dim = hp_.kv_dim();
+    if (ctx.kv_type == KvType::F16 && kv_dim % 2 != 0) {
+        throw std::invalid_argument("an F16 KV cache needs an even n_head_kv * head_dim");
+    }
+    Impl& m = *impl_;
+    m.ctx = vk::Context::create(opts.device);
+    vk::Context& c = *m.ctx;
+
+    // Fit check before any upload: the largest device-local heap, or the
+    // driver's budget minus usage where VK_EXT_memory_budget exists.
+    const MemoryNeed need = plan_memory(desc_, ctx, PlanShape{},
+                                        vk::Kernels::config_for(c.info(), c.options().gpu_kernels));
+    const vk::MemoryReport rep = c.memory_report();
+    uint64_t available = 0;
+    for (size_t i = 0; i < rep.heaps.size(); ++i) {
+        const bool local = i < c.info().heaps.size() && c.info().heaps[i].device_local;
+        if (!local) continue;
+        const uint64_t a = rep.has_budget ? (rep.heaps[i].budget > rep.heaps[i].usage
+                                                 ? rep.heaps[i].budget - rep.heaps[i].usage
+                                                 : 0)
+                                          : rep.heaps[i].size;
+        available = std::max(available, a);
+    }
+    if (need.total() > available) {
+        throw std::runtime_error(
+            "model needs " + std::to_string(need.total()) + " bytes (weights " +
+            std::to_string(need.weights) + ", KV cache " + std::to_string(need.kv_cache) +
+            ", activations " + std::to_string(need.activations + need.staging) + ") but device " +
+            c.info().name + " has " + std::to_string(available) +
+            " bytes available; the KV cache holds " + std::to_string(ctx.n_ctx) +
+            " cells (context size times parallel "
+            "slots): lower the context size or the slots (-c, --concurrency), "
+            "use an F16 KV cache, or a quantized model (workbench-cli plan shows what fits)");
+    }
+    const uint64_t kv_bytes = uint64_t{ctx.n_ctx} * kv_dim * (ctx.kv_type == KvType::F16 ? 2 : 4);
+    if (kv_bytes > c.binding_limit()) {
+        throw std::invalid_argument("KV cache of one layer is " + std::to_string(kv_bytes) +
+                                    " bytes, over the device's binding limit " +
+                                    std::to_string(c.binding_limit()) +
+                                    "; use a smaller context (-c)");
+    }
+
+    m.kernels = std::make_unique<vk::Kernels>(c);
+    {
+        // Before any upload: a span as long as the context must be
+        // computable (CPU devices split spans under a shader loop limit,
+        // up to Kernels::kMaxAttnSplit chunks; plan_attention throws past it).
+        vk::AttentionShape longest;
+        longest.n_tok = 1;
+        longest.n_head = hp_.n_head;
+        longest.n_head_kv = hp_.n_head_kv;
+        longest.head_dim = hp_.head_dim;
+        longest.max_span = ctx.n_ctx;
+        (void)m.kernels->plan_attention(longest);
+    }
+    m.rec = std::make_unique<vk::Recorder>(c);
+    for (const MatDesc& md : desc_.mats) m.mats.push_back(upload_mat(c, desc_, md));
+    for (const VecDesc& vd : desc_.vecs) m.vecs.push_back(upload_vec(c, desc_, vd));
+    for (TensorRef& t : desc_.tensors) t.data = nullptr;  // the File may close
+    for (uint32_t l = 0; l < hp_.n_layer; ++l) {
+        m.k_cache.emplace_back(c, kv_bytes, Memory::Device, Purpose::KvCache);
+        m.v_cache.emplace_back(c, kv_bytes, Memory::Device, Purpose::KvCache);
+        m.k_cache.back().fill(0);  // free cells are never read; zeroed so the cache starts defined
+        m.v_cache.back().fill(0);
+    }
+}
+
+VkModel::~VkModel() = default;
+
+std::string VkModel::backend_name() const {
+    return impl_->ctx->info().name;
+}
+vk::MemoryReport VkModel::memory_report() const {
+    return impl_->ctx->memory_report();
+}
+const vk::DeviceInfo& VkModel::device_info() const {
+    return impl_->ctx->info();
+}
+const vk::ValidationLog* VkModel::validation() const {
+    return impl_->ctx->validation();
+}
+
+}  // namespace wb::model

@@ -1,0 +1,263 @@
+// Architecture specs and the memory planner without a device:
+//  - an architecture or option the engine does not run is refused at load
+//    naming the key and its value and listing the supported architectures;
+//  - a tensor an architecture does not have is an error naming it;
+//  - each tiny golden2 model gets the hyperparameters its GGUF keys say
+//    (sliding-window layers, soft-caps, RoPE sets, query scale);
+//  - the planner's figures for named shapes against hand-worked numbers
+//    (a 70B model in F16 needs about 141 GB for its weights; Q8_0 and
+//    Q4_K_M cut that 1.9x and 3-4x), and the largest context is the last
+//    one whose plan fits.
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/gguf_bytes.h"
+#include "common/golden2.h"
+#include "gguf/gguf.h"
+#include "model/arch/arch.h"
+#include "model/load.h"
+#include "model/memory_plan.h"
+#include "model/model_desc.h"
+
+using namespace wb::model;
+
+namespace {
+
+/// A one-layer llama-like file of architecture `arch` with extra keys and
+/// extra tensors (F32, zeros). Tensors: the llama set at n_embd 32.
+std::string write_model(const QTemporaryDir& dir, const std::string& name, const std::string& arch,
+                        const std::vector<std::pair<std::string, uint32_t>>& extra_u32 = {},
+                        const std::vector<std::pair<std::string, std::string>>& extra_str = {},
+                        const std::vector<std::string>& extra_tensors = {}) {
+    struct T {
+        std::string name;
+        uint64_t ne0, ne1;
+    };
+    std::vector<T> ts = {
+        {"token_embd.weight", 32, 4},         {"output_norm.weight", 32, 1},
+        {"blk.0.attn_norm.weight", 32, 1},    {"blk.0.attn_q.weight", 32, 32},
+        {"blk.0.attn_k.weight", 32, 16},      {"blk.0.attn_v.weight", 32, 16},
+        {"blk.0.attn_output.weight", 32, 32}, {"blk.0.ffn_norm.weight", 32, 1},
+        {"blk.0.ffn_gate.weight", 32, 32},    {"blk.0.ffn_up.weight", 32, 32},
+        {"blk.0.ffn_down.weight", 32, 32},
+    };
+    for (const std::string& e : extra_tensors) ts.push_back({e, 32, 1});
+    wbtest::GgufBytes b;
+    b.header(3, ts.size(), 8 + extra_u32.size() + extra_str.size());
+    b.kv_str("general.architecture", arch);
+    b.kv_u32(arch + ".context_length", 64);
+    b.kv_u32(arch + ".embedding_length", 32);
+    b.kv_u32(arch + ".block_count", 1);
+    b.kv_u32(arch + ".feed_forward_length", 32);
+    b.kv_u32(arch + ".attention.head_count", 2);
+    b.kv_u32(arch + ".attention.head_count_kv", 1);
+    b.str(arch + ".attention.layer_norm_rms_epsilon").u32(6).f32(1e-5f);
+    for (const auto& [k, v] : extra_u32) b.kv_u32(k, v);
+    for (const auto& [k, v] : extra_str) b.kv_str(k, v);
+    uint64_t off = 0;
+    for (const T& t : ts) {
+        if (t.ne1 == 1) {
+            b.tensor(t.name, {t.ne0}, 0, off);
+        } else {
+            b.tensor(t.name, {t.ne0, t.ne1}, 0, off);
+        }
+        off += (t.ne0 * t.ne1 * 4 + 31) / 32 * 32;
+    }
+    b.pad_to(32);
+    b.buf.append(off, '\0');
+    const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+    b.write(path);
+    return path;
+}
+
+/// what() of loading `path` on the CPU, or "" when it loads.
+std::string load_error(const std::string& path) {
+    try {
+        LoadOptions o;
+        (void)load_model(path, o);
+        return "";
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+uint64_t param_count(const ModelDesc& d) {
+    uint64_t n = 0;
+    for (const TensorRef& t : d.tensors) n += t.ne0 * t.ne1;
+    return n;
+}
+
+}  // namespace
+
+class TestArchSpec : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void unsupported_architecture_is_refused_with_the_list() {
+        QTemporaryDir dir;
+        const std::string e = load_error(write_model(dir, "gpt2.gguf", "gpt2"));
+        QVERIFY2(QString::fromStdString(e).contains(
+                     "unsupported architecture 'gpt2' (general.architecture); supported: gemma2, "
+                     "gemma3, llama, phi3, qwen2, qwen3"),
+                 e.c_str());
+        try {
+            const wb::gguf::File f = wb::gguf::File::open(dir.filePath("gpt2.gguf").toStdString());
+            (void)HParams::from_gguf(f);
+            QFAIL("gpt2 should be refused");
+        } catch (const UnsupportedModel&) {
+        }
+    }
+
+    void unsupported_options_are_refused_by_key_and_value() {
+        QTemporaryDir dir;
+        struct Case {
+            const char* file;
+            std::vector<std::pair<std::string, uint32_t>> u32;
+            std::vector<std::pair<std::string, std::string>> str;
+            const char* expect;
+        };
+        const Case cases[] = {
+            {"moe.gguf",
+             {{"llama.expert_count", 8}},
+             {},
+             "metadata key 'llama.expert_count' = 8: mixture of experts"},
+            {"mla.gguf",
+             {{"llama.attention.kv_lora_rank", 512}},
+             {},
+             "'llama.attention.kv_lora_rank' = 512: multi-head latent attention"},
+            {"ssm.gguf",
+             {{"llama.ssm.conv_kernel", 4}},
+             {},
+             "'llama.ssm.conv_kernel' = 4: a recurrent"},
+            {"yarn.gguf",
+             {},
+             {{"qwen2.rope.scaling.type", "yarn"}},
+             "'qwen2.rope.scaling.type' = "},
+        };
+        for (const Case& c : cases) {
+            const std::string arch = std::string(c.file) == "yarn.gguf" ? "qwen2" : "llama";
+            const std::string e = load_error(write_model(dir, c.file, arch, c.u32, c.str));
+            QVERIFY2(QString::fromStdString(e).contains(c.expect), e.c_str());
+            QVERIFY2(QString::fromStdString(e).contains("supported architectures: gemma2, gemma3"),
+                     e.c_str());
+        }
+        const std::string e = load_error(
+            write_model(dir, "yarn2.gguf", "qwen2", {}, {{"qwen2.rope.scaling.type", "yarn"}}));
+        QVERIFY2(QString::fromStdString(e).contains("RoPE scaling 'yarn' is not supported"),
+                 e.c_str());
+    }
+
+    void a_tensor_the_architecture_lacks_is_an_error() {
+        QTemporaryDir dir;
+        // A llama file with a bias on Q: ignoring it would change the results.
+        const std::string e =
+            load_error(write_model(dir, "bias.gguf", "llama", {}, {}, {"blk.0.attn_q.bias"}));
+        QVERIFY2(QString::fromStdString(e).contains("tensor 'blk.0.attn_q.bias'"), e.c_str());
+        QVERIFY2(QString::fromStdString(e).contains("not part of architecture llama"), e.c_str());
+        // The same file without it loads; a qwen2 file without its biases does not.
+        QVERIFY(load_error(write_model(dir, "plain.gguf", "llama")).empty());
+        const std::string q = load_error(write_model(dir, "qwen2.gguf", "qwen2"));
+        QVERIFY2(QString::fromStdString(q).contains("blk.0.attn_q.bias"), q.c_str());
+    }
+
+    void hyperparameters_follow_the_keys() {
+        auto hp = [](const std::string& m) {
+            const wb::gguf::File f = wb::gguf::File::open(wbtest::golden2_model(m));
+            return ModelDesc::from_gguf(f).hp;
+        };
+        const HParams g2 = hp("gemma2");
+        QCOMPARE(g2.n_swa, 32u);
+        QVERIFY(g2.is_swa(0) && !g2.is_swa(1));  // pattern 2: even layers
+        QCOMPARE(g2.attn_softcap, 50.0f);
+        QCOMPARE(g2.final_softcap, 30.0f);
+        QCOMPARE(g2.embd_scale, 16.0f);   // sqrt(256)
+        QCOMPARE(g2.attn_scale, 0.125f);  // 1 / sqrt(head_dim 64)
+        QVERIFY(g2.ffn_act == FfnActivation::GeluTanh);
+        const HParams g3 = hp("gemma3");
+        QVERIFY(g3.is_swa(0) && !g3.is_swa(1));
+        QCOMPARE(g3.layer_rope(0).freq_base, 10000.0f);  // local: rope.freq_base_swa, unscaled
+        QCOMPARE(g3.layer_rope(0).freq_scale, 1.0f);
+        QCOMPARE(g3.layer_rope(1).freq_base, 1000000.0f);  // global: linear scaling x8
+        QCOMPARE(g3.layer_rope(1).freq_scale, 0.125f);
+        QCOMPARE(g3.final_softcap, 0.0f);
+        QCOMPARE(g3.attn_scale, float(1.0 / std::sqrt(128.0)));
+        const HParams l3 = hp("llama3");
+        QCOMPARE(l3.rope_freq_factors.size(), size_t{32});
+        QCOMPARE(l3.rope_freq_factors[0], 1.0f);    // high-frequency dims unchanged
+        QCOMPARE(l3.rope_freq_factors[31], 32.0f);  // low-frequency dims: the scaling factor
+        const HParams q3 = hp("qwen3");
+        QCOMPARE(q3.head_dim, 128u);
+        QCOMPARE(q3.q_dim(), 512u);
+        QVERIFY(q3.rope_mode == RopeMode::NeoX);
+        QCOMPARE(hp("phi3").n_swa, 0u);
+        // Mistral 7B v0.1 style: a llama file with a sliding window has it on every layer.
+        QTemporaryDir dir;
+        const wb::gguf::File m = wb::gguf::File::open(
+            write_model(dir, "mistral.gguf", "llama", {{"llama.attention.sliding_window", 16}}));
+        const HParams mh = ModelDesc::from_gguf(m).hp;
+        QCOMPARE(mh.n_swa, 16u);
+        QVERIFY(mh.is_swa(0));
+        QCOMPARE(hp("llama-spm").n_swa, 0u);
+    }
+
+    // Hand-worked: Llama 3.1 70B has 70 553 706 496 parameters (published
+    // config: vocab 128256, n_embd 8192, 80 layers, 64/8 heads, ff 28672):
+    // embeddings and output 2 * 128256 * 8192, per layer q/o 2 * 8192^2, k/v
+    // 2 * 8192 * 1024, gate/up/down 3 * 8192 * 28672, norms 2 * 8192, final
+    // norm 8192.
+    void named_shapes_match_hand_worked_sizes() {
+        const NamedShape* s = find_named_shape("70b");
+        QVERIFY(s);
+        const ModelDesc f16 = shape_desc(*s, "f16");
+        const uint64_t params =
+            2ull * 128256 * 8192 +
+            80ull * (2ull * 8192 * 8192 + 2ull * 8192 * 1024 + 3ull * 8192 * 28672 + 2 * 8192) +
+            8192;
+        QCOMPARE(param_count(f16), params);
+        QCOMPARE(params, uint64_t{70553706496});
+        ContextParams cp;
+        cp.n_ctx = 8192;
+        cp.kv_type = KvType::F16;
+        const wb::vk::KernelConfig gpu{128, false, false};
+        const MemoryNeed n16 = plan_memory(f16, cp, PlanShape{}, gpu);
+        // Norms are stored as f32: 161 * 8192 values at 4 bytes instead of 2.
+        QCOMPARE(n16.weights, 2 * params + 161ull * 8192 * 2);
+        QVERIFY(n16.weights > 141'000'000'000ull && n16.weights < 141'200'000'000ull);
+        // KV: 2 * 80 layers * 8192 cells * 1024 (8 KV heads * 128) * 2 bytes = 2.5 GiB.
+        QCOMPARE(n16.kv_cache, 2ull * 80 * 8192 * 1024 * 2);
+        const MemoryNeed n8 = plan_memory(shape_desc(*s, "q8_0"), cp, PlanShape{}, gpu);
+        const MemoryNeed n4 = plan_memory(shape_desc(*s, "q4_k_m"), cp, PlanShape{}, gpu);
+        const double r8 = double(n16.weights) / double(n8.weights),
+                     r4 = double(n16.weights) / double(n4.weights);
+        qInfo("70B weights: F16 %.1f GB, Q8_0 %.1f GB (%.2fx), Q4_K_M %.1f GB (%.2fx)",
+              n16.weights / 1e9, n8.weights / 1e9, r8, n4.weights / 1e9, r4);
+        QVERIFY(r8 > 1.85 && r8 < 1.9);  // 16 / 8.5 bits per weight
+        QVERIFY(r4 > 3.0 && r4 < 4.0);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, shape_desc(*s, "q9_z"));
+    }
+
+    void largest_context_is_the_last_that_fits() {
+        const ModelDesc d = shape_desc(*find_named_shape("8B"), "q4_k_m");
+        ContextParams cp;
+        cp.kv_type = KvType::F16;
+        const wb::vk::KernelConfig gpu{128, false, false};
+        const uint64_t budget = 8ull << 30;
+        const uint32_t best = largest_context(d, cp, PlanShape{}, gpu, budget, 1u << 20);
+        QVERIFY(best > 0 && best % 256 == 0);
+        cp.n_ctx = best;
+        QVERIFY(plan_memory(d, cp, PlanShape{}, gpu).total() <= budget);
+        cp.n_ctx = best + 256;
+        QVERIFY(plan_memory(d, cp, PlanShape{}, gpu).total() > budget);
+        // 8B in Q4_K_M (~4.9 GB of weights) leaves ~3 GB: 128 KiB of f16 KV
+        // per token (2 * 32 layers * 1024 * 2 bytes), so some 20 000 tokens.
+        qInfo("8B Q4_K_M on 8 GiB: %u tokens", best);
+        QVERIFY(best > 16384 && best < 32768);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestArchSpec)
+#include "test_arch_spec.moc"
