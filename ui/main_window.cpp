@@ -333,6 +333,9 @@ void MainWindow::openModel(const QString& path, bool force_cpu) {
     req.n_ctx = s.n_ctx;
     req.n_parallel = s.n_parallel;
     if (force_cpu) modelBar_->selectDevice("cpu", {});
+    // What it will need, shown before the load (which may fail for lack of memory).
+    modelBar_->setPlan(gui::plan_text(path, req.n_ctx, req.n_parallel,
+                                      req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu"));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
 }
@@ -448,6 +451,9 @@ void MainWindow::applyContextSettings() {
     // Same file and device as loaded (also a CPU fallback the picker shows).
     req.n_ctx = s.n_ctx;
     req.n_parallel = s.n_parallel;
+    const gui::DeviceEntry d = modelBar_->currentDevice();
+    modelBar_->setPlan(gui::plan_text(req.path, req.n_ctx, req.n_parallel,
+                                      req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu"));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1 again with context size %2 and n_parallel %3…")
                                  .arg(bridge_->modelInfo().name)

@@ -47,6 +47,8 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     device_->setToolTip(tr("Device the model runs on; picking another loads the model there"));
     device_->setMinimumWidth(180);
     deviceMem_ = new QLabel;
+    plan_ = new QLabel;
+    plan_->setObjectName("memoryPlan");
 
     l->addWidget(open_);
     l->addWidget(recent_);
@@ -56,6 +58,7 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     l->addWidget(new QLabel(tr("Device:")));
     l->addWidget(device_);
     l->addWidget(deviceMem_);
+    l->addWidget(plan_);
 
     connect(open_, &QPushButton::clicked, this, &ModelBar::openDialog);
     connect(cancel_, &QPushButton::clicked, this, &ModelBar::cancelLoadRequested);
@@ -116,6 +119,14 @@ void ModelBar::setRecent(const QStringList& paths) {
         a->setStatusTip(p);
     }
     recent_->setEnabled(!paths.isEmpty());
+}
+
+void ModelBar::setPlan(const gui::PlanText& plan) {
+    plan_->setText(plan.fits || plan.text.isEmpty()
+                       ? plan.text
+                       : tr("<span style='color:#b00020'>%1 (does not fit)</span>")
+                             .arg(plan.text.toHtmlEscaped()));
+    plan_->setToolTip(plan.tooltip);
 }
 
 void ModelBar::setModel(const gui::ModelInfo& info) {

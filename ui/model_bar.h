@@ -7,6 +7,7 @@
 #include <QWidget>
 
 #include "engine_bridge.h"
+#include "memory_plan_text.h"
 
 class QComboBox;
 class QLabel;
@@ -34,6 +35,9 @@ class ModelBar : public QWidget {
     void setRecent(const QStringList& paths);
     /// Shows the loaded model (or "No model loaded" for an empty info).
     void setModel(const gui::ModelInfo& info);
+    /// Shows the memory plan of the model being opened or loaded (what it
+    /// needs on the chosen device, whether it fits, the largest context).
+    void setPlan(const gui::PlanText& plan);
     /// Shows progress (0..1) and the step; fraction < 0 hides the bar.
     void setLoading(double fraction, const QString& step);
 
@@ -54,6 +58,7 @@ class ModelBar : public QWidget {
     QMenu* recentMenu_;
     QComboBox* device_;
     QLabel* deviceMem_;
+    QLabel* plan_;
     QProgressBar* progress_;
     QPushButton* cancel_;
 };

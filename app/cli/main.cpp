@@ -30,6 +30,7 @@
 // clang-format off
 #define WB_CLI_COMMANDS(X) \
     X(info, "Show a model's architecture, hyperparameters, tokenizer, tensors and memory") \
+    X(plan, "Show the device memory a model needs and the largest context that fits") \
     X(generate, "Generate text from a prompt, streaming it to stdout") \
     X(tokenize, "Print the token ids of a text") \
     X(chat_template, "Render a conversation (JSON on stdin) with a chat template and print the prompt") \

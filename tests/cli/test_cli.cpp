@@ -7,12 +7,13 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/data_dir.h"
 #include "common/json_fixtures.h"
 #include "common/process.h"
-#include "common/data_dir.h"
 
 namespace {
 
@@ -171,6 +172,31 @@ class TestCli : public QObject {
         const Run c = run_cli({"info", "-c", "512", "--kv-type", "f16"});  // bundled model
         QVERIFY2(c.code == 0, c.err.constData());
         QVERIFY(c.out.contains("kv cache:        327680 bytes"));  // 2*5*512*4*8*2
+    }
+
+    // `plan`: a named shape's bytes against hand-worked figures (Llama 3.1
+    // 70B: 70 553 706 496 parameters; F16 matrices, f32 norms: 161 * 8192
+    // values; KV f16 at 8192 tokens: 2 * 80 * 8192 * 1024 * 2), the fit
+    // table, and a model file of another architecture.
+    void plan_shows_what_fits() {
+        const Run r = run_cli({"plan", "--shape", "70B", "--type", "f16", "-c", "8192"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.out.contains("weights:         141110050816 bytes"), r.out.constData());
+        QVERIFY2(r.out.contains("kv cache:          2684354560 bytes"), r.out.constData());
+        QVERIFY(QRegularExpression("80 GiB GPU +80\\.00 GiB +too big")
+                    .match(QString::fromUtf8(r.out))
+                    .hasMatch());
+        QVERIFY(QRegularExpression("141 GiB GPU +141\\.00 GiB +fits")
+                    .match(QString::fromUtf8(r.out))
+                    .hasMatch());
+        const Run g = run_cli(
+            {"plan", kData + "/golden2/gemma2/gemma2-f16.gguf", "-c", "512", "--parallel", "2"});
+        QVERIFY2(g.code == 0, g.err.constData());
+        QVERIFY2(g.out.contains("(gemma2)") && g.out.contains("512 tokens x 2 sequences"),
+                 g.out.constData());
+        const Run bad = run_cli({"plan", "--shape", "9B"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains("1B 3B 7B 8B 13B 70B"), bad.err.constData());
     }
 
     void bad_model_path_fails_naming_the_file() {

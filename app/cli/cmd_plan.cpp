@@ -1,0 +1,170 @@
+// `workbench-cli plan [MODEL]`: what a model needs in device memory for a
+// context, a number of parallel sequences and a KV cache type, by purpose
+// (weights, KV cache, activations, staging), whether that fits each visible
+// Vulkan device and common GPU sizes, and the largest context that does.
+// The figures are the memory planner's (engine/model/memory_plan.h): the
+// bytes the Vulkan engine allocates for the same settings.
+
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "common_options.h"
+#include "gguf/gguf.h"
+#include "model/memory_plan.h"
+#include "model/model_desc.h"
+#include "vk/context.h"
+#include "vk/kernels.h"
+
+namespace wb::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "plan",
+    "[MODEL]",
+    "Show the device memory a model needs and the largest context that fits.",
+    "MODEL is a GGUF file (default: the bundled stories260K.gguf), or give a\n"
+    "named shape with --shape (1B, 3B: Llama 3.2; 7B, 13B: Llama 2; 8B, 70B:\n"
+    "Llama 3.1) and its weight type with --type (a ggml type such as f16, q8_0,\n"
+    "q4_0, q4_k, or the presets q4_k_m / q5_k_m). The KV cache holds\n"
+    "ctx-size * parallel cells. 'fits' compares the total with each visible\n"
+    "Vulkan device's largest device-local heap (or its driver budget) and with\n"
+    "common GPU memory sizes; other programs' use of the device is not counted.",
+    {
+        {"model", 'm', "FILE", "model file (alternative to the MODEL argument)"},
+        {"shape", 0, "NAME", "plan a named model shape instead of a file: 1B 3B 7B 8B 13B 70B"},
+        {"type", 0, "TYPE", "weight type of --shape (default: f16)"},
+        {"ctx-size", 'c', "N", "context per sequence in tokens (default: 4096)"},
+        {"parallel", 0, "N", "sequences decoded at once (default: 1)"},
+        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f16)"},
+        {"ubatch", 0, "N", "tokens of the largest ubatch (default: 512)"},
+    },
+    0,
+    1,
+};
+
+std::string gib(uint64_t b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (uint64_t{1} << 30));
+    return buf;
+}
+
+std::string mib(uint64_t b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (uint64_t{1} << 20));
+    return buf;
+}
+
+/// One line of the fit table.
+void fit_line(const std::string& name, uint64_t budget, const model::ModelDesc& d,
+              const model::ContextParams& cp, const model::PlanShape& shape,
+              const vk::KernelConfig& k, uint32_t parallel) {
+    bool fits = false;
+    try {
+        fits = model::plan_memory(d, cp, shape, k).total() <= budget;
+    } catch (const std::invalid_argument&) {
+        fits = false;  // a span this device cannot compute
+    }
+    const uint32_t cells = model::largest_context(d, cp, shape, k, budget, uint32_t{1} << 24);
+    std::printf("  %-44s %10s  %-8s largest context %u tokens x %u\n", name.c_str(),
+                gib(budget).c_str(), fits ? "fits" : "too big", cells / parallel, parallel);
+}
+
+}  // namespace
+
+int cmd_plan(const std::vector<std::string>& argv) {
+    ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const uint32_t n_ctx = static_cast<uint32_t>(args.get_int("ctx-size", 4096, 1, 1 << 22));
+    const uint32_t parallel = static_cast<uint32_t>(args.get_int("parallel", 1, 1, 4096));
+    if (uint64_t{n_ctx} * parallel > (uint64_t{1} << 24))
+        throw UsageError("--ctx-size times --parallel is over 16777216 cells");
+    const std::string kv_name = args.get("kv-type").value_or("f16");
+    if (kv_name != "f32" && kv_name != "f16")
+        throw UsageError("--kv-type: '" + kv_name + "' is not f32 or f16");
+    model::PlanShape shape;
+    shape.n_ubatch = static_cast<uint32_t>(args.get_int("ubatch", 512, 1, 1 << 16));
+
+    model::ModelDesc d;
+    std::string what;
+    if (std::optional<std::string> sname = args.get("shape")) {
+        if (args.get("model") || !args.positional.empty())
+            throw UsageError("plan: give either a MODEL file or --shape, not both");
+        const model::NamedShape* s = model::find_named_shape(*sname);
+        if (!s) throw UsageError("--shape: '" + *sname + "' is not one of 1B 3B 7B 8B 13B 70B");
+        const std::string type = args.get("type").value_or("f16");
+        try {
+            d = model::shape_desc(*s, type);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--type: ") + e.what());
+        }
+        what = s->name + " (" + s->like + " shape), weights " + type;
+    } else {
+        if (args.get("type")) throw UsageError("--type applies to --shape only");
+        std::optional<std::string> given = args.get("model");
+        if (!args.positional.empty()) {
+            if (given)
+                throw UsageError("plan: give the model either as MODEL or with -m, not both");
+            given = args.positional[0];
+        }
+        const std::string path = resolve_model_path(given);
+        const gguf::File f = gguf::File::open(path);
+        d = model::ModelDesc::from_gguf(f);
+        what = path + " (" + d.hp.arch + ")";
+    }
+    model::ContextParams cp;
+    cp.n_ctx = n_ctx * parallel;
+    cp.n_seq_max = parallel;
+    cp.kv_type = kv_name == "f16" ? model::KvType::F16 : model::KvType::F32;
+
+    uint64_t params = 0;
+    for (const model::TensorRef& t : d.tensors) params += t.ne0 * t.ne1;
+    const vk::KernelConfig gpu = vk::Kernels::config_for([] {
+        vk::DeviceInfo g;  // a typical discrete GPU: subgroups of 32, 1024 invocations
+        g.type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+        g.subgroup_size = 32;
+        g.max_workgroup_invocations = 1024;
+        return g;
+    }());
+    const model::MemoryNeed need = model::plan_memory(d, cp, shape, gpu);
+    std::printf("model:        %s\n", what.c_str());
+    std::printf("parameters:   %.3g (%u layers, n_embd %u, %u heads, %u KV heads, head_dim %u)\n",
+                static_cast<double>(params), d.hp.n_layer, d.hp.n_embd, d.hp.n_head, d.hp.n_head_kv,
+                d.hp.head_dim);
+    std::printf("context:      %u tokens x %u sequences = %u KV cells, %s KV cache, ubatch %u\n",
+                n_ctx, parallel, cp.n_ctx, kv_name.c_str(), shape.n_ubatch);
+    std::printf("weights:      %15" PRIu64 " bytes  %s\n", need.weights, gib(need.weights).c_str());
+    std::printf("kv cache:     %15" PRIu64 " bytes  %s\n", need.kv_cache,
+                gib(need.kv_cache).c_str());
+    std::printf("activations:  %15" PRIu64 " bytes  %s\n", need.activations,
+                mib(need.activations).c_str());
+    std::printf("staging:      %15" PRIu64 " bytes  %s\n", need.staging, mib(need.staging).c_str());
+    std::printf("total:        %15" PRIu64 " bytes  %s\n", need.total(), gib(need.total()).c_str());
+
+    std::printf("\nvisible devices:\n");
+    try {
+        for (const vk::DeviceInfo& dev : vk::list_devices()) {
+            uint64_t heap = 0;
+            for (const vk::HeapInfo& h : dev.heaps)
+                if (h.device_local && h.size > heap) heap = h.size;
+            fit_line(std::to_string(dev.index) + ": " + dev.name, heap, d, cp, shape,
+                     vk::Kernels::config_for(dev), parallel);
+        }
+    } catch (const std::exception& e) {
+        std::printf("  none usable (%s)\n", e.what());
+    }
+    std::printf("common GPU memory sizes:\n");
+    for (uint32_t g : {8u, 12u, 16u, 24u, 48u, 80u, 141u}) {
+        fit_line(std::to_string(g) + " GiB GPU", uint64_t{g} << 30, d, cp, shape, gpu, parallel);
+    }
+    return 0;
+}
+
+}  // namespace wb::cli
