@@ -164,7 +164,10 @@ uint32_t type_by_name(const std::string& name) {
     for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (uint32_t id = 0; id < 64; ++id) {
         const ggml::TypeTraits* t = ggml::type_traits(id);
-        if (t && low == t->name) return id;
+        if (!t) continue;
+        std::string tn = t->name;  // ggml spells K-quants "q4_K"
+        for (char& c : tn) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (low == tn) return id;
     }
     throw std::invalid_argument("unknown weight type '" + name +
                                 "' (a ggml type such as f16, q8_0, q4_0, q4_k, or a preset "
