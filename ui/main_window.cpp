@@ -115,7 +115,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     }
 
     buildMenus();
-    // "Make quantized copy…" (ui/quantize_dialog): copy a GGUF as Q8_0/Q4_0/F16,
+    // "Make quantized copy…" (ui/quantize_dialog): copy a GGUF as Q4_K_M, Q8_0, ...,
     // then offer the copy beside the original in the Compare tab.
     // Tools sits before Help, which stays last as on every desktop.
     auto* tools = new QMenu(tr("&Tools"), this);

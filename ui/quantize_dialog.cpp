@@ -1,5 +1,6 @@
 #include "quantize_dialog.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -26,7 +27,7 @@ namespace {
 struct Cancelled {};
 
 QString upper_type(uint32_t id) {
-    return QString::fromStdString(ggml::type_name(id)).toUpper();
+    return QString::fromStdString(ggml::type_upper_name(id));
 }
 
 QString mib(uint64_t b) {
@@ -39,6 +40,8 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
     : QDialog(parent),
       input_(input),
       type_(new QComboBox(this)),
+      pure_(new QCheckBox(tr("Every weight at the type's tensor type (no llama.cpp mix, --pure)"),
+                          this)),
       output_(new QLineEdit(this)),
       browse_(new QPushButton(tr("Browse…"), this)),
       startBtn_(new QPushButton(tr("Make copy"), this)),
@@ -49,15 +52,23 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
       tensors_(new QTableWidget(0, 5, this)),
       cancel_(std::make_shared<std::atomic<bool>>(false)) {
     setWindowTitle(tr("Make quantized copy of %1").arg(QFileInfo(input).fileName()));
-    type_->addItem(tr("Q8_0 (8-bit, blocks of 32)"), QStringLiteral("q8_0"));
-    type_->addItem(tr("Q4_0 (4-bit, blocks of 32)"), QStringLiteral("q4_0"));
-    type_->addItem(tr("F16"), QStringLiteral("f16"));
+    // Every file type the quantizer writes (engine/quant/file_types.h),
+    // Q4_K_M (what most downloads are) preselected.
+    for (const quant::TargetInfo& t : quant::all_targets()) {
+        type_->addItem(QStringLiteral("%1 (%2)").arg(t.upper, tr(t.summary)), QString(t.name));
+    }
+    type_->setCurrentIndex(type_->findData(QStringLiteral("q4_k_m")));
+    pure_->setToolTip(
+        tr("Off: llama.cpp's per-tensor rules (output at Q6_K, more bits for some attn_v / "
+           "ffn_down), as llama-quantize writes. On: every weight at the chosen type where its "
+           "rows allow."));
     auto* out = new QHBoxLayout;
     out->addWidget(output_, 1);
     out->addWidget(browse_);
     auto* form = new QFormLayout;
     form->addRow(tr("Model"), new QLabel(input.toHtmlEscaped(), this));
     form->addRow(tr("Type"), type_);
+    form->addRow(QString(), pure_);
     form->addRow(tr("Output"), out);
     tensors_->setHorizontalHeaderLabels(
         {tr("tensor"), tr("shape"), tr("from"), tr("to"), tr("note")});
@@ -125,6 +136,10 @@ void QuantizeDialog::setTarget(const QString& name) {
     if (i >= 0) type_->setCurrentIndex(i);
 }
 
+void QuantizeDialog::setPure(bool pure) {
+    pure_->setChecked(pure);
+}
+
 void QuantizeDialog::setOutputPath(const QString& path) {
     output_->setText(path);
 }
@@ -164,19 +179,23 @@ void QuantizeDialog::start() {
     cancelBtn_->setEnabled(true);
     compareBtn_->setEnabled(false);
     type_->setEnabled(false);
+    pure_->setEnabled(false);
     output_->setEnabled(false);
     browse_->setEnabled(false);
     const std::string in = input_.toStdString(), out = output_->text().toStdString();
     const QString out_q = output_->text();
     const QString type_name = type_->currentData().toString();
     const auto cancel = cancel_;
-    watcher_.setFuture(QtConcurrent::run([this, in, out, out_q, type_name, cancel] {
+    quant::QuantizeOptions opts;
+    opts.pure = pure_->isChecked();
+    watcher_.setFuture(QtConcurrent::run([this, in, out, out_q, type_name, cancel, opts] {
         QString message;
         bool ok = false;
         try {
             const quant::Target t = quant::parse_target(type_name.toStdString());
             const quant::QuantizeReport rep = quant::quantize_file(
-                in, out, t, [this, cancel](size_t i, size_t n, const quant::TensorPlan& p) {
+                in, out, t,
+                [this, cancel](size_t i, size_t n, const quant::TensorPlan& p) {
                     if (cancel->load()) throw Cancelled{};  // the writer removes the partial file
                     QMetaObject::invokeMethod(
                         this,
@@ -186,17 +205,22 @@ void QuantizeDialog::start() {
                             onTensor(int(i), int(n), name, shape, from, to, note);
                         },
                         Qt::QueuedConnection);
-                });
+                },
+                opts);
             QStringList kept;
             for (const quant::TensorPlan& p : rep.tensors) {
                 if (!p.note.empty())
                     kept << QString::fromStdString(p.name) + " " + upper_type(p.dst_type);
             }
-            message = tr("Wrote %1 (%2 from %3). %4 of %5 tensors not %6: %7")
-                          .arg(out_q, mib(rep.output_bytes), mib(rep.input_bytes))
+            const quant::TargetInfo& info = quant::target_info(t);
+            message = tr("Wrote %1 (%2, %3 bpw, %4 from %5). %6 of %7 tensors not %8: %9")
+                          .arg(out_q, QString(info.upper))
+                          .arg(rep.bpw(), 0, 'f', 2)
+                          .arg(mib(rep.output_bytes), mib(rep.input_bytes))
                           .arg(kept.size())
                           .arg(rep.tensors.size())
-                          .arg(type_name.toUpper(), kept.isEmpty() ? tr("none") : kept.join(", "));
+                          .arg(upper_type(uint32_t(info.default_type)),
+                               kept.isEmpty() ? tr("none") : kept.join(", "));
             ok = true;
         } catch (const Cancelled&) {
             message = tr("Cancelled; no file written.");
@@ -213,6 +237,7 @@ void QuantizeDialog::start() {
                 cancelBtn_->setEnabled(false);
                 compareBtn_->setEnabled(ok);
                 type_->setEnabled(true);
+                pure_->setEnabled(true);
                 output_->setEnabled(true);
                 browse_->setEnabled(true);
                 summary_->setText(message);

@@ -1,17 +1,19 @@
 #pragma once
-// "Make quantized copy…": writes a Q8_0 / Q4_0 / F16 copy of a GGUF model
+// "Make quantized copy…": writes a copy of a GGUF model in any file type the
+// quantizer knows (F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, ..., Q2_K, Q4_0, ...)
 // with wb::quant::quantize_file (engine/quant) on a worker thread, with a
-// progress bar per tensor and Cancel (the partial file is removed). When
-// done it lists every tensor that did not get the chosen type (1-D norms
-// kept F32, matrices whose rows are not a multiple of 32 written as F16, as
-// the quantizer reports) and offers to open the copy in a Compare pane
-// beside the original.
+// progress bar per tensor and Cancel (the partial file is removed). Each
+// tensor's row shows the type chosen and, where it is not the file type's
+// main type, the rule (llama.cpp's mix: output at Q6_K, ...; norms kept
+// F32; rows a block does not divide fall back). The summary gives the bits
+// per weight; the copy can be opened in a Compare pane beside the original.
 
 #include <QDialog>
 #include <QFutureWatcher>
 #include <atomic>
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -36,8 +38,11 @@ class QuantizeDialog : public QDialog {
     /// Cancels a running job and waits for it.
     ~QuantizeDialog() override;
 
-    /// "q8_0", "q4_0" or "f16" (case-insensitive); other names are ignored.
+    /// A file type name of quant::all_targets() ("q4_k_m", "q8_0", ...;
+    /// case-insensitive); other names are ignored. Default: q4_k_m.
     void setTarget(const QString& name);
+    /// llama-quantize --pure: no mix rules (default off).
+    void setPure(bool pure);
     void setOutputPath(const QString& path);
     QString outputPath() const;
 
@@ -66,6 +71,7 @@ class QuantizeDialog : public QDialog {
 
     QString input_;
     QComboBox* type_;
+    QCheckBox* pure_;
     QLineEdit* output_;
     QPushButton* browse_;
     QPushButton* startBtn_;

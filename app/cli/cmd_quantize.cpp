@@ -1,10 +1,13 @@
-// `workbench-cli quantize IN OUT --type q8_0|q4_0|f16`: writes a quantized
-// copy of a GGUF model (engine/quant/quantize_model.h says exactly what is
-// kept, converted and why). Progress and the tensors that are not stored at
-// the target type go to stderr; stdout stays empty so scripts can pipe.
+// `workbench-cli quantize IN OUT --type TYPE`: writes a quantized copy of a
+// GGUF model with llama.cpp's per-tensor mix rules (engine/quant/
+// quantize_model.h says exactly what is kept, converted and why). The type
+// chosen for each tensor, the reason where it is not the file type's main
+// type, and the summary (bits per weight, tensors per type) go to stderr;
+// stdout stays empty so scripts can pipe.
 
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,35 +19,65 @@ namespace wb::cli {
 
 namespace {
 
-const CommandSpec kSpec{
-    "quantize",
-    "IN OUT",
-    "Write a quantized copy (F16, Q8_0 or Q4_0) of a GGUF model.",
-    "Copies IN's metadata, sets general.file_type (LLAMA_FTYPE: 1 = F16, 7 = Q8_0,\n"
-    "2 = Q4_0) and general.quantization_version = 2, and converts the weight\n"
-    "matrices with ggml's reference rounding, so Q8_0/Q4_0 blocks equal\n"
-    "llama.cpp's. 1-D tensors (norms) are copied as stored. A matrix whose row\n"
-    "length is not a multiple of 32 cannot hold Q8_0/Q4_0 blocks and is written\n"
-    "as F16 (llama-quantize refuses such a model); every such tensor is listed\n"
-    "on stderr. Tensor data is streamed, so memory use stays small.",
-    {
-        {"type", 't', "TYPE", "target type: q8_0, q4_0 or f16 (required)"},
-        {"quiet", 'q', "", "print only the summary, no per-tensor progress"},
-    },
-    2,
-    2,
-};
+std::string accepted_types() {
+    std::string s;
+    for (const quant::TargetInfo& t : quant::all_targets())
+        s += (s.empty() ? "" : ", ") + std::string(t.name);
+    return s;
+}
+
+std::string type_help() {
+    std::string s;
+    for (const quant::TargetInfo& t : quant::all_targets()) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  %-7s %s\n", t.name, t.summary);
+        s += line;
+    }
+    return s;
+}
+
+const CommandSpec& spec() {
+    static const CommandSpec s{
+        "quantize",
+        "IN OUT",
+        "Write a quantized copy of a GGUF model (F16, Q8_0, K-quant mixes, Q4_0/Q4_1/Q5_0/Q5_1, "
+        "IQ4_NL).",
+        "Copies IN's metadata, sets general.file_type (llama.cpp's LLAMA_FTYPE) and\n"
+        "general.quantization_version = 2, and converts the weight matrices with\n"
+        "ggml's reference quantizers, choosing each tensor's type by llama.cpp's mix\n"
+        "rules (llama-quantize without an importance matrix): output / tied\n"
+        "embeddings get Q6_K, the K mixes give some attn_v, ffn_down and\n"
+        "attn_output more bits, and a row length a type's blocks do not divide\n"
+        "falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, ...). The blocks and the tensor\n"
+        "types equal llama-quantize's. 1-D tensors (norms) are copied as stored. A\n"
+        "row length that is not a multiple of 32 is written as F16 (llama-quantize\n"
+        "refuses such a model). Tensor data is streamed, so memory use stays small.\n"
+        "\n"
+        "Types:\n" +
+            type_help(),
+        {
+            {"type", 't', "TYPE", "target file type (required): " + accepted_types()},
+            {"pure", 0, "",
+             "every weight at TYPE's tensor type, no mix rules (llama-quantize --pure)"},
+            {"quiet", 'q', "", "print only the summary, no per-tensor lines"},
+        },
+        2,
+        2,
+    };
+    return s;
+}
 
 }  // namespace
 
 int cmd_quantize(const std::vector<std::string>& argv) {
+    const CommandSpec& kSpec = spec();
     const ParsedArgs args = parse_args(kSpec, argv);
     if (args.help) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
     const auto type = args.get("type");
-    if (!type) throw UsageError("quantize: --type is required (q8_0, q4_0 or f16)");
+    if (!type) throw UsageError("quantize: --type is required (" + accepted_types() + ")");
     quant::Target target;
     try {
         target = quant::parse_target(*type);
@@ -54,30 +87,33 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     const std::string& in = args.positional[0];
     const std::string& out = args.positional[1];
     const bool quiet = args.has("quiet");
+    quant::QuantizeOptions opts;
+    opts.pure = args.has("pure");
 
-    const quant::QuantizeReport report =
-        quant::quantize_file(in, out, target, [&](size_t i, size_t n, const quant::TensorPlan& p) {
+    const quant::QuantizeReport report = quant::quantize_file(
+        in, out, target,
+        [&](size_t i, size_t n, const quant::TensorPlan& p) {
             if (quiet) return;
-            std::fprintf(stderr, "[%3zu/%zu] %-28s %-12s %5s -> %-5s\n", i + 1, n, p.name.c_str(),
-                         p.shape.c_str(), ggml::type_name(p.src_type).c_str(),
-                         ggml::type_name(p.dst_type).c_str());
-        });
+            std::fprintf(stderr, "[%3zu/%zu] %-28s %-12s %6s -> %-6s%s%s\n", i + 1, n,
+                         p.name.c_str(), p.shape.c_str(), ggml::type_upper_name(p.src_type).c_str(),
+                         ggml::type_upper_name(p.dst_type).c_str(), p.note.empty() ? "" : "  ",
+                         p.note.c_str());
+        },
+        opts);
 
-    size_t kept = 0;
-    for (const quant::TensorPlan& p : report.tensors) {
-        if (p.note.empty()) continue;
-        ++kept;
-        std::fprintf(stderr, "note: %s: %s\n", p.name.c_str(), p.note.c_str());
-    }
-    std::fprintf(stderr,
-                 "wrote %s: %s, %zu tensors (%zu at %s, %zu kept or F16), %" PRIu64 " -> %" PRIu64
-                 " bytes (%.1f%%)\n",
-                 out.c_str(), quant::target_name(target), report.tensors.size(),
-                 report.tensors.size() - kept, quant::target_name(target), kept, report.input_bytes,
-                 report.output_bytes,
-                 report.input_bytes ? 100.0 * static_cast<double>(report.output_bytes) /
-                                          static_cast<double>(report.input_bytes)
-                                    : 0.0);
+    std::map<std::string, int> counts;
+    for (const quant::TensorPlan& p : report.tensors) ++counts[ggml::type_upper_name(p.dst_type)];
+    std::string mix;
+    for (const auto& [name, n] : counts)
+        mix += (mix.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+    std::fprintf(
+        stderr,
+        "wrote %s: %s%s, %.2f bpw, %zu tensors (%s), %" PRIu64 " -> %" PRIu64 " bytes (%.1f%%)\n",
+        out.c_str(), quant::target_info(target).upper, opts.pure ? " (pure)" : "", report.bpw(),
+        report.tensors.size(), mix.c_str(), report.input_bytes, report.output_bytes,
+        report.input_bytes ? 100.0 * static_cast<double>(report.output_bytes) /
+                                 static_cast<double>(report.input_bytes)
+                           : 0.0);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "quant/quantize_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
+#include "quant/mix_rules.h"
 
 namespace wb::quant {
 
@@ -33,75 +35,58 @@ int layer_of(const std::string& name) {
     return digits ? layer : -1;
 }
 
-// Chooses the output type of one tensor and says why it is not the target.
-TensorPlan plan_tensor(const gguf::TensorInfo& t, Target target) {
-    TensorPlan p;
-    p.name = t.name;
-    p.src_type = t.type;
-    p.shape = t.shape_string();
-    p.src_bytes = t.nbytes;
-    const uint32_t want = ggml_type_of(target);
-    if (t.n_dims < 2) {
-        p.dst_type = t.type;
-        p.note = "1-D tensor, kept as stored (" + ggml::type_name(t.type) + ")";
-    } else if (t.ne[0] % ggml::kQK != 0 && target != Target::F16) {
-        p.dst_type = static_cast<uint32_t>(ggml::Type::F16);
-        p.note = "row length " + std::to_string(t.ne[0]) + " is not a multiple of " +
-                 std::to_string(ggml::kQK) + ", written as F16";
-    } else {
-        p.dst_type = want;
+// The plan of every tensor of `in` in output order, by the mix rules.
+std::vector<TensorPlan> plan_tensors(const gguf::File& in, Target target, bool pure,
+                                     std::vector<const gguf::TensorInfo*>& order) {
+    std::vector<std::string> names;
+    for (const gguf::TensorInfo& t : in.tensors()) names.push_back(t.name);
+    names = llama_quantize_order(std::move(names));
+    std::vector<MixTensor> mix;
+    order.clear();
+    for (const std::string& n : names) {
+        const gguf::TensorInfo& t = in.tensor(n);
+        order.push_back(&t);
+        mix.push_back({t.name, t.type, t.n_dims, t.ne[0]});
     }
-    p.dst_bytes = ggml::row_bytes(p.dst_type, t.ne[0]) * t.n_rows();
-    return p;
+    const std::vector<MixChoice> choice = choose_types(MixModel::from_gguf(in), mix, target, pure);
+    std::vector<TensorPlan> plans;
+    for (size_t i = 0; i < order.size(); ++i) {
+        const gguf::TensorInfo& t = *order[i];
+        TensorPlan p;
+        p.name = t.name;
+        p.src_type = t.type;
+        p.dst_type = choice[i].type;
+        p.shape = t.shape_string();
+        p.src_bytes = t.nbytes;
+        p.n_elements = t.n_elements();
+        p.note = choice[i].reason;
+        if (!choice[i].quantize) p.note += " (" + ggml::type_name(t.type) + ")";
+        p.dst_bytes = ggml::row_bytes(p.dst_type, t.ne[0]) * t.n_rows();
+        if (p.dst_type != p.src_type) {
+            const ggml::TypeTraits* src = ggml::type_traits(t.type);
+            if (!src || !src->computable) throw ggml::UnsupportedType(t.type, t.name);
+        }
+        plans.push_back(std::move(p));
+    }
+    return plans;
 }
 
 }  // namespace
 
-Target parse_target(const std::string& name) {
-    std::string s = name;
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (s == "f16") return Target::F16;
-    if (s == "q8_0") return Target::Q8_0;
-    if (s == "q4_0") return Target::Q4_0;
-    throw std::invalid_argument("unknown quantization type '" + name +
-                                "' (accepted: f16, q8_0, q4_0)");
+double QuantizeReport::bpw() const {
+    uint64_t bytes = 0, n = 0;
+    for (const TensorPlan& p : tensors) {
+        bytes += p.dst_bytes;
+        n += p.n_elements;
+    }
+    return n ? 8.0 * static_cast<double>(bytes) / static_cast<double>(n) : 0.0;
 }
 
-const char* target_name(Target t) {
-    switch (t) {
-        case Target::F16:
-            return "f16";
-        case Target::Q8_0:
-            return "q8_0";
-        case Target::Q4_0:
-            return "q4_0";
-    }
-    return "?";
-}
-
-uint32_t file_type_of(Target t) {
-    switch (t) {
-        case Target::F16:
-            return 1;  // LLAMA_FTYPE_MOSTLY_F16
-        case Target::Q4_0:
-            return 2;  // LLAMA_FTYPE_MOSTLY_Q4_0
-        case Target::Q8_0:
-            return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
-    }
-    return 0;
-}
-
-uint32_t ggml_type_of(Target t) {
-    switch (t) {
-        case Target::F16:
-            return static_cast<uint32_t>(ggml::Type::F16);
-        case Target::Q8_0:
-            return static_cast<uint32_t>(ggml::Type::Q8_0);
-        case Target::Q4_0:
-            return static_cast<uint32_t>(ggml::Type::Q4_0);
-    }
-    return 0;
+std::vector<TensorPlan> plan_file(const std::string& in_path, Target target,
+                                  const QuantizeOptions& options) {
+    const gguf::File in = gguf::File::open(in_path);
+    std::vector<const gguf::TensorInfo*> order;
+    return plan_tensors(in, target, options.pure, order);
 }
 
 std::vector<std::string> llama_quantize_order(std::vector<std::string> names) {
@@ -114,7 +99,7 @@ std::vector<std::string> llama_quantize_order(std::vector<std::string> names) {
 }
 
 QuantizeReport quantize_file(const std::string& in_path, const std::string& out_path, Target target,
-                             const QuantizeProgress& progress) {
+                             const QuantizeProgress& progress, const QuantizeOptions& options) {
     std::error_code ec;
     if (std::filesystem::equivalent(in_path, out_path, ec)) {
         throw std::invalid_argument("input and output are the same file: " + out_path);
@@ -126,20 +111,15 @@ QuantizeReport quantize_file(const std::string& in_path, const std::string& out_
     out.set_kv("general.quantization_version", gguf::make_u32(kQuantizationVersion));
     out.set_kv("general.file_type", gguf::make_u32(file_type_of(target)));
 
-    std::vector<std::string> names;
-    for (const gguf::TensorInfo& t : in.tensors()) names.push_back(t.name);
-    names = llama_quantize_order(std::move(names));
-
     QuantizeReport report;
+    report.target = target;
     report.input_bytes = in.file_size();
     std::vector<const gguf::TensorInfo*> order;
-    for (const std::string& n : names) {
-        const gguf::TensorInfo& t = in.tensor(n);
-        order.push_back(&t);
-        report.tensors.push_back(plan_tensor(t, target));
-        const TensorPlan& p = report.tensors.back();
+    report.tensors = plan_tensors(in, target, options.pure, order);
+    for (size_t i = 0; i < order.size(); ++i) {
+        const gguf::TensorInfo& t = *order[i];
         std::array<uint64_t, 4> ne{t.ne[0], t.ne[1], t.ne[2], t.ne[3]};
-        out.add_tensor(t.name, p.dst_type, t.n_dims, ne);
+        out.add_tensor(t.name, report.tensors[i].dst_type, t.n_dims, ne);
     }
     out.write_header();
 
