@@ -140,7 +140,9 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
     model_->setText(
         QStringLiteral("<b>%1</b> · %2")
             .arg(QFileInfo(info.path).fileName().toHtmlEscaped(), info.summary().toHtmlEscaped()));
-    model_->setToolTip(info.path);
+    model_->setToolTip(info.tensor_types.isEmpty() ? info.path
+                                                   : info.path + QStringLiteral("\n") +
+                                                         tr("tensors: %1").arg(info.tensor_types));
 }
 
 void ModelBar::setLoading(double fraction, const QString& step) {

@@ -14,8 +14,9 @@
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/vk_model.h"
-#include "vk/kernels.h"
+#include "quant/file_info.h"
 #include "vk/context.h"
+#include "vk/kernels.h"
 
 namespace wb::cli {
 
@@ -94,6 +95,12 @@ int cmd_info(const std::vector<std::string>& argv) {
     std::printf("file:            %s\n", path.c_str());
     std::printf("gguf version:    %u, %zu metadata keys, %zu tensors, %" PRIu64 " bytes\n",
                 f.version(), f.metadata().size(), f.tensors().size(), f.file_size());
+    const quant::QuantizationInfo quant_info = quant::describe_quantization(f);
+    std::printf("file type:       %s%s\n", quant_info.summary().c_str(),
+                quant_info.file_type_from_key
+                    ? ""
+                    : " (no general.file_type: the type holding most bytes)");
+    std::printf("tensor types:    %s\n", quant_info.tensor_types_text().c_str());
     std::printf("\narchitecture:    %s\n", hp.arch.c_str());
     std::printf("name:            %s\n", hp.name.empty() ? "(none)" : hp.name.c_str());
     std::printf("n_vocab:         %u\n", hp.n_vocab);
@@ -157,8 +164,10 @@ int cmd_info(const std::vector<std::string>& argv) {
         uint64_t heap = 0;
         for (const vk::HeapInfo& h : d.heaps)
             if (h.device_local && h.size > heap) heap = h.size;
-        std::printf("vulkan device:   %u: %s (%s)\n", d.index, d.name.c_str(), d.type_name().c_str());
-        std::printf("device memory:   %" PRIu64 " bytes needed (%s), largest device-local heap %s: %s\n",
+        std::printf("vulkan device:   %u: %s (%s)\n", d.index, d.name.c_str(),
+                    d.type_name().c_str());
+        std::printf("device memory:   %" PRIu64
+                    " bytes needed (%s), largest device-local heap %s: %s\n",
                     need.total(), human_bytes(need.total()).c_str(), human_bytes(heap).c_str(),
                     need.total() <= heap ? "fits" : "does NOT fit");
     } catch (const std::exception& e) {

@@ -16,6 +16,7 @@
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/vk_model.h"
+#include "quant/file_info.h"
 #include "tokenizer/vocab.h"
 
 namespace wb::compare {
@@ -32,27 +33,18 @@ struct ModelFile {
     uint64_t file_bytes = 0;
     uint64_t weight_bytes = 0;
     std::string tensor_types;
+    std::string quantization;
 };
 
 ModelFile inspect(const std::string& path) {
     const gguf::File f = gguf::File::open(path);
     ModelFile m{
-        path, tokenizer::Vocab::from_gguf(f), model::HParams::from_gguf(f), f.file_size(), 0, {}};
-    std::map<std::string, int> counts;
-    for (const gguf::TensorInfo& t : f.tensors()) {
-        m.weight_bytes += t.nbytes;
-        std::string name = ggml::type_name(t.type);
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-        ++counts[name];
-    }
-    std::vector<std::pair<int, std::string>> by_count;
-    for (const auto& [name, n] : counts) by_count.emplace_back(-n, name);
-    std::sort(by_count.begin(), by_count.end());
-    for (const auto& [n, name] : by_count) {
-        if (!m.tensor_types.empty()) m.tensor_types += ", ";
-        m.tensor_types += name + " x" + std::to_string(-n);
-    }
+        path, tokenizer::Vocab::from_gguf(f), model::HParams::from_gguf(f), f.file_size(), 0, {},
+        {}};
+    for (const gguf::TensorInfo& t : f.tensors()) m.weight_bytes += t.nbytes;
+    const quant::QuantizationInfo q = quant::describe_quantization(f);
+    m.tensor_types = q.tensor_types_text();
+    m.quantization = q.summary();
     return m;
 }
 
@@ -155,6 +147,7 @@ Plan plan(const CompareOptions& opts, CompareReport& r) {
         m.file_bytes = f.file_bytes;
         m.weight_bytes = f.weight_bytes;
         m.tensor_types = f.tensor_types;
+        m.quantization = f.quantization;
         m.n_vocab = f.vocab.n_tokens();
         m.same_vocab = same_vocab(p.files[0].vocab, f.vocab);
         if (!m.same_vocab) {
@@ -431,7 +424,8 @@ std::string format_table(const CompareReport& r) {
     std::ostringstream o;
     o << "Models (A = reference):\n";
     for (const ModelReport& m : r.models) {
-        o << "  " << m.label << "  " << m.path << "  [" << m.tensor_types << "]\n";
+        o << "  " << m.label << "  " << m.path << "  " << m.quantization << "  [" << m.tensor_types
+          << "]\n";
     }
     for (const std::string& n : r.notes) o << "note: " << n << "\n";
     std::vector<std::pair<std::string, std::vector<std::string>>> rows;
@@ -579,6 +573,7 @@ nlohmann::json to_json(const CompareReport& r) {
         x["kv_bytes"] = m.kv_bytes;
         x["n_ctx"] = m.n_ctx;
         x["tensor_types"] = m.tensor_types;
+        x["quantization"] = m.quantization;
         x["backend"] = m.backend;
         x["device_bytes"] = m.device_bytes ? json(*m.device_bytes) : json(nullptr);
         x["load_ms"] = m.load_ms;

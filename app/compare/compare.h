@@ -67,6 +67,7 @@ struct ModelReport {
     uint64_t kv_bytes = 0;      ///< 2 * n_layer * n_ctx * n_head_kv * head_dim * element size
     uint32_t n_ctx = 0;         ///< context the model was loaded with
     std::string tensor_types;   ///< "Q8_0 x32, F16 x5, F32 x11"
+    std::string quantization;   ///< file type and bits per weight, "Q4_K_M, 4.85 bpw"
     std::string backend;        ///< Model::backend_name()
     /// Device bytes the engine allocated for the model (weights, KV cache,
     /// activations, staging; vk::MemoryReport::total) on the Vulkan backend;

@@ -1,10 +1,9 @@
 #include "model_info.h"
 
 #include <QFileInfo>
-#include <map>
 
-#include "ggml/types.h"
 #include "gguf/gguf.h"
+#include "quant/file_info.h"
 
 namespace wb::gui {
 
@@ -22,21 +21,12 @@ ModelInfo ModelInfo::probe(const QString& path) {
     m.n_ctx_train = static_cast<int>(f.get_int(a + ".context_length").value_or(0));
     m.n_layer = static_cast<int>(f.get_int(a + ".block_count").value_or(0));
 
-    // Quantization as users mean it: the type holding most of the bytes
-    // (norms stay f32 in every quantized file, so a plain majority by
-    // tensor count would mislead).
-    std::map<uint32_t, uint64_t> bytes_by_type;
-    for (const gguf::TensorInfo& t : f.tensors()) {
-        m.n_params += static_cast<qint64>(t.n_elements());
-        bytes_by_type[t.type] += t.nbytes;
-    }
-    uint64_t best = 0;
-    for (const auto& [type, bytes] : bytes_by_type) {
-        if (bytes > best) {
-            best = bytes;
-            m.quantization = QString::fromStdString(ggml::type_name(type));
-        }
-    }
+    for (const gguf::TensorInfo& t : f.tensors()) m.n_params += static_cast<qint64>(t.n_elements());
+    // The file type as llama.cpp names it and the bits per weight
+    // ("Q4_K_M, 4.85 bpw"), with the tensors of each type.
+    const quant::QuantizationInfo q = quant::describe_quantization(f);
+    m.quantization = QString::fromStdString(q.summary());
+    m.tensor_types = QString::fromStdString(q.tensor_types_text());
     return m;
 }
 

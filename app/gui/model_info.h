@@ -12,7 +12,8 @@ struct ModelInfo {
     QString path;
     QString name;          ///< general.name, else the file name
     QString arch;          ///< general.architecture
-    QString quantization;  ///< dominant tensor type by bytes, e.g. "f32", "q8_0"
+    QString quantization;  ///< file type and bits per weight, "Q4_K_M, 4.85 bpw" (quant/file_info.h)
+    QString tensor_types;  ///< tensors per type, "Q4_K x13, Q6_K x3, F32 x5"
     qint64 file_bytes = 0;
     qint64 n_params = 0;  ///< sum of tensor elements
     int n_ctx_train = 0;  ///< <arch>.context_length, 0 if absent
@@ -25,7 +26,7 @@ struct ModelInfo {
     /// malformed file and std::runtime_error when it cannot be opened.
     static ModelInfo probe(const QString& path);
 
-    /// "stories260K · llama · f32 · 293K params".
+    /// "stories260K · llama · F32, 32.00 bpw · 293K params".
     QString summary() const;
 };
 

@@ -218,13 +218,23 @@ void UiParts::modelInfoOfDefaultModel() {
     QCOMPARE(m.arch, QString("llama"));
     QCOMPARE(m.n_params, qint64(292800));
     QCOMPARE(m.file_bytes, qint64(1185376));
-    QCOMPARE(m.quantization, QString("f32"));
+    // general.file_type 0 (ALL_F32); 48 F32 tensors: 32 bits per weight.
+    QCOMPARE(m.quantization, QString("F32, 32.00 bpw"));
+    QCOMPARE(m.tensor_types, QString("F32 x48"));
     QCOMPARE(m.n_ctx_train, 2048);
     QVERIFY(!m.has_chat_template);
     // phi-3's vocab file carries a chat template.
     const gui::ModelInfo phi = gui::ModelInfo::probe(QString::fromStdString(wbtest::data_dir()) +
                                                      "/models/vocab/ggml-vocab-phi-3.gguf");
     QVERIFY(phi.has_chat_template);
+    // llama-quantize's Q4_K_M of golden2's llama-spm (quant_files.json: file
+    // type 15; 13 Q4_K, 3 Q6_K, 5 F32 tensors, 1673984 data bytes for
+    // 2622720 weights = 5.106 bits per weight).
+    const gui::ModelInfo q = gui::ModelInfo::probe(QString::fromStdString(wbtest::data_dir()) +
+                                                   "/golden2/llama-spm/llama-spm-q4_k_m.gguf");
+    QCOMPARE(q.quantization, QString("Q4_K_M, 5.11 bpw"));
+    QCOMPARE(q.tensor_types, QString("Q4_K x13, F32 x5, Q6_K x3"));
+    QVERIFY(q.summary().contains(QStringLiteral("Q4_K_M, 5.11 bpw")));
 }
 
 void UiParts::chartsTakePointsAndExport() {
