@@ -35,6 +35,7 @@
     X(tokenize, "Print the token ids of a text") \
     X(chat_template, "Render a conversation (JSON on stdin) with a chat template and print the prompt") \
     X(quantize, "Write a quantized copy of a GGUF model (F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, ..., Q2_K)") \
+    X(synth, "Write a random-weight model in a real model's shape (TinyLlama, Llama 7B/8B, Qwen2.5)") \
     X(compare, "Compare a model with its variants: speed, memory, PPL, KLD, agreement, accuracy") \
     X(devices, "List the Vulkan devices and their capabilities") \
     X(bench, "Measure prefill and decode tokens/s (median and spread over repetitions)") \
