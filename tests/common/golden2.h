@@ -2,9 +2,10 @@
 // llama.cpp's reference runs of the tiny models of every architecture
 // (tests/data/golden2, copied from ../shared/golden2; its README, sections
 // 2, 4 and 5, describes the models, the records and the tolerances). The
-// tests use the `f16.dequantf32.kvf32` runs: llama.cpp with float32
-// weights and activations and an F32 KV cache, the reference for a float
-// engine.
+// tests use the `<variant>.dequantf32.kvf32` runs (variant f16, or a
+// llama-quantize file type such as q4_k_m): llama.cpp on the variant's
+// weights dequantized to float32, with float32 activations and an F32 KV
+// cache, the reference for a float engine.
 
 #include <QFile>
 #include <QJsonArray>
@@ -47,9 +48,12 @@ inline std::string golden2_model(const std::string& model) {
     return golden2_dir(model) + "/" + model + "-f16.gguf";
 }
 
-/// The records of `<model>/goldens/f16.dequantf32.kvf32.json`.
-inline std::vector<Golden2Prompt> read_golden2(const std::string& model) {
-    const std::string base = golden2_dir(model) + "/goldens/f16.dequantf32.kvf32";
+/// The records of `<model>/goldens/<variant>.dequantf32.kvf32.json`. The
+/// all-vocabulary logits of prompt `plain` are copied (and read) for the
+/// f16 variant only; other variants leave full_logits empty.
+inline std::vector<Golden2Prompt> read_golden2(const std::string& model,
+                                               const std::string& variant = "f16") {
+    const std::string base = golden2_dir(model) + "/goldens/" + variant + ".dequantf32.kvf32";
     const QJsonObject root = read_json(base + ".json");
     auto pairs = [](const QJsonValue& v) {
         std::vector<std::pair<int32_t, double>> out;
@@ -66,7 +70,7 @@ inline std::vector<Golden2Prompt> read_golden2(const std::string& model) {
         g.first_step_top = pairs(r["first_step_top"]);
         g.generated = ids(r["generated_ids"]);
         for (const QJsonValue& s : r["step_top"].toArray()) g.step_top.push_back(pairs(s));
-        if (r.contains("full_logits_file")) {
+        if (variant == "f16" && r.contains("full_logits_file")) {
             QFile f(QString::fromStdString(base + ".plain.logits.f32"));
             if (!f.open(QIODevice::ReadOnly))
                 qFatal("cannot open %s.plain.logits.f32", base.c_str());

@@ -1,6 +1,8 @@
 // Every architecture's tiny model (tests/data/golden2: llama-spm, llama3,
-// qwen2, qwen3, phi3, gemma2, gemma3, smollm-fallback; F16 weights) against
-// llama.cpp's float32 runs (`f16.dequantf32.kvf32`), teacher-forced as the
+// qwen2, qwen3, phi3, gemma2, gemma3, smollm-fallback) in F16 and in
+// Q4_K_M against llama.cpp's float32 runs of each
+// (`<variant>.dequantf32.kvf32`: the variant's weights dequantized to F32),
+// teacher-forced as the
 // golden README (section 5) advises: the prompt ids as one ubatch, then the
 // golden's generated ids one by one, and at every step
 //  - our greedy token equals llama.cpp's unless the golden's top1 - top2
@@ -14,9 +16,16 @@
 // because llama.cpp's CPU GELU reads a binary16 table (input and output
 // rounded to f16, golden README section 5): rounding the same way in the CPU
 // reference brings gemma to ~1e-4; the engine keeps the exact GELU.
+// The Q4_K_M files are made here from the F16 ones by our quantizer
+// (quant::quantize_file), whose tensor types and bytes equal llama-quantize's
+// for every one of these models (test_quant_mix checks each tensor's
+// SHA-256 against the shipped files'), so the run exercises the Q4_K, Q5_0
+// (row-length fallback), Q6_K and Q8_0 weight paths of every architecture
+// without copying eight more model files.
 // Built twice: test_arch_golden (CPU reference) and test_vk_arch_golden
 // (Vulkan, validation layer on; WB_ARCH_GOLDEN_VK).
 
+#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -28,6 +37,7 @@
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "model/model.h"
+#include "quant/quantize_model.h"
 #if defined(WB_ARCH_GOLDEN_VK)
 #include "model/vk_model.h"
 #include "vk/vk_test_util.h"
@@ -92,16 +102,28 @@ class TestArchGolden : public QObject {
   private slots:
     void matches_llama_cpp_data() {
         QTest::addColumn<QString>("model");
-        for (const std::string& m : wbtest::golden2_models())
-            QTest::newRow(m.c_str()) << QString::fromStdString(m);
+        QTest::addColumn<QString>("variant");
+        for (const char* v : {"f16", "q4_k_m"}) {
+            for (const std::string& m : wbtest::golden2_models())
+                QTest::newRow((m + " " + v).c_str()) << QString::fromStdString(m) << QString(v);
+        }
     }
 
     void matches_llama_cpp() {
         QFETCH(QString, model);
+        QFETCH(QString, variant);
         const std::string name = model.toStdString();
-        const auto golden = wbtest::read_golden2(name);
+        const auto golden = wbtest::read_golden2(name, variant.toStdString());
         QVERIFY(golden.size() >= 3);
-        auto m = load(wbtest::golden2_model(name));
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        std::string path = wbtest::golden2_model(name);
+        if (variant != "f16") {
+            const std::string out = tmp.filePath("q.gguf").toStdString();
+            wb::quant::quantize_file(path, out, wb::quant::parse_target(variant.toStdString()));
+            path = out;
+        }
+        auto m = load(path);
         const uint32_t n_vocab = m->hparams().n_vocab;
         double worst_first = 0.0, worst_step = 0.0;
         int ties = 0;
@@ -172,9 +194,10 @@ class TestArchGolden : public QObject {
             }
         }
         qInfo(
-            "%s on %s: worst first-step error %.2g, worst step error %.2g of max |logit|, %d "
+            "%s %s on %s: worst first-step error %.2g, worst step error %.2g of max |logit|, %d "
             "numerical ties",
-            name.c_str(), m->backend_name().c_str(), worst_first, worst_step, ties);
+            name.c_str(), qPrintable(variant), m->backend_name().c_str(), worst_first, worst_step,
+            ties);
         expect_clean(*m);
     }
 };
