@@ -16,15 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "common/data_dir.h"
 #include "common/gguf_bytes.h"
 #include "common/greedy_golden.h"
 #include "common/json_fixtures.h"
-#include "common/data_dir.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/cpu_model.h"
-#include "model/model_desc.h"
 #include "model/load.h"
+#include "model/model_desc.h"
 
 using namespace wb::model;
 
@@ -236,7 +236,7 @@ std::vector<std::vector<double>> reference_forward(const std::string& path,
 
 // ---- a tiny hand-made llama GGUF (tests/common/gguf_bytes.h) -------------
 
-/// One tensor of the tiny model: ggml shape and type (F32 = 0, Q5_0 = 6).
+/// One tensor of the tiny model: ggml shape and type (F32 = 0, MXFP4 = 39).
 struct TinyTensor {
     std::string name;
     uint64_t ne0, ne1;
@@ -261,7 +261,8 @@ void write_tiny_llama(const std::string& path, const std::vector<TinyTensor>& tw
         }
     }
     auto nbytes = [](const TinyTensor& t) {
-        return t.type == 6 ? t.ne0 / 32 * 22 * t.ne1 : t.ne0 * t.ne1 * 4;  // q5_0: 22 B / 32 values
+        return t.type == 39 ? t.ne0 / 32 * 17 * t.ne1
+                            : t.ne0 * t.ne1 * 4;  // mxfp4: 17 B / 32 values
     };
     wbtest::GgufBytes b;
     b.header(3, ts.size(), 9);
@@ -537,13 +538,20 @@ class TestCpuModel : public QObject {
             QCOMPARE(ModelDesc::from_gguf(g).tensors.size(), size_t{11});  // no throw
         }
         const std::string bad_type = dir.filePath("type.gguf").toStdString();
-        write_tiny_llama(bad_type, {{"blk.0.ffn_up.weight", 32, 32, 6}});  // q5_0
+        // A type ggml has but the engine does not compute with (MXFP4, as in
+        // gpt-oss files): refused at load naming the tensor, the type and
+        // what is supported.
+        write_tiny_llama(bad_type, {{"blk.0.ffn_up.weight", 32, 32, 39}});
         LoadOptions o;
         try {
             (void)load_model(bad_type, o);
-            QFAIL("a q5_0 tensor should not load");
+            QFAIL("an mxfp4 tensor should not load");
         } catch (const wb::ggml::UnsupportedType& e) {
-            QVERIFY2(QString(e.what()).contains("blk.0.ffn_up.weight"), e.what());
+            const QString what = e.what();
+            QVERIFY2(what.contains("blk.0.ffn_up.weight"), e.what());
+            QVERIFY2(what.contains("MXFP4"), e.what());
+            QVERIFY2(what.contains("supported") && what.contains("Q4_K") && what.contains("Q5_0"),
+                     e.what());
         }
     }
 
