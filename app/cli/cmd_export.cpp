@@ -7,18 +7,22 @@
 // `workbench-cli log`: run-log maintenance: where the database is, its
 // redaction and retention settings, and pruning old responses.
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <streambuf>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "args.h"
 #include "runlog/db_location.h"
 #include "runlog/exporter.h"
+#include "runlog/integrity.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
 
@@ -57,11 +61,18 @@ const CommandSpec kExportSpec{
 
 const CommandSpec kLogSpec{
     "log",
-    "path|config|prune",
-    "Run-log maintenance: location, redaction, retention, pruning.",
-    "  path    print the database path\n"
-    "  config  show the settings; change them with --redact and --retention-days\n"
-    "  prune   delete responses older than --days N\n"
+    "path|config|prune|check|salvage",
+    "Run-log maintenance: location, redaction, retention, pruning, checks, salvage.",
+    "  path     print the database path\n"
+    "  config   show the settings; change them with --redact and --retention-days\n"
+    "  prune    delete responses older than --days N\n"
+    "  check    SQLite's integrity check; for a damaged log, how many responses can\n"
+    "           still be read (exit status 1 when the log is not healthy)\n"
+    "  salvage  copy every readable response of a damaged log (and its runs, model\n"
+    "           versions, environments) into a new log (--to FILE, default\n"
+    "           <name>-salvaged-<time>.sqlite beside it); the damaged file is not\n"
+    "           changed. --replace then also puts the new log in its place and\n"
+    "           keeps the damaged one as <name>.damaged-<time>\n"
     "With --redact on, new responses keep only the SHA-256 and byte length of\n"
     "their prompt and output. With --retention-days N, responses older than N\n"
     "days are deleted whenever the log is opened.",
@@ -70,6 +81,10 @@ const CommandSpec kLogSpec{
         {"redact", 0, "on|off", "config: store prompts and outputs as hash + length only"},
         {"retention-days", 0, "N|off", "config: delete responses older than N days on open"},
         {"days", 0, "N", "prune: age limit in days (0 deletes everything)"},
+        {"to", 0, "FILE", "salvage: the new log to write (must not exist)"},
+        {"replace", 0, "",
+         "salvage: rename the damaged log to <name>.damaged-<time> and move the salvaged "
+         "log to its path"},
     },
     1,
     1,
@@ -77,6 +92,8 @@ const CommandSpec kLogSpec{
 
 /// A streambuf over a C FILE* with its own 64 KiB buffer (std::cout is
 /// synchronized with stdio, i.e. unbuffered, which is slow for 1M rows).
+/// Remembers the first failed write (a full disk, a closed pipe) and its
+/// cause.
 class FileBuf : public std::streambuf {
   public:
     explicit FileBuf(std::FILE* f) : f_(f) { setp(buf_, buf_ + sizeof buf_); }
@@ -92,14 +109,26 @@ class FileBuf : public std::streambuf {
         return traits_type::not_eof(c);
     }
     int sync() override {
+        if (failed_) return -1;
         const size_t n = static_cast<size_t>(pptr() - pbase());
-        if (n && std::fwrite(pbase(), 1, n, f_) != n) return -1;
+        if ((n && std::fwrite(pbase(), 1, n, f_) != n) || std::fflush(f_) != 0) {
+            failed_ = true;
+            error_ = std::strerror(errno);
+            return -1;
+        }
         setp(buf_, buf_ + sizeof buf_);
-        return std::fflush(f_) == 0 ? 0 : -1;
+        return 0;
     }
+
+  public:
+    /// A write failed (the first failure's errno text in error()).
+    bool failed() const { return failed_; }
+    const std::string& error() const { return error_; }
 
   private:
     std::FILE* f_;
+    bool failed_ = false;
+    std::string error_;
     char buf_[1 << 16];
 };
 
@@ -146,24 +175,47 @@ int cmd_export(const std::vector<std::string>& argv) {
         throw UsageError("--finish-reason: '" + *filter.finish_reason +
                          "' is not stop, length, timeout, cancelled, rejected or error");
 
-    runlog::RunLog log = open_existing(db_path(args));
+    const std::string path = db_path(args);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw std::runtime_error(path + ": no run log here (nothing logged yet, or pass --db)");
     const runlog::ExportFormat format =
         fmt == "csv" ? runlog::ExportFormat::Csv : runlog::ExportFormat::Jsonl;
+    // Read-only, after SQLite's quick integrity check (a damaged log is a
+    // sentence saying how to salvage it); the output's every write checked.
+    const auto file = args.get("output");
+    const bool to_file = file && *file != "-";
+    std::FILE* f = to_file ? std::fopen(file->c_str(), "wb") : stdout;
+    if (!f) throw std::runtime_error(*file + ": cannot write the export: " + std::strerror(errno));
+    const std::string out_name = to_file ? *file : std::string("standard output");
     int64_t rows = 0;
-    if (const auto file = args.get("output"); file && *file != "-") {
-        std::ofstream out(*file, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error(*file + ": cannot write");
-        rows = runlog::export_responses(log, filter, format, out);
-        out.close();
-        if (!out) throw std::runtime_error(*file + ": write failed");
+    try {
+        std::fflush(stdout);
+        {
+            FileBuf buf(f);
+            std::ostream out(&buf);
+            try {
+                rows = runlog::export_responses_readonly(path, filter, format, out);
+            } catch (const std::runtime_error&) {
+                if (!buf.failed()) throw;  // the log's problem, not the output's
+            }
+            if (buf.pubsync() != 0 || buf.failed())
+                throw std::runtime_error(out_name + ": cannot write the export: " + buf.error() +
+                                         " (the export is incomplete)");
+        }
+        if (to_file && std::fclose(std::exchange(f, nullptr)) != 0)
+            throw std::runtime_error(out_name + ": cannot write the export: " +
+                                     std::strerror(errno) + " (the export is incomplete)");
+    } catch (...) {
+        if (to_file) {
+            if (f) std::fclose(f);
+            std::remove(file->c_str());  // never leave half an export that looks whole
+        }
+        throw;
+    }
+    if (to_file)
         std::fprintf(stderr, "exported %lld responses to %s\n", static_cast<long long>(rows),
                      file->c_str());
-    } else {
-        std::fflush(stdout);
-        FileBuf buf(stdout);
-        std::ostream out(&buf);
-        rows = runlog::export_responses(log, filter, format, out);
-    }
     return 0;
 }
 
@@ -208,7 +260,54 @@ int cmd_log(const std::vector<std::string>& argv) {
                     keep ? std::to_string(*keep).c_str() : "off (keep everything)");
         return 0;
     }
-    throw UsageError("log: unknown subcommand '" + sub + "' (path, config or prune)");
+    if (sub == "check") {
+        const runlog::LogInspection insp = runlog::inspect_log(path);
+        if (insp.state == runlog::LogState::Missing) {
+            std::printf("%s: no run log here yet (one is created when a response is logged)\n",
+                        path.c_str());
+            return 0;
+        }
+        if (insp.state == runlog::LogState::Healthy) {
+            std::printf("%s: healthy (SQLite's integrity check passes), %lld responses\n",
+                        path.c_str(), static_cast<long long>(insp.readable_responses));
+            return 0;
+        }
+        std::printf("%s\n", insp.message().c_str());
+        if (insp.state == runlog::LogState::Damaged)
+            std::printf(
+                "Nothing was changed. `workbench-cli log salvage --db %s` copies the readable "
+                "responses into a new log.\n",
+                path.c_str());
+        return 1;
+    }
+    if (sub == "salvage") {
+        const std::string to = args.get("to").value_or(runlog::salvage_path_for(path));
+        const runlog::SalvageReport rep = runlog::salvage_log(path, to);
+        std::printf("%s\n", rep.summary().c_str());
+        if (!args.has("replace")) {
+            std::printf(
+                "Use it with --db %s (or run `log salvage --replace` to put it in place "
+                "of the damaged log).\n",
+                to.c_str());
+            return 0;
+        }
+        // The user's yes (--replace): the damaged file (with its -wal/-shm)
+        // is kept under a new name, never deleted, and never overwritten.
+        const std::string kept = path + ".damaged-" + runlog::compact_utc_now();
+        std::error_code ec;
+        if (std::filesystem::exists(kept, ec))
+            throw std::runtime_error(kept + ": already exists; nothing was moved");
+        std::filesystem::rename(path, kept);
+        for (const char* suffix : {"-wal", "-shm"})
+            if (std::filesystem::exists(path + suffix, ec))
+                std::filesystem::rename(path + suffix, kept + suffix, ec);
+        std::filesystem::rename(to, path);
+        std::printf("The damaged log is now %s; the salvaged log is at %s.\n", kept.c_str(),
+                    path.c_str());
+        return 0;
+    }
+    throw UsageError("log: unknown subcommand '" + sub +
+                     "' (path, config, prune, check or salvage)");
 }
 
 }  // namespace wb::cli

@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QStatusBar>
@@ -12,6 +13,7 @@
 
 #include "main_window.h"
 #include "paths.h"
+#include "run_log_dialog.h"
 #include "run_recorder.h"
 #include "screenshots.h"
 #include "settings_store.h"
@@ -59,9 +61,28 @@ int main(int argc, char** argv) {
     wb::gui::RunRecorder recorder;
     QString log_notice;
     if (!cli.isSet(noLog)) {
-        const QString path = cli.isSet(db) ? cli.value(db) : wb::gui::RunRecorder::defaultPath();
-        if (!recorder.open(path, &log_notice))
-            log_notice = QObject::tr("Responses are not logged: %1").arg(log_notice);
+        // --db, else the log the user chose earlier (salvaged or new), else the default.
+        const QString path = cli.isSet(db)                   ? cli.value(db)
+                             : !store.runLogPath().isEmpty() ? store.runLogPath()
+                                                             : wb::gui::RunRecorder::defaultPath();
+        if (!recorder.open(path, &log_notice)) {
+            if (screenshot_mode) {
+                log_notice = QObject::tr("Responses are not logged: %1").arg(log_notice);
+            } else {
+                // Nothing is renamed or replaced: the user chooses (run_log_dialog.h).
+                const auto choice =
+                    wb::ui::RunLogDialog::ask(log_notice, recorder.problem(), nullptr);
+                const wb::ui::RunLogResolution res =
+                    wb::ui::resolveRunLogProblem(recorder, path, choice, [] {
+                        return QFileDialog::getSaveFileName(
+                            nullptr, QObject::tr("New run log"),
+                            wb::gui::RunRecorder::defaultPath(), QObject::tr("Run log (*.sqlite)"),
+                            nullptr, QFileDialog::DontConfirmOverwrite);
+                    });
+                if (res.remember && !cli.isSet(db)) store.setRunLogPath(res.path);
+                log_notice = res.notice;
+            }
+        }
     }
 
     wb::ui::MainWindow w(&store, &recorder);
@@ -70,7 +91,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "workbench: %s\n", qPrintable(log_notice));
         if (!screenshot_mode)
             QTimer::singleShot(0, &w, [&w, log_notice] {
-                QMessageBox::warning(&w, QObject::tr("Run log"), log_notice);
+                QMessageBox::information(&w, QObject::tr("Run log"), log_notice);
             });
     }
 

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QTemporaryDir>
 #include <QtConcurrent>
 
 #include "runlog/environment.h"
@@ -30,6 +31,8 @@ RunRecorder::RunRecorder(QObject* parent) : QObject(parent) {
 
 RunRecorder::~RunRecorder() {
     pool_.waitForDone();
+    log_.reset();
+    if (!scratch_dir_.isEmpty()) QDir(scratch_dir_).removeRecursively();
 }
 
 QString RunRecorder::defaultPath() {
@@ -39,15 +42,47 @@ QString RunRecorder::defaultPath() {
 }
 
 bool RunRecorder::open(const QString& path, QString* notice) {
+    log_.reset();
+    inspection_.reset();
     try {
         QDir().mkpath(QFileInfo(path).absolutePath());
-        runlog::RunLog::Recovered r = runlog::RunLog::open_or_recover(path.toStdString());
-        log_ = std::make_shared<runlog::RunLog>(std::move(r.log));
-        if (notice) *notice = QString::fromStdString(r.message);
+        log_ = std::make_shared<runlog::RunLog>(runlog::RunLog::open(path.toStdString()));
+        if (notice) notice->clear();
+        return true;
+    } catch (const runlog::OpenError& e) {
+        problem_ = e.problem();
+        inspection_ = e.inspection();
+        if (notice) *notice = QString::fromUtf8(e.what());
+    } catch (const std::exception& e) {
+        problem_ = runlog::OpenProblem::CannotOpen;
+        if (notice) *notice = QString::fromUtf8(e.what());
+    }
+    return false;
+}
+
+bool RunRecorder::openReadOnly(const QString& path, QString* notice) {
+    log_.reset();
+    try {
+        const std::string p = path.toStdString();
+        const runlog::LogInspection insp =
+            inspection_ && inspection_->path == p ? *inspection_ : runlog::inspect_log(p);
+        if (insp.state == runlog::LogState::Damaged) {
+            // Never open the damaged file itself: read what can be read
+            // into a private copy and show that.
+            QTemporaryDir dir(QDir::tempPath() + "/wb-runlog-readonly-XXXXXX");
+            dir.setAutoRemove(false);
+            if (!dir.isValid()) throw std::runtime_error("cannot make a temp folder");
+            scratch_dir_ = dir.path();
+            const std::string copy = dir.filePath("readable.sqlite").toStdString();
+            runlog::salvage_log(p, copy);
+            log_ = std::make_shared<runlog::RunLog>(runlog::RunLog::open_readonly(copy));
+        } else {
+            log_ = std::make_shared<runlog::RunLog>(runlog::RunLog::open_readonly(p));
+        }
+        if (notice) notice->clear();
         return true;
     } catch (const std::exception& e) {
         if (notice) *notice = QString::fromUtf8(e.what());
-        log_.reset();
         return false;
     }
 }
@@ -58,7 +93,7 @@ QString RunRecorder::path() const {
 
 qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
                              const GenSettings& settings) {
-    if (!log_) return 0;
+    if (!log_ || log_->read_only()) return 0;
     runlog::RunKind k = runlog::RunKind::Chat;
     if (kind == "batch")
         k = runlog::RunKind::Batch;
@@ -88,7 +123,7 @@ void RunRecorder::setModel(const QString& gguf_path, const QString& backend,
                            const QString& device_name, const QString& device_type,
                            const QString& driver_name, const QString& driver_version,
                            const QString& api_version) {
-    if (!log_) return;
+    if (!log_ || log_->read_only()) return;
     auto log = log_;
     runlog::DeviceInfo dev;
     if (backend == "vulkan") {

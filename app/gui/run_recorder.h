@@ -12,11 +12,8 @@
 #include <optional>
 
 #include "request_types.h"
-
-namespace wb::runlog {
-class RunLog;
-struct DeviceInfo;
-}  // namespace wb::runlog
+#include "runlog/integrity.h"
+#include "runlog/run_log.h"
 
 namespace wb::gui {
 
@@ -27,13 +24,30 @@ class RunRecorder : public QObject {
     explicit RunRecorder(QObject* parent = nullptr);
     ~RunRecorder() override;
 
-    /// Opens (or creates) the log at `path` with RunLog::open_or_recover: an
-    /// unusable file is set aside and a fresh log created; `notice` then
-    /// gets the message naming the kept file. Returns false (with the
-    /// reason in `notice`) when no log can be opened; the app then runs
-    /// without logging.
+    /// Opens (or creates) the log at `path` strictly (RunLog::open): a file
+    /// that cannot be used is never renamed, moved or written. Returns
+    /// false with the reason in `notice` (naming the file, what is wrong
+    /// and, for a damaged log, how many responses can still be read);
+    /// problem() and inspection() then say which case it is, so the app can
+    /// offer the choices (ui/run_log_dialog.h).
     bool open(const QString& path, QString* notice);
+    /// Why the last open() failed.
+    runlog::OpenProblem problem() const { return problem_; }
+    /// For a damaged log: what inspect_log() found (readable responses ...).
+    const std::optional<runlog::LogInspection>& inspection() const { return inspection_; }
+
+    /// Uses the existing log at `path` read-only: History shows it, nothing
+    /// is logged (beginRun returns 0). A healthy file (read-only on disk)
+    /// is read in place; a damaged one through a private salvaged copy in
+    /// the temp folder (every readable response; removed at exit), so the
+    /// file itself is never opened for writing. False with the reason in
+    /// `notice` when neither works.
+    bool openReadOnly(const QString& path, QString* notice);
     bool isOpen() const { return static_cast<bool>(log_); }
+    /// True after openReadOnly().
+    bool isReadOnly() const { return log_ && log_->read_only(); }
+    /// The database History reads (for a damaged log opened read-only, the
+    /// private salvaged copy).
     QString path() const;
 
     /// Default location: $XDG_DATA_HOME/inference-workbench/runlog.sqlite
@@ -70,7 +84,10 @@ class RunRecorder : public QObject {
 
   private:
     std::shared_ptr<runlog::RunLog> log_;
-    QThreadPool pool_;  // one thread: writes stay in submission order
+    runlog::OpenProblem problem_ = runlog::OpenProblem::CannotOpen;
+    std::optional<runlog::LogInspection> inspection_;
+    QString scratch_dir_;  // the private salvaged copy of a damaged log, removed at exit
+    QThreadPool pool_;     // one thread: writes stay in submission order
     // Touched only on the pool thread.
     std::optional<qint64> model_version_id_;
     std::optional<qint64> environment_id_;

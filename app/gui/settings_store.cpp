@@ -42,6 +42,14 @@ QString SettingsStore::backend() const {
 void SettingsStore::setBackend(const QString& b) {
     s_->setValue("engine/backend", b);
 }
+QString SettingsStore::runLogPath() const {
+    return s_->value("runlog/path").toString();
+}
+
+void SettingsStore::setRunLogPath(const QString& path) {
+    s_->setValue("runlog/path", path);
+}
+
 QString SettingsStore::device() const {
     return s_->value("engine/device").toString();
 }

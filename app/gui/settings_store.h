@@ -39,6 +39,11 @@ class SettingsStore {
     QString device() const;
     void setDevice(const QString& d);
 
+    /// The run log the user chose in place of the default (a salvaged or
+    /// new log, app/gui/run_log_dialog); empty = the default path.
+    QString runLogPath() const;
+    void setRunLogPath(const QString& path);
+
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
     void setWindow(const QByteArray& geometry, const QByteArray& state);

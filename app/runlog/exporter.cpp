@@ -7,7 +7,10 @@
 #include <string_view>
 
 #include "runlog/csv.h"
+#include "runlog/integrity.h"
+#include "runlog/row_scan.h"
 #include "runlog/schema.h"
+#include "runlog/scratch_copy.h"
 #include "runlog/sqlite_db.h"
 #include "runlog/time_utc.h"
 #include "runlog/utf8.h"
@@ -328,29 +331,65 @@ int64_t export_responses(const RunLog& log, const ExportFilter& filter, ExportFo
     return export_from(log.db(), filter, format, out, progress);
 }
 
+namespace {
+
+// The sentence for an export from a damaged log: what is wrong, how much
+// can still be read, and the way out.
+std::string damaged_export_message(const std::string& db_path) {
+    const LogInspection insp = inspect_log(db_path);
+    std::string m = db_path + ": cannot export: " +
+                    (insp.problem.empty() ? std::string("the run log is damaged") : insp.problem);
+    m += "; " + std::to_string(insp.readable_responses) +
+         " responses can still be read: salvage them into a new log (History: Salvage, or "
+         "`workbench-cli log salvage --db " +
+         db_path + "`) and export from that one";
+    return m;
+}
+
+}  // namespace
+
 int64_t export_responses_readonly(const std::string& db_path, const ExportFilter& filter,
                                   ExportFormat format, std::ostream& out,
                                   const ExportProgress& progress) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(db_path, ec))
         throw OpenError(OpenProblem::CannotOpen, db_path + ": no run log here");
-    // NOMUTEX: this connection is used by one thread only.
-    const Db db(db_path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
-    if (db.query_int("PRAGMA application_id", "read application id") != kApplicationId)
-        throw OpenError(OpenProblem::Foreign,
-                        db_path + ": a SQLite database, but not an Inference Workbench run log");
-    const int64_t version = db.query_int("PRAGMA user_version", "read schema version");
-    if (version > schema_version())
-        throw OpenError(OpenProblem::NewerSchema, db_path + ": schema version " +
-                                                      std::to_string(version) +
-                                                      " is newer than this build supports (" +
-                                                      std::to_string(schema_version()) + ")");
-    // One read transaction for the count and the rows, so both see the
-    // same snapshot of the log while the app keeps writing.
-    db.exec("BEGIN", "begin read transaction");
-    const int64_t rows = export_from(db, filter, format, out, progress);
-    db.exec("COMMIT", "end read transaction");
-    return rows;
+    try {
+        // NOMUTEX: this connection is used by one thread only.
+        const Db db(db_path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+        if (db.query_int("PRAGMA application_id", "read application id") != kApplicationId)
+            throw OpenError(
+                OpenProblem::Foreign,
+                db_path + ": a SQLite database, but not an Inference Workbench run log");
+        const int64_t version = db.query_int("PRAGMA user_version", "read schema version");
+        if (version > schema_version())
+            throw OpenError(OpenProblem::NewerSchema, db_path + ": schema version " +
+                                                          std::to_string(version) +
+                                                          " is newer than this build supports (" +
+                                                          std::to_string(schema_version()) + ")");
+        // The quick integrity check first: a damaged log would export some
+        // rows and then stop on a raw SQL error.
+        {
+            Stmt qc(db, "PRAGMA quick_check(1)");
+            if (!qc.step() || qc.text(0) != "ok") throw DbError("quick_check", SQLITE_CORRUPT);
+        }
+        // One read transaction for the count and the rows, so both see the
+        // same snapshot of the log while the app keeps writing.
+        db.exec("BEGIN", "begin read transaction");
+        const int64_t rows = export_from(db, filter, format, out, progress);
+        db.exec("COMMIT", "end read transaction");
+        return rows;
+    } catch (const DbError& e) {
+        if (is_damage(e)) {
+            if (has_sqlite_header(db_path) || guess_page_size(db_path) != 0)
+                throw std::runtime_error(damaged_export_message(db_path));
+            throw std::runtime_error(db_path +
+                                     ": not a SQLite database, so not a run log: nothing to "
+                                     "export (is --db pointing at another file?)");
+        }
+        throw std::runtime_error(db_path + ": cannot export: the run log could not be read (" +
+                                 sqlite3_errstr(e.code()) + ")");
+    }
 }
 
 }  // namespace wb::runlog

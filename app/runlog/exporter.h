@@ -87,9 +87,14 @@ int64_t export_responses(const RunLog& log, const ExportFilter& filter, ExportFo
 /// `db_path`, opened read-only: it never creates, migrates or prunes the
 /// file, and may run on any thread while the app keeps logging (WAL mode
 /// lets a reader and the writer work at once). The GUI's History export.
-/// Throws OpenError (CannotOpen: no such file; Foreign: a SQLite file that
-/// is not a run log; NewerSchema: written by a newer build), DbError
-/// (e.g. "file is not a database"), and what export_responses() throws.
+/// Runs SQLite's quick integrity check first. Throws OpenError (CannotOpen:
+/// no such file; Foreign: a SQLite file that is not a run log;
+/// NewerSchema: written by a newer build); std::runtime_error with one
+/// sentence naming the file and the cause for a file that is not SQLite
+/// ("<db>: not a SQLite database ..."), "<db>: cannot export: ..." for a
+/// damaged log (saying how many responses can still be read and how to
+/// salvage them) or any other read failure; and what export_responses()
+/// throws for the output.
 int64_t export_responses_readonly(const std::string& db_path, const ExportFilter& filter,
                                   ExportFormat format, std::ostream& out,
                                   const ExportProgress& progress = {});

@@ -1,6 +1,5 @@
 #include "runlog/run_log.h"
 
-#include <fcntl.h>  // AT_FDCWD, RENAME_NOREPLACE (renameat2)
 #include <sys/stat.h>
 
 #include <array>
@@ -10,8 +9,10 @@
 #include <filesystem>
 #include <mutex>
 
+#include "runlog/integrity.h"
 #include "runlog/model_facts.h"
 #include "runlog/schema.h"
+#include "runlog/scratch_copy.h"
 #include "runlog/sha256.h"
 #include "runlog/sqlite_db.h"
 #include "runlog/time_utc.h"
@@ -89,30 +90,17 @@ FileStamp stamp_of(const std::string& path) {
             static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-// Renames `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE;
-// exists-check + rename on file systems without it). False on failure.
-bool rename_no_replace(const std::string& from, const std::string& to) {
-    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
-        return true;
-    if (errno != EINVAL && errno != ENOSYS) return false;
-    std::error_code ec;
-    if (fs::exists(to, ec)) return false;
-    return std::rename(from.c_str(), to.c_str()) == 0;
-}
-
-// "20261129T230501Z" for file names.
-std::string compact_utc_now() {
-    std::string t = format_utc_ms(now_utc_ms());  // 2026-11-29T23:05:01.042Z
-    std::string out;
-    for (char c : t.substr(0, 19))
-        if (c != '-' && c != ':') out += c;
-    return out + "Z";
-}
-
 }  // namespace
 
 struct RunLog::Impl {
     Db db;
+    bool read_only = false;
+    // Every write starts here: a read-only log says so in a sentence.
+    void check_writable() const {
+        if (read_only)
+            throw DbError(db.path() + ": the run log is open read-only; nothing is written to it",
+                          SQLITE_READONLY);
+    }
     mutable std::mutex mu;
     std::optional<Stmt> insert_response;
     int64_t sha256_count = 0;
@@ -169,11 +157,58 @@ const Db& RunLog::db() const {
     return impl_->db;
 }
 
+namespace {
+
+// The advice every strict open (the CLI) gives with a damaged log.
+std::string damaged_advice(const std::string& path) {
+    return " Nothing was changed. To keep its responses: `workbench-cli log salvage --db " + path +
+           "` copies every readable one into a new log (the damaged file stays as it is); "
+           "`workbench-cli export --db " +
+           path +
+           "` exports them (read-only). To go on now: pass --db with another file, or --no-log.";
+}
+
+// Refuses what can never hold a run log, before SQLite opens (and maybe
+// creates, or blocks on) anything: a folder, a FIFO, a device (/dev/null
+// reads as an empty database and swallows every write), a socket.
+void require_regular_or_missing(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;  // missing: created
+    if (S_ISREG(st.st_mode)) return;
+    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a plain file";
+    throw OpenError(OpenProblem::CannotOpen,
+                    path + ": is not a regular file (it is " + kind +
+                        "), so it cannot hold a run log; pass --db with a file path, or --no-log");
+}
+
+// The file failed a check: what inspect_log() finds, as an OpenError.
+OpenError damaged_error(const std::string& path) {
+    LogInspection insp = inspect_log(path);
+    if (insp.state == LogState::NotSqlite)
+        return {OpenProblem::NotSqlite,
+                path +
+                    ": not a SQLite database, so not a run log (is --db pointing at another "
+                    "file?); nothing was changed. Pass --db with a run-log file (a new one is "
+                    "created), or --no-log."};
+    return {OpenProblem::Corrupt, insp.message() + damaged_advice(path), insp};
+}
+
+}  // namespace
+
 RunLog RunLog::open(const std::string& path) {
     std::error_code ec;
     const fs::path p(path);
     if (fs::is_directory(p, ec))
         throw OpenError(OpenProblem::CannotOpen, path + ": is a folder, not a run-log file");
+    require_regular_or_missing(path);
+    // A file that is there but not SQLite: a damaged header of a real log,
+    // or another file (a typo). Decided from its bytes, before SQLite.
+    if (fs::file_size(p, ec) > 0 && !ec && !has_sqlite_header(path)) throw damaged_error(path);
     if (p.has_parent_path() && !fs::exists(p.parent_path(), ec)) {
         fs::create_directories(p.parent_path(), ec);
         if (ec)
@@ -193,7 +228,7 @@ RunLog RunLog::open(const std::string& path) {
         throw OpenError(OpenProblem::ReadOnly,
                         path +
                             ": the run log is read-only (file permissions); make it "
-                            "writable or pass --db with another file");
+                            "writable, pass --db with another file, or --no-log");
     try {
         // Read-only checks first: nothing is written to a file we reject.
         const int64_t app_id = db.query_int("PRAGMA application_id", "read application id");
@@ -210,6 +245,15 @@ RunLog RunLog::open(const std::string& path) {
                                 " is newer than this build supports (" +
                                 std::to_string(schema_version()) +
                                 "); use a newer Inference Workbench or pass --db");
+        // The quick integrity check (every page read once, no index
+        // cross-check): a damaged log is reported, never written into.
+        if (n_objects > 0) {
+            Stmt qc(db, "PRAGMA quick_check(1)");
+            if (!qc.step() || qc.text(0) != "ok") {
+                impl.reset();  // close before inspecting a private copy
+                throw damaged_error(path);
+            }
+        }
         const int64_t wal_ok = [&] {
             Stmt st(db, "PRAGMA journal_mode = WAL");
             return st.step() && st.text(0) == "wal";
@@ -223,48 +267,45 @@ RunLog RunLog::open(const std::string& path) {
         impl->insert_response.emplace(db, kInsertResponse);
         if (auto days = impl->retention()) impl->prune(*days, now_utc_ms());
     } catch (const DbError& e) {
+        if ((e.code() & 0xff) == SQLITE_CORRUPT || (e.code() & 0xff) == SQLITE_NOTADB) {
+            impl.reset();
+            throw damaged_error(path);
+        }
         throw to_open_error(path, e);
     }
     return RunLog(std::move(impl));
 }
 
-RunLog::Recovered RunLog::open_or_recover(const std::string& path) {
+RunLog RunLog::open_readonly(const std::string& path) {
+    std::error_code ec;
+    require_regular_or_missing(path);
+    if (!fs::exists(path, ec)) throw OpenError(OpenProblem::CannotOpen, path + ": no run log here");
+    auto impl = std::make_unique<Impl>();
+    impl->read_only = true;
     try {
-        return {open(path), "", ""};
-    } catch (const OpenError& first) {
-        std::error_code ec;
-        if (!fs::exists(path, ec) || fs::is_directory(path, ec)) throw;
-        const std::string stamp = compact_utc_now();
-        std::string kept;
-        for (int i = 1; i < 100 && kept.empty(); ++i) {
-            std::string cand = path + ".unusable-" + stamp + (i > 1 ? "-" + std::to_string(i) : "");
-            if (fs::exists(cand, ec)) continue;
-            if (!rename_no_replace(path, cand)) break;
-            kept = cand;
-        }
-        if (!kept.empty()) {
-            // The WAL belongs to the old file; a fresh file must not replay it.
-            for (const char* suffix : {"-wal", "-shm"})
-                if (fs::exists(path + suffix, ec)) rename_no_replace(path + suffix, kept + suffix);
-            RunLog log = open(path);
-            return {std::move(log),
-                    std::string(first.what()) + ". The old file was kept as " + kept +
-                        "; a new run log was started at " + path + ".",
-                    kept};
-        }
-        // Cannot move it (read-only folder): leave it alone, log beside it.
-        const fs::path p(path);
-        const std::string fresh =
-            (p.parent_path() / (p.stem().string() + "-" + stamp + ".sqlite")).string();
-        RunLog log = open(fresh);
-        return {std::move(log),
-                std::string(first.what()) + ". The file was left untouched at " + path +
-                    "; a new run log was started at " + fresh + ".",
-                path};
+        impl->db = Db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+        const Db& db = impl->db;
+        const int64_t app_id = db.query_int("PRAGMA application_id", "read application id");
+        const int64_t version = db.query_int("PRAGMA user_version", "read schema version");
+        if (app_id != kApplicationId)
+            throw OpenError(OpenProblem::Foreign, path + ": not an Inference Workbench run log");
+        if (version > schema_version())
+            throw OpenError(OpenProblem::NewerSchema, path + ": schema version " +
+                                                          std::to_string(version) +
+                                                          " is newer than this build supports (" +
+                                                          std::to_string(schema_version()) + ")");
+    } catch (const DbError& e) {
+        throw to_open_error(path, e);
     }
+    return RunLog(std::move(impl));
+}
+
+bool RunLog::read_only() const {
+    return impl_->read_only;
 }
 
 int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings) {
+    impl_->check_writable();
     if (!settings.is_object())
         throw std::invalid_argument("run settings must be a JSON object, got " +
                                     std::string(settings.type_name()));
@@ -277,6 +318,7 @@ int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann:
 }
 
 void RunLog::end_run(int64_t run_id) {
+    impl_->check_writable();
     std::lock_guard lock(impl_->mu);
     Stmt st(impl_->db, "UPDATE runs SET ended_ms = ?1 WHERE id = ?2");
     st.bind(1, now_utc_ms()).bind(2, run_id).run();
@@ -285,6 +327,7 @@ void RunLog::end_run(int64_t run_id) {
 }
 
 int64_t RunLog::ensure_model_version(const std::string& gguf_path) {
+    impl_->check_writable();
     std::error_code ec;
     const std::string path = fs::canonical(gguf_path, ec).string();
     if (ec) throw std::runtime_error(gguf_path + ": cannot read: " + ec.message());
@@ -339,6 +382,7 @@ int64_t RunLog::ensure_model_version(const std::string& gguf_path) {
 }
 
 int64_t RunLog::ensure_environment(const EnvironmentInfo& e) {
+    impl_->check_writable();
     if (e.backend != "vulkan" && e.backend != "cpu")
         throw std::invalid_argument("environment backend must be \"vulkan\" or \"cpu\", got \"" +
                                     e.backend + "\"");
@@ -375,6 +419,7 @@ int64_t RunLog::ensure_environment(const EnvironmentInfo& e) {
 }
 
 int64_t RunLog::log_response(const ResponseRecord& r) {
+    impl_->check_writable();
     if (!is_valid_finish_reason(r.finish_reason))
         throw std::invalid_argument("log_response: finish_reason \"" + r.finish_reason +
                                     "\" is not one of stop, length, timeout, cancelled, "
@@ -430,6 +475,7 @@ bool RunLog::redact_text() const {
 }
 
 void RunLog::set_redact_text(bool on) {
+    impl_->check_writable();
     std::lock_guard lock(impl_->mu);
     impl_->put_setting("redact_text", std::string(on ? "1" : "0"));
 }
@@ -440,6 +486,7 @@ std::optional<int> RunLog::retention_days() const {
 }
 
 void RunLog::set_retention_days(std::optional<int> days) {
+    impl_->check_writable();
     if (days && *days < 1)
         throw std::invalid_argument("retention must be at least 1 day, got " +
                                     std::to_string(*days));
@@ -449,6 +496,7 @@ void RunLog::set_retention_days(std::optional<int> days) {
 }
 
 int64_t RunLog::prune_older_than_days(int days, int64_t now_ms) {
+    impl_->check_writable();
     if (days < 0)
         throw std::invalid_argument("prune: days must be >= 0, got " + std::to_string(days));
     std::lock_guard lock(impl_->mu);

@@ -6,7 +6,7 @@
 //
 // Used the same way by workbench-cli (generate, batch) and the GUI:
 //
-//   RunLog log = RunLog::open(path);                       // CLI: strict
+//   RunLog log = RunLog::open(path);                       // strict: refuses a bad file
 //   int64_t run = log.begin_run(RunKind::Batch, "prompts.txt", settings);
 //   int64_t mv  = log.ensure_model_version(model_path);    // hashed once per file
 //   int64_t env = log.ensure_environment(collect_environment("vulkan", dev));
@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include "runlog/environment.h"
+#include "runlog/integrity.h"
 
 namespace wb::runlog {
 
@@ -34,9 +35,9 @@ class Db;
 
 /// Why a run-log file could not be opened.
 enum class OpenProblem {
-    CannotOpen,   ///< missing folder, no permission, not a regular file
-    NotSqlite,    ///< the file is not a SQLite database (SQLITE_NOTADB)
-    Corrupt,      ///< SQLite reports corruption (SQLITE_CORRUPT)
+    CannotOpen,   ///< missing folder, no permission, not a regular file (folder, FIFO, /dev/null)
+    NotSqlite,    ///< the file is not a SQLite database (and not a run log with a damaged header)
+    Corrupt,      ///< a damaged run log: quick_check fails, a damaged header, SQLITE_CORRUPT
     Foreign,      ///< a SQLite database, but not an Inference Workbench run log
     NewerSchema,  ///< schema version above what this build knows
     ReadOnly,     ///< the file (or its folder) cannot be written
@@ -47,12 +48,16 @@ enum class OpenProblem {
 /// build supports (1); use a newer Inference Workbench or pass --db".
 class OpenError : public std::runtime_error {
   public:
-    OpenError(OpenProblem problem, const std::string& what)
-        : std::runtime_error(what), problem_(problem) {}
+    OpenError(OpenProblem problem, const std::string& what,
+              std::optional<LogInspection> inspection = std::nullopt)
+        : std::runtime_error(what), problem_(problem), inspection_(std::move(inspection)) {}
     OpenProblem problem() const { return problem_; }
+    /// For Corrupt: what inspect_log() found (readable responses, ...).
+    const std::optional<LogInspection>& inspection() const { return inspection_; }
 
   private:
     OpenProblem problem_;
+    std::optional<LogInspection> inspection_;
 };
 
 /// What a run groups: one CLI generate, a chat session, a batch run or a
@@ -97,23 +102,26 @@ bool is_valid_finish_reason(std::string_view reason);
 
 class RunLog {
   public:
-    /// Result of open_or_recover(): the log, and a message for the user when
-    /// the file at the path could not be used and was set aside.
-    struct Recovered;
-
-    /// Strict open (the CLI): creates the file (and its folder) if missing,
-    /// migrates an older schema, applies the retention setting. Throws
-    /// OpenError for every bad file and never modifies such a file.
+    /// Strict open (the CLI and the app): creates the file (and its folder)
+    /// if missing, runs SQLite's quick integrity check, migrates an older
+    /// schema, applies the retention setting. Throws OpenError for every
+    /// bad file and never modifies, renames or moves such a file:
+    /// CannotOpen for a folder, FIFO or device (/dev/null) or a folder that
+    /// cannot be made; NotSqlite for another kind of file; Corrupt for a
+    /// damaged run log (quick_check fails, or its header is damaged), with
+    /// inspection() counting what can still be read and what() saying what
+    /// to do; Foreign; NewerSchema; ReadOnly.
     static RunLog open(const std::string& path);
 
-    /// The app's open: like open(), but when the file is unusable it is
-    /// renamed to "<path>.unusable-<UTC time>" (with its -wal/-shm files;
-    /// never replacing an existing file), a fresh log is created at `path`,
-    /// and Recovered::message says what happened and names the kept file.
-    /// If the file cannot be renamed, the fresh log goes to a sibling file
-    /// "<stem>-<UTC time>.sqlite" instead. Throws OpenError only when no
-    /// fresh log can be created either.
-    static Recovered open_or_recover(const std::string& path);
+    /// Opens an existing run log for reading only (History, export of a
+    /// log that cannot be written): no integrity check, no migration, no
+    /// pruning; every write method throws DbError ("... is open
+    /// read-only"). Throws OpenError (CannotOpen when missing or not a
+    /// regular file, Foreign, NewerSchema) and as open() for SQLite errors.
+    static RunLog open_readonly(const std::string& path);
+
+    /// True for a log from open_readonly().
+    bool read_only() const;
 
     RunLog(RunLog&&) noexcept;
     RunLog& operator=(RunLog&&) noexcept;
@@ -173,12 +181,6 @@ class RunLog {
     struct Impl;
     explicit RunLog(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
-};
-
-struct RunLog::Recovered {
-    RunLog log;
-    std::string message;    ///< "" when the file opened normally
-    std::string kept_path;  ///< where the unusable file now is ("" if none)
 };
 
 }  // namespace wb::runlog

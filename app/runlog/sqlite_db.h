@@ -90,6 +90,9 @@ class Stmt {
     int column_type(int col) const;  ///< SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_NULL
     int column_count() const;
     const char* column_name(int col) const;
+    /// The raw statement, for copying values as they are (sqlite3_bind_value
+    /// of sqlite3_column_value) when salvaging rows.
+    sqlite3_stmt* get() const { return st_; }
 
   private:
     const Db* db_;

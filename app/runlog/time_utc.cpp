@@ -101,4 +101,12 @@ int64_t parse_utc_ms(std::string_view text) {
     return ms;
 }
 
+std::string compact_utc_now() {
+    const std::string t = format_utc_ms(now_utc_ms());  // 2026-11-29T23:05:01.042Z
+    std::string out;
+    for (char c : t.substr(0, 19))
+        if (c != '-' && c != ':') out += c;
+    return out + "Z";
+}
+
 }  // namespace wb::runlog

@@ -11,6 +11,10 @@ namespace wb::runlog {
 /// Now, UTC, in ms since 1970-01-01T00:00:00Z (system_clock).
 int64_t now_utc_ms();
 
+/// The current UTC time as "20261129T230501Z" (ISO 8601 basic format, to
+/// the second), for file names.
+std::string compact_utc_now();
+
 /// "2026-11-29T23:05:01.042Z" for `ms` since the epoch.
 std::string format_utc_ms(int64_t ms);
 
