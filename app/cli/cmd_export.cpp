@@ -50,7 +50,8 @@ const CommandSpec kExportSpec{
         {"model", 0, "SHA|NAME", "only this model: a SHA-256 prefix or the general.name"},
         {"since", 0, "TIME", "responses started at or after TIME (2026-11-29 or ISO 8601)"},
         {"until", 0, "TIME", "responses started before TIME"},
-        {"finish-reason", 0, "R", "stop, length, timeout, cancelled, rejected or error"},
+        {"finish-reason", 0, "R",
+         "stop, length, timeout, cancelled, rejected, error or interrupted"},
         {"search", 0, "TEXT",
          "prompt or output contains TEXT (ASCII letters in any case; % and _ are literal)"},
         {"output", 'o', "FILE", "write to FILE instead of stdout"},
@@ -173,7 +174,8 @@ int cmd_export(const std::vector<std::string>& argv) {
     filter.text = args.get("search");
     if (filter.finish_reason && !runlog::is_valid_finish_reason(*filter.finish_reason))
         throw UsageError("--finish-reason: '" + *filter.finish_reason +
-                         "' is not stop, length, timeout, cancelled, rejected or error");
+                         "' is not stop, length, timeout, cancelled, rejected, error or "
+                         "interrupted");
 
     const std::string path = db_path(args);
     std::error_code ec;

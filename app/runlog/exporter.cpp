@@ -182,7 +182,7 @@ FilterSql filter_sql(const ExportFilter& f) {
     if (f.finish_reason && !is_valid_finish_reason(*f.finish_reason))
         throw std::invalid_argument("finish reason \"" + *f.finish_reason +
                                     "\" is not one of stop, length, timeout, cancelled, "
-                                    "rejected, error");
+                                    "rejected, error, interrupted");
     FilterSql q;
     std::string& c = q.condition;
     c = "1";

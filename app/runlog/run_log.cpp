@@ -36,8 +36,8 @@ std::string_view to_string(RunKind kind) {
 }
 
 bool is_valid_finish_reason(std::string_view r) {
-    static constexpr std::array<std::string_view, 6> kReasons{"stop",      "length",   "timeout",
-                                                              "cancelled", "rejected", "error"};
+    static constexpr std::array<std::string_view, 7> kReasons{
+        "stop", "length", "timeout", "cancelled", "rejected", "error", "interrupted"};
     for (std::string_view k : kReasons)
         if (r == k) return true;
     return false;
@@ -71,6 +71,29 @@ OpenError to_open_error(const std::string& path, const DbError& e) {
     }
 }
 
+// One sentence for a write that failed: the file, the cause in words, and
+// SQLite's own text.
+std::string write_failure(const std::string& path, const DbError& e, int attempts,
+                          int busy_timeout_ms, int sys_errno) {
+    const char* sqlite_text = sqlite3_errstr(e.code());
+    if (sys_errno != 0 && (e.code() & 0xff) == SQLITE_IOERR)  // the OS's own words first
+        return path + ": cannot write the run log: " + std::strerror(sys_errno) +
+               " (SQLite: " + sqlite_text + ")";
+    switch (e.code() & 0xff) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return path + ": the run log stayed locked by another program for about " +
+                   std::to_string(attempts * busy_timeout_ms / 1000) +
+                   " s (SQLite: " + sqlite_text + ")";
+        case SQLITE_FULL:
+            return path + ": the disk is full (SQLite: " + sqlite_text + ")";
+        case SQLITE_READONLY:
+            return path + ": the run log cannot be written (SQLite: " + sqlite_text + ")";
+        default:
+            return path + ": cannot write the run log (SQLite: " + sqlite_text + ")";
+    }
+}
+
 std::string json_text(const nlohmann::json& j) {
     // Invalid UTF-8 in a setting string is replaced (U+FFFD), never thrown.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -95,6 +118,8 @@ FileStamp stamp_of(const std::string& path) {
 struct RunLog::Impl {
     Db db;
     bool read_only = false;
+    int write_attempts = 3;      // tries of one write while the log is locked
+    int busy_timeout_ms = 5000;  // SQLite's wait for the lock, per try (sqlite_db.cpp)
     // Every write starts here: a read-only log says so in a sentence.
     void check_writable() const {
         if (read_only)
@@ -304,6 +329,15 @@ bool RunLog::read_only() const {
     return impl_->read_only;
 }
 
+void RunLog::set_write_retry(int attempts, int busy_timeout_ms) {
+    if (attempts < 1 || busy_timeout_ms < 0)
+        throw std::invalid_argument("set_write_retry: attempts must be >= 1 and the timeout >= 0");
+    std::lock_guard lock(impl_->mu);
+    impl_->write_attempts = attempts;
+    impl_->busy_timeout_ms = busy_timeout_ms;
+    sqlite3_busy_timeout(impl_->db.get(), busy_timeout_ms);
+}
+
 int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings) {
     impl_->check_writable();
     if (!settings.is_object())
@@ -418,35 +452,45 @@ int64_t RunLog::ensure_environment(const EnvironmentInfo& e) {
     return id;
 }
 
-int64_t RunLog::log_response(const ResponseRecord& r) {
-    impl_->check_writable();
+namespace {
+
+constexpr const char* kUpdateResponse = R"sql(
+UPDATE responses SET run_id = ?1, model_version_id = ?2, environment_id = ?3, request_id = ?4,
+    settings = ?5, redacted = ?6, prompt = ?7, prompt_sha256 = ?8, prompt_bytes = ?9,
+    prompt_tokens = ?10, output = ?11, output_sha256 = ?12, output_bytes = ?13,
+    output_tokens = ?14, finish_reason = ?15, error = ?16, queue_wait_ms = ?17, ttft_ms = ?18,
+    tpot_ms = ?19, e2e_ms = ?20, prefill_tps = ?21, decode_tps = ?22, started_ms = ?23,
+    finished_ms = ?24
+WHERE id = ?25)sql";
+
+void check_record(const ResponseRecord& r, const char* who) {
     if (!is_valid_finish_reason(r.finish_reason))
-        throw std::invalid_argument("log_response: finish_reason \"" + r.finish_reason +
+        throw std::invalid_argument(std::string(who) + ": finish_reason \"" + r.finish_reason +
                                     "\" is not one of stop, length, timeout, cancelled, "
-                                    "rejected, error");
+                                    "rejected, error, interrupted");
     if (!r.settings.is_object())
-        throw std::invalid_argument("log_response: settings must be a JSON object, got " +
+        throw std::invalid_argument(std::string(who) + ": settings must be a JSON object, got " +
                                     std::string(r.settings.type_name()));
-    const std::string settings = json_text(r.settings);
-    const std::string prompt_sha = sha256_hex(r.prompt);
-    const std::string output_sha = sha256_hex(r.output);
-    std::lock_guard lock(impl_->mu);
-    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
-    Stmt& st = *impl_->insert_response;
+}
+
+// Binds the 24 columns of kInsertResponse / kUpdateResponse.
+void bind_record(Stmt& st, const ResponseRecord& r, bool redact) {
     st.bind(1, r.run_id).bind(2, r.model_version_id).bind(3, r.environment_id);
-    st.bind(4, std::string_view(r.request_id)).bind(5, std::string_view(settings));
+    st.bind(4, std::string_view(r.request_id)).bind(5, std::string_view(json_text(r.settings)));
     st.bind(6, int64_t{redact});
     if (redact)
         st.bind_null(7);
     else
         st.bind(7, std::string_view(r.prompt));
-    st.bind(8, std::string_view(prompt_sha)).bind(9, static_cast<int64_t>(r.prompt.size()));
+    st.bind(8, std::string_view(sha256_hex(r.prompt)));
+    st.bind(9, static_cast<int64_t>(r.prompt.size()));
     st.bind(10, r.prompt_tokens);
     if (redact)
         st.bind_null(11);
     else
         st.bind(11, std::string_view(r.output));
-    st.bind(12, std::string_view(output_sha)).bind(13, static_cast<int64_t>(r.output.size()));
+    st.bind(12, std::string_view(sha256_hex(r.output)));
+    st.bind(13, static_cast<int64_t>(r.output.size()));
     st.bind(14, r.output_tokens).bind(15, std::string_view(r.finish_reason));
     if (r.error.empty())
         st.bind_null(16);
@@ -455,18 +499,89 @@ int64_t RunLog::log_response(const ResponseRecord& r) {
     st.bind(17, r.queue_wait_ms).bind(18, r.ttft_ms).bind(19, r.tpot_ms).bind(20, r.e2e_ms);
     st.bind(21, r.prefill_tps).bind(22, r.decode_tps).bind(23, r.started_ms);
     st.bind(24, r.finished_ms);
-    try {
-        st.run();  // autocommit: this INSERT is its own durable transaction
-    } catch (const DbError& e) {
-        st.reset();
-        if ((e.code() & 0xff) == SQLITE_CONSTRAINT)
-            throw DbError(std::string(e.what()) + " (run " + std::to_string(r.run_id) +
-                              ", model version " + std::to_string(r.model_version_id) +
-                              ", environment " + std::to_string(r.environment_id) + " must exist)",
+}
+
+}  // namespace
+
+// Runs a bound write statement as its own durable transaction, waiting
+// again while another program holds the lock (write_attempts tries);
+// afterwards a failure is one sentence naming the file, the cause and
+// `what` (the response).
+void RunLog::run_write(Stmt& st, const std::string& what, const ResponseRecord* r) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            st.run();  // autocommit
+            return;
+        } catch (const DbError& e) {
+            const int primary = e.code() & 0xff;
+            if ((primary == SQLITE_BUSY || primary == SQLITE_LOCKED) &&
+                attempt < impl_->write_attempts) {
+                sqlite3_reset(st.get());  // bindings kept
+                continue;
+            }
+            st.reset();
+            if (primary == SQLITE_CONSTRAINT && r)
+                throw DbError(std::string(e.what()) + " (run " + std::to_string(r->run_id) +
+                                  ", model version " + std::to_string(r->model_version_id) +
+                                  ", environment " + std::to_string(r->environment_id) +
+                                  " must exist)",
+                              e.code());
+            throw DbError(write_failure(path(), e, attempt, impl_->busy_timeout_ms,
+                                        sqlite3_system_errno(impl_->db.get())) +
+                              "; " + what,
                           e.code());
-        throw;
+        }
     }
+}
+
+int64_t RunLog::log_response(const ResponseRecord& r) {
+    impl_->check_writable();
+    check_record(r, "log_response");
+    std::lock_guard lock(impl_->mu);
+    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    Stmt& st = *impl_->insert_response;
+    bind_record(st, r, redact);
+    run_write(st, "response \"" + r.request_id + "\" is not logged yet", &r);
     return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+int64_t RunLog::begin_response(const ResponseRecord& started) {
+    ResponseRecord r = started;
+    r.finish_reason = "interrupted";
+    r.error = kInterruptedError;
+    r.finished_ms.reset();
+    return log_response(r);
+}
+
+void RunLog::update_response(int64_t id, const std::string& output,
+                             std::optional<int64_t> output_tokens) {
+    impl_->check_writable();
+    std::lock_guard lock(impl_->mu);
+    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    Stmt st(impl_->db,
+            "UPDATE responses SET output = ?1, output_sha256 = ?2, output_bytes = ?3, "
+            "output_tokens = ?4 WHERE id = ?5 AND finish_reason = 'interrupted'");
+    if (redact)
+        st.bind_null(1);
+    else
+        st.bind(1, std::string_view(output));
+    st.bind(2, std::string_view(sha256_hex(output)));
+    st.bind(3, static_cast<int64_t>(output.size())).bind(4, output_tokens).bind(5, id);
+    run_write(st, "the text of response " + std::to_string(id) + " so far is not logged yet",
+              nullptr);
+}
+
+void RunLog::finish_response(int64_t id, const ResponseRecord& r) {
+    impl_->check_writable();
+    check_record(r, "finish_response");
+    std::lock_guard lock(impl_->mu);
+    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    Stmt st(impl_->db, kUpdateResponse);
+    bind_record(st, r, redact);
+    st.bind(25, id);
+    run_write(st, "response \"" + r.request_id + "\" keeps its started row for now", &r);
+    if (sqlite3_changes64(impl_->db.get()) != 1)
+        throw std::invalid_argument("finish_response: no response with id " + std::to_string(id));
 }
 
 bool RunLog::redact_text() const {

@@ -32,6 +32,7 @@
 namespace wb::runlog {
 
 class Db;
+class Stmt;
 
 /// Why a run-log file could not be opened.
 enum class OpenProblem {
@@ -84,7 +85,9 @@ struct ResponseRecord {
     std::optional<int64_t> prompt_tokens;
     std::string output;  ///< generated text (UTF-8)
     std::optional<int64_t> output_tokens;
-    /// stop | length | timeout | cancelled | rejected | error
+    /// stop | length | timeout | cancelled | rejected | error | interrupted
+    /// ("interrupted": the process ended before the response finished, see
+    /// RunLog::begin_response)
     std::string finish_reason = "stop";
     std::string error;  ///< message when finish_reason is error/rejected, else ""
     std::optional<double> queue_wait_ms;
@@ -99,6 +102,11 @@ struct ResponseRecord {
 
 /// True for the finish reasons the responses table accepts.
 bool is_valid_finish_reason(std::string_view reason);
+
+/// The error text of a row begin_response() wrote and nothing finished.
+inline constexpr const char* kInterruptedError =
+    "the process ended before this response finished (killed, crashed or the machine went "
+    "down); the output is the text streamed until then";
 
 class RunLog {
   public:
@@ -122,6 +130,12 @@ class RunLog {
 
     /// True for a log from open_readonly().
     bool read_only() const;
+
+    /// How long a write waits while another program holds the log's write
+    /// lock: `attempts` tries of `busy_timeout_ms` each (default 3 x 5000
+    /// ms). Throws std::invalid_argument for attempts < 1 or a negative
+    /// timeout.
+    void set_write_retry(int attempts, int busy_timeout_ms);
 
     RunLog(RunLog&&) noexcept;
     RunLog& operator=(RunLog&&) noexcept;
@@ -149,10 +163,36 @@ class RunLog {
 
     /// Writes one response in its own transaction and returns its id.
     /// Redaction (see set_redact_text) stores prompt/output as NULL and keeps
-    /// their SHA-256 and UTF-8 byte length. Throws std::invalid_argument for
-    /// a bad finish_reason or non-object settings, DbError when a referenced
-    /// run / model version / environment does not exist or the write fails.
+    /// their SHA-256 and UTF-8 byte length. While another program holds the
+    /// write lock the write is retried (set_write_retry). Throws
+    /// std::invalid_argument for a bad finish_reason or non-object settings,
+    /// DbError when a referenced run / model version / environment does not
+    /// exist, or with one sentence naming the file and the cause ("the run
+    /// log stayed locked ...", "the disk is full ...") and the response when
+    /// the write fails: nothing was written then, so the caller may keep the
+    /// record and try again later.
     int64_t log_response(const ResponseRecord& r);
+
+    /// Writes the row of a response as it starts and returns its id:
+    /// finish_reason "interrupted", error kInterruptedError, no finish time,
+    /// the output given (usually ""). A process that dies before
+    /// finish_response() (kill -9, a crash, power loss) leaves this honest
+    /// row: the response was interrupted, with the text streamed up to the
+    /// last update_response(). Checks and errors as log_response().
+    int64_t begin_response(const ResponseRecord& started);
+
+    /// Stores the output streamed so far (and its token count) in a row
+    /// begin_response() wrote and nothing finished yet (later calls for a
+    /// finished row change nothing). One small durable transaction: callers
+    /// throttle it (the CLI and the app: about once a second). Throws as
+    /// log_response() when the write fails.
+    void update_response(int64_t id, const std::string& output,
+                         std::optional<int64_t> output_tokens);
+
+    /// Overwrites the row `id` (from begin_response) with the finished
+    /// response `r`, every field. Checks and errors as log_response();
+    /// std::invalid_argument for an unknown id.
+    void finish_response(int64_t id, const ResponseRecord& r);
 
     /// Redaction setting (stored in the database, default off).
     bool redact_text() const;
@@ -180,6 +220,7 @@ class RunLog {
   private:
     struct Impl;
     explicit RunLog(std::unique_ptr<Impl> impl);
+    void run_write(Stmt& st, const std::string& what, const ResponseRecord* r);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -102,7 +102,51 @@ CREATE TABLE settings (
 );
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations{{{0, kV1}}};
+// Version 2: finish_reason 'interrupted', for the row a response gets when
+// it starts (RunLog::begin_response) and keeps if the process dies before
+// it finishes. SQLite cannot change a CHECK constraint in place, so the
+// responses table is rebuilt once (https://sqlite.org/lang_altertable.html,
+// "other kinds of table schema changes"): new table, copy, drop, rename, and
+// its indexes again. Nothing references responses, so foreign keys hold.
+constexpr const char* kV2 = R"sql(
+CREATE TABLE responses_v2 (
+    id               INTEGER PRIMARY KEY,
+    run_id           INTEGER NOT NULL REFERENCES runs(id),
+    model_version_id INTEGER NOT NULL REFERENCES model_versions(id),
+    environment_id   INTEGER NOT NULL REFERENCES environments(id),
+    request_id       TEXT    NOT NULL DEFAULT '',
+    settings         TEXT    NOT NULL CHECK (json_valid(settings)),
+    redacted         INTEGER NOT NULL CHECK (redacted IN (0, 1)),
+    prompt           TEXT,
+    prompt_sha256    TEXT    NOT NULL,
+    prompt_bytes     INTEGER NOT NULL,
+    prompt_tokens    INTEGER,
+    output           TEXT,
+    output_sha256    TEXT    NOT NULL,
+    output_bytes     INTEGER NOT NULL,
+    output_tokens    INTEGER,
+    finish_reason    TEXT    NOT NULL CHECK (finish_reason IN
+                         ('stop', 'length', 'timeout', 'cancelled', 'rejected', 'error',
+                          'interrupted')),
+    error            TEXT,
+    queue_wait_ms    REAL,
+    ttft_ms          REAL,
+    tpot_ms          REAL,
+    e2e_ms           REAL,
+    prefill_tps      REAL,
+    decode_tps       REAL,
+    started_ms       INTEGER NOT NULL,
+    finished_ms      INTEGER
+);
+INSERT INTO responses_v2 SELECT * FROM responses;
+DROP TABLE responses;
+ALTER TABLE responses_v2 RENAME TO responses;
+CREATE INDEX responses_started ON responses(started_ms);
+CREATE INDEX responses_run ON responses(run_id);
+CREATE INDEX responses_model ON responses(model_version_id);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations{{{0, kV1}, {1, kV2}}};
 
 }  // namespace
 

@@ -3,6 +3,10 @@
 //   runlog_writer crash DB MODEL   logs responses forever, printing
 //                                  "committed <response id>" after each
 //                                  commit; the test kills it with SIGKILL.
+//   runlog_writer stream DB MODEL  streams one response into its started
+//                                  row (begin_response, update_response),
+//                                  printing "updated <n>" after each commit;
+//                                  the test kills it with SIGKILL.
 //   runlog_writer open DB          opens DB strictly and prints "ok" or
 //                                  "error <problem>: <message>". As root it
 //                                  first drops to uid/gid 65534 (nobody) so
@@ -63,6 +67,30 @@ int crash(const std::string& db, const std::string& model) {
     }
 }
 
+// One response streamed into its started row: begin_response, then an
+// update after each of many pieces, printing "updated <n>" once the update
+// is committed; the test kills it with SIGKILL mid-stream.
+int stream(const std::string& db, const std::string& model) {
+    RunLog log = RunLog::open(db);
+    ResponseRecord r;
+    r.run_id = log.begin_run(RunKind::Generate, "stream test", {{"max_tokens", 100000}});
+    r.model_version_id = log.ensure_model_version(model);
+    r.environment_id = log.ensure_environment(collect_environment("cpu"));
+    r.request_id = "streamed";
+    r.settings = {{"max_tokens", 100000}};
+    r.prompt = "Once upon a time";
+    r.started_ms = now_utc_ms();
+    const int64_t id = log.begin_response(r);
+    std::string text;
+    for (int n = 1;; ++n) {
+        text += "piece" + std::to_string(n) + " ";
+        log.update_response(id, text, n);
+        std::printf("updated %d\n", n);
+        std::fflush(stdout);
+        usleep(2000);
+    }
+}
+
 int open_only(const std::string& db) {
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
         std::printf("error setuid: %s\n", std::strerror(errno));
@@ -84,10 +112,11 @@ int main(int argc, char** argv) {
     try {
         if (argc == 4 && std::strcmp(argv[1], "crash") == 0) return crash(argv[2], argv[3]);
         if (argc == 3 && std::strcmp(argv[1], "open") == 0) return open_only(argv[2]);
+        if (argc == 4 && std::strcmp(argv[1], "stream") == 0) return stream(argv[2], argv[3]);
     } catch (const std::exception& e) {
         std::printf("error exception: %s\n", e.what());
         return 3;
     }
-    std::fprintf(stderr, "usage: runlog_writer crash DB MODEL | open DB\n");
+    std::fprintf(stderr, "usage: runlog_writer crash DB MODEL | stream DB MODEL | open DB\n");
     return 64;
 }

@@ -9,6 +9,7 @@
 // Every case checks that the damaged file keeps its exact bytes and that
 // no file beside it was renamed, moved or created.
 
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,11 +19,13 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <chrono>
 #include <map>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/data_dir.h"
@@ -30,6 +33,7 @@
 #include "runlog/exporter.h"
 #include "runlog/integrity.h"
 #include "runlog/run_log.h"
+#include "runlog/schema.h"
 #include "runlog/sqlite_db.h"
 
 using namespace wb::runlog;
@@ -372,6 +376,157 @@ class TestRunLogIntegrity : public QObject {
             QVERIFY2(w.contains("responses can still be read") && w.contains("salvage"), e.what());
             QVERIFY2(!w.contains("SELECT"), e.what());
         }
+    }
+
+    // Another program holds the write lock for longer than SQLite's busy
+    // timeout: the write used to fail at once (and batch aborted, dropping
+    // the response it had just finished). Now it is retried; when the lock
+    // outlasts every try, the error is a sentence naming the file, the
+    // cause and the response, nothing is half written, and the caller's
+    // later try succeeds.
+    void busy_log_is_retried_then_reported() {
+        const QString d = dir_.filePath("busy");
+        QDir().mkpath(d);
+        const QString path = d + "/runlog.sqlite";
+        RunLog log = RunLog::open(path.toStdString());
+        const int64_t run = log.begin_run(RunKind::Batch, "busy", nlohmann::json::object());
+        const int64_t mv = log.ensure_model_version(kStories);
+        const int64_t env = log.ensure_environment(collect_environment("cpu"));
+        ResponseRecord r;
+        r.run_id = run;
+        r.model_version_id = mv;
+        r.environment_id = env;
+        r.request_id = "p1";
+        r.output = "once";
+        r.started_ms = 1764460800000;
+
+        Raw holder(path, true);
+        holder.exec("BEGIN IMMEDIATE");  // the write lock, as another writer holds it
+        // The lock is released after about 1 s; 4 tries of 1 s wait long enough.
+        log.set_write_retry(4, 1000);
+        std::thread release([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+            holder.exec("COMMIT");
+        });
+        const int64_t id = log.log_response(r);
+        release.join();
+        QVERIFY(id > 0);
+
+        // Held past every try: a sentence, and nothing written.
+        holder.exec("BEGIN IMMEDIATE");
+        log.set_write_retry(2, 100);
+        r.request_id = "p2";
+        try {
+            log.log_response(r);
+            QFAIL("wrote through a held lock");
+        } catch (const DbError& e) {
+            const QString w = e.what();
+            QVERIFY2(w.startsWith(path + ": the run log stayed locked by another program"),
+                     e.what());
+            QVERIFY2(w.contains("response \"p2\" is not logged yet"), e.what());
+        }
+        holder.exec("COMMIT");
+        QCOMPARE(log.log_response(r) > id, true);  // the caller's later try
+        QCOMPARE(Raw(path).rows("SELECT count(*) FROM responses")[0][0], std::string("2"));
+    }
+
+    // A response's row is written when it starts and kept up to date, so a
+    // process killed mid-response (kill -9: nothing can be caught) leaves an
+    // honest record: finish "interrupted", no finish time, and the text up
+    // to the last committed update. It used to leave no row at all.
+    void killed_writer_leaves_an_interrupted_row() {
+        const QString d = dir_.filePath("killed");
+        QDir().mkpath(d);
+        const QString path = d + "/runlog.sqlite";
+        QProcess p;
+        p.start(WB_RUNLOG_WRITER, {"stream", path, QString::fromStdString(kStories)});
+        QVERIFY(p.waitForStarted());
+        int last = 0;
+        while (last < 20 && p.waitForReadyRead(30000)) {
+            while (p.canReadLine()) {
+                const QByteArray line = p.readLine().trimmed();
+                if (line.startsWith("updated ")) last = line.mid(8).toInt();
+            }
+        }
+        QVERIFY2(last >= 20, "the writer did not stream");
+        ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+        p.waitForFinished();
+        const auto rows = Raw(path).rows(
+            "SELECT finish_reason, finished_ms, error, output, output_tokens FROM responses");
+        QCOMPARE(rows.size(), size_t(1));
+        QCOMPARE(rows[0][0], std::string("interrupted"));
+        QCOMPARE(rows[0][1], std::string("<null>"));
+        QCOMPARE(rows[0][2], std::string(kInterruptedError));
+        const int stored = std::stoi(rows[0][4]);
+        QVERIFY2(stored >= last, "an update reported committed is missing");
+        std::string want;
+        for (int n = 1; n <= stored; ++n) want += "piece" + std::to_string(n) + " ";
+        QCOMPARE(rows[0][3], want);
+    }
+
+    // The same row finished normally: every field is the final one.
+    void started_row_is_finished_in_place() {
+        const QString d = dir_.filePath("finished");
+        QDir().mkpath(d);
+        RunLog log = RunLog::open((d + "/runlog.sqlite").toStdString());
+        ResponseRecord r;
+        r.run_id = log.begin_run(RunKind::Chat, "c", nlohmann::json::object());
+        r.model_version_id = log.ensure_model_version(kStories);
+        r.environment_id = log.ensure_environment(collect_environment("cpu"));
+        r.request_id = "chat-1";
+        r.prompt = "Hi";
+        r.started_ms = 1764460800000;
+        const int64_t id = log.begin_response(r);
+        log.update_response(id, "Hello", 1);
+        r.output = "Hello there";
+        r.output_tokens = 2;
+        r.finish_reason = "cancelled";
+        r.error = "cancelled by the user";
+        r.finished_ms = r.started_ms + 500;
+        log.finish_response(id, r);
+        log.update_response(id, "late", 9);  // a finished row is not changed any more
+        const auto rows = Raw(d + "/runlog.sqlite")
+                              .rows(
+                                  "SELECT id, finish_reason, output, output_tokens, error, "
+                                  "finished_ms FROM responses");
+        QCOMPARE(rows.size(), size_t(1));
+        QCOMPARE(rows[0], (std::vector<std::string>{std::to_string(id), "cancelled", "Hello there",
+                                                    "2", "cancelled by the user",
+                                                    std::to_string(r.started_ms + 500)}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, log.finish_response(id + 100, r));
+    }
+
+    // A version 1 log (finish reasons without "interrupted") migrates to
+    // version 2 with every row kept, and then takes interrupted rows.
+    void version_1_log_migrates_keeping_rows() {
+        const QString path = fresh_log();
+        const auto before = snapshot(path);
+        {
+            // Back to version 1: the responses table as version 1 made it.
+            Raw raw(path, true);
+            raw.exec(
+                "PRAGMA foreign_keys = OFF; BEGIN;"
+                "CREATE TABLE r1 AS SELECT * FROM responses;");
+            raw.exec("DROP TABLE responses;");
+            const std::string v1 = migrations()[0].sql;
+            const size_t a = v1.find("CREATE TABLE responses");
+            const size_t b = v1.find(");", a) + 2;
+            raw.exec(v1.substr(a, b - a).c_str());
+            raw.exec(
+                "INSERT INTO responses SELECT * FROM r1; DROP TABLE r1;"
+                "PRAGMA user_version = 1; COMMIT;");
+        }
+        QVERIFY(Raw(path).rows("SELECT sql FROM sqlite_schema WHERE name = 'responses'")[0][0].find(
+                    "interrupted") == std::string::npos);
+        RunLog log = RunLog::open(path.toStdString());
+        QCOMPARE(Raw(path).rows("PRAGMA user_version")[0][0], std::to_string(schema_version()));
+        QCOMPARE(snapshot(path), before);
+        ResponseRecord r;
+        r.run_id = 1;
+        r.model_version_id = 1;
+        r.environment_id = 1;
+        r.started_ms = 1;
+        QVERIFY(log.begin_response(r) > 0);
     }
 };
 
