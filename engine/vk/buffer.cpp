@@ -45,11 +45,14 @@ Buffer::Buffer(Context& ctx, uint64_t bytes, Memory mem, Purpose purpose)
       size_(std::max<uint64_t>(4, (bytes + 3) & ~uint64_t{3})),
       mem_(mem),
       purpose_(purpose) {
+    // The allocation is rounded up to whole 16-byte texels plus one spare
+    // texel (see texels()); accounting counts the requested bytes.
+    texels_ = (size_ + 15) / 16 + 1;
     VkBufferCreateInfo bci{};
     bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-    bci.size = size_;
-    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bci.size = texels_ * 16;
+    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     check(vkCreateBuffer(ctx.device(), &bci, nullptr, &buffer_), "vkCreateBuffer");
 
@@ -104,6 +107,9 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
         mem_ = o.mem_;
         purpose_ = o.purpose_;
         mapped_ = o.mapped_;
+        texels_ = o.texels_;
+        views_ = o.views_;
+        o.views_ = {};
         o.buffer_ = VK_NULL_HANDLE;
         o.memory_ = VK_NULL_HANDLE;
         o.mapped_ = nullptr;
@@ -114,6 +120,10 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
 
 void Buffer::release() {
     if (!ctx_) return;
+    for (VkBufferView& v : views_) {
+        if (v) vkDestroyBufferView(ctx_->device(), v, nullptr);
+        v = VK_NULL_HANDLE;
+    }
     if (memory_) {
         if (mapped_) vkUnmapMemory(ctx_->device(), memory_);
         vkFreeMemory(ctx_->device(), memory_, nullptr);
@@ -169,6 +179,27 @@ void Buffer::download(void* dst, uint64_t bytes, uint64_t offset) const {
         std::memcpy(static_cast<char*>(dst) + done, staging.mapped(), n);
         done += n;
     }
+}
+
+VkBufferView Buffer::texel_view(VkFormat format) const {
+    const int slot = format == VK_FORMAT_R32G32B32A32_UINT     ? 0
+                     : format == VK_FORMAT_R32G32B32A32_SFLOAT ? 1
+                                                               : -1;
+    if (slot < 0) throw std::invalid_argument("vk::Buffer::texel_view: not a 16-byte texel format");
+    if (views_[slot]) return views_[slot];
+    if (texels_ > ctx_->info().max_texel_buffer_elements) {
+        throw std::invalid_argument("vk::Buffer::texel_view: " + std::to_string(texels_) +
+                                    " texels exceed the device's maxTexelBufferElements " +
+                                    std::to_string(ctx_->info().max_texel_buffer_elements));
+    }
+    VkBufferViewCreateInfo vi{};
+    vi.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
+    vi.buffer = buffer_;
+    vi.format = format;
+    vi.offset = 0;
+    vi.range = texels_ * 16;
+    check(vkCreateBufferView(ctx_->device(), &vi, nullptr, &views_[slot]), "vkCreateBufferView");
+    return views_[slot];
 }
 
 void Buffer::fill(uint32_t word) {

@@ -5,6 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -47,6 +48,19 @@ class Buffer {
     /// for Device buffers), e.g. a NaN to poison outputs in tests.
     void fill(uint32_t word);
 
+    /// Texels a 16-byte-texel view of this buffer spans: the buffer's size
+    /// in whole texels (every buffer is allocated with its size rounded up
+    /// to 16 bytes plus one spare texel, so a shader may read one texel past
+    /// its data).
+    uint64_t texels() const { return texels_; }
+    /// A uniform texel buffer view of the whole buffer with 16-byte texels,
+    /// `format` VK_FORMAT_R32G32B32A32_UINT or _SFLOAT (both mandatory for
+    /// uniform texel buffers), created on first use and kept with the
+    /// buffer. Throws std::invalid_argument for another format or when the
+    /// buffer has more texels than the device's maxTexelBufferElements, and
+    /// vk::Error when view creation fails.
+    VkBufferView texel_view(VkFormat format) const;
+
   private:
     void release();
 
@@ -57,6 +71,8 @@ class Buffer {
     Memory mem_ = Memory::Device;
     Purpose purpose_ = Purpose::Activations;
     void* mapped_ = nullptr;
+    uint64_t texels_ = 0;
+    mutable std::array<VkBufferView, 2> views_{};  ///< RGBA32UI, RGBA32F
 };
 
 }  // namespace wb::vk

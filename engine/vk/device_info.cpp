@@ -96,6 +96,7 @@ DeviceInfo query_device_info(VkPhysicalDevice dev, uint32_t index) {
         (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
     info.max_shared_memory = p.limits.maxComputeSharedMemorySize;
     info.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+    info.max_texel_buffer_elements = p.limits.maxTexelBufferElements;
     info.max_allocation_size = maint3.maxMemoryAllocationSize;
     info.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
     for (int i = 0; i < 3; ++i) info.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];

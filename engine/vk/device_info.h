@@ -33,8 +33,10 @@ struct DeviceInfo {
     /// subgroupAdd & co. in compute shaders (VkPhysicalDeviceSubgroupProperties:
     /// supportedStages has COMPUTE, supportedOperations has ARITHMETIC).
     bool subgroup_arithmetic = false;
-    uint32_t max_shared_memory = 0;          ///< maxComputeSharedMemorySize, bytes
-    uint32_t max_storage_buffer_range = 0;   ///< bytes one storage-buffer binding may span
+    uint32_t max_shared_memory = 0;         ///< maxComputeSharedMemorySize, bytes
+    uint32_t max_storage_buffer_range = 0;  ///< bytes one storage-buffer binding may span
+    uint32_t max_texel_buffer_elements =
+        0;  ///< maxTexelBufferElements: texels one texel-buffer view may span
     uint64_t max_allocation_size = 0;        ///< maxMemoryAllocationSize, bytes
     uint32_t max_workgroup_invocations = 0;  ///< maxComputeWorkGroupInvocations
     uint32_t max_workgroup_count[3] = {0, 0, 0};

@@ -35,6 +35,10 @@ uint32_t ceil_div(uint64_t a, uint64_t b) {
 struct MatPush {
     uint32_t ne0, rows, row_offset, n_tok, x_offset, x_stride, y_offset, y_stride;
 };
+struct TexelPush {
+    uint32_t ne0, n_tok, row_offset, x_offset, x_stride, y_offset, y_stride;
+    uint32_t row_first, row_step, n_rows, row_bytes;
+};
 struct RowsPush {
     uint32_t ne0, rows, row_offset, n_ids, y_offset, y_stride;
 };
@@ -116,7 +120,8 @@ AttentionPlan Kernels::plan_attention(const AttentionShape& s, AttnPath path) co
 }
 
 const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
-                             uint32_t wg, const std::vector<uint32_t>& extra) {
+                             uint32_t wg, const std::vector<uint32_t>& extra,
+                             const std::vector<Binding>& bindings) {
     std::string key = variant + "/" + std::to_string(wg);
     for (uint32_t v : extra) key += "/" + std::to_string(v);
     auto it = pipelines_.find(key);
@@ -130,6 +135,7 @@ const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uin
     desc.spirv_bytes = s->second->bytes;
     desc.n_buffers = n_buffers;
     desc.push_bytes = push_bytes;
+    desc.bindings = bindings;
     if (wg) desc.spec = {wg};
     if (!extra.empty()) {
         if (!wg) throw std::logic_error("specialization constants past id 0 need a workgroup size");
@@ -141,14 +147,14 @@ const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uin
     return ref;
 }
 
-std::string Kernels::weight_variant(const std::string& shader, uint32_t type) const {
+std::string Kernels::weight_variant(const std::string& shader, uint32_t type, bool access) const {
     // Names as shaders/CMakeLists.txt builds them from the type table.
     const ggml::TypeTraits* t = ggml::type_traits(type);
     if (!t || !t->vulkan) throw ggml::UnsupportedType(type, shader, ggml::Backend::Vulkan);
     std::string name = shader + "_";
     for (const char* c = t->upper; *c; ++c)
         name += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
-    if (t->block_size > 1) name += ctx_.use_16bit_storage() ? "_u16" : "_u32";
+    if (access && t->block_size > 1) name += ctx_.use_16bit_storage() ? "_u16" : "_u32";
     return name;
 }
 
@@ -158,12 +164,69 @@ void Kernels::groups_1d(uint64_t n, uint32_t wg, uint32_t& gx, uint32_t& gy) con
     gy = ceil_div(groups, gx);
 }
 
+bool Kernels::texel_ok(const DeviceWeight& w, uint32_t x_off, uint32_t x_stride) const {
+    const ggml::TypeTraits* t = ggml::type_traits(w.type());
+    if (!t || !t->vulkan || w.ne0() % 32 != 0 || x_off % 4 != 0 || x_stride % 4 != 0) return false;
+    if (!spirv_table().count(weight_variant("matvec_texel", w.type(), false))) return false;
+    for (const WeightPiece& piece : w.pieces()) {
+        if (piece.buffer.texels() > ctx_.info().max_texel_buffer_elements) return false;
+    }
+    return true;
+}
+
+void Kernels::mul_mat_texel(Recorder& rec, const DeviceWeight& w, const Buffer& x, uint32_t x_off,
+                            uint32_t x_stride, Buffer& y, uint32_t y_off, uint32_t y_stride,
+                            uint32_t n_tok) {
+    // Tokens per invocation: each decoded weight value serves nt tokens;
+    // more tokens per invocation than this costs more in registers than it
+    // saves in decoding.
+    const uint32_t nt = n_tok >= 4 ? 4 : n_tok >= 2 ? 2 : 1;
+    const uint32_t n_groups = ceil_div(n_tok, nt);
+    if (n_groups > ctx_.info().max_workgroup_count[1]) {
+        throw std::invalid_argument("mul_mat " + w.name() + ": " + std::to_string(n_tok) +
+                                    " tokens exceed maxComputeWorkGroupCount for mat x vec");
+    }
+    const std::string variant = weight_variant("matvec_texel", w.type(), false);
+    const std::string tname = ggml::type_name(w.type());
+    const uint32_t row_bytes = static_cast<uint32_t>(ggml::row_bytes(w.type(), w.ne0()));
+    // Rows start at row * row_bytes; the shader needs all rows of one
+    // dispatch at one offset within their first texel (a specialization
+    // constant), so rows are dispatched in classes row_step apart.
+    uint32_t row_step = 1;
+    while ((uint64_t{row_step} * row_bytes) % 16 != 0) row_step *= 2;
+    const uint32_t per_group = kTexelRows * kTexelWorkgroup;
+    for (const WeightPiece& piece : w.pieces()) {
+        for (uint32_t first = 0; first < std::min(row_step, piece.rows); ++first) {
+            const uint32_t phase = static_cast<uint32_t>((uint64_t{first} * row_bytes) % 16);
+            const Pipeline& p =
+                get(variant, 3, sizeof(TexelPush), kTexelWorkgroup, {kTexelRows, nt, phase},
+                    {Binding::TexelU32x4, Binding::TexelF32x4, Binding::Storage});
+            const uint32_t n_rows = (piece.rows - first + row_step - 1) / row_step;
+            TexelPush pc{w.ne0(),  n_tok, piece.row_begin, x_off,  x_stride, y_off,
+                         y_stride, first, row_step,        n_rows, row_bytes};
+            rec.dispatch(p, {&piece.buffer, &x, &y}, &pc, ceil_div(n_rows, per_group), n_groups, 1,
+                         "mul_mat_vec " + tname);
+        }
+    }
+}
+
 void Kernels::mul_mat(Recorder& rec, const DeviceWeight& w, const Buffer& x, uint32_t x_off,
                       uint32_t x_stride, Buffer& y, uint32_t y_off, uint32_t y_stride,
                       uint32_t n_tok, MatPath path) {
     if (n_tok == 0) return;
     bool use_mat = path == MatPath::Mat || (path == MatPath::Auto && n_tok > vec_max_tokens_);
     if (!mat_mat_ok_) use_mat = false;
+    const bool texel =
+        x.texels() <= ctx_.info().max_texel_buffer_elements && texel_ok(w, x_off, x_stride);
+    if (path == MatPath::VecTexel && !texel) {
+        throw std::invalid_argument("mul_mat " + w.name() +
+                                    ": texel mat x vec needs a matvec_texel variant, ne0 % 32 == "
+                                    "0, x offset and stride % 4 == 0");
+    }
+    if (path == MatPath::VecTexel || (!use_mat && path == MatPath::Auto && vec_per_row_ && texel)) {
+        mul_mat_texel(rec, w, x, x_off, x_stride, y, y_off, y_stride, n_tok);
+        return;
+    }
     const bool per_row =
         !use_mat && (path == MatPath::VecRow || (path == MatPath::Auto && vec_per_row_));
     const uint32_t n_groups = ceil_div(n_tok, kVecTokensPerGroup);  // token groups (mat x vec)

@@ -27,10 +27,13 @@ namespace wb::vk {
 
 /// Which matrix-multiplication shader mul_mat uses: Auto picks Mat for
 /// more than vec_max_tokens() tokens (where the device allows it), else
-/// VecRow on CPU devices and Vec elsewhere. Vec: one workgroup per output
+/// VecTexel on CPU devices (VecRow where the call cannot use it, see
+/// Kernels::texel_ok) and Vec elsewhere. Vec: one workgroup per output
 /// row with a shared-memory reduction (GPUs); VecRow: one invocation per
-/// row, no barriers (lavapipe); Mat: tiled mat x mat.
-enum class MatPath { Auto, Vec, VecRow, Mat };
+/// row, no barriers (lavapipe); VecTexel: one invocation per few rows,
+/// weights and x read as 16-byte texels (lavapipe,
+/// shaders/matvec_texel.comp); Mat: tiled mat x mat.
+enum class MatPath { Auto, Vec, VecRow, Mat, VecTexel };
 
 /// Attention shape for one call.
 struct AttentionShape {
@@ -206,6 +209,16 @@ class Kernels {
     /// x[i] = cap * tanh(x[i] / cap) over n floats (cap > 0).
     void softcap(Recorder& rec, Buffer& x, uint32_t n, float cap);
 
+    /// Whether mat x vec can read `w` through texel views (MatPath::
+    /// VecTexel) with x at float offset x_off and row stride x_stride: the
+    /// type has a matvec_texel variant, ne0 is a multiple of 32, x_off and
+    /// x_stride are multiples of 4 (whole texels) and every piece of w fits
+    /// the device's maxTexelBufferElements.
+    bool texel_ok(const DeviceWeight& w, uint32_t x_off, uint32_t x_stride) const;
+    /// Rows per invocation and invocations per workgroup of VecTexel.
+    static constexpr uint32_t kTexelRows = 2;
+    static constexpr uint32_t kTexelWorkgroup = 64;
+
     /// The tiled mat x mat shader can run on this device.
     bool has_mat_mat() const { return mat_mat_ok_; }
     /// Whether mat x vec (MatPath::Vec) reduces with subgroup operations.
@@ -215,9 +228,16 @@ class Kernels {
   private:
     /// The pipeline of `variant` with workgroup size `wg` (specialization
     /// constant 0; none when 0) and `extra` constants at ids 1, 2, ...
+    /// `bindings`: kind of each binding (empty: all storage buffers).
     const Pipeline& get(const std::string& variant, uint32_t n_buffers, uint32_t push_bytes,
-                        uint32_t wg, const std::vector<uint32_t>& extra = {});
-    std::string weight_variant(const std::string& shader, uint32_t type) const;
+                        uint32_t wg, const std::vector<uint32_t>& extra = {},
+                        const std::vector<Binding>& bindings = {});
+    void mul_mat_texel(Recorder& rec, const DeviceWeight& w, const Buffer& x, uint32_t x_off,
+                       uint32_t x_stride, Buffer& y, uint32_t y_off, uint32_t y_stride,
+                       uint32_t n_tok);
+    /// `access`: block types' variants carry the word-access suffix
+    /// (_u16/_u32); matvec_texel's do not (it reads texels).
+    std::string weight_variant(const std::string& shader, uint32_t type, bool access = true) const;
     void groups_1d(uint64_t n, uint32_t wg, uint32_t& gx, uint32_t& gy) const;
 
     Context& ctx_;

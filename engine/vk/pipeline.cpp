@@ -14,6 +14,13 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
                                     " bytes of push constants, device allows " +
                                     std::to_string(ctx.info().max_push_constants));
     }
+    if (!desc.bindings.empty() && desc.bindings.size() != desc.n_buffers) {
+        throw std::invalid_argument("pipeline " + desc.name + ": " +
+                                    std::to_string(desc.bindings.size()) + " binding kinds for " +
+                                    std::to_string(desc.n_buffers) + " buffers");
+    }
+    bindings_ = desc.bindings;
+    bindings_.resize(desc.n_buffers, Binding::Storage);
     VkDevice dev = ctx.device();
     try {
         VkShaderModuleCreateInfo smi{};
@@ -26,7 +33,9 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
         for (uint32_t i = 0; i < desc.n_buffers; ++i) {
             bindings[i] = {};
             bindings[i].binding = i;
-            bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            bindings[i].descriptorType = bindings_[i] == Binding::Storage
+                                             ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                             : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
             bindings[i].descriptorCount = 1;
             bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
         }

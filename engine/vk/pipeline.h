@@ -16,20 +16,31 @@
 
 namespace wb::vk {
 
+/// How a shader reads one of its buffers: a storage buffer (every
+/// shader's default) or a uniform texel buffer with 16-byte texels, the
+/// fast path for reads on CPU devices (see shaders/matvec_texel.comp).
+enum class Binding : uint8_t {
+    Storage,     ///< VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+    TexelU32x4,  ///< VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_FORMAT_R32G32B32A32_UINT
+    TexelF32x4,  ///< VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_FORMAT_R32G32B32A32_SFLOAT
+};
+
 /// What a compute pipeline needs to be built.
 struct PipelineDesc {
     std::string name;                 ///< for messages and the profile ("mul_mat_vec_q8_0")
     const uint32_t* spirv = nullptr;  ///< SPIR-V words (embedded by shaders/CMakeLists.txt)
     size_t spirv_bytes = 0;
-    uint32_t n_buffers = 0;      ///< storage buffers at bindings 0..n_buffers-1
-    uint32_t push_bytes = 0;     ///< size of the push-constant block (<= 128)
-    std::vector<uint32_t> spec;  ///< specialization constants, ids 0..spec.size()-1
+    uint32_t n_buffers = 0;         ///< buffers at bindings 0..n_buffers-1
+    std::vector<Binding> bindings;  ///< kind of each binding; empty: all Storage
+    uint32_t push_bytes = 0;        ///< size of the push-constant block (<= 128)
+    std::vector<uint32_t> spec;     ///< specialization constants, ids 0..spec.size()-1
 };
 
 class Pipeline {
   public:
     /// Throws vk::Error when a call fails (e.g. a shader the driver rejects)
-    /// and std::invalid_argument when push_bytes exceeds the device limit.
+    /// and std::invalid_argument when push_bytes exceeds the device limit
+    /// or `bindings` is neither empty nor n_buffers long.
     Pipeline(Context& ctx, const PipelineDesc& desc);
     ~Pipeline();
     Pipeline(const Pipeline&) = delete;
@@ -38,6 +49,8 @@ class Pipeline {
     const std::string& name() const { return name_; }
     uint32_t n_buffers() const { return n_buffers_; }
     uint32_t push_bytes() const { return push_bytes_; }
+    /// Kind of binding i (< n_buffers()).
+    Binding binding(uint32_t i) const { return bindings_[i]; }
     VkPipeline handle() const { return pipeline_; }
     VkPipelineLayout layout() const { return layout_; }
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
@@ -49,6 +62,7 @@ class Pipeline {
     std::string name_;
     uint32_t n_buffers_ = 0;
     uint32_t push_bytes_ = 0;
+    std::vector<Binding> bindings_;
     VkShaderModule module_ = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;

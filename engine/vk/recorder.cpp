@@ -10,6 +10,7 @@ namespace wb::vk {
 namespace {
 constexpr uint32_t kSetsPerPool = 512;
 constexpr uint32_t kBuffersPerSet = 8;
+constexpr uint32_t kTexelsPerSet = 2;   // texel-buffer bindings per set, on average
 constexpr uint32_t kMaxQueries = 8192;  // timestamps per command buffer (ops + 1)
 }  // namespace
 
@@ -57,13 +58,14 @@ void Recorder::begin(bool timestamps) {
 VkDescriptorSet Recorder::allocate_set(VkDescriptorSetLayout layout) {
     for (;;) {
         if (pool_index_ == pools_.size()) {
-            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                      kSetsPerPool * kBuffersPerSet};
+            const VkDescriptorPoolSize sizes[] = {
+                {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet},
+                {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kSetsPerPool * kTexelsPerSet}};
             VkDescriptorPoolCreateInfo pi{};
             pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
             pi.maxSets = kSetsPerPool;
-            pi.poolSizeCount = 1;
-            pi.pPoolSizes = &size;
+            pi.poolSizeCount = 2;
+            pi.pPoolSizes = sizes;
             VkDescriptorPool pool = VK_NULL_HANDLE;
             check(vkCreateDescriptorPool(ctx_.device(), &pi, nullptr, &pool),
                   "vkCreateDescriptorPool");
@@ -110,18 +112,28 @@ void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> 
     }
     if (gx == 0 || gy == 0 || gz == 0) return;  // empty op (e.g. no rows in this piece)
     VkDescriptorSet set = allocate_set(p.set_layout());
-    std::vector<VkDescriptorBufferInfo> infos;
-    infos.reserve(buffers.size());
-    for (const Buffer* b : buffers) infos.push_back({b->handle(), 0, VK_WHOLE_SIZE});
-    std::vector<VkWriteDescriptorSet> writes(infos.size());
-    for (uint32_t i = 0; i < infos.size(); ++i) {
+    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+    std::vector<VkBufferView> views(buffers.size());
+    std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    uint32_t i = 0;
+    for (const Buffer* b : buffers) {
         writes[i] = {};
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = set;
         writes[i].dstBinding = i;
         writes[i].descriptorCount = 1;
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[i].pBufferInfo = &infos[i];
+        const Binding kind = p.binding(i);
+        if (kind == Binding::Storage) {
+            infos[i] = {b->handle(), 0, VK_WHOLE_SIZE};
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[i].pBufferInfo = &infos[i];
+        } else {
+            views[i] = b->texel_view(kind == Binding::TexelU32x4 ? VK_FORMAT_R32G32B32A32_UINT
+                                                                 : VK_FORMAT_R32G32B32A32_SFLOAT);
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            writes[i].pTexelBufferView = &views[i];
+        }
+        ++i;
     }
     vkUpdateDescriptorSets(ctx_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
                            nullptr);

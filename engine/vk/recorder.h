@@ -30,11 +30,14 @@ class Recorder {
     /// `timestamps`: write a timestamp after every op if the device can.
     void begin(bool timestamps);
 
-    /// Binds `buffers` to bindings 0..n-1 (whole buffers), pushes `push`
+    /// Binds `buffers` to bindings 0..n-1 (whole buffers: as storage
+    /// buffers, or through their 16-byte texel views where the pipeline's
+    /// binding kind says so; see Buffer::texel_view), pushes `push`
     /// (pipeline.push_bytes() bytes), dispatches gx*gy*gz workgroups, then a
     /// compute->compute barrier. `op` names the row in the profile.
-    /// Throws std::invalid_argument on a binding-count mismatch or a group
-    /// count over maxComputeWorkGroupCount.
+    /// Throws std::invalid_argument on a binding-count mismatch, a group
+    /// count over maxComputeWorkGroupCount, or a texel binding of a buffer
+    /// larger than maxTexelBufferElements texels.
     void dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push,
                   uint32_t gx, uint32_t gy, uint32_t gz, const std::string& op);
 

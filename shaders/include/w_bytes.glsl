@@ -8,8 +8,38 @@
 // uint32 words, where a 4-byte value at an offset of 2 mod 4 takes two
 // word loads and a shift (the buffer is padded to 4 bytes, so the word
 // after the last one is never past the end).
+//
+// W_TEX (CPU devices, shaders/matvec_texel.comp): the weight is a uniform
+// texel buffer of 16-byte texels (w_tex) and every read comes from w_win,
+// texels the kernel fetched beforehand: one window per row the invocation
+// works on (w_row selects it), holding a chunk of whole blocks whose first
+// block starts W_PHASE bytes into the window (W_PHASE: a specialization
+// constant the kernel declares). Offsets count from that block. The
+// kernel unrolls its block loop, so every offset, and with it every
+// window index and shift below, is a constant: reads cost no memory
+// access at all. (On llvmpipe a storage-buffer read is a loop over the
+// SIMD lanes with a bounds check per lane; a texel fetch is a few vector
+// instructions per 16 bytes.)
 
-#if defined(W_U16)
+#if defined(W_TEX)
+layout(binding = 0) uniform usamplerBuffer w_tex;
+// Texels per window: the largest chunk (Q6_K: 8 blocks of 210 bytes) plus
+// the texel a phase spills into. Only the texels a type reads are kept.
+const uint W_WIN_MAX = 106u;
+uvec4 w_win[W_ROWS][W_WIN_MAX];
+uint w_row = 0u;
+uint w_word(uint i) { return w_win[w_row][i >> 2][i & 3u]; }
+uint w_u32a(uint off) { return w_word((off + W_PHASE) >> 2); }
+uint w_u32(uint off) {
+    const uint o = off + W_PHASE;
+    if ((o & 2u) == 0u) return w_word(o >> 2);
+    return (w_word(o >> 2) >> 16) | (w_word((o >> 2) + 1u) << 16);
+}
+uint w_u16(uint off) {
+    const uint o = off + W_PHASE;
+    return (w_word(o >> 2) >> ((o & 2u) * 8u)) & 0xFFFFu;
+}
+#elif defined(W_U16)
 layout(std430, binding = 0) readonly buffer W16 { uint16_t w16[]; };
 uint w_u16(uint off) { return uint(w16[off >> 1]); }
 uint w_u32(uint off) {

@@ -37,7 +37,11 @@
 //
 // Block decoders include w_bytes.glsl, whose access variant the host
 // chooses from the device: W_U16 reads uint16 words (16-bit storage), else
-// uint32 words (every device; the host pads buffers to 4 bytes).
+// uint32 words (every device; the host pads buffers to 4 bytes); W_TEX
+// (the CPU-device mat x vec, matvec_texel.comp) reads a window of texels
+// the kernel fetched, blk then counting blocks from the window's first.
+// On W_TEX the plain types (F32, F16, BF16) follow the block contract too,
+// as 32-value units with an identity affine map.
 
 #include "w_select.glsl"
 

@@ -178,6 +178,22 @@ class TestVkKernels : public QObject {
                         const std::string sg = std::string(tn) + " vec-subgroup " + ctx_names[c];
                         QTest::newRow(sg.c_str()) << int(t) << path << c << n_tok << true << 0;
                     }
+                    if (path == int(MatPath::VecRow)) {
+                        // The texel variant: one token (decode), two, and 19
+                        // (groups of 4 and a partial one).
+                        for (int nt : {1, 2, 19}) {
+                            const std::string tx = std::string(tn) + " vectexel " + ctx_names[c] +
+                                                   " n_tok " + std::to_string(nt);
+                            QTest::newRow(tx.c_str())
+                                << int(t) << int(MatPath::VecTexel) << c << nt << false << 0;
+                        }
+                        if (c == 0 && (t == ggml::Type::F16 || t == ggml::Type::Q4_0 ||
+                                       t == ggml::Type::Q6_K)) {
+                            const std::string big = std::string(tn) + " vectexel ne0 28672";
+                            QTest::newRow(big.c_str())
+                                << int(t) << int(MatPath::VecTexel) << c << n_tok << false << 28672;
+                        }
+                    }
                     if (c == 0 &&
                         (t == ggml::Type::F16 || t == ggml::Type::Q4_0 || t == ggml::Type::Q6_K)) {
                         // Rows as long as a large model's FFN (llama-2-70B's
@@ -205,7 +221,13 @@ class TestVkKernels : public QObject {
         if (subgroup && !c.info().subgroup_arithmetic)
             QSKIP("the device has no subgroup arithmetic in compute shaders");
         // ne0 not a multiple of the workgroup; odd for F16 so rows start mid-word.
-        const uint32_t ne0 = long_row ? uint32_t(long_row) : test_ne0(t, 100, 5);
+        // The texel variant needs whole 32-value units: 7 (rows of Q4_0 and
+        // Q8_0 then start at every even offset within a 16-byte texel).
+        const bool texel = path == int(MatPath::VecTexel);
+        const uint32_t ne0 =
+            long_row ? uint32_t(long_row)
+            : texel  ? (ggml::type_traits(t)->block_size == 1 ? 7 * 32 : test_ne0(t, 0, 7))
+                     : test_ne0(t, 100, 5);
         const uint32_t rows = long_row ? 9 : 77;
         const HostWeight hw = make_weight(t, ne0, rows);
         const DeviceWeight w =
@@ -213,8 +235,10 @@ class TestVkKernels : public QObject {
         if (ctx == 2)
             QVERIFY2(w.pieces().size() > 1, "the forced binding limit must split the weight");
 
-        // x with a leading offset and a stride larger than ne0; y likewise.
-        const uint32_t x_off = 5, x_stride = ne0 + 3, y_off = 7, y_stride = rows + 2;
+        // x with a leading offset and a stride larger than ne0 (whole texels
+        // for the texel variant); y likewise.
+        const uint32_t x_off = texel ? 8 : 5, x_stride = ne0 + (texel ? 4 : 3), y_off = 7,
+                       y_stride = rows + 2;
         const auto x = rand_vec(x_off + size_t(n_tok) * x_stride);
         Buffer xb = upload_floats(c, x);
         Buffer yb = poisoned(c, y_off + size_t(n_tok) * y_stride);
