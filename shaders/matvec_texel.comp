@@ -47,6 +47,8 @@ const uint W_CHUNK = W_BLOCK_BYTES % 16u == 0u  ? 1u
                      : W_BLOCK_BYTES % 4u == 0u ? 4u
                                                 : 8u;
 const uint W_CHUNK_TEXELS = W_CHUNK * W_BLOCK_BYTES / 16u;
+// Texels fetched per chunk: the chunk's, plus the one a phase spills into.
+const uint W_FETCH = W_CHUNK_TEXELS + (W_PHASE != 0u ? 1u : 0u);
 
 void main() {
     const uint i0 = gl_GlobalInvocationID.x * R;
@@ -74,9 +76,8 @@ void main() {
     // the view (the texels past the row are never decoded).
     const int last = textureSize(w_tex) - 1;
     for (uint b0 = 0u; b0 < nb; b0 += W_CHUNK) {
-        // The chunk's texels and the one a phase spills into.
         [[unroll]] for (uint r = 0u; r < R; ++r) {
-            [[unroll]] for (uint i = 0u; i <= W_CHUNK_TEXELS; ++i) {
+            [[unroll]] for (uint i = 0u; i < W_FETCH; ++i) {
                 w_win[r][i] = texelFetch(w_tex, min(tex[r] + int(i), last));
             }
             tex[r] += int(W_CHUNK_TEXELS);

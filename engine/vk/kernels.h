@@ -25,10 +25,11 @@
 
 namespace wb::vk {
 
-/// Which matrix-multiplication shader mul_mat uses: Auto picks Mat for
-/// more than vec_max_tokens() tokens (where the device allows it), else
-/// VecTexel on CPU devices (VecRow where the call cannot use it, see
-/// Kernels::texel_ok) and Vec elsewhere. Vec: one workgroup per output
+/// Which matrix-multiplication shader mul_mat uses: Auto picks VecTexel
+/// on CPU devices at every token count where the call can use it (see
+/// Kernels::texel_ok; on lavapipe it beats Mat about 6x at 64 tokens);
+/// otherwise Mat for more than vec_max_tokens() tokens (where the device
+/// allows it), else VecRow on CPU devices and Vec elsewhere. Vec: one workgroup per output
 /// row with a shared-memory reduction (GPUs); VecRow: one invocation per
 /// row, no barriers (lavapipe); VecTexel: one invocation per few rows,
 /// weights and x read as 16-byte texels (lavapipe,
@@ -91,8 +92,9 @@ class Kernels {
     /// Tokens up to which Auto uses mat x vec, beyond it mat x mat: one
     /// group (kVecTokensPerGroup) on GPUs, where the tiled mat x mat wins
     /// beyond that (llama.cpp's mul_mat_vec stops at 8 columns too);
-    /// kVecMaxTokensCpu on CPU devices (lavapipe), where mat x mat's shared
-    /// memory and barriers cost more than re-reading cached weights.
+    /// kVecMaxTokensCpu on CPU devices (lavapipe) for calls the texel
+    /// mat x vec cannot take, where mat x mat's shared memory and barriers
+    /// cost more than re-reading cached weights.
     uint32_t vec_max_tokens() const { return vec_max_tokens_; }
     static constexpr uint32_t kVecMaxTokensCpu = 32;
     /// Largest head_dim attention supports (shared-memory arrays).
