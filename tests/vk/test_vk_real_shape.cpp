@@ -97,7 +97,7 @@ class TestVkRealShape : public QObject {
         CpuModel cpu(file, cp);
         QCOMPARE(gpu.hparams().n_vocab, kVocab);
 
-        std::mt19937 rng(uint32_t(seed));
+        std::mt19937 rng{static_cast<uint32_t>(seed)};
         std::uniform_int_distribution<int32_t> tok(0, int32_t(kVocab) - 1);
         std::vector<int32_t> prompt(8);
         for (int32_t& t : prompt) t = tok(rng);
