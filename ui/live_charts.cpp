@@ -29,8 +29,13 @@ double gap(double v) {
     return v < 0 ? kNaN : v;
 }
 
-const char* const kTitles[LiveCharts::kCharts] = {"Memory (MiB)", "Latency over window (ms)",
-                                                  "Decode throughput (tokens/s)", "Requests"};
+const char* const kTitles[LiveCharts::kCharts] = {
+    "Memory (MiB)", "Latency over window (ms)",
+    "Decode throughput (tokens/s over the last 2 s of generating)", "Requests"};
+static_assert(gui::LiveSnapshot::kThroughputWindowS == 2.0, "the throughput title names 2 s");
+
+// Margin around a run in the "This run" window (s), so its edges show.
+constexpr double kRunPad = 0.5;
 
 // Graph names per chart, in the order graphs are added.
 const QStringList kGraphNames[LiveCharts::kCharts] = {
@@ -76,10 +81,14 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
     auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Window:")));
     window_ = new QComboBox;
+    window_->addItem(tr("This run"), kThisRun);
     window_->addItem(tr("1 min"), 60.0);
     window_->addItem(tr("5 min"), 300.0);
-    window_->addItem(tr("Whole run"), 0.0);
-    window_->setToolTip(tr("Time span the charts show"));
+    window_->addItem(tr("Everything"), 0.0);
+    window_->setToolTip(
+        tr("Time span the charts show. This run: the last chat turn or batch "
+           "(latency percentiles over it too), kept until the next one starts. "
+           "Everything: since the app started."));
     bar->addWidget(window_);
     bar->addStretch();
     auto* exportBtn = new QPushButton(tr("Export PNG…"));
@@ -141,6 +150,8 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
                         [this, c] { exportDialog(static_cast<Chart>(c)); });
             m.exec(p->mapToGlobal(pos));
         });
+        // Hover read-out without a button held.
+        p->setMouseTracking(true);
         connect(p, &QCustomPlot::mouseMove, this,
                 [this, c](QMouseEvent* e) { showTooltip(static_cast<Chart>(c), e); });
         layout->addWidget(p, 1);
@@ -152,6 +163,19 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
 
     connect(window_, &QComboBox::currentIndexChanged, this, [this] { rescale(); });
     window_->setCurrentIndex(0);
+}
+
+double LiveCharts::statsWindowSeconds() const {
+    const double w = windowSeconds();
+    if (w != kThisRun) return w;
+    if (run_start_ > run_end_) return 0;
+    // From the run's start to now, a little more so its first sample is in.
+    return std::max(0.1, last_t_ - run_start_ + 0.2);
+}
+
+QPair<double, double> LiveCharts::visibleRange() const {
+    const QCPRange r = plots_[0]->xAxis->range();
+    return {r.lower, r.upper};
 }
 
 double LiveCharts::windowSeconds() const {
@@ -171,10 +195,24 @@ void LiveCharts::clear() {
     points_ = 0;
     busy_points_ = 0;
     last_t_ = 0;
+    t_offset_ = 0;
+    busy_ = false;
+    run_start_ = 1.0;
+    run_end_ = 0.0;
 }
 
 void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
-    const double t = s.t_s;
+    // A snapshot older than the last point: another model was loaded and
+    // its clock restarted. Continue after the last point.
+    if (points_ > 0 && s.t_s + t_offset_ < last_t_) t_offset_ = last_t_ - s.t_s + 0.1;
+    const double t = s.t_s + t_offset_;
+    const bool busy = s.queued + s.running > 0;
+    if (busy && !busy_) {
+        // A new run starts: from the previous (idle) sample, so its rise shows.
+        run_start_ = points_ > 0 ? last_t_ : t;
+    }
+    if (busy || busy_) run_end_ = t;  // through the first idle sample after it
+    busy_ = busy;
     const gui::MemoryUse& m = s.memory;
     double stack = 0;
     const double purposes[4] = {m.weights, m.kv_cache, m.activations, m.staging};
@@ -208,7 +246,10 @@ void LiveCharts::rescale() {
     for (QCustomPlot* p : plots_) {
         double lo = 0;
         double hi = std::max(last_t_, 1.0);
-        if (w > 0) {
+        if (w == kThisRun && run_start_ <= run_end_) {
+            lo = std::max(0.0, run_start_ - kRunPad);
+            hi = std::max(run_end_ + kRunPad, lo + 1.0);
+        } else if (w > 0) {
             lo = std::max(0.0, last_t_ - w);
             hi = std::max(lo + w, last_t_);
         }
@@ -226,12 +267,11 @@ void LiveCharts::rescale() {
     }
 }
 
-void LiveCharts::showTooltip(Chart c, QMouseEvent* e) {
+QString LiveCharts::readout(Chart c, double t_s) const {
     QCustomPlot* p = plot(c);
-    if (p->graphCount() == 0 || p->graph(0)->data()->isEmpty()) return;
-    const double key = p->xAxis->pixelToCoord(e->position().x());
-    auto it = p->graph(0)->data()->findBegin(key, true);
-    if (it == p->graph(0)->data()->constEnd()) return;
+    if (p->graphCount() == 0 || p->graph(0)->data()->isEmpty()) return {};
+    auto it = p->graph(0)->data()->findBegin(t_s, true);
+    if (it == p->graph(0)->data()->constEnd()) return {};
     const double k = it->key;
     QStringList lines{QStringLiteral("t = %1 s").arg(k, 0, 'f', 1)};
     double below = 0;
@@ -248,7 +288,14 @@ void LiveCharts::showTooltip(Chart c, QMouseEvent* e) {
         lines
             << QStringLiteral("%1: %2").arg(p->graph(g)->name()).arg(v, 0, 'f', c == Queue ? 0 : 2);
     }
-    QToolTip::showText(e->globalPosition().toPoint(), lines.join('\n'), p);
+    return lines.join('\n');
+}
+
+void LiveCharts::showTooltip(Chart c, QMouseEvent* e) {
+    QCustomPlot* p = plot(c);
+    const QString text = readout(c, p->xAxis->pixelToCoord(e->position().x()));
+    if (text.isEmpty()) return;
+    QToolTip::showText(e->globalPosition().toPoint(), text, p);
 }
 
 bool LiveCharts::exportPng(Chart c, const QString& path, int width, int height, double scale) {

@@ -4,6 +4,12 @@
 // of TTFT and end-to-end latency over the metrics window; decode tokens/s;
 // queue depth and running requests. Fed by addSnapshot() from a GUI-thread
 // timer (~10 Hz); never touches the engine.
+//
+// Time axis: seconds since the charts took their first sample. Loading
+// another model restarts the snapshots' clock; the charts carry on after the
+// last point instead of wiping it, so a finished run stays on screen until
+// the next one. A "run" is a stretch of samples with requests queued or
+// running (a chat turn, a batch); the "This run" window fits the last one.
 
 #include <QWidget>
 #include <array>
@@ -16,7 +22,7 @@ class QLabel;
 
 namespace wb::ui {
 
-/// The four live charts with a shared time axis (s since the model loaded).
+/// The four live charts with a shared time axis (s since the first sample).
 class LiveCharts : public QWidget {
     Q_OBJECT
   public:
@@ -36,10 +42,26 @@ class LiveCharts : public QWidget {
     int busyPointCount() const { return busy_points_; }
     /// The chart widget (tests, screenshots).
     QCustomPlot* plot(Chart c) const { return plots_[static_cast<size_t>(c)]; }
-    /// Visible window in seconds; 0 = whole run.
+    /// Window value meaning "fit the last run" (see the header comment).
+    static constexpr double kThisRun = -1.0;
+    /// Visible window in seconds; kThisRun = the last run, 0 = everything.
     double windowSeconds() const;
-    /// Selects the window: 60, 300 or 0 (whole run).
+    /// Selects the window: kThisRun, 60, 300 or 0 (everything); other
+    /// values are ignored.
     void setWindowSeconds(double s);
+    /// Span (s) the latency percentiles should cover for the chosen window:
+    /// the window itself, or for kThisRun the last run so far (0 = since
+    /// the model loaded, when no run was seen yet).
+    double statsWindowSeconds() const;
+    /// Visible time range [first, second] (s on the charts' axis).
+    QPair<double, double> visibleRange() const;
+    /// The last run's [start, end] (s on the charts' axis); start > end when
+    /// no run was seen yet. While a run goes on, end is its latest sample.
+    QPair<double, double> lastRun() const { return {run_start_, run_end_}; }
+    /// Hover read-out of chart `c` at axis time `t_s`: the sample at or
+    /// before t_s, one "name: value" line per graph (memory purposes as
+    /// their own share, not the stack). Empty when the chart has no sample.
+    QString readout(Chart c, double t_s) const;
     /// Writes chart `c` as a PNG (width x height px; 0 = its size on screen),
     /// every pixel `scale` x `scale` device pixels (2 = twice the
     /// resolution, same layout). Returns false when the file cannot be written.
@@ -59,6 +81,9 @@ class LiveCharts : public QWidget {
     int points_ = 0;
     int busy_points_ = 0;
     double last_t_ = 0;
+    double t_offset_ = 0;  ///< added to snapshot times after a model reload
+    bool busy_ = false;    ///< the previous sample had requests
+    double run_start_ = 1.0, run_end_ = 0.0;
 };
 
 }  // namespace wb::ui

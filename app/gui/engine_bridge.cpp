@@ -369,8 +369,8 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     const scheduler::Scheduler& sch = *model_->sched;
     const double now = sch.now_ms();
     s.t_s = static_cast<double>(model_->since_load.elapsed()) / 1000.0;
-    // Percentiles over the chosen window; throughput over the last 2 s so
-    // the line follows what the engine does now.
+    // Percentiles over the chosen window; throughput over the last
+    // kThroughputWindowS so the line follows what the engine does now.
     const double window_ms = window_s > 0 ? window_s * 1000.0 : now + 1.0;
     const metrics::MetricsSnapshot ms = sch.metrics().snapshot(now, window_ms);
     const metrics::WindowStats& w = window_s > 0 ? ms.window : ms.run;
@@ -380,7 +380,13 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     s.e2e_p50 = or_unset(w.e2e_ms.p50);
     s.e2e_p95 = or_unset(w.e2e_ms.p95);
     s.e2e_p99 = or_unset(w.e2e_ms.p99);
-    s.decode_tps = sch.metrics().snapshot(now, 2000.0).window.decode_tokens_per_s;
+    // Tokens over the time the engine was generating inside the last
+    // kThroughputWindowS, so a reply shorter than that reads at its own
+    // tokens/s rather than diluted by the idle time around it.
+    const double tps = sch.metrics()
+                           .snapshot(now, LiveSnapshot::kThroughputWindowS * 1000.0)
+                           .window.decode_tokens_per_active_s;
+    s.decode_tps = std::isfinite(tps) ? tps : 0.0;
     s.queued = ms.queued;
     s.running = ms.running;
     s.kv_cells_used = static_cast<int>(ms.kv_cells_used);

@@ -67,9 +67,15 @@ struct LiveSnapshot {
     MemoryUse memory;
     double ttft_p50 = -1, ttft_p95 = -1, ttft_p99 = -1;
     double e2e_p50 = -1, e2e_p95 = -1, e2e_p99 = -1;
-    double decode_tps = 0;  ///< decode tokens/s over the window
-    int queued = 0;         ///< requests waiting for a slot
-    int running = 0;        ///< requests in slots
+    /// Span of decode_tps (s): the last 2 s, counted over the part of it in
+    /// which the engine was generating.
+    static constexpr double kThroughputWindowS = 2.0;
+    /// Output tokens / active generation time within the last
+    /// kThroughputWindowS (tokens/s; 0 when nothing ran in it). For one
+    /// request this matches RequestResult::decode_tps.
+    double decode_tps = 0;
+    int queued = 0;   ///< requests waiting for a slot
+    int running = 0;  ///< requests in slots
     int kv_cells_used = 0;
     bool busy = false;  ///< the engine thread has work
 };

@@ -27,6 +27,7 @@ struct MetricsStore::RawSpan {
     std::vector<double> queue_wait, ttft, itl, tpot, e2e, prompt, generated;
     uint64_t finished = 0, completed = 0, steps = 0, prefill = 0, decode = 0;
     double busy_ms = 0.0;
+    double first_step_start_ms = 0.0, last_step_end_ms = 0.0;  ///< valid when steps > 0
 };
 
 MetricsStore::MetricsStore(double run_start_ms) {
@@ -149,6 +150,8 @@ MetricsStore::RawSpan MetricsStore::copy_span_locked(double begin_ms, double end
     auto hi = std::ranges::upper_bound(lo, steps_.end(), end_ms, {}, &Step::end_ms);
     for (auto it = lo; it != hi; ++it) {
         const Step& s = *it;
+        if (r.steps == 0) r.first_step_start_ms = std::max(begin_ms, s.end_ms - s.duration_ms);
+        r.last_step_end_ms = s.end_ms;
         ++r.steps;
         r.prefill += s.prefill;
         r.decode += s.decode;
@@ -183,6 +186,10 @@ WindowStats finish_span(const auto& raw) {
     } else {
         w.prefill_tokens_per_s = w.decode_tokens_per_s = w.busy_fraction = kNaN;
     }
+    w.active_ms =
+        raw.steps > 0 ? std::max(0.0, raw.last_step_end_ms - raw.first_step_start_ms) : 0.0;
+    w.decode_tokens_per_active_s =
+        w.active_ms > 0.0 ? static_cast<double>(raw.decode) / (w.active_ms / 1000.0) : kNaN;
     return w;
 }
 

@@ -57,6 +57,17 @@ struct WindowStats {
     double decode_tokens_per_s = 0.0;
     /// Share of the span the engine spent inside forward passes (0..1).
     double busy_fraction = 0.0;
+    /// Time the span saw the engine generating (ms): from the start of the
+    /// first forward pass that ended in the span (clamped to begin_ms) to
+    /// the end of the last one; 0 when no pass ended in the span.
+    double active_ms = 0.0;
+    /// Output tokens per second of active_ms (tokens/s; NaN when active_ms
+    /// is 0): a reply shorter than the span reads at its own speed instead
+    /// of being averaged with the idle time around it. For one request this
+    /// is n_generated / (prefill start .. last token), which for a reply of
+    /// n tokens at a steady step time equals the reply's own
+    /// (n - 1) / (last token - first token).
+    double decode_tokens_per_active_s = 0.0;
 };
 
 /// What snapshot() returns: a plain value, safe to keep and copy.

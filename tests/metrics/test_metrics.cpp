@@ -167,6 +167,32 @@ class TestMetrics : public QObject {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, store.snapshot(3000, 0));
     }
 
+    void store_decode_rate_over_active_time() {
+        // One reply inside a 2 s window: a 40 ms prefill step at 10.00-10.04 s
+        // samples the first token, then 9 decode steps of 10 ms each end at
+        // 10.05, 10.06, ..., 10.13 s. The reply's own rate is
+        // (10 - 1) tokens / (10.13 - 10.04) s = 100 tokens/s; over active time
+        // the window reads 10 tokens / (10.13 - 10.00) s = 76.9 tokens/s, and
+        // over the whole 2 s window 5 tokens/s. Hand-worked.
+        MetricsStore store(0.0);
+        store.record_step(10040, 40, 12, 1);
+        for (int i = 1; i <= 9; ++i) store.record_step(10040 + 10.0 * i, 10, 0, 1);
+        const MetricsSnapshot s = store.snapshot(12000, 2000);
+        QCOMPARE(s.window.decode_tokens, uint64_t{10});
+        QCOMPARE(s.window.active_ms, 130.0);
+        QCOMPARE(s.window.decode_tokens_per_active_s, 10.0 / 0.13);
+        QCOMPARE(s.window.decode_tokens_per_s, 5.0);
+        // A window that starts inside the prefill step clamps to its begin:
+        // 10.02 .. 10.13 s.
+        const MetricsSnapshot cut = store.snapshot(10130, 110);
+        QCOMPARE(cut.window.active_ms, 110.0);
+        QCOMPARE(cut.window.decode_tokens, uint64_t{10});
+        // No step in the span: 0 ms active and no rate (NaN), not 0 tokens/s.
+        const MetricsSnapshot idle = store.snapshot(20000, 2000);
+        QCOMPARE(idle.window.active_ms, 0.0);
+        QVERIFY(std::isnan(idle.window.decode_tokens_per_active_s));
+    }
+
     void store_finished_counts_completed_only() {
         MetricsStore store(0.0);
         RequestMetrics done;

@@ -38,6 +38,9 @@ class UiParts : public QObject {
     void vulkanAndMemoryErrors();
     void modelInfoOfDefaultModel();
     void chartsTakePointsAndExport();
+    void chartsThisRunWindowFitsLastRun();
+    void chartsKeepRunAfterReload();
+    void chartsHoverReadout();
     void resultsSortNumerically();
 };
 
@@ -269,6 +272,101 @@ void UiParts::chartsTakePointsAndExport() {
     QCOMPARE(img.size(), QSize(400, 200));
     charts.clear();
     QCOMPARE(charts.pointCount(), 0);
+}
+
+namespace {
+
+// A snapshot at t_s with `running` requests and a decode rate.
+gui::LiveSnapshot snap(double t_s, int running, double tps = 0) {
+    gui::LiveSnapshot s;
+    s.t_s = t_s;
+    s.running = running;
+    s.decode_tps = tps;
+    s.memory.weights = 1 << 20;
+    return s;
+}
+
+}  // namespace
+
+void UiParts::chartsThisRunWindowFitsLastRun() {
+    ui::LiveCharts charts;
+    charts.resize(600, 800);
+    // The default window is "This run".
+    QCOMPARE(charts.windowSeconds(), ui::LiveCharts::kThisRun);
+    // Idle 0..100 s, a 5 s batch from 100 s, idle again until 300 s.
+    for (int i = 0; i <= 3000; ++i) {
+        const double t = i * 0.1;
+        charts.addSnapshot(snap(t, t > 100.05 && t < 105.05 ? 4 : 0, 50));
+    }
+    // The run is 100.0 (the idle sample before its rise) .. 105.1 (the
+    // first idle sample after it).
+    QCOMPARE(charts.lastRun().first, 100.0);
+    QCOMPARE(charts.lastRun().second, 105.1);
+    // The axis fits the run with half a second either side, not 0..300 s.
+    const auto r = charts.visibleRange();
+    QCOMPARE(r.first, 99.5);
+    QCOMPARE(r.second, 105.6);
+    // Percentiles cover the run: from its start to now (300 s) and a bit.
+    QVERIFY(std::abs(charts.statsWindowSeconds() - 200.2) < 1e-6);
+    // The other windows still work: the last minute, everything.
+    charts.setWindowSeconds(60);
+    QCOMPARE(charts.visibleRange().first, 240.0);
+    QCOMPARE(charts.statsWindowSeconds(), 60.0);
+    charts.setWindowSeconds(0);
+    QCOMPARE(charts.visibleRange().first, 0.0);
+    QCOMPARE(charts.visibleRange().second, 300.0);
+}
+
+void UiParts::chartsKeepRunAfterReload() {
+    ui::LiveCharts charts;
+    charts.resize(600, 800);
+    for (int i = 0; i <= 50; ++i) charts.addSnapshot(snap(i * 0.1, i >= 10 && i < 30 ? 1 : 0, 80));
+    const int before = charts.pointCount();
+    // Another model loads: its clock starts again at 0. The earlier points
+    // stay and the new ones follow them on the axis.
+    for (int i = 0; i < 10; ++i) charts.addSnapshot(snap(i * 0.1, 0));
+    QCOMPARE(charts.pointCount(), before + 10);
+    QCPGraph* tps = charts.plot(ui::LiveCharts::Throughput)->graph(0);
+    QCOMPARE(tps->data()->at(20)->value, 80.0);  // the finished run's samples
+    QVERIFY(tps->data()->at(before)->key > 5.0);
+    // "This run" still shows the finished run (1.0 .. 3.0 s).
+    QCOMPARE(charts.lastRun().first, 0.9);
+    QCOMPARE(charts.lastRun().second, 3.0);
+    QCOMPARE(charts.visibleRange().first, 0.4);
+    // The next run replaces it.
+    const double t0 = tps->data()->at(tps->data()->size() - 1)->key;
+    charts.addSnapshot(snap(1.0, 2));
+    charts.addSnapshot(snap(1.1, 2));
+    QVERIFY(std::abs(charts.lastRun().first - t0) < 1e-9);
+    QVERIFY(charts.visibleRange().first > 5.0);
+}
+
+void UiParts::chartsHoverReadout() {
+    ui::LiveCharts charts;
+    charts.resize(600, 800);
+    charts.show();
+    for (int i = 0; i < 20; ++i) {
+        gui::LiveSnapshot s = snap(i * 0.5, 1, 10.0 * i);
+        s.memory.kv_cache = 3 << 20;
+        s.ttft_p50 = 12.5;
+        charts.addSnapshot(s);
+    }
+    // The sample at or before the time asked for, every graph by name.
+    QCOMPARE(charts.readout(ui::LiveCharts::Throughput, 3.2),
+             QString("t = 3.0 s\ndecode tokens/s: 60.00"));
+    const QString mem = charts.readout(ui::LiveCharts::Memory, 9.9);
+    QVERIFY2(mem.contains("t = 9.5 s") && mem.contains("weights: 1.00") &&
+                 mem.contains("KV cache: 3.00"),  // its own share, not the stack (4)
+             qPrintable(mem));
+    QVERIFY(charts.readout(ui::LiveCharts::Latency, 5).contains("TTFT p50: 12.50"));
+    // Moving the mouse over a chart, no button held, shows it as a tooltip.
+    QCustomPlot* p = charts.plot(ui::LiveCharts::Throughput);
+    QVERIFY(p->hasMouseTracking());
+    const QPoint at(static_cast<int>(p->xAxis->coordToPixel(3.2)), p->height() / 2);
+    QMouseEvent move(QEvent::MouseMove, QPointF(at), QPointF(p->mapToGlobal(at)), Qt::NoButton,
+                     Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(p, &move);
+    QVERIFY2(QToolTip::text().contains("decode tokens/s: 60.00"), qPrintable(QToolTip::text()));
 }
 
 void UiParts::resultsSortNumerically() {
