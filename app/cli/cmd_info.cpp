@@ -1,6 +1,8 @@
-// `workbench-cli info [MODEL]`: what a GGUF model is and what it costs to
-// run: architecture, hyperparameters, tokenizer, tensor table, parameter
-// count and memory for weights plus KV cache.
+// `workbench-cli info [MODEL]`: what a GGUF model is, whether this engine
+// can run it (and why not), and what it costs to run: architecture,
+// hyperparameters, tokenizer, tensor table, parameter count and memory for
+// weights plus KV cache. Memory and "fits" are only printed for files the
+// engine can run.
 
 #include <cinttypes>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "model/hparams.h"
 #include "model/vk_model.h"
 #include "quant/file_info.h"
+#include "runnable.h"
 #include "vk/context.h"
 #include "vk/kernels.h"
 
@@ -25,8 +28,11 @@ namespace {
 const CommandSpec kSpec{
     "info",
     "[MODEL]",
-    "Show a model's architecture, hyperparameters, tokenizer, tensors and memory.",
-    "MODEL is a GGUF file (default: the bundled stories260K.gguf). Memory is the\n"
+    "Show whether the engine can run a model, and its architecture, hyperparameters,\n"
+    "tokenizer, tensors and memory.",
+    "MODEL is a GGUF file (default: the bundled stories260K.gguf). 'can run' lists\n"
+    "what the engine does not support (architecture or option, tokenizer, tensor\n"
+    "types, weight table); memory and device fit follow only when it can. Memory is the\n"
     "weights as stored in the file plus the KV cache for the context size:\n"
     "KV bytes = 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes per element.",
     {
@@ -88,9 +94,7 @@ int cmd_info(const std::vector<std::string>& argv) {
     const uint64_t kv_elem_bytes = kv_name == "f32" ? 4 : 2;
 
     gguf::File f = gguf::File::open(path);
-    model::HParams hp = model::HParams::from_gguf(f);
-    const uint64_t n_ctx =
-        static_cast<uint64_t>(args.get_int("ctx-size", hp.n_ctx_train, 1, int64_t{1} << 24));
+    const RunVerdict verdict = check_runnable(f);
 
     std::printf("file:            %s\n", path.c_str());
     std::printf("gguf version:    %u, %zu metadata keys, %zu tensors, %" PRIu64 " bytes\n",
@@ -101,6 +105,26 @@ int cmd_info(const std::vector<std::string>& argv) {
                     ? ""
                     : " (no general.file_type: the type holding most bytes)");
     std::printf("tensor types:    %s\n", quant_info.tensor_types_text().c_str());
+    // The verdict first: a reader must not find "fits" below for a file the
+    // engine then refuses to load.
+    std::printf("can run:         %s\n", verdict_text(verdict, "                   ").c_str());
+    if (!verdict.runs_cpu()) {
+        // What can still be read without a supported architecture.
+        std::printf("\narchitecture:    %s\n",
+                    f.get_string("general.architecture").value_or("(none)").c_str());
+        std::printf("tokenizer:       %s\n",
+                    f.get_string("tokenizer.ggml.model").value_or("(none)").c_str());
+        std::printf("\n%-28s %-7s %-16s %12s\n", "tensor", "type", "shape", "bytes");
+        for (const gguf::TensorInfo& t : f.tensors())
+            std::printf("%-28s %-7s %-16s %12" PRIu64 "\n", t.name.c_str(),
+                        ggml::type_upper_name(t.type).c_str(), t.shape_string().c_str(), t.nbytes);
+        std::printf("\nmemory:          not estimated (the engine cannot run this file)\n");
+        return 0;
+    }
+    model::HParams hp = model::HParams::from_gguf(f);
+    const uint64_t n_ctx =
+        static_cast<uint64_t>(args.get_int("ctx-size", hp.n_ctx_train, 1, int64_t{1} << 24));
+
     std::printf("\narchitecture:    %s\n", hp.arch.c_str());
     std::printf("name:            %s\n", hp.name.empty() ? "(none)" : hp.name.c_str());
     std::printf("n_vocab:         %u\n", hp.n_vocab);
@@ -153,6 +177,12 @@ int cmd_info(const std::vector<std::string>& argv) {
 
     // Where it would run: the Vulkan device and whether the model fits its
     // largest device-local heap (VkModel's own estimate, activations included).
+    if (!verdict.runs_vulkan()) {
+        std::printf(
+            "vulkan device:   not checked (the Vulkan engine cannot run this file; see "
+            "'can run')\n");
+        return 0;
+    }
     try {
         const std::vector<vk::DeviceInfo> devs = vk::list_devices();
         const vk::DeviceInfo& d = devs.at(vk::choose_device(devs, args.get("device").value_or("")));

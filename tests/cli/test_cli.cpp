@@ -174,6 +174,84 @@ class TestCli : public QObject {
         QVERIFY(c.out.contains("kv cache:        327680 bytes"));  // 2*5*512*4*8*2
     }
 
+    // `info` says whether the engine can run the file before any memory or
+    // "fits" line; for files it cannot run, it names why: an architecture
+    // (stories260K with general.architecture rewritten to "mamba"), a
+    // tensor type (one tensor's type id rewritten to MXFP4, which the type
+    // table only knows), a tokenizer (llama.cpp's BERT vocab file, whose
+    // architecture is unsupported too).
+    void info_says_whether_it_can_run() {
+        const QString model = kData + "/models/stories260K.gguf";
+        const Run ok = run_cli({"info", model});
+        QVERIFY2(ok.code == 0, ok.err.constData());
+        QVERIFY2(ok.out.contains("can run:         yes (CPU reference and Vulkan)"),
+                 ok.out.constData());
+        QVERIFY(ok.out.indexOf("can run:") < ok.out.indexOf("parameters:"));
+
+        QFile src(model);
+        QVERIFY(src.open(QIODevice::ReadOnly));
+        const QByteArray orig = src.readAll();
+        auto le = [](uint64_t v, int bytes) {
+            QByteArray b;
+            for (int i = 0; i < bytes; ++i) b.append(static_cast<char>((v >> (8 * i)) & 0xff));
+            return b;
+        };
+        auto gguf_str = [&](const QByteArray& s) {
+            return le(static_cast<uint64_t>(s.size()), 8) + s;
+        };
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        auto write = [&](const QString& name, const QByteArray& bytes) {
+            QFile f(dir.filePath(name));
+            if (!f.open(QIODevice::WriteOnly)) return QString();
+            f.write(bytes);
+            return f.fileName();
+        };
+        auto no_fit = [](const Run& r) {
+            return !r.out.contains("fits") && !r.out.contains("device memory:") &&
+                   !r.out.contains("kv cache:");
+        };
+
+        // Architecture: the key's string value (type 8) "llama" -> "mamba".
+        QByteArray arch = orig;
+        const QByteArray key = gguf_str("general.architecture") + le(8, 4) + gguf_str("llama");
+        const qsizetype at = arch.indexOf(key);
+        QVERIFY(at >= 0);
+        arch.replace(at + key.size() - 5, 5, "mamba");
+        const Run a = run_cli({"info", write("mamba.gguf", arch)});
+        QVERIFY2(a.code == 0, a.err.constData());
+        QVERIFY2(a.out.contains("can run:         no, this engine cannot run it:"),
+                 a.out.constData());
+        QVERIFY2(a.out.contains("- architecture: unsupported architecture 'mamba'"),
+                 a.out.constData());
+        QVERIFY2(no_fit(a), a.out.constData());
+
+        // Tensor type: blk.0.attn_q.weight's info is name, n_dims (u32), two
+        // dims (u64 each), then the type id (u32); 39 = MXFP4 (32 values in 17
+        // bytes, so the tensor's data still lies inside the file).
+        QByteArray typed = orig;
+        const QByteArray name = gguf_str("blk.0.attn_q.weight");
+        const qsizetype t = typed.indexOf(name);
+        QVERIFY(t >= 0);
+        QCOMPARE(typed.mid(t + name.size(), 4), le(2, 4));
+        typed.replace(t + name.size() + 4 + 16, 4, le(39, 4));
+        const Run ty = run_cli({"info", write("mxfp4.gguf", typed)});
+        QVERIFY2(ty.code == 0, ty.err.constData());
+        QVERIFY2(ty.out.contains("can run:         no"), ty.out.constData());
+        QVERIFY2(ty.out.contains("- tensor type: MXFP4 in 1 tensor (blk.0.attn_q.weight)"),
+                 ty.out.constData());
+        QVERIFY2(!ty.out.contains("architecture: unsupported"), ty.out.constData());
+        QVERIFY2(no_fit(ty), ty.out.constData());
+
+        // Tokenizer: BERT's WordPiece vocabulary.
+        const Run b = run_cli({"info", kData + "/models/vocab/ggml-vocab-bert-bge.gguf"});
+        QVERIFY2(b.code == 0, b.err.constData());
+        QVERIFY2(b.out.contains("can run:         no"), b.out.constData());
+        QVERIFY2(b.out.contains("- tokenizer: unsupported tokenizer model 'bert'"),
+                 b.out.constData());
+        QVERIFY2(no_fit(b), b.out.constData());
+    }
+
     // `plan`: a named shape's bytes against hand-worked figures (Llama 3.1
     // 70B: 70 553 706 496 parameters; F16 matrices, f32 norms: 161 * 8192
     // values; KV f16 at 8192 tokens: 2 * 80 * 8192 * 1024 * 2), the fit
