@@ -29,6 +29,22 @@ inline constexpr const char* kDefaultModelName = "stories260K.gguf";
 ///   - the source checkout's resources/models above build/<preset>/app/cli.
 std::vector<std::filesystem::path> model_search_dirs(const std::filesystem::path& exe);
 
+/// Sample inputs bundled with the application (resources/samples): a
+/// plain-text story for perplexity and a JSONL test set, both for Compare's
+/// "Run test set" (see resources/samples/README.md for their provenance).
+inline constexpr const char* kSamplePerplexityText = "stories-sample.txt";
+inline constexpr const char* kSampleTestSet = "stories-testset.jsonl";
+
+/// Folders searched for the bundled samples: as model_search_dirs() with
+/// "samples" in place of "models".
+std::vector<std::filesystem::path> sample_search_dirs(const std::filesystem::path& exe);
+
+/// The bundled sample `name` (kSamplePerplexityText, kSampleTestSet) in the
+/// first of sample_search_dirs() of the running executable that has it, or
+/// an empty path when none has it (or the executable cannot be found).
+/// Never throws.
+std::filesystem::path find_sample(const std::string& name);
+
 /// The default model (kDefaultModelName) in the first of model_search_dirs()
 /// of the running executable that has it. Throws std::runtime_error
 /// "default model stories260K.gguf not found; looked in: A, B, C" otherwise.

@@ -22,6 +22,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMenuBar>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -33,13 +34,14 @@
 #include <map>
 #include <mutex>
 
-#include "common/json_fixtures.h"
 #include "common/data_dir.h"
+#include "common/json_fixtures.h"
 #include "compare/compare.h"
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
 #include "compare/report_table.h"
+#include "compare/test_inputs_dialog.h"
 #include "compare/token_diff_view.h"
 #include "main_window.h"
 #include "quantize_dialog.h"
@@ -47,6 +49,7 @@
 #include "settings_store.h"
 
 using wb::ui::compare::CompareTab;
+using wb::ui::compare::TestInputsDialog;
 
 namespace {
 
@@ -132,6 +135,42 @@ class TestUiCompare : public QObject {
 
   private slots:
     void initTestCase() { QVERIFY(tmp_.isValid()); }
+
+    // "Run test set…" asks in one dialog that offers the bundled samples,
+    // says what each format is and what the chosen file holds, and uses the
+    // CLI's perplexity window (workbench-cli compare --ctx default 512).
+    // Word and item counts: `wc -w` and the file read by hand.
+    void test_inputs_dialog_offers_samples_and_cli_window() {
+        TestInputsDialog d;
+        QVERIFY2(d.textFile().endsWith("/stories-sample.txt") && QFile::exists(d.textFile()),
+                 qPrintable(d.textFile()));
+        QVERIFY2(
+            d.testsetFile().endsWith("/stories-testset.jsonl") && QFile::exists(d.testsetFile()),
+            qPrintable(d.testsetFile()));
+        QCOMPARE(d.perplexityWindow(), 512);
+        QVERIFY2(d.textInfo()->text().contains("1119 words"), qPrintable(d.textInfo()->text()));
+        QVERIFY(d.textInfo()->text().contains("at least 1024 tokens"));
+        QVERIFY2(d.testsetInfo()->text().contains("8 items (0 matched exactly, 8 by contains)"),
+                 qPrintable(d.testsetInfo()->text()));
+        // The size line follows the window and the files.
+        d.setPerplexityWindow(128);
+        QVERIFY(d.textInfo()->text().contains("at least 256 tokens"));
+        const QString bad = tmp_.filePath("bad.jsonl");
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("{\"prompt\": \"a\", \"answer\": \"b\"}\n{\"prompt\": 3}\n");
+        }
+        d.setTestsetFile(bad);
+        QVERIFY2(d.testsetInfo()->text().contains("bad.jsonl:2:"),
+                 qPrintable(d.testsetInfo()->text()));
+        d.setTextFile({});
+        QCOMPARE(d.textInfo()->text(), QString("Not part of the run."));
+        QVERIFY(d.textFile().isEmpty());
+        // The tab's window without the dialog is the CLI's too (was 128).
+        CompareTab tab;
+        QCOMPARE(tab.perplexityContext(), 512);
+    }
 
     void panes_stream_and_table_and_token_view() {
         // Prompt 5 of the golden set: Q8_0 and Q4_0 both split from F32 here.

@@ -17,6 +17,7 @@
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
 #include "compare/report_table.h"
+#include "compare/test_inputs_dialog.h"
 #include "compare/token_diff_view.h"
 
 namespace wb::ui::compare {
@@ -34,6 +35,7 @@ CompareTab::CompareTab(QWidget* parent)
       status_(new QLabel(this)),
       table_(new ReportTable(this)),
       diff_(new TokenDiffView(this)),
+      pplCtx_(static_cast<int>(wb::compare::CompareOptions{}.ppl_ctx)),
       cancel_(std::make_shared<std::atomic<bool>>(false)),
       loadFn_(&model::load_model) {
     setObjectName("compareTab");
@@ -290,11 +292,21 @@ void CompareTab::runTestSet() {
     QString text = textFile_.value_or(QString());
     QString testset = testsetFile_.value_or(QString());
     if (!textFile_ && !testsetFile_) {
-        text = QFileDialog::getOpenFileName(
-            this, tr("Text for perplexity and KL divergence (Cancel = none)"), QString(),
-            tr("Text (*.txt *.raw);;All files (*)"));
-        testset = QFileDialog::getOpenFileName(this, tr("JSONL test set (Cancel = none)"),
-                                               QString(), tr("JSONL (*.jsonl);;All files (*)"));
+        // One dialog: both inputs (the bundled samples unless chosen
+        // before), their formats and sizes, and the perplexity window.
+        TestInputsDialog d(this);
+        if (lastChosen_) {
+            d.setTextFile(lastText_);
+            d.setTestsetFile(lastTestset_);
+        }
+        d.setPerplexityWindow(pplCtx_);
+        if (d.exec() != QDialog::Accepted) return;
+        text = d.textFile();
+        testset = d.testsetFile();
+        pplCtx_ = d.perplexityWindow();
+        lastText_ = text;
+        lastTestset_ = testset;
+        lastChosen_ = true;
     }
     if (text.isEmpty() && testset.isEmpty()) {
         showStatus(tr("No text file or test set chosen."));

@@ -67,11 +67,13 @@ class CompareTab : public QWidget {
     void setModelLoader(ModelLoadFn load);
     /// Run-log file the comparisons are written to; empty = no logging.
     void setRunLogPath(const QString& path) { runLogPath_ = path; }
-    /// Files "Run test set…" uses instead of asking with a file dialog;
-    /// an empty string = not part of the run.
+    /// Files "Run test set…" uses instead of asking with its dialog
+    /// (TestInputsDialog); an empty string = not part of the run.
     void setTestFiles(const QString& text_file, const QString& testset_file);
-    /// Perplexity window in tokens (llama-perplexity -c).
+    /// Perplexity window in tokens (llama-perplexity -c); the default is the
+    /// CLI's (compare::CompareOptions::ppl_ctx, 512). The dialog sets it too.
     void setPerplexityContext(int n_ctx) { pplCtx_ = n_ctx; }
+    int perplexityContext() const { return pplCtx_; }
 
     void setPrompt(const QString& prompt);
     void setMaxTokens(int n);
@@ -142,7 +144,9 @@ class CompareTab : public QWidget {
     model::LoadOptions load_;
     QString runLogPath_;
     std::optional<QString> textFile_, testsetFile_;
-    int pplCtx_ = 128;
+    QString lastText_, lastTestset_;  // the dialog's last choice ("" = sample)
+    bool lastChosen_ = false;
+    int pplCtx_;
     bool busy_ = false;
     quint64 gen_ = 0;  // run generation: results of an older run are dropped
     int pending_ = 0;  // panes still streaming
