@@ -300,6 +300,16 @@ void MainWindow::buildMenus() {
         view->addAction(names[i], this, [this, i] { tabs_->setCurrentIndex(i); })
             ->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
     }
+    // The Settings dock can be closed with its title-bar button; this is the
+    // way back (a checkable action that follows the dock's visibility).
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("settingsDock"))) {
+        view->addSeparator();
+        QAction* toggle = dock->toggleViewAction();
+        toggle->setText(tr("&Settings panel"));
+        toggle->setObjectName("viewSettingsDock");
+        toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+        view->addAction(toggle);
+    }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     helpMenu_ = help;
@@ -360,7 +370,8 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     store_->setStarted();
     modelBar_->setRecent(store_->recentModels());
     chat_->setChatTemplateNotice(info.has_chat_template);
-    charts_->clear();
+    // The charts keep the last run on screen (they continue their time axis
+    // after a reload) until the next run starts.
     if (recorder_) {
         const gui::LoadRequest& r = bridge_->loadedRequest();
         gui::DeviceEntry dev;
@@ -465,7 +476,7 @@ void MainWindow::tick() {
     ++ticks_;
     // Snapshots are read here, on the GUI thread; the engine thread only
     // writes the metrics store.
-    const gui::LiveSnapshot s = bridge_->snapshot(charts_->windowSeconds());
+    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds());
     if (bridge_->hasModel()) charts_->addSnapshot(s);
     if (ticks_ % 5 == 0) {
         stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))

@@ -5,10 +5,13 @@
 // at concurrency 4 fills the table and the run log while the charts take
 // samples and a GUI-thread timer keeps ticking.
 
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QSignalSpy>
@@ -21,8 +24,8 @@
 #include "batch_panel.h"
 #include "batch_results_model.h"
 #include "chat_view.h"
-#include "common/process.h"
 #include "common/data_dir.h"
+#include "common/process.h"
 #include "engine_bridge.h"
 #include "live_charts.h"
 #include "main_window.h"
@@ -61,6 +64,8 @@ class UiApp : public QObject {
     void initTestCase();
     void cleanupTestCase();
     void chatStreamsGreedyReplyLikeCli();
+    void chartThroughputMatchesReply();
+    void settingsDockBackFromViewMenu();
     void stopCancelsLongReply();
     void batchOfTwentyAtConcurrencyFour();
 
@@ -147,6 +152,84 @@ void UiApp::chatStreamsGreedyReplyLikeCli() {
     QCOMPARE(turns[0].text, prompt);
     QCOMPARE(turns[1].text, r.output);
     QVERIFY(turns[1].footer.contains("finish: " + r.finish_reason));
+}
+
+void UiApp::chartThroughputMatchesReply() {
+    // A reply that runs until its slot's context is full (greedy, this
+    // prompt has no early EOS): the decode-throughput chart's last sample of
+    // that turn must read the reply's own tokens/s, within 10%, and the
+    // "This run" window must fit that turn.
+    w_->chat()->newChat();
+    ui::LiveCharts* charts = w_->findChild<ui::LiveCharts*>();
+    QVERIFY(charts);
+    charts->setWindowSeconds(ui::LiveCharts::kThisRun);
+    gui::GenSettings s = w_->settingsPanel()->settings();
+    s.temperature = 0;
+    s.max_tokens = 100000;
+    w_->settingsPanel()->setSettings(s);
+    QSignalSpy done(w_->chat(), &ui::ChatView::replyFinished);
+    const double t_before =
+        charts->plot(ui::LiveCharts::Queue)->graph(1)->data()->isEmpty()
+            ? 0
+            : charts->plot(ui::LiveCharts::Queue)
+                  ->graph(1)
+                  ->data()
+                  ->at(charts->plot(ui::LiveCharts::Queue)->graph(1)->data()->size() - 1)
+                  ->key;
+    QVERIFY(w_->chat()->send("Lily and Ben were friends. Every day"));
+    QVERIFY(QTest::qWaitFor([&] { return done.count() == 1; }, 300000));
+    QTest::qWait(300);  // a few idle samples after the turn
+    const auto r = done.first().first().value<gui::RequestResult>();
+    // The chart's samples of this turn: the last one with a request running.
+    const auto running = charts->plot(ui::LiveCharts::Queue)->graph(1)->data();
+    const auto tps = charts->plot(ui::LiveCharts::Throughput)->graph(0)->data();
+    double last_busy_t = -1;
+    int busy = 0;
+    for (auto it = running->constBegin(); it != running->constEnd(); ++it) {
+        if (it->key > t_before && it->value > 0) {
+            last_busy_t = it->key;
+            ++busy;
+        }
+    }
+    qInfo() << "reply" << r.generated_tokens << "tokens in" << r.e2e_ms << "ms at" << r.decode_tps
+            << "tokens/s;" << busy << "chart samples while it ran";
+    QVERIFY2(busy >= 2, "the reply ended before the charts sampled it twice");
+    const double chart = tps->findBegin(last_busy_t, false)->value;
+    qInfo() << "chart at its last sample" << chart << "tokens/s";
+    QVERIFY2(std::abs(chart - r.decode_tps) <= 0.10 * r.decode_tps,
+             qPrintable(QString("chart %1 vs reply %2 tokens/s").arg(chart).arg(r.decode_tps)));
+    // "This run" fits the turn: the axis starts at most a second before the
+    // reply's first sample and ends at most a second after its last.
+    const auto range = charts->visibleRange();
+    const auto run = charts->lastRun();
+    QVERIFY(run.first <= run.second);
+    QVERIFY(run.second >= last_busy_t);
+    QVERIFY2(range.second - range.first <= r.e2e_ms / 1000.0 + 2.0,
+             qPrintable(QString("axis %1..%2 s for a %3 ms turn")
+                            .arg(range.first)
+                            .arg(range.second)
+                            .arg(r.e2e_ms)));
+}
+
+void UiApp::settingsDockBackFromViewMenu() {
+    // Closed with its title-bar button, the Settings dock comes back from
+    // View > Settings panel (a checked action while it shows).
+    auto* dock = w_->findChild<QDockWidget*>("settingsDock");
+    QVERIFY(dock);
+    QAction* toggle = nullptr;
+    for (QAction* menu : w_->menuBar()->actions()) {
+        if (menu->text().remove('&') != "View") continue;
+        for (QAction* a : menu->menu()->actions())
+            if (a->text().remove('&') == "Settings panel") toggle = a;
+    }
+    QVERIFY2(toggle, "View menu has a Settings panel entry");
+    QVERIFY(toggle->isCheckable() && toggle->isChecked());
+    dock->close();
+    QVERIFY(!dock->isVisible());
+    QVERIFY(!toggle->isChecked());
+    toggle->trigger();
+    QVERIFY(dock->isVisible());
+    QVERIFY(toggle->isChecked());
 }
 
 void UiApp::stopCancelsLongReply() {

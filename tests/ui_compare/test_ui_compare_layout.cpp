@@ -8,6 +8,7 @@
 // matter here). A screenshot is written to $WB_BINARY_DIR for a look.
 
 #include <QHeaderView>
+#include <QLabel>
 #include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -76,6 +77,7 @@ wb::compare::CompareReport three_model_report(const QStringList& paths) {
 class UiCompareLayout : public QObject {
     Q_OBJECT
   private slots:
+    void paneCaptionsWrap();
     void threeModelsFitTheDefaultWindow();
 };
 
@@ -151,6 +153,42 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
     const int ttft = t->rowOf("TTFT");
     QVERIFY(ttft >= 0);
     QVERIFY(t->item(ttft, 0)->toolTip().contains("one model at a time"));
+}
+
+// A pane 220 px wide with a long file name and an error naming a long path:
+// both captions wrap to several lines inside the pane instead of widening it
+// (which the splitter then clipped), and the text reads the same without
+// the wrap points. Hand-made strings, no engine.
+void UiCompareLayout::paneCaptionsWrap() {
+    const QString name = "tinyllama-1.1b-chat-v1.0.Q4_K_M-imatrix-calibrated.gguf";
+    const QString err = "cannot load /home/someone/models/quantized/experiments/2026-11/" + name +
+                        ": unsupported tensor type Q4_K in tensor blk.0.attn_q.weight";
+    QWidget host;
+    auto* pane = new wb::ui::compare::ComparePane("/m/" + name, &host);
+    pane->setLabel("B");
+    pane->finishReply(0, 0, err);
+    host.resize(220, 400);
+    pane->setGeometry(0, 0, 220, 400);
+    host.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&host));
+    QCoreApplication::processEvents();
+    for (QLabel* l : {pane->titleLabel(), pane->statusLabel()}) {
+        QVERIFY(l->wordWrap());
+        QVERIFY2(l->width() <= 220, qPrintable(QString::number(l->width())));
+        // All of the text fits: the label is as tall as its text at its width.
+        QVERIFY2(
+            l->height() >= l->heightForWidth(l->width()),
+            qPrintable(QString("%1 < %2").arg(l->height()).arg(l->heightForWidth(l->width()))));
+    }
+    QVERIFY(pane->minimumSizeHint().width() <= 220);
+    QVERIFY(pane->statusLabel()->heightForWidth(220) >=
+            3 * pane->statusLabel()->fontMetrics().lineSpacing());
+    QCOMPARE(pane->statusText(), "error: " + err);
+    QCOMPARE(pane->statusLabel()->toolTip(), err);
+    QCOMPARE(wb::ui::compare::ComparePane::breakable("short words stay"),
+             QString("short words stay"));
+    QCOMPARE(wb::ui::compare::ComparePane::breakable("/abcdefghijklmno/pq"),
+             QString("/abcdefghijklmno/") + QChar(0x200B) + "pq");
 }
 
 QTEST_MAIN(UiCompareLayout)

@@ -10,6 +10,27 @@
 
 namespace wb::ui::compare {
 
+QString ComparePane::breakable(const QString& text) {
+    // QLabel wraps only at spaces; a file path or a long identifier in an
+    // error would otherwise set the pane's minimum width and be clipped by
+    // the splitter. A zero-width space after each separator of a long run
+    // of non-space characters lets it wrap there.
+    constexpr qsizetype kLongRun = 16;
+    QString out;
+    out.reserve(text.size() + text.size() / 8);
+    qsizetype run = 0;
+    for (const QChar c : text) {
+        out += c;
+        run = c.isSpace() ? 0 : run + 1;
+        if (run >= kLongRun && (c == u'/' || c == u'\\' || c == u'_' || c == u'-' || c == u'.' ||
+                                c == u',' || c == u':' || c == u'=' || run >= 3 * kLongRun)) {
+            out += QChar(0x200B);
+            run = 0;
+        }
+    }
+    return out;
+}
+
 ComparePane::ComparePane(const QString& path, QWidget* parent)
     : QWidget(parent),
       path_(path),
@@ -33,7 +54,14 @@ ComparePane::ComparePane(const QString& path, QWidget* parent)
     reply_->setObjectName("reply");
     title_->setToolTip(path);
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    status_->setWordWrap(true);
+    // Captions wrap inside the pane's width instead of widening it (and
+    // being clipped); the full text is in the tooltip.
+    for (QLabel* l : {title_, status_}) {
+        l->setWordWrap(true);
+        l->setMinimumWidth(1);
+        l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    }
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(remove_, &QPushButton::clicked, this, [this] { emit removeRequested(this); });
     setLabel(QStringLiteral("?"));
 }
@@ -43,7 +71,7 @@ void ComparePane::setLabel(const QString& label) {
     title_->setText(QStringLiteral("<b>%1</b>%2 %3")
                         .arg(label.toHtmlEscaped(),
                              label == QLatin1String("A") ? tr(" (reference)") : QString(),
-                             QFileInfo(path_).fileName().toHtmlEscaped()));
+                             breakable(QFileInfo(path_).fileName()).toHtmlEscaped()));
 }
 
 void ComparePane::startReply() {
@@ -66,8 +94,8 @@ void ComparePane::appendToken(int32_t id, const QString& piece) {
 
 void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& error) {
     if (!error.isEmpty()) {
-        status_->setToolTip(QString());
-        status_->setText(tr("error: %1").arg(error));
+        status_->setToolTip(error);
+        status_->setText(breakable(tr("error: %1").arg(error)));
         return;
     }
     status_->setText(tr("%n token(s), TTFT %1 ms, end-to-end %2 ms (while running side by side)",
@@ -85,7 +113,7 @@ QString ComparePane::timingNote() {
 }
 
 QString ComparePane::statusText() const {
-    return status_->text();
+    return QString(status_->text()).remove(QChar(0x200B));
 }
 
 QString ComparePane::replyText() const {

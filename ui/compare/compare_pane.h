@@ -36,6 +36,14 @@ class ComparePane : public QWidget {
     /// Why the panes' TTFT differs from the figures table's: the panes'
     /// models all run at once, the table times one model at a time.
     static QString timingNote();
+    /// `text` with a zero-width space (U+200B) after separators (/ backslash _ - . ,
+    /// : =) of runs of 16 or more non-space characters, and every 48
+    /// characters of a run without one, so a QLabel can wrap a path or an
+    /// identifier instead of growing to its width.
+    static QString breakable(const QString& text);
+    /// The caption labels (tests: they wrap within the pane's width).
+    QLabel* titleLabel() const { return title_; }
+    QLabel* statusLabel() const { return status_; }
     /// The finish line under the reply (token count and timing, or error).
     QString statusText() const;
 
