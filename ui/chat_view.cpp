@@ -108,6 +108,10 @@ QString ChatView::conversationText(const QList<Turn>& turns) {
 }
 
 bool ChatView::send(const QString& text) {
+    return sendTurn(text, false);
+}
+
+bool ChatView::sendTurn(const QString& text, bool new_seed) {
     if (!bridge_->hasModel() || isStreaming()) return false;
     turns_.append({true, text, {}, {}, {}});
     turns_.append({false, {}, {}, {}, {}});
@@ -119,7 +123,9 @@ bool ChatView::send(const QString& text) {
     spec.id = QStringLiteral("chat-%1").arg(++counter_);
     // The reply is the last (empty) turn, so the prompt is everything before it.
     spec.prompt = conversationText(turns_.mid(0, turns_.size() - 1));
-    spec.settings = s;
+    // A random seed per turn unless the user fixed one; the seed used is in
+    // the result's settings (footer, run log).
+    spec.settings = s.forRequest(new_seed);
     spec.run_id = run_id_;
     active_id_ = spec.id;
     updateButtons();
@@ -143,7 +149,8 @@ void ChatView::regenerate() {
     turns_.removeLast();
     const Turn user = turns_.takeLast();
     render();
-    send(user.text);
+    // Always a new seed: the same seed would give the same reply again.
+    sendTurn(user.text, true);
 }
 
 void ChatView::copyLastReply() {

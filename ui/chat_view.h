@@ -49,7 +49,8 @@ class ChatView : public QWidget {
     bool send(const QString& text);
     /// Cancels the streaming reply (Esc).
     void stop();
-    /// Drops the last reply and generates it again with the current settings.
+    /// Drops the last reply and generates it again with the current
+    /// settings and a newly drawn seed (also when the seed is fixed).
     void regenerate();
     /// Copies the last reply to the clipboard.
     void copyLastReply();
@@ -77,6 +78,8 @@ class ChatView : public QWidget {
     bool eventFilter(QObject* obj, QEvent* ev) override;
 
   private:
+    /// send(), drawing a new seed when `new_seed` even if the seed is fixed.
+    bool sendTurn(const QString& text, bool new_seed);
     void submitCurrent();
     void render();
     void updateButtons();

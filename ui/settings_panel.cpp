@@ -1,7 +1,9 @@
 #include "settings_panel.h"
 
+#include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -42,6 +44,13 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     seed_ = new QLineEdit;
     seed_->setValidator(new QRegularExpressionValidator(QRegularExpression("[0-9]{1,19}"), seed_));
     seed_->setToolTip(tr("RNG seed: the same seed and settings give the same tokens"));
+    fixedSeed_ = new QCheckBox(tr("fixed"));
+    fixedSeed_->setObjectName("fixedSeed");
+    fixedSeed_->setToolTip(
+        tr("Checked: every request uses this seed (repeatable replies; Regenerate still draws "
+           "a new one). Unchecked: each request draws a random seed; the seed used is shown "
+           "in the reply's footer and logged."));
+    connect(fixedSeed_, &QCheckBox::toggled, seed_, &QWidget::setEnabled);
     maxTokens_ = ispin(1, 1 << 20, tr("Tokens generated per reply at most"));
     nCtx_ = ispin(16, 1 << 20,
                   tr("KV-cache size in tokens, shared by all slots. The loaded model is loaded "
@@ -60,7 +69,10 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Top-p"), topP_);
     form->addRow(tr("Min-p"), minP_);
     form->addRow(tr("Repetition penalty"), repeat_);
-    form->addRow(tr("Seed"), seed_);
+    auto* seedRow = new QHBoxLayout;
+    seedRow->addWidget(seed_, 1);
+    seedRow->addWidget(fixedSeed_);
+    form->addRow(tr("Seed"), seedRow);
     form->addRow(tr("Max tokens"), maxTokens_);
     form->addRow(tr("Context size"), nCtx_);
     form->addRow(tr("n_parallel"), nParallel_);
@@ -84,6 +96,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
         connect(s, &QSpinBox::editingFinished, this, [this] { emitChanged(true); });
     }
     connect(seed_, &QLineEdit::editingFinished, this, [this] { emitChanged(false); });
+    connect(fixedSeed_, &QCheckBox::toggled, this, [this] { emitChanged(false); });
     setSettings(gui::GenSettings{});
 }
 
@@ -95,6 +108,7 @@ gui::GenSettings SettingsPanel::settings() const {
     s.min_p = minP_->value();
     s.repeat_penalty = repeat_->value();
     s.seed = seed_->text().toULongLong();
+    s.fixed_seed = fixedSeed_->isChecked();
     s.max_tokens = maxTokens_->value();
     s.n_ctx = nCtx_->value();
     s.n_parallel = nParallel_->value();
@@ -109,6 +123,8 @@ void SettingsPanel::setSettings(const gui::GenSettings& s) {
     minP_->setValue(s.min_p);
     repeat_->setValue(s.repeat_penalty);
     seed_->setText(QString::number(s.seed));
+    fixedSeed_->setChecked(s.fixed_seed);
+    seed_->setEnabled(s.fixed_seed);
     maxTokens_->setValue(s.max_tokens);
     nCtx_->setValue(s.n_ctx);
     nParallel_->setValue(s.n_parallel);

@@ -13,6 +13,7 @@
 class QDoubleSpinBox;
 class QSpinBox;
 class QLineEdit;
+class QCheckBox;
 
 namespace wb::ui {
 
@@ -42,6 +43,7 @@ class SettingsPanel : public QWidget {
     QDoubleSpinBox* minP_;
     QDoubleSpinBox* repeat_;
     QLineEdit* seed_;
+    QCheckBox* fixedSeed_;
     QSpinBox* maxTokens_;
     QSpinBox* nCtx_;
     QSpinBox* nParallel_;

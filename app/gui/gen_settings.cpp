@@ -1,5 +1,7 @@
 #include "gen_settings.h"
 
+#include <QRandomGenerator>
+
 namespace wb::gui {
 
 QJsonObject GenSettings::toJson() const {
@@ -12,6 +14,7 @@ QJsonObject GenSettings::toJson() const {
     o["repeat_last_n"] = repeat_last_n;
     // JSON numbers are doubles: a 64-bit seed above 2^53 would lose bits.
     o["seed"] = QString::number(seed);
+    o["fixed_seed"] = fixed_seed;
     o["max_tokens"] = max_tokens;
     o["n_ctx"] = n_ctx;
     o["n_parallel"] = n_parallel;
@@ -34,6 +37,7 @@ GenSettings GenSettings::fromJson(const QJsonObject& o) {
     } else if (seed.isDouble()) {
         s.seed = static_cast<quint64>(seed.toDouble());
     }
+    s.fixed_seed = o.value("fixed_seed").toBool(s.fixed_seed);
     s.max_tokens = o.value("max_tokens").toInt(s.max_tokens);
     s.n_ctx = o.value("n_ctx").toInt(s.n_ctx);
     s.n_parallel = o.value("n_parallel").toInt(s.n_parallel);
@@ -55,6 +59,16 @@ QString GenSettings::summary() const {
         .arg(repeat_penalty, 0, 'f', 2)
         .arg(seed)
         .arg(max_tokens);
+}
+
+GenSettings GenSettings::forRequest(bool new_seed) const {
+    GenSettings s = *this;
+    if (!fixed_seed || new_seed) s.seed = drawSeed();
+    return s;
+}
+
+quint64 GenSettings::drawSeed() {
+    return QRandomGenerator::system()->generate();
 }
 
 }  // namespace wb::gui

@@ -18,10 +18,15 @@ struct GenSettings {
     double min_p = 0.05;          ///< 0 = off
     double repeat_penalty = 1.0;  ///< 1 = off (llama.cpp: positive logits divided)
     int repeat_last_n = 64;       ///< tokens the penalty looks back over
-    quint64 seed = 42;            ///< RNG seed; same seed + settings = same tokens
-    int max_tokens = 128;         ///< generated tokens per request (>= 1)
-    int n_ctx = 2048;             ///< KV-cache cells the model is loaded with (tokens)
-    int n_parallel = 4;           ///< scheduler slots (sequences in the KV cache)
+    /// RNG seed; same seed + settings = same tokens. With fixed_seed false
+    /// (the default) this is only the seed a request used (forRequest()).
+    quint64 seed = 42;
+    /// true: every request uses `seed`; false: each request draws a new one,
+    /// so asking again (Regenerate, a batch item) gives another reply.
+    bool fixed_seed = false;
+    int max_tokens = 128;  ///< generated tokens per request (>= 1)
+    int n_ctx = 2048;      ///< KV-cache cells the model is loaded with (tokens)
+    int n_parallel = 4;    ///< scheduler slots (sequences in the KV cache)
 
     /// The settings as a JSON object with the field names above (used for
     /// the run log's settings column and the reply footer).
@@ -30,6 +35,13 @@ struct GenSettings {
     static GenSettings fromJson(const QJsonObject& o);
     /// Short human line: "temp 0.80 · top-k 40 · top-p 0.95 · min-p 0.05 · seed 42".
     QString summary() const;
+    /// The settings one request runs with: a copy whose seed is freshly
+    /// drawn (drawSeed()) unless fixed_seed is set and `new_seed` is false.
+    /// The copy's seed is what gets logged and shown.
+    GenSettings forRequest(bool new_seed = false) const;
+    /// A random seed in [0, 2^32) from the system's generator (32 bits, as
+    /// llama.cpp draws its default seed: short enough to read and type).
+    static quint64 drawSeed();
 
     bool operator==(const GenSettings&) const = default;
 };

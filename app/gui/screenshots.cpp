@@ -61,6 +61,7 @@ int take_screenshots(ui::MainWindow& w, const QString& dir, const QString& model
     GenSettings s = w.settingsPanel()->settings();
     s.temperature = 0.8;
     s.seed = 7;
+    s.fixed_seed = true;  // the same pictures every time
     s.max_tokens = 96;
     w.settingsPanel()->setSettings(s);
 

@@ -5,8 +5,11 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QFile>
 #include <QImage>
+#include <QJsonObject>
+#include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -18,6 +21,7 @@
 #include "live_charts.h"
 #include "model_info.h"
 #include "prompt_set.h"
+#include "settings_panel.h"
 #include "settings_store.h"
 #include "user_error.h"
 
@@ -30,6 +34,7 @@ class UiParts : public QObject {
     void promptSetPlainText();
     void promptSetUnreadable();
     void settingsPersist();
+    void seedsRandomUnlessFixed();
     void recentModels();
     void corruptFileError();
     void missingFileError();
@@ -110,6 +115,7 @@ void UiParts::settingsPersist() {
     s.min_p = 0.25;
     s.repeat_penalty = 1.3;
     s.seed = 18446744073709551615ull;  // 2^64 - 1 must survive JSON
+    s.fixed_seed = true;
     s.max_tokens = 33;
     s.n_ctx = 4096;
     s.n_parallel = 9;
@@ -131,6 +137,41 @@ void UiParts::settingsPersist() {
     gui::SettingsStore fresh(dir.filePath("fresh.ini"));
     QCOMPARE(fresh.gen(), gui::GenSettings{});
     QCOMPARE(fresh.backend(), QString("vulkan"));
+}
+
+void UiParts::seedsRandomUnlessFixed() {
+    // Default: every request draws its own seed (a repeat of the same
+    // 32-bit draw has odds 2^-32 per pair; three equal ones mean no draw).
+    gui::GenSettings s;
+    QVERIFY(!s.fixed_seed);
+    const quint64 a = s.forRequest().seed, b = s.forRequest().seed, c = s.forRequest().seed;
+    QVERIFY2(!(a == b && b == c), qPrintable(QString("%1 %2 %3").arg(a).arg(b).arg(c)));
+    QVERIFY(a < (quint64{1} << 32));
+    // Fixed: the seed given, except when a new one is asked for (Regenerate).
+    s.fixed_seed = true;
+    s.seed = 1234;
+    QCOMPARE(s.forRequest().seed, quint64{1234});
+    const quint64 d = s.forRequest(true).seed, e = s.forRequest(true).seed;
+    QVERIFY(!(d == 1234 && e == 1234));
+    // Everything else is copied unchanged.
+    gui::GenSettings r = s.forRequest(true);
+    r.seed = s.seed;
+    QCOMPARE(r, s);
+    // The panel: the seed field is editable only when "fixed" is checked.
+    ui::SettingsPanel panel;
+    QVERIFY(!panel.settings().fixed_seed);
+    auto* fixed = panel.findChild<QCheckBox*>("fixedSeed");
+    QVERIFY(fixed);
+    auto* seedEdit = panel.findChild<QLineEdit*>();
+    QVERIFY(seedEdit && !seedEdit->isEnabled());
+    fixed->setChecked(true);
+    QVERIFY(panel.settings().fixed_seed);
+    QVERIFY(seedEdit->isEnabled());
+    // JSON round trip keeps the choice; older settings without it are random.
+    QCOMPARE(gui::GenSettings::fromJson(s.toJson()).fixed_seed, true);
+    QJsonObject old = s.toJson();
+    old.remove("fixed_seed");
+    QCOMPARE(gui::GenSettings::fromJson(old).fixed_seed, false);
 }
 
 void UiParts::recentModels() {
