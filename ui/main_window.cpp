@@ -202,6 +202,9 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             Qt::QueuedConnection);
         if (recorder_->isOpen()) history_->setDatabase(recorder_->path());
     }
+    // Compare writes its rows with its own connection (one compare run per
+    // comparison), not through the recorder: History refreshes on that too.
+    connect(compare, &compare::CompareTab::runLogged, history_, &HistoryView::refreshSoon);
     if (!recorder_ || !recorder_->isOpen())
         history_->setUnavailable(
             tr("Responses are not being logged, so there is no history to show: the run log "

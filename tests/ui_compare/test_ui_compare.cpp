@@ -43,6 +43,7 @@
 #include "compare/report_table.h"
 #include "compare/test_inputs_dialog.h"
 #include "compare/token_diff_view.h"
+#include "history_view.h"
 #include "main_window.h"
 #include "quantize_dialog.h"
 #include "run_recorder.h"
@@ -389,6 +390,31 @@ class TestUiCompare : public QObject {
         QTest::mouseClick(btn, Qt::LeftButton);
         QCOMPARE(tab.panes().size(), size_t(2));
         QCOMPARE(tab.panes()[1]->path(), out);
+    }
+
+    // Compare logs through its own connection; History (in the same main
+    // window) must list the run's rows as soon as it ends, with nobody
+    // typing in its search box.
+    void history_lists_compare_run_right_after_it_ends() {
+        wb::gui::SettingsStore store(tmp_.filePath("settings-h.ini"));
+        wb::gui::RunRecorder recorder;
+        QString notice;
+        QVERIFY(recorder.open(tmp_.filePath("history-runlog.sqlite"), &notice));
+        wb::ui::MainWindow w(&store, &recorder);
+        auto* tab = w.findChild<CompareTab*>();
+        auto* history = w.findChild<wb::ui::HistoryView*>();
+        QVERIFY(tab && history);
+        QCOMPARE(history->rowCount(), 0);
+        tab->setBackend("vulkan");
+        tab->addModel(kF32);
+        tab->addModel(kQ4);
+        tab->setMaxTokens(4);
+        tab->setPrompt("Once upon a time");
+        QSignalSpy logged(tab, &CompareTab::runLogged);
+        tab->runPrompt();
+        QVERIFY(logged.wait(300000));
+        QCOMPARE(logged.at(0).at(1).toInt(), 2);  // one response per model
+        QTRY_COMPARE_WITH_TIMEOUT(history->rowCount(), 2, 5000);
     }
 
     void main_window_has_compare_tab_and_quantize_action() {
