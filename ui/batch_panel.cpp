@@ -1,19 +1,29 @@
 #include "batch_panel.h"
 
+#include <QApplication>
 #include <QCheckBox>
+#include <QClipboard>
+#include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QListWidget>
+#include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -87,6 +97,35 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     status_ = new QLabel;
     layout->addWidget(bar_);
     layout->addWidget(status_);
+
+    // The run's summary, as `workbench-cli batch` prints it, once it ends.
+    summaryBox_ = new QWidget;
+    summaryBox_->setObjectName("batchSummary");
+    auto* sumLay = new QVBoxLayout(summaryBox_);
+    sumLay->setContentsMargins(0, 0, 0, 0);
+    auto* sumBar = new QHBoxLayout;
+    sumBar->addWidget(new QLabel(tr("<b>Summary of the run</b> (latencies in ms; the same table "
+                                    "as workbench-cli batch)")),
+                      1);
+    auto* copy = new QPushButton(tr("Copy"));
+    copy->setObjectName("copySummary");
+    auto* csv = new QPushButton(tr("Export CSV…"));
+    auto* json = new QPushButton(tr("Export JSON…"));
+    sumBar->addWidget(copy);
+    sumBar->addWidget(csv);
+    sumBar->addWidget(json);
+    sumLay->addLayout(sumBar);
+    summaryView_ = new QPlainTextEdit;
+    summaryView_->setReadOnly(true);
+    summaryView_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    summaryView_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    summaryView_->setFixedHeight(summaryView_->fontMetrics().lineSpacing() * 12 + 8);
+    sumLay->addWidget(summaryView_);
+    summaryBox_->hide();
+    layout->addWidget(summaryBox_);
+    connect(copy, &QPushButton::clicked, this, &BatchPanel::copySummary);
+    connect(csv, &QPushButton::clicked, this, [this] { exportSummaryDialog("csv"); });
+    connect(json, &QPushButton::clicked, this, [this] { exportSummaryDialog("json"); });
 
     results_ = new BatchResultsModel(this);
     proxy_ = new QSortFilterProxyModel(this);
@@ -221,6 +260,10 @@ bool BatchPanel::run() {
     in_flight_ = 0;
     prefix_ = QStringLiteral("batch%1:").arg(++run_counter_);
     run_id_ = recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), s) : 0;
+    summary_ = gui::BatchSummary{};
+    summary_.concurrency = concurrency_->value();
+    summaryBox_->hide();
+    runStartMs_ = bridge_->metricsNowMs();
     running_ = true;
     clock_.start();
     bar_->setRange(0, progress_.total);
@@ -244,7 +287,7 @@ void BatchPanel::feed() {
         spec.id = prefix_ + item.id;
         spec.label = item.id;
         spec.prompt = item.prompt;
-        spec.settings = base;
+        spec.settings = base.forRequest();  // a seed per request unless fixed
         spec.settings.n_parallel = concurrency_->value();
         if (item.max_tokens > 0) spec.settings.max_tokens = item.max_tokens;
         spec.total_timeout_ms = timeout_->value();
@@ -277,6 +320,8 @@ void BatchPanel::onFinished(const gui::RequestResult& r) {
         gui::RequestResult shown = r;
         shown.id = r.id.mid(prefix_.size());
         results_->append(shown);
+        summary_.addFinish(r.finish_reason);
+        ++summary_.requests_submitted;
         if (r.finish_reason == "stop" || r.finish_reason == "length")
             ++progress_.done;
         else
@@ -290,8 +335,58 @@ void BatchPanel::onFinished(const gui::RequestResult& r) {
         cancel_->setEnabled(false);
         showSet();
         updateProgress();
+        showSummary();
         emit runFinished(progress_);
     }
+}
+
+void BatchPanel::showSummary() {
+    // The store's samples over the run: every request of it has finished,
+    // so its TTFT / ITL / e2e samples are in.
+    summary_.stats = bridge_->spanStats(runStartMs_);
+    summaryView_->setPlainText(summary_.text());
+    summaryBox_->show();
+}
+
+QString BatchPanel::summaryText() const {
+    return summary_.text();
+}
+
+bool BatchPanel::exportSummary(const QString& path, QString* error) const {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) {
+        if (error) *error = f.errorString();
+        return false;
+    }
+    const QByteArray bytes = path.endsWith(".json", Qt::CaseInsensitive)
+                                 ? QJsonDocument(summary_.json()).toJson(QJsonDocument::Indented)
+                                 : summary_.csv().toUtf8();
+    f.write(bytes);
+    if (!f.commit()) {
+        if (error) *error = f.errorString();
+        return false;
+    }
+    return true;
+}
+
+void BatchPanel::copySummary() const {
+    QApplication::clipboard()->setText(summaryText());
+}
+
+void BatchPanel::exportSummaryDialog(const QString& format) {
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (dir.isEmpty() || !QDir(dir).exists()) dir = QDir::homePath();
+    const QString proposed = QDir(dir).filePath(
+        QStringLiteral("batch-summary-%1.%2")
+            .arg(QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss"), format));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export summary"), proposed,
+                                     format == "json" ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+    if (path.isEmpty()) return;
+    QString err;
+    if (!exportSummary(path, &err))
+        QMessageBox::warning(this, tr("Export failed"),
+                             tr("Could not write %1: %2").arg(path, err));
 }
 
 void BatchPanel::updateProgress() {

@@ -11,6 +11,7 @@
 #include <QWidget>
 #include <functional>
 
+#include "batch_summary.h"
 #include "gen_settings.h"
 #include "prompt_set.h"
 #include "request_types.h"
@@ -18,6 +19,7 @@
 class QCheckBox;
 class QLabel;
 class QListWidget;
+class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
@@ -71,11 +73,23 @@ class BatchPanel : public QWidget {
     Progress progress() const { return progress_; }
     BatchResultsModel* results() const { return results_; }
     QTableView* table() const { return table_; }
+    /// The last finished run's summary (the CLI's table and finish
+    /// reasons); shown under the progress bar once a run ends.
+    const gui::BatchSummary& summary() const { return summary_; }
+    /// The summary as shown (and copied).
+    QString summaryText() const;
+    /// Writes the summary to `path`: JSON when it ends in ".json", else
+    /// CSV. Returns false with `error` set when it cannot be written.
+    bool exportSummary(const QString& path, QString* error = nullptr) const;
+    /// Puts summaryText() on the clipboard.
+    void copySummary() const;
 
   signals:
     void runFinished(const wb::ui::BatchPanel::Progress& p);
 
   private:
+    void showSummary();
+    void exportSummaryDialog(const QString& format);
     void showSet();
     void feed();
     void onStarted(const QString& id);
@@ -111,6 +125,10 @@ class BatchPanel : public QWidget {
     BatchResultsModel* results_;
     QSortFilterProxyModel* proxy_;
     QTableView* table_;
+    QWidget* summaryBox_ = nullptr;
+    QPlainTextEdit* summaryView_ = nullptr;
+    gui::BatchSummary summary_;
+    double runStartMs_ = 0;  // metrics clock at Run
 };
 
 }  // namespace wb::ui

@@ -53,55 +53,6 @@ nlohmann::json sampling_json(const sampling::SamplingParams& p) {
             {"seed", p.seed}};
 }
 
-namespace {
-
-std::string num(double v, int decimals) {
-    if (std::isnan(v)) return "-";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
-}  // namespace
-
-std::string format_metrics_table(const metrics::WindowStats& w) {
-    std::string out;
-    char line[256];
-    std::snprintf(line, sizeof line, "%-18s %7s %10s %10s %10s %10s %10s %10s\n", "metric", "count",
-                  "mean", "p50", "p90", "p95", "p99", "max");
-    out += line;
-    auto row = [&](const char* name, const metrics::Summary& s, int dec) {
-        std::snprintf(line, sizeof line, "%-18s %7zu %10s %10s %10s %10s %10s %10s\n", name,
-                      s.count, num(s.mean, dec).c_str(), num(s.p50, dec).c_str(),
-                      num(s.p90, dec).c_str(), num(s.p95, dec).c_str(), num(s.p99, dec).c_str(),
-                      num(s.max, dec).c_str());
-        out += line;
-    };
-    row("queue wait (ms)", w.queue_wait_ms, 2);
-    row("TTFT (ms)", w.ttft_ms, 2);
-    row("ITL (ms)", w.itl_ms, 2);
-    row("TPOT (ms)", w.tpot_ms, 2);
-    row("e2e (ms)", w.e2e_ms, 2);
-    row("prompt tokens", w.prompt_tokens, 1);
-    row("output tokens", w.generated_tokens, 1);
-    std::snprintf(line, sizeof line,
-                  "requests: %llu finished, %llu completed (stop or length); wall %.3f s; "
-                  "%llu steps, engine busy %s%%\n",
-                  static_cast<unsigned long long>(w.requests_finished),
-                  static_cast<unsigned long long>(w.requests_completed),
-                  (w.end_ms - w.begin_ms) / 1000.0, static_cast<unsigned long long>(w.steps),
-                  num(w.busy_fraction * 100.0, 1).c_str());
-    out += line;
-    std::snprintf(
-        line, sizeof line,
-        "throughput: prefill %s tokens/s (%llu tokens), decode %s tokens/s (%llu "
-        "tokens)\n",
-        num(w.prefill_tokens_per_s, 1).c_str(), static_cast<unsigned long long>(w.prefill_tokens),
-        num(w.decode_tokens_per_s, 1).c_str(), static_cast<unsigned long long>(w.decode_tokens));
-    out += line;
-    return out;
-}
-
 nlohmann::json summary_json(const metrics::Summary& s) {
     auto v = [](double x) { return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x); };
     return {{"count", s.count}, {"mean", v(s.mean)}, {"p50", v(s.p50)}, {"p90", v(s.p90)},

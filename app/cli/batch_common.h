@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "metrics/metrics_store.h"
+#include "metrics/metrics_table.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "tokenizer/vocab.h"
@@ -41,9 +42,9 @@ std::vector<OptionSpec> batch_context_options();
 /// Sampling settings as a JSON object (for the run log and summaries).
 nlohmann::json sampling_json(const sampling::SamplingParams& p);
 
-/// The metrics table (one row per metric: count, mean, p50, p90, p95, p99,
-/// max) of a span, followed by throughput lines. Ends with a newline.
-std::string format_metrics_table(const metrics::WindowStats& w);
+/// The metrics table of a span (engine/metrics/metrics_table.h, shared
+/// with the app's Batch panel).
+using metrics::format_metrics_table;
 
 /// A Summary as {"count", "mean", "p50", "p90", "p95", "p99", "max"}
 /// (NaN -> null).

@@ -395,6 +395,17 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     return s;
 }
 
+double EngineBridge::metricsNowMs() const {
+    if (!model_ || !model_->sched) return 0;
+    return model_->sched->now_ms();
+}
+
+metrics::WindowStats EngineBridge::spanStats(double since_ms) const {
+    if (!model_ || !model_->sched) return {};
+    const double now = model_->sched->now_ms();
+    return model_->sched->metrics().snapshot(now, std::max(now - since_ms, 1e-3)).window;
+}
+
 void EngineBridge::setState(State s) {
     if (s == state_) return;
     state_ = s;

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "gen_settings.h"
+#include "metrics/metrics_store.h"
 #include "model_info.h"
 #include "request_types.h"
 #include "user_error.h"
@@ -112,6 +113,13 @@ class EngineBridge : public QObject {
     /// from a GUI-thread timer (~10 Hz). Returns a zero snapshot when no
     /// model is loaded.
     LiveSnapshot snapshot(double window_s) const;
+    /// The scheduler's metrics clock now (ms; 0 without a model): where a
+    /// batch run starts, for spanStats().
+    double metricsNowMs() const;
+    /// The metrics store's statistics over (since_ms, now] on the metrics
+    /// clock: the span `workbench-cli batch` prints for its run (its store
+    /// holds that run only). A default (empty) WindowStats without a model.
+    metrics::WindowStats spanStats(double since_ms) const;
 
   signals:
     void loadProgress(double fraction, const QString& step);
