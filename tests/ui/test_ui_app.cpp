@@ -180,7 +180,9 @@ void UiApp::chartThroughputMatchesReply() {
     QVERIFY(w_->chat()->send(prompt));
     QVERIFY(QTest::qWaitFor([&] { return done.count() == 1; }, 300000));
     const double speed = done.at(0).first().value<gui::RequestResult>().decode_tps;
-    s.max_tokens = std::clamp(static_cast<int>(speed * 1.0), 16, slot - 32);
+    // A long reply decodes slower than the 32-token one here (the KV
+    // cache grows): half the measured speed gives about a second.
+    s.max_tokens = std::clamp(static_cast<int>(speed * 0.5), 16, slot - 32);
     w_->settingsPanel()->setSettings(s);
     w_->chat()->newChat();
     QTest::qWait(300);  // idle samples between the turns
@@ -404,7 +406,7 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(QTest::qWaitFor([&] { return finished.count() == 1; }, 600000));
     const gui::BatchSummary& sum = b->summary();
     qInfo().noquote() << b->summaryText();
-    QVERIFY(b->findChild<QWidget*>("batchSummary")->isVisible());
+    QVERIFY(!b->findChild<QWidget*>("batchSummary")->isHidden());  // shown (its tab may not be)
     QVERIFY(b->summaryText().contains("TTFT (ms)") && b->summaryText().contains("ITL (ms)") &&
             b->summaryText().contains("TPOT (ms)") && b->summaryText().contains("e2e (ms)") &&
             b->summaryText().contains("throughput: prefill"));
