@@ -185,7 +185,10 @@ void UiApp::chartThroughputMatchesReply() {
     s.max_tokens = std::clamp(static_cast<int>(speed * 0.5), 16, slot - 32);
     w_->settingsPanel()->setSettings(s);
     w_->chat()->newChat();
-    QTest::qWait(300);  // idle samples between the turns
+    // Idle for longer than the 2 s window, so it holds this turn only (the
+    // active-time span runs from the first pass in the window, idle gaps
+    // between turns included).
+    QTest::qWait(2500);
     const auto running = charts->plot(ui::LiveCharts::Queue)->graph(1)->data();
     const auto tps = charts->plot(ui::LiveCharts::Throughput)->graph(0)->data();
     const double t_before = running->at(running->size() - 1)->key;
