@@ -19,7 +19,7 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
-#include "model/vk_model.h"
+#include "model/model.h"
 
 namespace wb::cli {
 
@@ -77,28 +77,28 @@ Stats stats(std::vector<double> v) {
 /// Per-op GPU times and host phases of one prefill or one decode run.
 struct RunProfile {
     vk::Profile ops;
-    model::VkHostTimes host;
+    model::HostTimes host;
 };
 
 std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& prompt,
                                    int64_t n_gen, std::mt19937& rng, RunProfile* pp_prof,
                                    RunProfile* tg_prof) {
-    auto* vkm = dynamic_cast<model::VkModel*>(&m);
+    const bool prof = m.can_profile();
     m.seq_rm(0);
     model::Batch b;
     for (size_t i = 0; i < prompt.size(); ++i)
         b.add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
     std::vector<float> logits;
-    if (vkm && pp_prof) {
-        vkm->clear_profile();
-        vkm->set_profiling(true);
+    if (prof && pp_prof) {
+        m.clear_profile();
+        m.set_profiling(true);
     }
     auto t0 = Clock::now();
     if (!prompt.empty()) m.decode(b, logits);
     const double pp_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (vkm && pp_prof) {
-        *pp_prof = {vkm->profile(), vkm->host_times()};
-        vkm->clear_profile();
+    if (prof && pp_prof) {
+        *pp_prof = {m.profile(), m.host_times()};
+        m.clear_profile();
     }
     std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(m.hparams().n_vocab) - 1);
     int32_t pos = static_cast<int32_t>(prompt.size());
@@ -109,10 +109,10 @@ std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& 
         m.decode(b, logits);
     }
     const double tg_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (vkm && tg_prof) {
-        *tg_prof = {vkm->profile(), vkm->host_times()};
-        vkm->set_profiling(false);
-        vkm->clear_profile();
+    if (prof && tg_prof) {
+        *tg_prof = {m.profile(), m.host_times()};
+        m.set_profiling(false);
+        m.clear_profile();
     }
     return {pp_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / pp_ms : 0.0,
             tg_ms > 0 ? 1000.0 * static_cast<double>(n_gen) / tg_ms : 0.0};
@@ -182,8 +182,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                          " is smaller than -p + -n = " + std::to_string(need_ctx));
     }
     std::unique_ptr<model::Model> m = model::load_model(path, lo);
-    if (profile && !dynamic_cast<model::VkModel*>(m.get()))
-        throw UsageError("bench: --profile needs --backend vulkan");
+    if (profile && !m->can_profile()) throw UsageError("bench: --profile needs --backend vulkan");
 
     std::map<std::string, uint64_t> types;  // weight type -> tensors
     uint64_t n_params = 0, weight_bytes = 0;

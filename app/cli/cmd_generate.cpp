@@ -23,7 +23,6 @@
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
-#include "model/vk_model.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
@@ -226,10 +225,9 @@ int cmd_generate(const std::vector<std::string>& argv) {
 
     sampling::Sampler sampler(sp);
     const int64_t started_utc_ms = runlog::now_utc_ms();
-    auto* vk_model = dynamic_cast<model::VkModel*>(m.get());  // --profile: Vulkan timestamps
-    if (args.has("profile")) {
-        if (!vk_model) throw UsageError("generate: --profile needs --backend vulkan");
-        vk_model->set_profiling(true);
+    if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)
+        if (!m->can_profile()) throw UsageError("generate: --profile needs --backend vulkan");
+        m->set_profiling(true);
     }
     run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
         if (json) return;
@@ -357,8 +355,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
                      g.ttft_ms, prefill_tps, g.prefill_ms, decode_line, m->backend_name().c_str(),
                      static_cast<unsigned long long>(sp.seed));
     }
-    if (vk_model && args.has("profile")) {
-        const vk::Profile& prof = vk_model->profile();
+    if (args.has("profile")) {
+        const vk::Profile& prof = m->profile();
         std::fprintf(
             stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
             prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());

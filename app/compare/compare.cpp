@@ -15,7 +15,6 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
-#include "model/vk_model.h"
 #include "quant/file_info.h"
 #include "tokenizer/vocab.h"
 
@@ -222,9 +221,8 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
     for (size_t i = 0; i < n_models; ++i) {
         ModelReport& m = r.models[i];
         m.backend = models[i]->backend_name();
-        if (const auto* vk = dynamic_cast<const model::VkModel*>(models[i])) {
-            m.device_bytes = vk->memory_report().total();
-        }
+        const model::MemoryReport mem = models[i]->memory_report();
+        if (mem.on_device) m.device_bytes = mem.total();
         m.n_ctx = models[i]->context().n_ctx;
         const model::HParams& hp = models[i]->hparams();
         const uint64_t elt = models[i]->context().kv_type == model::KvType::F32 ? 4 : 2;

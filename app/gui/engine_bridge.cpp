@@ -65,7 +65,6 @@ struct LoadedModel {
     std::unique_ptr<tokenizer::Vocab> vocab;
     std::atomic<bool> drain_posted{false};
     QElapsedTimer since_load;
-    EngineMemory memory;
     std::unique_ptr<scheduler::Scheduler> sched;
 };
 
@@ -154,7 +153,6 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             lm->model = model::load_model(req.path.toStdString(), opts);
             if (promise.isCanceled()) return;
             promise.setProgressValueAndText(90, QObject::tr("Starting the scheduler"));
-            lm->memory = EngineMemory::of(*lm->model);
             promise.addResult(lm);
             promise.setProgressValue(100);
         });
@@ -390,7 +388,7 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     s.queued = ms.queued;
     s.running = ms.running;
     s.kv_cells_used = static_cast<int>(ms.kv_cells_used);
-    s.memory = model_->memory.now(*model_->model);
+    s.memory = memory_of(*model_->model);
     s.busy = ms.queued + ms.running > 0;
     return s;
 }

@@ -1,9 +1,8 @@
 #pragma once
 // The engine's memory by purpose (weights, KV cache, activations, staging)
-// for the charts and the status bar. Vulkan models report their own
-// accounting (vk::Context::memory_report, plus VK_EXT_memory_budget usage
-// and budget where the driver has it); the CPU reference's host buffers
-// are what CpuModel reports it allocated.
+// for the charts and the status bar, from the model's own report
+// (model::Model::memory_report: device accounting plus VK_EXT_memory_budget
+// on Vulkan, host buffers on the CPU reference).
 
 #include "request_types.h"
 
@@ -13,15 +12,8 @@ class Model;
 
 namespace wb::gui {
 
-/// Memory figures of one loaded model.
-struct EngineMemory {
-    MemoryUse fixed;  ///< figures that do not change while the model is loaded
-
-    /// CPU reference: its f32 weights and KV cache (CpuModel::weight_bytes,
-    /// kv_bytes); nothing fixed for a Vulkan model (see now()).
-    static EngineMemory of(const model::Model& m);
-    /// Current figures (Vulkan: read from the device's accounting now).
-    MemoryUse now(const model::Model& m) const;
-};
+/// Current memory figures of `m` in bytes; device usage and budget are -1
+/// when the driver does not report them. Safe to call while it decodes.
+MemoryUse memory_of(const model::Model& m);
 
 }  // namespace wb::gui

@@ -28,9 +28,10 @@ struct UserError {
     QString action;  ///< what the user can do
 };
 
-/// Classifies the exception `e` thrown while loading or running `path`
-/// (gguf::Error and ggml::UnsupportedType by type; Vulkan and memory
-/// failures by the engine's message text). Never throws.
+/// Classifies the exception `e` thrown while loading or running `path` by
+/// its type (wb::Error's kind, and for unsupported features which one;
+/// engine/errors/errors.h), never by its message text: any other exception
+/// is Kind::Other. Never throws.
 UserError classify_error(const std::exception& e, const QString& path);
 
 }  // namespace wb::gui

@@ -110,10 +110,11 @@ size_t row_bytes(uint32_t type_id, uint64_t n) {
 }
 
 UnsupportedType::UnsupportedType(uint32_t type_id, std::string_view tensor_name, Backend backend)
-    : std::runtime_error("unsupported tensor type " + type_upper_name(type_id) + " in tensor " +
-                         std::string(tensor_name) + " (supported" +
-                         (backend == Backend::Cpu ? "" : " on Vulkan") + ": " +
-                         supported_type_names(backend) + ")"),
+    : wb::UnsupportedError("tensor type", "unsupported tensor type " + type_upper_name(type_id) +
+                                              " in tensor " + std::string(tensor_name) +
+                                              " (supported" +
+                                              (backend == Backend::Cpu ? "" : " on Vulkan") + ": " +
+                                              supported_type_names(backend) + ")"),
       type_id_(type_id) {}
 
 void dequantize_row(uint32_t type_id, const void* src, float* dst, uint64_t n,

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "errors/errors.h"
 #include "ggml/blocks.h"
 
 namespace wb::ggml {
@@ -79,7 +80,7 @@ size_t row_bytes(uint32_t type_id, uint64_t n);
 /// that needs it does not compute with it. what(): "unsupported tensor
 /// type T in tensor NAME (supported: F32, F16, ...)", or "(supported on
 /// Vulkan: ...)" when the Vulkan shaders are what lacks the type.
-class UnsupportedType : public std::runtime_error {
+class UnsupportedType : public wb::UnsupportedError {
   public:
     UnsupportedType(uint32_t type_id, std::string_view tensor_name, Backend backend = Backend::Cpu);
     uint32_t type_id() const { return type_id_; }

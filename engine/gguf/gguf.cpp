@@ -69,7 +69,7 @@ std::string name_label(const std::string& name) {
 
 Error::Error(const std::string& path, std::optional<uint64_t> offset, const std::string& field,
              const std::string& problem)
-    : std::runtime_error(format_message(path, offset, field, problem)),
+    : wb::FormatError(format_message(path, offset, field, problem)),
       offset_(offset),
       field_(field) {}
 
@@ -84,7 +84,7 @@ std::string TensorInfo::shape_string() const {
 
 // Reads the file front to back through a bounds-checked cursor.
 class Parser {
-public:
+  public:
     Parser(File& f) : f_(f), p_(f.map_.data()), size_(f.map_.size()) {}
 
     void run() {
@@ -129,7 +129,7 @@ public:
         place_tensor_data();
     }
 
-private:
+  private:
     [[noreturn]] void fail(uint64_t at, const std::string& field, const std::string& problem) {
         throw Error(f_.path_, at, field, problem);
     }
@@ -189,16 +189,36 @@ private:
     void read_scalar_into(Value& v, ValueType t, const std::string& field) {
         v.type = t;
         switch (t) {
-            case ValueType::Uint8: v.u = read_scalar<uint8_t>(field); break;
-            case ValueType::Int8: v.i = read_scalar<int8_t>(field); break;
-            case ValueType::Uint16: v.u = read_scalar<uint16_t>(field); break;
-            case ValueType::Int16: v.i = read_scalar<int16_t>(field); break;
-            case ValueType::Uint32: v.u = read_scalar<uint32_t>(field); break;
-            case ValueType::Int32: v.i = read_scalar<int32_t>(field); break;
-            case ValueType::Uint64: v.u = read_scalar<uint64_t>(field); break;
-            case ValueType::Int64: v.i = read_scalar<int64_t>(field); break;
-            case ValueType::Float32: v.f = read_scalar<float>(field); break;
-            case ValueType::Float64: v.f = read_scalar<double>(field); break;
+            case ValueType::Uint8:
+                v.u = read_scalar<uint8_t>(field);
+                break;
+            case ValueType::Int8:
+                v.i = read_scalar<int8_t>(field);
+                break;
+            case ValueType::Uint16:
+                v.u = read_scalar<uint16_t>(field);
+                break;
+            case ValueType::Int16:
+                v.i = read_scalar<int16_t>(field);
+                break;
+            case ValueType::Uint32:
+                v.u = read_scalar<uint32_t>(field);
+                break;
+            case ValueType::Int32:
+                v.i = read_scalar<int32_t>(field);
+                break;
+            case ValueType::Uint64:
+                v.u = read_scalar<uint64_t>(field);
+                break;
+            case ValueType::Int64:
+                v.i = read_scalar<int64_t>(field);
+                break;
+            case ValueType::Float32:
+                v.f = read_scalar<float>(field);
+                break;
+            case ValueType::Float64:
+                v.f = read_scalar<double>(field);
+                break;
             case ValueType::Bool: {
                 const uint64_t at = pos_;
                 const uint8_t b = read_scalar<uint8_t>(field);
@@ -206,8 +226,11 @@ private:
                 v.u = b;
                 break;
             }
-            case ValueType::String: v.str = read_string(field); break;
-            case ValueType::Array: break;  // handled by read_value
+            case ValueType::String:
+                v.str = read_string(field);
+                break;
+            case ValueType::Array:
+                break;  // handled by read_value
         }
     }
 
@@ -311,8 +334,8 @@ private:
         if (!tt) fail(type_at, field, "unknown ggml type id " + std::to_string(ti.type));
         if (ti.ne[0] % tt->block_size != 0) {
             fail(type_at, field,
-                 "row length " + std::to_string(ti.ne[0]) + " is not a multiple of " +
-                     tt->name + "'s block size " + std::to_string(tt->block_size));
+                 "row length " + std::to_string(ti.ne[0]) + " is not a multiple of " + tt->name +
+                     "'s block size " + std::to_string(tt->block_size));
         }
         uint64_t nbytes = ti.ne[0] / tt->block_size;
         for (uint32_t d = 1; d < kMaxDims; ++d) {
@@ -337,8 +360,7 @@ private:
         if (!a) return;
         if (a->type != ValueType::Uint32) {
             throw Error(f_.path_, std::nullopt, "metadata key 'general.alignment'",
-                        "must be uint32, is " +
-                            value_type_name(static_cast<uint32_t>(a->type)));
+                        "must be uint32, is " + value_type_name(static_cast<uint32_t>(a->type)));
         }
         if (a->u == 0 || (a->u & (a->u - 1)) != 0) {
             throw Error(f_.path_, std::nullopt, "metadata key 'general.alignment'",
@@ -397,8 +419,7 @@ namespace {
 [[noreturn]] void wrong_type(const std::string& path, std::string_view key, const Value& v,
                              const std::string& wanted) {
     throw Error(path, std::nullopt, "metadata key '" + std::string(key) + "'",
-                "expected " + wanted + ", found " +
-                    value_type_name(static_cast<uint32_t>(v.type)));
+                "expected " + wanted + ", found " + value_type_name(static_cast<uint32_t>(v.type)));
 }
 }  // namespace
 
@@ -452,7 +473,8 @@ const TensorInfo* File::find_tensor(std::string_view name) const {
 
 const TensorInfo& File::tensor(std::string_view name) const {
     const TensorInfo* t = find_tensor(name);
-    if (!t) throw Error(path_, std::nullopt, "tensor '" + std::string(name) + "'", "missing tensor");
+    if (!t)
+        throw Error(path_, std::nullopt, "tensor '" + std::string(name) + "'", "missing tensor");
     return *t;
 }
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "errors/errors.h"
 #include "gguf/mapped_file.h"
 #include "gguf/value.h"
 
@@ -25,14 +26,14 @@ namespace wb::gguf {
 
 /// A malformed or unsupported GGUF file. what() reads
 /// "<path>: offset <N>: <field>: <problem>" (offset omitted when none applies).
-class Error : public std::runtime_error {
-public:
+class Error : public wb::FormatError {
+  public:
     Error(const std::string& path, std::optional<uint64_t> offset, const std::string& field,
           const std::string& problem);
     std::optional<uint64_t> offset() const { return offset_; }
     const std::string& field() const { return field_; }
 
-private:
+  private:
     std::optional<uint64_t> offset_;
     std::string field_;
 };
@@ -46,13 +47,13 @@ inline constexpr uint32_t kDefaultAlignment = 32;
 /// length (the input dimension of a weight matrix); unused dims are 1.
 struct TensorInfo {
     std::string name;
-    uint32_t type = 0;                  ///< ggml type id (see ggml/types.h)
+    uint32_t type = 0;  ///< ggml type id (see ggml/types.h)
     uint32_t n_dims = 0;
     std::array<uint64_t, kMaxDims> ne{1, 1, 1, 1};
-    uint64_t offset = 0;                ///< bytes from the start of the data section
-    uint64_t nbytes = 0;                ///< bytes of data
-    uint64_t info_offset = 0;           ///< file offset of this tensor's info (for messages)
-    const uint8_t* data = nullptr;      ///< points into the mapping; valid while the File lives
+    uint64_t offset = 0;            ///< bytes from the start of the data section
+    uint64_t nbytes = 0;            ///< bytes of data
+    uint64_t info_offset = 0;       ///< file offset of this tensor's info (for messages)
+    const uint8_t* data = nullptr;  ///< points into the mapping; valid while the File lives
 
     uint64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
     uint64_t n_rows() const { return ne[1] * ne[2] * ne[3]; }
@@ -62,7 +63,7 @@ struct TensorInfo {
 
 /// An opened GGUF file: header, metadata in file order, tensor infos.
 class File {
-public:
+  public:
     /// Maps and parses `path`. Throws gguf::Error for a malformed or
     /// unsupported file and std::runtime_error when it cannot be read.
     static File open(const std::string& path);
@@ -99,7 +100,7 @@ public:
     /// Tensor called `name`; throws gguf::Error ("missing tensor") if absent.
     const TensorInfo& tensor(std::string_view name) const;
 
-private:
+  private:
     File() = default;
 
     std::string path_;

@@ -10,20 +10,22 @@
 #include <stdexcept>
 #include <utility>
 
+#include "errors/errors.h"
+
 namespace wb::gguf {
 
 MappedFile::MappedFile(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+    if (fd < 0) throw FileError(path, path + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
-        throw std::runtime_error(path + ": cannot stat: " + std::strerror(err));
+        throw FileError(path, path + ": cannot stat: " + std::strerror(err));
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        throw std::runtime_error(path + ": not a regular file");
+        throw FileError(path, path + ": not a regular file");
     }
     size_ = static_cast<uint64_t>(st.st_size);
     if (size_ > 0) {
@@ -31,8 +33,8 @@ MappedFile::MappedFile(const std::string& path) {
         if (p == MAP_FAILED) {
             const int err = errno;
             ::close(fd);
-            throw std::runtime_error(path + ": cannot map " + std::to_string(size_) +
-                                     " bytes: " + std::strerror(err));
+            throw FileError(path, path + ": cannot map " + std::to_string(size_) +
+                                      " bytes: " + std::strerror(err));
         }
         data_ = static_cast<const uint8_t*>(p);
     }

@@ -319,4 +319,11 @@ void CpuModel::decode(const Batch& batch, std::vector<float>& logits) {
     cells_.commit(batch, slots);
 }
 
+MemoryReport CpuModel::memory_report() const {
+    MemoryReport r;
+    r.weights = weight_bytes();
+    r.kv_cache = kv_bytes();
+    return r;
+}
+
 }  // namespace wb::model

@@ -35,6 +35,11 @@ class CpuModel : public Model {
     void decode(const Batch& batch, std::vector<float>& logits) override;
     void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
     uint32_t n_free_cells() const override { return cells_.n_free(); }
+    /// Host bytes of the f32 weights and of the KV cache (activations are
+    /// per-call temporaries and not counted); on_device false.
+    MemoryReport memory_report() const override;
+    /// Backend "cpu", every device field empty.
+    DeviceFacts device_facts() const override { return DeviceFacts{"cpu", {}, {}, {}, {}, {}}; }
 
     /// The cache bookkeeping (read-only), e.g. for tests and the UI.
     const KvCells& cells() const { return cells_; }

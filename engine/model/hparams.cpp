@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "errors/errors.h"
 #include "gguf/gguf.h"
 #include "model/arch/arch.h"
 
@@ -38,7 +39,9 @@ uint32_t read_u32(const gguf::File& f, const std::string& key, std::optional<uin
     const gguf::Value* v = f.find(key);
     throw UnsupportedModel(
         f.path() + ": metadata key '" + key + "' = " + (v ? v->to_display() : std::string("?")) +
-        ": " + what + " is not supported (supported architectures: " + supported_arch_list() + ")");
+            ": " + what + " is not supported (supported architectures: " + supported_arch_list() +
+            ")",
+        "architecture option", "metadata key '" + key + "'");
 }
 
 /// Options of otherwise supported architectures that change the forward
@@ -81,7 +84,8 @@ HParams HParams::from_gguf(const gguf::File& f) {
     const ArchSpec* spec = find_arch(hp.arch);
     if (!spec) {
         throw UnsupportedModel(f.path() + ": unsupported architecture '" + hp.arch +
-                               "' (general.architecture); supported: " + supported_arch_list());
+                                   "' (general.architecture); supported: " + supported_arch_list(),
+                               "architecture", "general.architecture");
     }
     hp.rope_mode = spec->rope_mode;
     hp.name = f.get_string("general.name").value_or("");

@@ -8,7 +8,10 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "errors/errors.h"
 
 namespace wb::gguf {
 class File;
@@ -41,9 +44,12 @@ struct RopeConfig {
 /// "<path>: unsupported architecture 'X' (general.architecture); supported:
 /// llama, ..." or "<path>: metadata key 'K' = V: <what it is> is not
 /// supported (supported architectures: ...)".
-class UnsupportedModel : public std::runtime_error {
+/// Its feature() is "architecture" for an unknown architecture, "architecture
+/// option" otherwise; field() names the metadata key or tensor.
+class UnsupportedModel : public wb::UnsupportedError {
   public:
-    using std::runtime_error::runtime_error;
+    UnsupportedModel(const std::string& what, std::string feature, std::string field)
+        : UnsupportedError(std::move(feature), what, std::move(field)) {}
 };
 
 struct HParams {

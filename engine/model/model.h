@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "model/batch.h"
 #include "model/hparams.h"
+#include "vk/profile.h"
 
 namespace wb::model {
 
@@ -33,6 +35,44 @@ struct ContextParams {
 class DecodeError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
+};
+
+/// Memory a loaded model holds, by purpose, in bytes. On the Vulkan backend
+/// these are device allocations (the engine's own accounting); on the CPU
+/// reference, host buffers (f32 weights, the KV cache).
+struct MemoryReport {
+    uint64_t weights = 0;
+    uint64_t kv_cache = 0;
+    uint64_t activations = 0;
+    uint64_t staging = 0;
+    bool on_device = false;  ///< device memory (Vulkan) rather than host memory
+    /// VK_EXT_memory_budget usage and budget summed over the device-local
+    /// heaps; nullopt when the driver does not report them (lavapipe, CPU).
+    std::optional<uint64_t> device_usage;
+    std::optional<uint64_t> device_budget;
+    uint64_t total() const { return weights + kv_cache + activations + staging; }
+};
+
+/// Wall-clock time of decode()'s host phases, summed over the calls since
+/// clear_profile() while profiling is on, in milliseconds: where a step's
+/// time goes besides the device's own work (the per-op profile).
+struct HostTimes {
+    uint64_t calls = 0;           ///< decode() calls summed
+    double prepare_ms = 0.0;      ///< cell placement, cell table, RoPE angles, input uploads
+    double record_ms = 0.0;       ///< recording the command buffer (descriptor sets, dispatches)
+    double submit_wait_ms = 0.0;  ///< queue submit until the fence signals, plus timestamp reads
+    double readback_ms = 0.0;     ///< copying the logits to the caller
+};
+
+/// The compute device a model runs on, spelled the same way by every
+/// surface (the run log's environment rows compare these strings).
+struct DeviceFacts {
+    std::string backend;      ///< "vulkan" or "cpu"
+    std::string name;         ///< deviceName ("llvmpipe (LLVM 15.0.6, 256 bits)"); "" for cpu
+    std::string type;         ///< "discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other"
+    std::string driver_name;  ///< driverName ("llvmpipe", "NVIDIA"); "" for cpu
+    std::string driver_version;  ///< vendor-decoded version plus " (driverInfo)" when present
+    std::string api_version;     ///< "1.3.255"; "" for cpu
 };
 
 /// A loaded model plus its KV cache.
@@ -58,6 +98,27 @@ class Model {
 
     /// KV cells not used by any sequence.
     virtual uint32_t n_free_cells() const = 0;
+
+    /// Memory held now, by purpose. Cheap and safe to call from another
+    /// thread while decode() runs (counters and a driver query).
+    virtual MemoryReport memory_report() const = 0;
+    /// The device the model runs on (backend "cpu" with empty fields for
+    /// the CPU reference).
+    virtual DeviceFacts device_facts() const = 0;
+
+    /// Profiling: whether set_profiling(true) records per-op device times
+    /// (the Vulkan backend; ops are empty when the device has no
+    /// timestamps). The default is a model without profiling.
+    virtual bool can_profile() const { return false; }
+    /// Turns per-op timing and host-phase timing of decode() on or off.
+    /// Ignored when can_profile() is false.
+    virtual void set_profiling(bool on) { (void)on; }
+    /// Forgets the times summed so far.
+    virtual void clear_profile() {}
+    /// Per-op device times summed over decode() calls since clear_profile().
+    virtual const vk::Profile& profile() const;
+    /// Host phases of the same calls.
+    virtual const HostTimes& host_times() const;
 };
 
 }  // namespace wb::model

@@ -34,9 +34,11 @@ ModelDesc ModelDesc::from_gguf(const gguf::File& f) {
     for (const TensorRef& t : d.tensors) known.insert(t.name);
     for (const gguf::TensorInfo& t : f.tensors()) {
         if (!known.count(t.name)) {
-            throw gguf::Error(f.path(), t.info_offset, "tensor '" + t.name + "'",
-                              "not part of architecture " + d.hp.arch +
-                                  " as this engine implements it (an option it does not run)");
+            const std::string field = "tensor '" + t.name + "'";
+            throw UnsupportedModel(f.path() + ": offset " + std::to_string(t.info_offset) + ": " +
+                                       field + ": not part of architecture " + d.hp.arch +
+                                       " as this engine implements it (an option it does not run)",
+                                   "architecture option", field);
         }
     }
     return d;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "errors/errors.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/vk_model_impl.h"
@@ -155,8 +156,44 @@ VkModel::~VkModel() = default;
 std::string VkModel::backend_name() const {
     return impl_->ctx->info().name;
 }
-vk::MemoryReport VkModel::memory_report() const {
+vk::MemoryReport VkModel::device_memory_report() const {
     return impl_->ctx->memory_report();
+}
+
+MemoryReport VkModel::memory_report() const {
+    // Atomic counters and a physical-device query: safe from another
+    // thread while the engine thread decodes.
+    const vk::MemoryReport r = impl_->ctx->memory_report();
+    MemoryReport m;
+    m.weights = r.bytes[static_cast<int>(vk::Purpose::Weights)];
+    m.kv_cache = r.bytes[static_cast<int>(vk::Purpose::KvCache)];
+    m.activations = r.bytes[static_cast<int>(vk::Purpose::Activations)];
+    m.staging = r.bytes[static_cast<int>(vk::Purpose::Staging)];
+    m.on_device = true;
+    if (r.has_budget) {
+        const std::vector<vk::HeapInfo>& heaps = impl_->ctx->info().heaps;
+        uint64_t usage = 0, budget = 0;
+        for (size_t i = 0; i < r.heaps.size() && i < heaps.size(); ++i) {
+            if (!heaps[i].device_local) continue;
+            usage += r.heaps[i].usage;
+            budget += r.heaps[i].budget;
+        }
+        m.device_usage = usage;
+        m.device_budget = budget;
+    }
+    return m;
+}
+
+DeviceFacts VkModel::device_facts() const {
+    const vk::DeviceInfo& d = impl_->ctx->info();
+    DeviceFacts f;
+    f.backend = "vulkan";
+    f.name = d.name;
+    f.type = d.type_slug();
+    f.driver_name = d.driver_name;
+    f.driver_version = d.driver_version_full();
+    f.api_version = d.api_version_string();
+    return f;
 }
 const vk::DeviceInfo& VkModel::device_info() const {
     return impl_->ctx->info();

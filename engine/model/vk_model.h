@@ -34,16 +34,9 @@ struct VkModelOptions {
     bool profile = false;       ///< timestamp every op (see profile())
 };
 
-/// Wall-clock time of decode()'s host phases, summed over the calls since
-/// clear_profile() while profiling is on, in milliseconds: where a step's
-/// time goes besides the GPU's own work (the per-op profile).
-struct VkHostTimes {
-    uint64_t calls = 0;           ///< decode() calls summed
-    double prepare_ms = 0.0;      ///< cell placement, cell table, RoPE angles, input uploads
-    double record_ms = 0.0;       ///< recording the command buffer (descriptor sets, dispatches)
-    double submit_wait_ms = 0.0;  ///< vkQueueSubmit until the fence signals, plus timestamp reads
-    double readback_ms = 0.0;     ///< copying the logits to the caller
-};
+/// Host phases of decode() (model.h's HostTimes: prepare, record, submit
+/// to fence, logits readback).
+using VkHostTimes = HostTimes;
 
 class VkModel : public Model {
   public:
@@ -75,17 +68,23 @@ class VkModel : public Model {
     /// Per-op GPU times summed over decode() calls since the last
     /// clear_profile(), when profiling is on (empty otherwise or when the
     /// device has no timestamps).
-    const vk::Profile& profile() const { return profile_; }
-    /// Host phases of the same calls (see VkHostTimes).
-    const VkHostTimes& host_times() const { return host_times_; }
-    void set_profiling(bool on) { profiling_ = on; }
-    void clear_profile() {
+    bool can_profile() const override { return true; }
+    const vk::Profile& profile() const override { return profile_; }
+    /// Host phases of the same calls (see HostTimes).
+    const HostTimes& host_times() const override { return host_times_; }
+    void set_profiling(bool on) override { profiling_ = on; }
+    void clear_profile() override {
         profile_.clear();
-        host_times_ = VkHostTimes{};
+        host_times_ = HostTimes{};
     }
-    /// The engine's accounting (weights, KV cache, activations, staging)
-    /// and the driver's per-heap usage/budget where VK_EXT_memory_budget exists.
-    vk::MemoryReport memory_report() const;
+    /// Device bytes by purpose (the engine's accounting) and, where
+    /// VK_EXT_memory_budget exists, usage/budget summed over device-local heaps.
+    MemoryReport memory_report() const override;
+    /// The device, spelled as DeviceFacts says (type "discrete-gpu", ...,
+    /// driver version with driverInfo).
+    DeviceFacts device_facts() const override;
+    /// The engine's accounting and the driver's per-heap usage/budget, raw.
+    vk::MemoryReport device_memory_report() const;
     const vk::DeviceInfo& device_info() const;
     /// Validation log when validation is on, else nullptr.
     const vk::ValidationLog* validation() const;
@@ -103,7 +102,7 @@ class VkModel : public Model {
     KvCells cells_;
     bool profiling_ = false;
     vk::Profile profile_;
-    VkHostTimes host_times_;
+    HostTimes host_times_;
     std::unique_ptr<Impl> impl_;
 };
 

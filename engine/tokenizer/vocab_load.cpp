@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "errors/errors.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/vocab.h"
@@ -116,17 +117,21 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
     }
     const bool is_bpe = *model == "gpt2";
     if (*model == "bert") {
-        throw std::runtime_error(path + ": unsupported tokenizer model 'bert' (" +
-                                 std::string(kModelKey) +
-                                 "): WordPiece vocabularies (BERT embedding models) are not "
-                                 "implemented; supported: 'llama' (SentencePiece-style), 'gpt2' "
-                                 "(byte-level BPE)");
+        throw UnsupportedError("tokenizer",
+                               path + ": unsupported tokenizer model 'bert' (" +
+                                   std::string(kModelKey) +
+                                   "): WordPiece vocabularies (BERT embedding models) are not "
+                                   "implemented; supported: 'llama' (SentencePiece-style), 'gpt2' "
+                                   "(byte-level BPE)",
+                               std::string(kModelKey));
     }
     if (*model != "llama" && !is_bpe) {
-        throw std::runtime_error(path + ": unsupported tokenizer model '" + *model + "' (" +
-                                 std::string(kModelKey) +
-                                 "); supported: 'llama' (SentencePiece-style), 'gpt2' "
-                                 "(byte-level BPE)");
+        throw UnsupportedError("tokenizer",
+                               path + ": unsupported tokenizer model '" + *model + "' (" +
+                                   std::string(kModelKey) +
+                                   "); supported: 'llama' (SentencePiece-style), 'gpt2' "
+                                   "(byte-level BPE)",
+                               std::string(kModelKey));
     }
     v.model_ = *model;
     v.pre_ = f.get_string(kPreKey).value_or("");
@@ -139,7 +144,7 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
         try {
             config = bpe_pre_config(v.pre_);
         } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(path + ": " + e.what());
+            throw UnsupportedError("tokenizer", path + ": " + e.what(), std::string(kPreKey));
         }
         v.pre_family_ = config.family;
         v.add_bos_ = config.add_bos;

@@ -39,6 +39,27 @@ std::string DeviceInfo::driver_version_string() const {
            "." + std::to_string(VK_API_VERSION_PATCH(v));
 }
 
+std::string DeviceInfo::driver_version_full() const {
+    std::string v = driver_version_string();
+    if (!driver_info.empty()) v += " (" + driver_info + ")";
+    return v;
+}
+
+std::string DeviceInfo::type_slug() const {
+    switch (type) {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+            return "discrete-gpu";
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+            return "integrated-gpu";
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+            return "virtual-gpu";
+        case VK_PHYSICAL_DEVICE_TYPE_CPU:
+            return "cpu";
+        default:
+            return "other";
+    }
+}
+
 namespace {
 
 bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* name) {

@@ -58,6 +58,12 @@ struct DeviceInfo {
     /// Driver version decoded the way the vendor encodes it (NVIDIA:
     /// 10.8.8.6 bits; others: Vulkan's major.minor.patch).
     std::string driver_version_string() const;
+    /// driver_version_string() plus " (driverInfo)" when the driver gives
+    /// one: "22.3.6 (Mesa 22.3.6 (LLVM 15.0.6))". The run log's spelling.
+    std::string driver_version_full() const;
+    /// "discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other": the
+    /// run log's spelling of the type (type_name() is the display one).
+    std::string type_slug() const;
 };
 
 /// Reads every fact above for `dev`. `index` is copied into the result.

@@ -8,14 +8,22 @@
 #include <stdexcept>
 #include <string>
 
+#include "errors/errors.h"
+
 namespace wb::vk {
 
 /// A failed Vulkan call or an unusable device. what() reads
-/// "<call>: <VK_RESULT_NAME>[: hint]".
-class Error : public std::runtime_error {
+/// "<call>: <VK_RESULT_NAME>[: hint]". Its kind() is OutOfMemory for
+/// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_OUT_OF_HOST_MEMORY, Device
+/// otherwise.
+class Error : public wb::DeviceError {
   public:
     Error(const std::string& what, VkResult result = VK_ERROR_UNKNOWN)
-        : std::runtime_error(what), result_(result) {}
+        : wb::DeviceError(
+              what, result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY
+                        ? wb::ErrorKind::OutOfMemory
+                        : wb::ErrorKind::Device),
+          result_(result) {}
     VkResult result() const { return result_; }
 
   private:

@@ -17,6 +17,7 @@
 #include "batch_results_model.h"
 #include "common/data_dir.h"
 #include "common/gguf_bytes.h"
+#include "errors/errors.h"
 #include "gguf/gguf.h"
 #include "live_charts.h"
 #include "model_info.h"
@@ -24,6 +25,7 @@
 #include "settings_panel.h"
 #include "settings_store.h"
 #include "user_error.h"
+#include "vk/error.h"
 
 using namespace wb;
 
@@ -222,37 +224,53 @@ void UiParts::missingFileError() {
 }
 
 void UiParts::unsupportedArchError() {
-    const std::runtime_error e("unsupported architecture 'gpt2'");
+    // The engine's typed error (model/hparams.cpp throws it), not its wording.
+    const wb::UnsupportedError e("architecture", "unsupported architecture 'gpt2'");
     const gui::UserError u = gui::classify_error(e, "/m/x.gguf");
     QCOMPARE(u.kind, gui::UserError::Kind::UnsupportedArch);
     QVERIFY(u.where.contains("general.architecture"));
 }
 
 void UiParts::unsupportedOptionError() {
-    const std::runtime_error moe(
+    // model/hparams.cpp and model_desc.cpp throw these (feature "architecture
+    // option", field naming the key or tensor).
+    const wb::UnsupportedError moe(
+        "architecture option",
         "/m/x.gguf: metadata key 'llama.expert_count' = 8: mixture of experts is not supported "
-        "(supported architectures: gemma2, gemma3, llama, phi3, qwen2, qwen3)");
+        "(supported architectures: gemma2, gemma3, llama, phi3, qwen2, qwen3)",
+        "metadata key 'llama.expert_count'");
     const gui::UserError u = gui::classify_error(moe, "/m/x.gguf");
     QCOMPARE(u.kind, gui::UserError::Kind::UnsupportedArch);
     QVERIFY2(u.where.contains("metadata key 'llama.expert_count'"), qPrintable(u.where));
-    const wb::gguf::Error extra("/m/x.gguf", 64, "tensor 'blk.0.attn_q.bias'",
-                                "not part of architecture llama as this engine implements it");
+    const wb::UnsupportedError extra(
+        "architecture option",
+        "/m/x.gguf: offset 64: tensor 'blk.0.attn_q.bias': not part of architecture llama as this "
+        "engine implements it",
+        "tensor 'blk.0.attn_q.bias'");
     const gui::UserError t = gui::classify_error(extra, "/m/x.gguf");
     QCOMPARE(t.kind, gui::UserError::Kind::UnsupportedArch);
     QVERIFY2(t.where.contains("tensor 'blk.0.attn_q.bias'"), qPrintable(t.where));
 }
 
 void UiParts::vulkanAndMemoryErrors() {
-    const std::runtime_error novk(
+    const wb::vk::Error novk(
         "vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER (no Vulkan driver; try `apt-get install "
-        "mesa-vulkan-drivers`)");
+        "mesa-vulkan-drivers`)",
+        VK_ERROR_INCOMPATIBLE_DRIVER);
     QCOMPARE(gui::classify_error(novk, "m.gguf").kind, gui::UserError::Kind::NoVulkanDevice);
-    const std::runtime_error big(
+    const wb::OutOfMemoryError big(
         "model needs 9000000000 bytes (weights 8 GB + KV cache 1 GB) but device X has 4000000000 "
         "bytes available");
-    // "needs ... bytes ... available": the Vulkan model's wording.
+    // The Vulkan model's error when the weights and KV cache do not fit.
     const gui::UserError u = gui::classify_error(big, "m.gguf");
     QCOMPARE(u.kind, gui::UserError::Kind::ModelTooLarge);
+    // A device error that is a lack of memory is told as one.
+    const wb::vk::Error oom("vkAllocateMemory: VK_ERROR_OUT_OF_DEVICE_MEMORY",
+                            VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    QCOMPARE(gui::classify_error(oom, "m.gguf").kind, gui::UserError::Kind::ModelTooLarge);
+    // Untyped errors are not guessed from their wording.
+    const std::runtime_error words("vulkan: model needs 9 bytes but device has 4 bytes available");
+    QCOMPARE(gui::classify_error(words, "m.gguf").kind, gui::UserError::Kind::Other);
 }
 
 void UiParts::modelInfoOfDefaultModel() {

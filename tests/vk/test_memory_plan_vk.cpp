@@ -33,7 +33,7 @@ class TestMemoryPlanVk : public QObject {
     static void expect_plan_matches(VkModel& m, const ContextParams& cp, const PlanShape& shape) {
         const MemoryNeed plan =
             plan_memory(m.desc(), cp, shape, vk::Kernels::config_for(m.device_info()));
-        const vk::MemoryReport r = m.memory_report();
+        const vk::MemoryReport r = m.device_memory_report();
         auto got = [&](vk::Purpose p) { return double(r.bytes[static_cast<int>(p)]); };
         const struct {
             const char* what;

@@ -408,10 +408,11 @@ class TestVkModel : public QObject {
 
     void memory_report_by_purpose() {
         auto m = make_model(KvType::F16);
-        const vk::MemoryReport r = m->memory_report();
-        QVERIFY(r.bytes[int(vk::Purpose::Weights)] >= 1185376 - 100000);  // ~ file's tensor bytes
+        const model::MemoryReport r = m->memory_report();  // through the Model interface
+        QVERIFY(r.on_device);
+        QVERIFY(r.weights >= 1185376 - 100000);  // ~ file's tensor bytes
         // 2 * 5 layers * 512 cells * 32 values * 2 bytes
-        QCOMPARE(r.bytes[int(vk::Purpose::KvCache)], uint64_t(2 * 5 * 512 * 32 * 2));
+        QCOMPARE(r.kv_cache, uint64_t(2 * 5 * 512 * 32 * 2));
     }
 
     void bad_batch_leaves_cache_unchanged() {
