@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/data_dir.h"
+#include "common/raw_sqlite.h"
 #include "runlog/environment.h"
 #include "runlog/response_rows.h"
 #include "runlog/run_log.h"
@@ -24,37 +25,6 @@ using namespace wb::runlog;
 namespace {
 
 const std::string kStories = wbtest::data_dir() + "/models/stories260K.gguf";
-
-struct Raw {
-    sqlite3* db = nullptr;
-    explicit Raw(const std::string& path) {
-        if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
-            qFatal("raw open failed");
-    }
-    ~Raw() { sqlite3_close_v2(db); }
-    Raw(const Raw&) = delete;
-    Raw& operator=(const Raw&) = delete;
-    std::vector<std::vector<std::string>> rows(const std::string& sql) const {
-        sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
-            qFatal("prepare: %s: %s", sql.c_str(), sqlite3_errmsg(db));
-        std::vector<std::vector<std::string>> out;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            std::vector<std::string> r;
-            for (int i = 0; i < sqlite3_column_count(st); ++i) {
-                const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(st, i));
-                r.push_back(t ? std::string(t, size_t(sqlite3_column_bytes(st, i))) : "<null>");
-            }
-            out.push_back(r);
-        }
-        sqlite3_finalize(st);
-        return out;
-    }
-    void exec(const char* sql) const {
-        if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
-            qFatal("exec: %s: %s", sql, sqlite3_errmsg(db));
-    }
-};
 
 using Rows = std::vector<std::vector<std::string>>;
 
@@ -100,23 +70,23 @@ class TestResponseRows : public QObject {
         const std::string q =
             "SELECT id, finish_reason, output, output_tokens, finished_ms "
             "FROM responses";
-        Rows r = Raw(path_).rows(q);
+        Rows r = wbtest::RawSqlite(path_, true).rows(q);
         QCOMPARE(r.size(), size_t(1));
         const std::string id = r[0][0];
         QCOMPARE(r[0], (std::vector<std::string>{id, "interrupted", "", "<null>", "<null>"}));
 
         rows.text("p1", "Once", 1, 0.0);          // first update: written
         rows.text("p1", "Once there", 2, 500.0);  // 0.5 s later: throttled
-        QCOMPARE(Raw(path_).rows(q)[0][2], std::string("Once"));
+        QCOMPARE(wbtest::RawSqlite(path_, true).rows(q)[0][2], std::string("Once"));
         rows.text("p1", "Once there was", 3, 1200.0);  // past a second: written
-        r = Raw(path_).rows(q);
+        r = wbtest::RawSqlite(path_, true).rows(q);
         QCOMPARE(r[0],
                  (std::vector<std::string>{id, "interrupted", "Once there was", "3", "<null>"}));
 
         rows.start("p1", s);  // resumed after preemption: still one row
-        QCOMPARE(Raw(path_).rows(q).size(), size_t(1));
+        QCOMPARE(wbtest::RawSqlite(path_, true).rows(q).size(), size_t(1));
         rows.finish("p1", finished("p1", "Once there was a"));
-        r = Raw(path_).rows(q);
+        r = wbtest::RawSqlite(path_, true).rows(q);
         QCOMPARE(r.size(), size_t(1));
         QCOMPARE(r[0], (std::vector<std::string>{id, "length", "Once there was a", "3",
                                                  std::to_string(base_.started_ms + 250)}));
@@ -137,7 +107,7 @@ class TestResponseRows : public QObject {
         s.request_id = "p1";
         rows.start("p1", s);
         {
-            Raw holder(path_);
+            wbtest::RawSqlite holder(path_, true);
             holder.exec("BEGIN IMMEDIATE");
             rows.finish("p1", finished("p1", "first"));
             QCOMPARE(rows.unlogged(), size_t(1));
@@ -158,7 +128,8 @@ class TestResponseRows : public QObject {
         QCOMPARE(rows.unlogged(), size_t(0));
         QCOMPARE(rows.last_error(), std::string());
         const Rows r =
-            Raw(path_).rows("SELECT request_id, finish_reason, output FROM responses ORDER BY id");
+            wbtest::RawSqlite(path_, true)
+                .rows("SELECT request_id, finish_reason, output FROM responses ORDER BY id");
         QCOMPARE(r, (Rows{{"p1", "length", "first"}, {"p2", "length", "second"}}));
     }
 
@@ -169,7 +140,7 @@ class TestResponseRows : public QObject {
         log.set_write_retry(1, 50);
         ResponseRows rows(log);
         {
-            Raw holder(path_);
+            wbtest::RawSqlite holder(path_, true);
             holder.exec("BEGIN IMMEDIATE");
             rows.finish("p1", finished("p1", "kept"));
             holder.exec("COMMIT");
@@ -180,7 +151,8 @@ class TestResponseRows : public QObject {
         rows.start("p2", s);
         QCOMPARE(rows.unlogged(), size_t(0));
         const Rows r =
-            Raw(path_).rows("SELECT request_id, finish_reason, output FROM responses ORDER BY id");
+            wbtest::RawSqlite(path_, true)
+                .rows("SELECT request_id, finish_reason, output FROM responses ORDER BY id");
         QCOMPARE(r, (Rows{{"p1", "length", "kept"}, {"p2", "interrupted", ""}}));
     }
 };

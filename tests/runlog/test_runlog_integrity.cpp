@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/data_dir.h"
+#include "common/raw_sqlite.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
 #include "runlog/integrity.h"
@@ -56,36 +57,7 @@ QStringList listing(const QString& dir) {
 }
 
 // Raw SQLite reads (independent of wb_runlog).
-struct Raw {
-    sqlite3* db = nullptr;
-    explicit Raw(const QString& path, bool write = false) {
-        if (sqlite3_open_v2(path.toUtf8().constData(), &db,
-                            write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
-                            nullptr) != SQLITE_OK)
-            qFatal("raw open failed");
-    }
-    ~Raw() { sqlite3_close_v2(db); }
-    std::vector<std::vector<std::string>> rows(const std::string& sql) const {
-        sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
-            qFatal("prepare: %s: %s", sql.c_str(), sqlite3_errmsg(db));
-        std::vector<std::vector<std::string>> out;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            std::vector<std::string> r;
-            for (int i = 0; i < sqlite3_column_count(st); ++i) {
-                const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(st, i));
-                r.push_back(t ? std::string(t, size_t(sqlite3_column_bytes(st, i))) : "<null>");
-            }
-            out.push_back(r);
-        }
-        sqlite3_finalize(st);
-        return out;
-    }
-    void exec(const char* sql) const {
-        if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
-            qFatal("exec: %s: %s", sql, sqlite3_errmsg(db));
-    }
-};
+using Raw = wbtest::RawSqlite;
 
 // Every response row as text, by id (the independent snapshot).
 std::map<int64_t, std::vector<std::string>> snapshot(const QString& path) {
