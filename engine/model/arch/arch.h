@@ -94,6 +94,12 @@ void graph_gemma(const ModelDesc& d, Ops& ops);
 /// The attention settings of layer `l`: scale, soft-cap, and the window
 /// on sliding-window layers.
 AttnParams layer_attn_params(const HParams& hp, uint32_t l);
+/// The output head every decoder graph ends with: the rows of the residual
+/// stream `x` [n_tok, n_embd] that want logits are gathered to [n_out,
+/// n_embd], RMS-normed with output_norm, multiplied by Woutput (token_embd
+/// when tied) into logits [n_out, n_vocab], soft-capped when
+/// final_softcap > 0 (gemma2), and handed to ops.logits().
+void output_head(const ModelDesc& d, Ops& ops, Act x);
 /// Tensors every llama-family layer has in split form (attn_q/k/v,
 /// ffn_gate/up) plus the given options; used by llama, qwen2, qwen3, gemma2, gemma3.
 void describe_split_layers(TensorTable& t, ModelDesc& d, bool qkv_bias, bool qk_norm,

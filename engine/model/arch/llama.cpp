@@ -42,6 +42,18 @@ AttnParams layer_attn_params(const HParams& hp, uint32_t l) {
     return p;
 }
 
+void output_head(const ModelDesc& d, Ops& ops, Act x) {
+    const HParams& hp = d.hp;
+    Act xo = ops.act("x_out", hp.n_embd, Rows::Outputs);            // [n_out, n_embd]
+    Act xo_norm = ops.act("x_out_norm", hp.n_embd, Rows::Outputs);  // [n_out, n_embd]
+    Act logits = ops.act("logits", hp.n_vocab, Rows::Outputs);      // [n_out, n_vocab]
+    ops.gather_outputs(xo, x);
+    ops.rms_norm(xo_norm, xo, d.output_norm, hp.rms_eps);
+    ops.matmul(logits, xo_norm, d.output);
+    if (hp.final_softcap > 0.0f) ops.softcap(logits, hp.final_softcap);
+    ops.logits(logits);
+}
+
 const ArchSpec kArchLlama = {"llama", RopeMode::Normal, 9, read_llama, describe_llama, graph_llama};
 
 //   x = token_embd[token]
@@ -59,19 +71,16 @@ void graph_llama(const ModelDesc& d, Ops& ops) {
     const HParams& hp = d.hp;
     const uint32_t n_embd = hp.n_embd, n_ff = hp.n_ff, q_dim = hp.q_dim(), kv_dim = hp.kv_dim();
     const float eps = hp.rms_eps;
-    Act x = ops.act("x", n_embd);                      // [n_tok, n_embd] residual stream
-    Act xb = ops.act("xb", n_embd);                    // [n_tok, n_embd] normed input of a sublayer
-    Act qkv = ops.act("qkv", q_dim + 2 * kv_dim);      // [n_tok, q_dim + 2 kv_dim] q | k | v
-    Act q = qkv.cols(0, q_dim);                        // [n_tok, n_head * head_dim]
-    Act k = qkv.cols(q_dim, kv_dim);                   // [n_tok, n_head_kv * head_dim]
-    Act v = qkv.cols(q_dim + kv_dim, kv_dim);          // [n_tok, n_head_kv * head_dim]
-    Act att = ops.act("att", q_dim);                   // [n_tok, q_dim] attention output
-    Act proj = ops.act("proj", n_embd);                // [n_tok, n_embd] Wo att, or Wdown ff
-    Act gate_up = ops.act("gate_up", 2 * n_ff);        // [n_tok, 2 n_ff] gate | up
-    Act ff = ops.act("ff", n_ff);                      // [n_tok, n_ff] silu(gate) * up
-    Act xo = ops.act("x_out", n_embd, Rows::Outputs);  // [n_out, n_embd]
-    Act xo_norm = ops.act("x_out_norm", n_embd, Rows::Outputs);  // [n_out, n_embd]
-    Act logits = ops.act("logits", hp.n_vocab, Rows::Outputs);   // [n_out, n_vocab]
+    Act x = ops.act("x", n_embd);                  // [n_tok, n_embd] residual stream
+    Act xb = ops.act("xb", n_embd);                // [n_tok, n_embd] normed input of a sublayer
+    Act qkv = ops.act("qkv", q_dim + 2 * kv_dim);  // [n_tok, q_dim + 2 kv_dim] q | k | v
+    Act q = qkv.cols(0, q_dim);                    // [n_tok, n_head * head_dim]
+    Act k = qkv.cols(q_dim, kv_dim);               // [n_tok, n_head_kv * head_dim]
+    Act v = qkv.cols(q_dim + kv_dim, kv_dim);      // [n_tok, n_head_kv * head_dim]
+    Act att = ops.act("att", q_dim);               // [n_tok, q_dim] attention output
+    Act proj = ops.act("proj", n_embd);            // [n_tok, n_embd] Wo att, or Wdown ff
+    Act gate_up = ops.act("gate_up", 2 * n_ff);    // [n_tok, 2 n_ff] gate | up
+    Act ff = ops.act("ff", n_ff);                  // [n_tok, n_ff] silu(gate) * up
 
     ops.embed(x, d.token_embd, hp.embd_scale);
     // Each residual add is fused with the RMSNorm after it (the FFN norm,
@@ -100,11 +109,7 @@ void graph_llama(const ModelDesc& d, Ops& ops) {
             ops.add(x, proj);
         }
     }
-    ops.gather_outputs(xo, x);
-    ops.rms_norm(xo_norm, xo, d.output_norm, eps);
-    ops.matmul(logits, xo_norm, d.output);
-    if (hp.final_softcap > 0.0f) ops.softcap(logits, hp.final_softcap);
-    ops.logits(logits);
+    output_head(d, ops, x);
 }
 
 }  // namespace wb::model
