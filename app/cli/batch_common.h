@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "args.h"
+#include "metrics/metrics_json.h"
 #include "metrics/metrics_store.h"
 #include "metrics/metrics_table.h"
 #include "model/model.h"
@@ -46,10 +47,9 @@ nlohmann::json sampling_json(const sampling::SamplingParams& p);
 /// with the app's Batch panel).
 using metrics::format_metrics_table;
 
-/// A Summary as {"count", "mean", "p50", "p90", "p95", "p99", "max"}
-/// (NaN -> null).
-nlohmann::json summary_json(const metrics::Summary& s);
-/// Every field of a span as JSON (latencies in ms, throughput in tokens/s).
-nlohmann::json window_json(const metrics::WindowStats& w);
+/// A span's metrics as JSON (engine/metrics/metrics_json.h, shared with the
+/// app's Batch panel).
+using metrics::summary_json;
+using metrics::window_json;
 
 }  // namespace wb::cli
