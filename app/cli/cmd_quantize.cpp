@@ -7,7 +7,6 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -101,11 +100,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         },
         opts);
 
-    std::map<std::string, int> counts;
-    for (const quant::TensorPlan& p : report.tensors) ++counts[ggml::type_upper_name(p.dst_type)];
-    std::string mix;
-    for (const auto& [name, n] : counts)
-        mix += (mix.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+    const std::string mix = report.type_mix();
     std::fprintf(
         stderr,
         "wrote %s: %s%s, %.2f bpw, %zu tensors (%s), %" PRIu64 " -> %" PRIu64 " bytes (%.1f%%)\n",

@@ -7,7 +7,6 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -116,11 +115,7 @@ int cmd_synth(const std::vector<std::string>& argv) {
         },
         opts);
 
-    std::map<std::string, int> counts;
-    for (const quant::TensorPlan& p : report.tensors) ++counts[ggml::type_upper_name(p.dst_type)];
-    std::string mix;
-    for (const auto& [name, n] : counts)
-        mix += (mix.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+    const std::string mix = report.type_mix();
     uint64_t n_params = 0;
     for (const quant::TensorPlan& p : report.tensors) n_params += p.n_elements;
     std::fprintf(stderr,

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include "ggml/types.h"
@@ -80,6 +81,15 @@ double QuantizeReport::bpw() const {
         n += p.n_elements;
     }
     return n ? 8.0 * static_cast<double>(bytes) / static_cast<double>(n) : 0.0;
+}
+
+std::string QuantizeReport::type_mix() const {
+    std::map<std::string, int> counts;
+    for (const TensorPlan& p : tensors) ++counts[ggml::type_upper_name(p.dst_type)];
+    std::string mix;
+    for (const auto& [name, n] : counts)
+        mix += (mix.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+    return mix;
 }
 
 std::vector<TensorPlan> plan_file(const std::string& in_path, Target target,

@@ -57,6 +57,9 @@ struct QuantizeReport {
     /// Bits per weight of the output: tensor data bytes * 8 / elements over
     /// all tensors (what llama.cpp's loader prints as BPW).
     double bpw() const;
+    /// The output's tensor types with their counts, by type name:
+    /// "F32 x45, Q4_0 x155, Q6_K x1" (what quantize and synth print).
+    std::string type_mix() const;
 };
 
 /// Choices beyond the target.
