@@ -27,7 +27,10 @@ struct MetricsStore::RawSpan {
     std::vector<double> queue_wait, ttft, itl, tpot, e2e, prompt, generated;
     uint64_t finished = 0, completed = 0, steps = 0, prefill = 0, decode = 0;
     double busy_ms = 0.0;
-    double first_step_start_ms = 0.0, last_step_end_ms = 0.0;  ///< valid when steps > 0
+    /// Sum of the intervals between consecutive forward passes while the
+    /// engine had work (ms) and the output tokens sampled at their ends.
+    double active_ms = 0.0;
+    uint64_t active_decode = 0;
 };
 
 MetricsStore::MetricsStore(double run_start_ms) {
@@ -89,10 +92,10 @@ void MetricsStore::record_finished(double at_ms, const RequestMetrics& m,
 }
 
 void MetricsStore::record_step(double end_ms, double duration_ms, uint32_t prefill_tokens,
-                               uint32_t decode_tokens) {
+                               uint32_t decode_tokens, bool after_idle) {
     std::lock_guard lock(mu_);
     if (!steps_.empty() && end_ms < steps_.back().end_ms) end_ms = steps_.back().end_ms;
-    steps_.push_back({end_ms, duration_ms, prefill_tokens, decode_tokens});
+    steps_.push_back({end_ms, duration_ms, prefill_tokens, decode_tokens, after_idle});
     last_ms_ = std::max(last_ms_, end_ms);
 }
 
@@ -150,12 +153,19 @@ MetricsStore::RawSpan MetricsStore::copy_span_locked(double begin_ms, double end
     auto hi = std::ranges::upper_bound(lo, steps_.end(), end_ms, {}, &Step::end_ms);
     for (auto it = lo; it != hi; ++it) {
         const Step& s = *it;
-        if (r.steps == 0) r.first_step_start_ms = std::max(begin_ms, s.end_ms - s.duration_ms);
-        r.last_step_end_ms = s.end_ms;
         ++r.steps;
         r.prefill += s.prefill;
         r.decode += s.decode;
         r.busy_ms += s.duration_ms;
+        // A pass that followed an idle engine (or the first of the run)
+        // starts a busy stretch: its tokens have no interval before them
+        // that measures generation, so the rate starts at its end. Every
+        // other pass counts the time since the previous pass ended (host
+        // work between passes included), even when that pass ended just
+        // before the span: the tokens it sampled took that long.
+        if (s.after_idle || it == steps_.begin()) continue;
+        r.active_ms += s.end_ms - std::prev(it)->end_ms;
+        r.active_decode += s.decode;
     }
     return r;
 }
@@ -186,10 +196,9 @@ WindowStats finish_span(const auto& raw) {
     } else {
         w.prefill_tokens_per_s = w.decode_tokens_per_s = w.busy_fraction = kNaN;
     }
-    w.active_ms =
-        raw.steps > 0 ? std::max(0.0, raw.last_step_end_ms - raw.first_step_start_ms) : 0.0;
+    w.active_ms = raw.active_ms;
     w.decode_tokens_per_active_s =
-        w.active_ms > 0.0 ? static_cast<double>(raw.decode) / (w.active_ms / 1000.0) : kNaN;
+        w.active_ms > 0.0 ? static_cast<double>(raw.active_decode) / (w.active_ms / 1000.0) : kNaN;
     return w;
 }
 

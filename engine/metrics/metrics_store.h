@@ -57,16 +57,18 @@ struct WindowStats {
     double decode_tokens_per_s = 0.0;
     /// Share of the span the engine spent inside forward passes (0..1).
     double busy_fraction = 0.0;
-    /// Time the span saw the engine generating (ms): from the start of the
-    /// first forward pass that ended in the span (clamped to begin_ms) to
-    /// the end of the last one; 0 when no pass ended in the span.
+    /// Time the span saw the engine generating (ms): for each forward pass
+    /// that ended in the span, the time since the pass before it ended,
+    /// except for a pass that followed an idle engine (it starts a busy
+    /// stretch; idle gaps between chat turns never count). 0 when no such
+    /// pass ended in the span.
     double active_ms = 0.0;
-    /// Output tokens per second of active_ms (tokens/s; NaN when active_ms
-    /// is 0): a reply shorter than the span reads at its own speed instead
-    /// of being averaged with the idle time around it. For one request this
-    /// is n_generated / (prefill start .. last token), which for a reply of
-    /// n tokens at a steady step time equals the reply's own
-    /// (n - 1) / (last token - first token).
+    /// Output tokens sampled by the passes counted in active_ms, per second
+    /// of active_ms (tokens/s; NaN when active_ms is 0). A reply shorter than
+    /// the span reads at its own speed instead of being averaged with the
+    /// idle time around it: for one request alone this is exactly its own
+    /// (n - 1) / (last token - first token), and for two turns with an idle
+    /// gap between them, their tokens over their generating time only.
     double decode_tokens_per_active_s = 0.0;
 };
 
@@ -103,9 +105,12 @@ class MetricsStore {
     /// A finished request; `m` from compute_request_metrics(). TPOT, e2e and
     /// token counts are recorded when `finish_reason` is "stop" or "length".
     void record_finished(double at_ms, const RequestMetrics& m, std::string_view finish_reason);
-    /// One forward pass that ended at `end_ms` and took `duration_ms`.
+    /// One forward pass that ended at `end_ms` and took `duration_ms`;
+    /// `decode_tokens` is the number of tokens sampled from its logits.
+    /// `after_idle`: the engine waited for work (no request running) since
+    /// the previous pass, so the gap before this one is idle time.
     void record_step(double end_ms, double duration_ms, uint32_t prefill_tokens,
-                     uint32_t decode_tokens);
+                     uint32_t decode_tokens, bool after_idle = false);
     void set_gauges(int32_t queued, int32_t running, uint32_t kv_cells_used,
                     uint32_t kv_cells_total);
 
@@ -131,6 +136,7 @@ class MetricsStore {
         double duration_ms;
         uint32_t prefill;
         uint32_t decode;
+        bool after_idle;
     };
 
     struct RawSpan;  // samples of one span, copied under the lock

@@ -431,7 +431,10 @@ void Scheduler::step(std::vector<Event>& ev) {
         return;
     }
     const double t = now_ms();
-    metrics_.record_step(t, t - t0, n_prefill, static_cast<uint32_t>(rows.size()));
+    // A pass after a step that left no request running (or after the engine
+    // slept) starts a busy stretch: the gap before it is idle time.
+    metrics_.record_step(t, t - t0, n_prefill, static_cast<uint32_t>(rows.size()),
+                         !busy_after_step_);
 
     // The ubatch is in the cache now.
     for (Slot* s : order) {
@@ -446,6 +449,8 @@ void Scheduler::step(std::vector<Event>& ev) {
         const int32_t token = s.sampler->sample(row);  // also records it for the penalty
         on_token(s, token, t, ev);
     }
+    busy_after_step_ =
+        std::any_of(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); });
 }
 
 void Scheduler::deliver(std::vector<Event>& ev) {
@@ -488,6 +493,7 @@ void Scheduler::run() {
                 }
                 const double now = now_ms();
                 if (next <= now) break;
+                busy_after_step_ = false;  // the engine sleeps: what follows is idle time
                 if (next == kNever) {
                     cv_.wait(lock);
                 } else {

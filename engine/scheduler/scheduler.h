@@ -152,8 +152,9 @@ class Scheduler {
     // Engine thread only.
     std::vector<Slot> slots_;  // [n_parallel]
     uint64_t admissions_ = 0;
-    std::vector<float> logits_;  // [n_outputs, n_vocab] of the last step
-    model::Batch batch_;         // the step's ubatch, reused
+    std::vector<float> logits_;     // [n_outputs, n_vocab] of the last step
+    model::Batch batch_;            // the step's ubatch, reused
+    bool busy_after_step_ = false;  // a request was running when the last step ended
 
     std::thread thread_;
 };

@@ -169,24 +169,38 @@ class TestMetrics : public QObject {
 
     void store_decode_rate_over_active_time() {
         // One reply inside a 2 s window: a 40 ms prefill step at 10.00-10.04 s
-        // samples the first token, then 9 decode steps of 10 ms each end at
-        // 10.05, 10.06, ..., 10.13 s. The reply's own rate is
-        // (10 - 1) tokens / (10.13 - 10.04) s = 100 tokens/s; over active time
-        // the window reads 10 tokens / (10.13 - 10.00) s = 76.9 tokens/s, and
-        // over the whole 2 s window 5 tokens/s. Hand-worked.
+        // (after an idle engine) samples the first token, then 9 decode steps
+        // of 10 ms each end at 10.05, 10.06, ..., 10.13 s. The reply's own
+        // rate is (10 - 1) tokens / (10.13 - 10.04) s = 100 tokens/s, and the
+        // window's rate over active time must read the same; over the whole
+        // 2 s window it is 10 / 2 = 5 tokens/s. Hand-worked.
         MetricsStore store(0.0);
-        store.record_step(10040, 40, 12, 1);
+        store.record_step(10040, 40, 12, 1, true);
         for (int i = 1; i <= 9; ++i) store.record_step(10040 + 10.0 * i, 10, 0, 1);
         const MetricsSnapshot s = store.snapshot(12000, 2000);
         QCOMPARE(s.window.decode_tokens, uint64_t{10});
-        QCOMPARE(s.window.active_ms, 130.0);
-        QCOMPARE(s.window.decode_tokens_per_active_s, 10.0 / 0.13);
+        QCOMPARE(s.window.active_ms, 90.0);
+        QCOMPARE(s.window.decode_tokens_per_active_s, 9.0 / 0.09);
         QCOMPARE(s.window.decode_tokens_per_s, 5.0);
-        // A window that starts inside the prefill step clamps to its begin:
-        // 10.02 .. 10.13 s.
+        // A window that starts inside the prefill step: the same 90 ms.
         const MetricsSnapshot cut = store.snapshot(10130, 110);
-        QCOMPARE(cut.window.active_ms, 110.0);
+        QCOMPARE(cut.window.active_ms, 90.0);
         QCOMPARE(cut.window.decode_tokens, uint64_t{10});
+        // A window that starts mid-reply, (10.055, 10.10]: the passes ending
+        // at 10.06 .. 10.10 s each took 10 ms since the one before, the first
+        // of them included though its predecessor ended before the window:
+        // 5 tokens / 50 ms.
+        const MetricsSnapshot mid = store.snapshot(10100, 45);
+        QCOMPARE(mid.window.active_ms, 50.0);
+        QCOMPARE(mid.window.decode_tokens_per_active_s, 100.0);
+        // A second turn 0.37 s later, inside the same window: a 40 ms prefill
+        // after the idle gap, then 4 decode steps of 20 ms (10.54 .. 10.62 s).
+        // The idle gap never counts: (9 + 4) tokens / (90 + 80) ms.
+        store.record_step(10540, 40, 30, 1, true);
+        for (int i = 1; i <= 4; ++i) store.record_step(10540 + 20.0 * i, 20, 0, 1);
+        const MetricsSnapshot two = store.snapshot(12000, 2000);
+        QCOMPARE(two.window.active_ms, 170.0);
+        QCOMPARE(two.window.decode_tokens_per_active_s, 13.0 / 0.17);
         // No step in the span: 0 ms active and no rate (NaN), not 0 tokens/s.
         const MetricsSnapshot idle = store.snapshot(20000, 2000);
         QCOMPARE(idle.window.active_ms, 0.0);
