@@ -13,6 +13,7 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
@@ -97,6 +98,13 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     auto* scroll = new QScrollArea;
     scroll->setWidget(settingsPanel_);
     scroll->setWidgetResizable(true);
+    // The dock must never be narrower than the settings' own width: the
+    // tabs' minimum widths (which grow with the system font) otherwise
+    // squeeze it to a sliver with its labels cut ("Temperatu").
+    settingsPanel_->ensurePolished();  // its size hint with the style's fonts and margins
+    scroll->setMinimumWidth(settingsPanel_->sizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width() +
+                            2 * scroll->frameWidth());
     dock->setWidget(scroll);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
                       QDockWidget::DockWidgetClosable);

@@ -12,6 +12,7 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
@@ -231,17 +232,31 @@ void UiUsability::historySearchKeepsItsWidth() {
 void UiUsability::settingsDockKeepsItsWidth() {
     // The tabs' minimum width (the History filter row in one line) left
     // the settings dock a sliver with its labels cut ("Temperatu").
-    QTemporaryDir d;
-    gui::SettingsStore store(d.filePath("s.ini"));
-    ui::MainWindow w(&store, nullptr);
-    w.resize(1400, 860);  // the first-start size
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto* dock = w.findChild<QDockWidget*>("settingsDock");
-    QVERIFY(dock);
-    QVERIFY2(dock->width() >= w.settingsPanel()->sizeHint().width(),
-             qPrintable(
-                 QString("%1 < %2").arg(dock->width()).arg(w.settingsPanel()->sizeHint().width())));
+    // A wider system font than this machine's (CI machines and desktops
+    // differ) grows the tabs' minimum widths first: the dock must still
+    // keep the settings' own width.
+    for (const double scale : {1.0, 1.4}) {
+        const QFont saved = QApplication::font();
+        QFont f = saved;
+        f.setPointSizeF(saved.pointSizeF() * scale);
+        QApplication::setFont(f);
+        QTemporaryDir d;
+        gui::SettingsStore store(d.filePath("s.ini"));
+        {
+            ui::MainWindow w(&store, nullptr);
+            w.resize(1400, 860);  // the first-start size
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            auto* dock = w.findChild<QDockWidget*>("settingsDock");
+            QVERIFY(dock);
+            QVERIFY2(dock->width() >= w.settingsPanel()->sizeHint().width(),
+                     qPrintable(QString("font x%1: %2 < %3")
+                                    .arg(scale)
+                                    .arg(dock->width())
+                                    .arg(w.settingsPanel()->sizeHint().width())));
+        }
+        QApplication::setFont(saved);
+    }
 }
 
 void UiUsability::historyWithoutRunLogSaysSo() {
