@@ -2,6 +2,8 @@
 // scheduler at a chosen concurrency, streams one result record per request
 // as it finishes, and prints the latency / throughput metrics at the end.
 
+#include <stdio_ext.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,6 +29,7 @@
 #include "prompt_file.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
+#include "runlog/response_rows.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
 #include "runlog/vk_device.h"
@@ -51,9 +54,13 @@ const CommandSpec kSpec{
     "with --max-queue Q only the first Q prompts are accepted. One result\n"
     "record per request (id, prompt, output, token ids, finish reason, timings)\n"
     "goes to --out (or stdout) as JSONL the moment it finishes, flushed, so an\n"
-    "interrupted run keeps every finished record. Ctrl-C cancels the rest\n"
-    "cleanly (their records say \"cancelled\") and exits with status 130; a\n"
-    "second Ctrl-C at least 0.5 s later kills at once.\n"
+    "interrupted run keeps every finished record. Ctrl-C or SIGTERM cancels the\n"
+    "rest cleanly (their records and rows say \"cancelled\", with the text so far)\n"
+    "and exits with status 130 (143 for SIGTERM); a second one at least 0.5 s\n"
+    "later kills at once. Each response's run-log row is written when it starts\n"
+    "and kept up to date, so even kill -9 leaves rows saying \"interrupted\". A\n"
+    "busy or full run log never ends the run: rows are kept and retried, and the\n"
+    "exit status is 1 if some could not be logged (or some records not written).\n"
     "A progress line and the metrics table (count, mean, p50, p90, p95, p99,\n"
     "max of queue wait, TTFT, ITL, TPOT, end-to-end latency; tokens/s) go to\n"
     "stderr. TTFT counts from submission, as vLLM's benchmark does. Each\n"
@@ -90,7 +97,19 @@ const CommandSpec kSpec{
     0,
 };
 
+// After a failed write of the result records (full disk, ulimit -f): the
+// part of the record that reached a regular file is cut off at `records_end`
+// (the end of the last whole record), and what stdio still holds is
+// dropped, so the file ends with whole records and nothing is written later.
+void drop_cut_record(FILE* out, off_t records_end) {
+    __fpurge(out);
+    if (records_end >= 0 && ftruncate(fileno(out), records_end) != 0) {
+        // Nothing more to do: the summary says how many records are whole.
+    }
+}
+
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};               // SIGINT or SIGTERM, whichever came first
 std::atomic<int64_t> g_first_sigint_ns{0};  // CLOCK_MONOTONIC of the first SIGINT
 
 int64_t monotonic_ns() {
@@ -99,17 +118,20 @@ int64_t monotonic_ns() {
     return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-// First SIGINT: cancel cleanly. A later one kills at once (a second Ctrl-C),
-// except within 500 ms of the first: `timeout -s INT` and process managers
-// signal both the process and its group, so one interrupt arrives twice.
-extern "C" void on_sigint(int) {
+// First SIGINT or SIGTERM: cancel cleanly (SIGTERM is what `kill`, systemd
+// and container runtimes send; it used to end the run with no "cancelled"
+// records). A later one kills at once (a second Ctrl-C), except within
+// 500 ms of the first: `timeout -s INT` and process managers signal both the
+// process and its group, so one interrupt arrives twice.
+extern "C" void on_sigint(int sig) {
     const int64_t now = monotonic_ns();
     int64_t expected = 0;
     if (g_first_sigint_ns.compare_exchange_strong(expected, now)) {
+        g_signal.store(sig);
         g_interrupted.store(true);
     } else if (now - expected >= 500'000'000) {
-        std::signal(SIGINT, SIG_DFL);
-        std::raise(SIGINT);
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
     }
 }
 
@@ -256,8 +278,40 @@ int cmd_batch(const std::vector<std::string>& argv) {
     }
 
     g_interrupted.store(false);
+    g_signal.store(0);
     g_first_sigint_ns.store(0);
     std::signal(SIGINT, on_sigint);
+    std::signal(SIGTERM, on_sigint);
+    // Each response's row is written when it starts, carries the streamed
+    // text (about once a second) and gets its final fields at the finish, so
+    // a kill -9 leaves "interrupted" rows; a busy or full run log keeps the
+    // rows and retries (runlog/response_rows.h) instead of ending the run.
+    std::optional<runlog::ResponseRows> rows;
+    if (log) rows.emplace(*log);
+    std::map<std::string, std::pair<std::string, int64_t>> streamed;  // label -> (text, tokens)
+    auto base_record = [&](const PromptEntry& pe) {
+        runlog::ResponseRecord rr;
+        rr.run_id = run_id;
+        rr.model_version_id = model_version;
+        rr.environment_id = environment;
+        rr.request_id = pe.id;
+        rr.settings = settings;
+        rr.settings["max_tokens"] = pe.max_tokens.value_or(n_predict);
+        rr.settings["seed"] = sampling.seed + static_cast<uint64_t>(&pe - pf.entries.data());
+        rr.prompt = pe.prompt;
+        return rr;
+    };
+    // The result records: every write checked; after a failure (a full
+    // disk) the run goes on (every response is in the run log) and the end
+    // says how many records were written.
+    size_t records_written = 0;
+    std::string out_error;
+    // End of the last whole record in a regular output file (-1: not a
+    // regular file), where a record cut by a full disk is truncated away.
+    off_t records_end = -1;
+    if (struct stat st{}; fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode))
+        records_end = ftello(out);
+    const std::string out_name = args.get("out").value_or("standard output");
     sched.start();
 
     const bool progress = !args.has("quiet");
@@ -278,7 +332,17 @@ int cmd_batch(const std::vector<std::string>& argv) {
         batch.clear();
         events.wait_pop(batch, std::chrono::milliseconds(100));
         for (const scheduler::Event& e : batch) {
+            if (rows && e.type == scheduler::EventType::Started) {
+                runlog::ResponseRecord rr = base_record(*by_label.at(e.label));
+                rr.started_ms = static_cast<int64_t>(utc_offset_ms + e.time_ms);
+                rows->start(e.label, rr);
+            } else if (rows && e.type == scheduler::EventType::Token) {
+                auto& [text, n] = streamed[e.label];
+                text += e.piece;
+                rows->text(e.label, text, ++n, e.time_ms);
+            }
             if (e.type != scheduler::EventType::Finished) continue;
+            streamed.erase(e.label);
             ++finished;
             if ((e.reason == scheduler::FinishReason::Error ||
                  e.reason == scheduler::FinishReason::Rejected) &&
@@ -290,16 +354,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
                 result_record(e, pe.prompt)
                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             if (log) {
-                runlog::ResponseRecord rr;
-                rr.run_id = run_id;
-                rr.model_version_id = model_version;
-                rr.environment_id = environment;
-                rr.request_id = e.label;
-                rr.settings = settings;
-                rr.settings["max_tokens"] = pe.max_tokens.value_or(n_predict);
-                rr.settings["seed"] =
-                    sampling.seed + static_cast<uint64_t>(&pe - pf.entries.data());
-                rr.prompt = pe.prompt;
+                runlog::ResponseRecord rr = base_record(pe);
                 rr.prompt_tokens = static_cast<int64_t>(e.prompt_tokens.size());
                 rr.output = e.output;
                 rr.output_tokens = static_cast<int64_t>(e.output_tokens.size());
@@ -324,12 +379,32 @@ int cmd_batch(const std::vector<std::string>& argv) {
                 }
                 rr.started_ms = static_cast<int64_t>(utc_offset_ms + tl.submitted_ms);
                 rr.finished_ms = static_cast<int64_t>(utc_offset_ms + tl.finished_ms);
-                log->log_response(rr);
+                const size_t before = rows->unlogged();
+                rows->finish(e.label, rr);
+                if (const std::string err = rows->take_new_error();
+                    !err.empty() && rows->unlogged() > before)
+                    std::fprintf(stderr,
+                                 "\nbatch: %s; kept in memory and retried with the next "
+                                 "responses (the run goes on)\n",
+                                 err.c_str());
             }
-            // Reported only after the run log committed it: a kill -9 never
-            // loses a response that was reported finished.
-            std::fprintf(out, "%s\n", line.c_str());
-            std::fflush(out);
+            // Reported after the run log write (committed, or kept for a
+            // retry when the log is busy or full): a kill -9 never loses a
+            // response that was reported finished and logged.
+            if (out_error.empty()) {
+                if (std::fprintf(out, "%s\n", line.c_str()) < 0 || std::fflush(out) != 0) {
+                    out_error = std::strerror(errno);
+                    drop_cut_record(out, records_end);
+                    std::fprintf(stderr,
+                                 "\nbatch: %s: cannot write result records: %s; the run goes "
+                                 "on%s\n",
+                                 out_name.c_str(), out_error.c_str(),
+                                 log ? " and every response is in the run log" : "");
+                } else {
+                    ++records_written;
+                    if (records_end >= 0) records_end = ftello(out);
+                }
+            }
         }
         const auto now = std::chrono::steady_clock::now();
         if (progress && now - last_progress >= std::chrono::milliseconds(tty ? 200 : 2000)) {
@@ -346,7 +421,16 @@ int cmd_batch(const std::vector<std::string>& argv) {
     }
     sched.stop();
     std::signal(SIGINT, SIG_DFL);
-    if (log) log->end_run(run_id);
+    std::signal(SIGTERM, SIG_DFL);
+    size_t unlogged = 0;
+    if (rows) {
+        unlogged = rows->flush();  // the last try for rows kept while the log was busy or full
+        try {
+            log->end_run(run_id);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "batch: %s\n", e.what());
+        }
+    }
 
     // 4. Summary of the whole run (ends at the last finish).
     const metrics::MetricsSnapshot s =
@@ -374,9 +458,29 @@ int cmd_batch(const std::vector<std::string>& argv) {
         j["requests_refused"] = refused;
         j["finish_reasons"] = nlohmann::json::object();
         for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
-        std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str());
+        if (std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str()) < 0 ||
+            std::fflush(summary_file.get()) != 0) {
+            std::fprintf(stderr, "batch: %s: cannot write the summary: %s\n",
+                         args.get("summary-json")->c_str(), std::strerror(errno));
+            return 1;
+        }
     }
-    return interrupted ? 130 : 0;
+    // Nothing is reported done that was not written.
+    bool failed = false;
+    if (!out_error.empty()) {
+        std::fprintf(stderr, "batch: only %zu of %zu result records were written to %s (%s)\n",
+                     records_written, total, out_name.c_str(), out_error.c_str());
+        failed = true;
+    }
+    if (unlogged > 0) {
+        std::fprintf(stderr,
+                     "batch: %zu responses could not be logged: %s; their result records are "
+                     "in %s\n",
+                     unlogged, rows->last_error().c_str(), out_name.c_str());
+        failed = true;
+    }
+    if (interrupted) return 128 + g_signal.load();  // 130 for SIGINT, 143 for SIGTERM
+    return failed ? 1 : 0;
 }
 
 }  // namespace wb::cli

@@ -211,7 +211,9 @@ int cmd_export(const std::vector<std::string>& argv) {
     } catch (...) {
         if (to_file) {
             if (f) std::fclose(f);
-            std::remove(file->c_str());  // never leave half an export that looks whole
+            // Never leave half an export that looks whole; only a regular
+            // file is removed (-o /dev/full must stay a device).
+            if (std::filesystem::is_regular_file(*file, ec)) std::filesystem::remove(*file, ec);
         }
         throw;
     }

@@ -8,9 +8,12 @@
 //   decode  first token -> last token; tokens/s = (generated - 1) / its time
 //           (each step = one single-token decode() + sampling), TPOT its inverse
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,6 +28,7 @@
 #include "model/load.h"
 #include "runlog/db_location.h"
 #include "runlog/environment.h"
+#include "runlog/response_rows.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
 #include "runlog/vk_device.h"
@@ -46,7 +50,11 @@ const CommandSpec kSpec{
     "end-of-generation token such as <|eot_id|> or <|im_end|> (finish reason\n"
     "\"stop\") or after N tokens or when the context is full (\"length\"). The text\n"
     "goes to stdout, then the prompt and generated token counts, TTFT and\n"
-    "prefill/decode tokens/s go to stderr.",
+    "prefill/decode tokens/s go to stderr.\n"
+    "Ctrl-C or SIGTERM stops after the current token: the response is logged as\n"
+    "\"cancelled\" with the text so far (exit status 130, 143 for SIGTERM). Its\n"
+    "run-log row is written before generating and updated about once a second,\n"
+    "so even kill -9 leaves a row saying \"interrupted\".",
     concat(
         concat(
             concat(
@@ -77,6 +85,25 @@ const CommandSpec kSpec{
 
 using Clock = std::chrono::steady_clock;
 
+// Ctrl-C or SIGTERM: stop after the current token, log the response as
+// "cancelled" with the text streamed so far, exit 130 / 143. A second one
+// (0.5 s later or more) kills at once.
+std::atomic<int> g_stop_signal{0};
+std::atomic<int64_t> g_first_signal_ns{0};
+
+extern "C" void on_stop_signal(int sig) {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe (POSIX)
+    const int64_t now = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+    int64_t expected = 0;
+    if (g_first_signal_ns.compare_exchange_strong(expected, now)) {
+        g_stop_signal.store(sig);
+    } else if (now - expected >= 500'000'000) {
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
+    }
+}
+
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -85,7 +112,7 @@ struct Generation {
     std::vector<int32_t> prompt_ids;
     std::vector<int32_t> generated_ids;  // without the end-of-generation token
     std::string text;
-    std::string finish_reason;  // "stop" | "length"
+    std::string finish_reason;  // "stop" | "length" | "cancelled" (SIGINT, SIGTERM)
     double load_ms = 0, ttft_ms = 0, prefill_ms = 0, decode_ms = 0, total_ms = 0;
 };
 
@@ -133,6 +160,10 @@ void run(model::Model& m, const tokenizer::Vocab& vocab, sampling::Sampler& samp
         if (!piece.empty()) on_text(piece);
         if (static_cast<int64_t>(g.generated_ids.size()) >= n_predict) break;
         if (static_cast<uint32_t>(pos) >= n_ctx) break;  // context full: "length"
+        if (g_stop_signal.load() != 0) {
+            g.finish_reason = "cancelled";
+            break;
+        }
         batch.clear();
         batch.add(tok, pos++, 0, true);
         m.decode(batch, logits);
@@ -229,44 +260,38 @@ int cmd_generate(const std::vector<std::string>& argv) {
         if (!m->can_profile()) throw UsageError("generate: --profile needs --backend vulkan");
         m->set_profiling(true);
     }
-    run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
-        if (json) return;
-        std::fwrite(piece.data(), 1, piece.size(), stdout);
-        std::fflush(stdout);
-    });
-
-    const double n_prompt = static_cast<double>(g.prompt_ids.size());
-    const double n_gen = static_cast<double>(g.generated_ids.size());
-    const double prefill_tps = per_second(n_prompt, g.prefill_ms);
-    const double decode_tps = per_second(n_gen > 1 ? n_gen - 1 : 0, g.decode_ms);
+    // The run log: one run with one response, whose row is written before
+    // generating and kept up to date (runlog/response_rows.h), so a kill -9
+    // leaves an "interrupted" row with the text so far; a busy or full log
+    // is retried, then reported.
+    nlohmann::json settings = {
+        {"temperature", as_decimal(sp.temperature)},
+        {"top_k", sp.top_k},
+        {"top_p", as_decimal(sp.top_p)},
+        {"min_p", as_decimal(sp.min_p)},
+        {"repeat_penalty", as_decimal(sp.repeat_penalty)},
+        {"repeat_last_n", sp.repeat_last_n},
+        {"seed", sp.seed},
+        {"n_ctx", m->context().n_ctx},
+        {"n_parallel", 1},
+        {"max_tokens", n_predict},
+        {"kv_type", m->context().kv_type == model::KvType::F16 ? "f16" : "f32"},
+        {"backend", m->backend_name()},
+        {"prompt_mode", chat_mode ? "chat" : "raw"},
+        // How the text became ids, so runs that tokenize differently differ here.
+        {"add_bos", vocab.add_bos()},
+        {"pre_tokenizer", vocab.pre_family()},
+        {"parse_special", chat_mode}};
+    if (chat_prompt) {
+        settings["chat_template"] = chat_prompt->template_name;
+        settings["chat_template_sha256"] = chat_prompt->template_sha256;
+    }
+    runlog::ResponseRecord r;
+    std::optional<runlog::ResponseRows> rows;
     if (log) {
-        // One run with one response; written (and committed) before exit.
-        nlohmann::json settings = {
-            {"temperature", as_decimal(sp.temperature)},
-            {"top_k", sp.top_k},
-            {"top_p", as_decimal(sp.top_p)},
-            {"min_p", as_decimal(sp.min_p)},
-            {"repeat_penalty", as_decimal(sp.repeat_penalty)},
-            {"repeat_last_n", sp.repeat_last_n},
-            {"seed", sp.seed},
-            {"n_ctx", m->context().n_ctx},
-            {"n_parallel", 1},
-            {"max_tokens", n_predict},
-            {"kv_type", m->context().kv_type == model::KvType::F16 ? "f16" : "f32"},
-            {"backend", m->backend_name()},
-            {"prompt_mode", chat_mode ? "chat" : "raw"},
-            // How the text became ids, so runs that tokenize differently differ here.
-            {"add_bos", vocab.add_bos()},
-            {"pre_tokenizer", vocab.pre_family()},
-            {"parse_special", chat_mode}};
-        if (chat_prompt) {
-            settings["chat_template"] = chat_prompt->template_name;
-            settings["chat_template_sha256"] = chat_prompt->template_sha256;
-        }
         const bool cpu = m->backend_name() == "cpu";
         runlog::DeviceInfo dev;
         if (!cpu) dev = runlog::describe_vulkan_device(lo.device);  // the loader's choice
-        runlog::ResponseRecord r;
         r.run_id = log->begin_run(runlog::RunKind::Generate, "generate", settings);
         r.model_version_id = log->ensure_model_version(path);
         r.environment_id =
@@ -274,6 +299,53 @@ int cmd_generate(const std::vector<std::string>& argv) {
         r.settings = settings;
         r.prompt = *prompt;
         r.prompt_tokens = static_cast<int64_t>(g.prompt_ids.size());
+        r.started_ms = started_utc_ms;
+        rows.emplace(*log);
+        rows->start("generate", r);
+    }
+    g_stop_signal.store(0);
+    g_first_signal_ns.store(0);
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+    std::string streamed;
+    try {
+        run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
+            streamed += piece;
+            if (rows)
+                rows->text("generate", streamed, static_cast<int64_t>(g.generated_ids.size()),
+                           ms_between(t_load, Clock::now()));
+            if (json) return;
+            std::fwrite(piece.data(), 1, piece.size(), stdout);
+            std::fflush(stdout);
+        });
+    } catch (const std::exception& e) {
+        // Logged as an error with what was generated before it, then reported.
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        if (rows) {
+            r.output = streamed;
+            r.output_tokens = static_cast<int64_t>(g.generated_ids.size());
+            r.finish_reason = "error";
+            r.error = e.what();
+            r.finished_ms = runlog::now_utc_ms();
+            rows->finish("generate", r);
+            rows->flush();
+            try {
+                log->end_run(r.run_id);
+            } catch (const std::exception&) {  // the error below is the one to report
+            }
+        }
+        throw;
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+
+    const double n_prompt = static_cast<double>(g.prompt_ids.size());
+    const double n_gen = static_cast<double>(g.generated_ids.size());
+    const double prefill_tps = per_second(n_prompt, g.prefill_ms);
+    const double decode_tps = per_second(n_gen > 1 ? n_gen - 1 : 0, g.decode_ms);
+    std::string not_logged;
+    if (log) {
         r.output = g.text;
         r.output_tokens = static_cast<int64_t>(g.generated_ids.size());
         r.finish_reason = g.finish_reason;
@@ -285,8 +357,15 @@ int cmd_generate(const std::vector<std::string>& argv) {
         if (n_gen > 1) r.decode_tps = decode_tps;
         r.started_ms = started_utc_ms;
         r.finished_ms = runlog::now_utc_ms();
-        log->log_response(r);
-        log->end_run(r.run_id);
+        if (g.finish_reason == "cancelled")
+            r.error = std::string("cancelled by ") +
+                      (g_stop_signal.load() == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
+        rows->finish("generate", r);
+        // Not logged after every retry: said after the output, exit status 1.
+        if (rows->flush() > 0)
+            not_logged = rows->last_error();
+        else
+            log->end_run(r.run_id);
     }
     if (json) {
         nlohmann::json j;
@@ -361,7 +440,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
             stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
             prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());
     }
-    return 0;
+    if (!not_logged.empty()) {
+        std::fprintf(stderr, "generate: the response was generated but not logged: %s\n",
+                     not_logged.c_str());
+        return 1;
+    }
+    // Stopped by a signal: 128 + its number, as the shell reports it.
+    return g.finish_reason == "cancelled" ? 128 + g_stop_signal.load() : 0;
 }
 
 }  // namespace wb::cli

@@ -13,6 +13,7 @@
 //   3. Add cmd_foo.cpp to WB_CLI_SOURCES in app/cli/CMakeLists.txt (and its
 //      library to the target_link_libraries there).
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -94,6 +95,10 @@ void print_tool_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and is
+    // reported like a full disk, instead of SIGXFSZ killing the process
+    // halfway through a record.
+    std::signal(SIGXFSZ, SIG_IGN);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
         print_tool_help();

@@ -347,7 +347,8 @@ int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann:
     Stmt st(impl_->db,
             "INSERT INTO runs (kind, name, started_ms, settings) VALUES (?1, ?2, ?3, ?4)");
     st.bind(1, to_string(kind)).bind(2, std::string_view(name)).bind(3, now_utc_ms());
-    st.bind(4, std::string_view(json_text(settings))).run();
+    st.bind(4, std::string_view(json_text(settings)));
+    run_write(st, "run \"" + name + "\" was not started", nullptr);
     return sqlite3_last_insert_rowid(impl_->db.get());
 }
 
@@ -355,7 +356,8 @@ void RunLog::end_run(int64_t run_id) {
     impl_->check_writable();
     std::lock_guard lock(impl_->mu);
     Stmt st(impl_->db, "UPDATE runs SET ended_ms = ?1 WHERE id = ?2");
-    st.bind(1, now_utc_ms()).bind(2, run_id).run();
+    st.bind(1, now_utc_ms()).bind(2, run_id);
+    run_write(st, "run " + std::to_string(run_id) + " has no end time yet", nullptr);
     if (sqlite3_changes64(impl_->db.get()) != 1)
         throw std::invalid_argument("end_run: no run with id " + std::to_string(run_id));
 }

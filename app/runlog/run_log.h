@@ -146,10 +146,11 @@ class RunLog {
 
     /// Starts a run; `settings` (a JSON object) are the settings it was
     /// started with. Returns the run id. Throws std::invalid_argument if
-    /// settings is not an object, DbError on a write failure.
+    /// settings is not an object, DbError on a write failure (retried
+    /// while another program holds the write lock, as log_response()).
     int64_t begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings);
     /// Sets the run's end time to now. Throws std::invalid_argument for an
-    /// unknown run id.
+    /// unknown run id, DbError on a write failure (retried as begin_run()).
     void end_run(int64_t run_id);
 
     /// Model version id of the GGUF file at `gguf_path`. The SHA-256 is

@@ -138,7 +138,17 @@ const char* Stmt::column_name(int col) const {
 }
 
 Transaction::Transaction(const Db& db) : db_(db) {
-    db_.exec("BEGIN IMMEDIATE", "begin transaction");
+    // Another program holding the write lock past the busy timeout: wait
+    // twice more (as RunLog's response writes do) before giving up.
+    for (int attempt = 1;; ++attempt) {
+        try {
+            db_.exec("BEGIN IMMEDIATE", "begin transaction");
+            return;
+        } catch (const DbError& e) {
+            const int primary = e.code() & 0xff;
+            if (attempt >= 3 || (primary != SQLITE_BUSY && primary != SQLITE_LOCKED)) throw;
+        }
+    }
 }
 
 Transaction::~Transaction() {

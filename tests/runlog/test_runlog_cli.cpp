@@ -7,21 +7,29 @@
 #include <signal.h>
 #include <sqlite3.h>
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
-#include "common/process.h"
 #include "common/data_dir.h"
+#include "common/process.h"
 
 namespace {
 
 const QString kCli = WB_CLI_PATH;
 const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
+// Random weights: an end-of-generation token is as likely as any of 32000,
+// so generate keeps going until it is stopped.
+const QString kRandom =
+    QString::fromStdString(wbtest::data_dir()) + "/models/llama-2-tiny-random.gguf";
 
 using Run = wbtest::ProcessResult;
 using wbtest::run_process;
@@ -51,6 +59,26 @@ QList<QStringList> query(const QString& db_path, const QString& sql) {
     sqlite3_finalize(st);
     sqlite3_close_v2(db);
     return rows;
+}
+
+// True once `db` holds a response row with streamed text committed (the
+// file and its tables may not exist yet).
+bool has_streamed_text(const QString& db) {
+    if (!QFile::exists(db)) return false;
+    sqlite3* h = nullptr;
+    bool yes = false;
+    if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_busy_timeout(h, 2000);
+        sqlite3_stmt* st = nullptr;
+        // Fails (no table yet, locked while created): not yet.
+        if (sqlite3_prepare_v2(h, "SELECT count(*) FROM responses WHERE output_bytes > 0", -1, &st,
+                               nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            yes = sqlite3_column_int(st, 0) > 0;
+        sqlite3_finalize(st);
+    }
+    sqlite3_close_v2(h);
+    return yes;
 }
 
 QString sha256sum(const QString& path) {
@@ -225,6 +253,243 @@ class TestRunLogCli : public QObject {
         for (const QString& id : reported) QVERIFY2(stored.contains(id), qPrintable(id));
         QVERIFY(stored.size() < 3000);  // really killed mid-run
         QCOMPARE(query(db, "SELECT count(*) FROM runs WHERE ended_ms IS NULL")[0][0], QString("1"));
+    }
+
+    // export -o on a full disk (/dev/full) or to a full stdout: exit 1 and
+    // a sentence naming the output and the cause; never "exported N".
+    void exportToFullDiskIsAnError() {
+        const QString db = dir_.filePath("full.sqlite");
+        const Run g = run(kCli, {"generate", "-m", kModel, "-p", "Once", "-n", "2", "--db", db,
+                                 "--backend", "cpu"});
+        QCOMPARE(g.code, 0);
+        const Run r = run(kCli, {"export", "--db", db, "-o", "/dev/full"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("/dev/full: cannot write the export: No space left on device"),
+                 r.err.constData());
+        QVERIFY(!r.err.contains("exported"));
+        QVERIFY(QFileInfo("/dev/full").exists() && !QFileInfo("/dev/full").isFile());
+        QProcess p;
+        p.setStandardOutputFile("/dev/full");
+        p.start(kCli, {"export", "--db", db});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(p.readAllStandardError().contains(
+                     "standard output: cannot write the export: No space left on device"),
+                 "stdout");
+    }
+
+    // batch -o on a full disk used to exit 0 with records lost and the last
+    // line cut. Now: exit status 1 and a sentence saying how many records
+    // were written, the file holds exactly those (whole), and every
+    // response is still in the run log. /dev/full (nothing can be written)
+    // and a file-size limit (ulimit -f: some records fit, then EFBIG).
+    void batchOutputOnFullDiskIsAnError() {
+        const QString db = dir_.filePath("batch-full.sqlite");
+        const QString prompts = dir_.filePath("full6.jsonl");
+        write_prompts(prompts, 6);
+        const Run a = run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "-n", "32", "--db",
+                                 db, "-q", "--backend", "cpu", "-o", "/dev/full"});
+        QCOMPARE(a.code, 1);
+        QVERIFY2(a.err.contains("batch: only 0 of 6 result records were written to /dev/full "
+                                "(No space left on device)"),
+                 a.err.constData());
+        QCOMPARE(query(db, "SELECT count(*) FROM responses WHERE finish_reason = 'length'")[0][0],
+                 QString("6"));
+        QVERIFY(QFileInfo("/dev/full").exists() && !QFileInfo("/dev/full").isFile());
+
+        // The whole output's size, then a limit of about half of it.
+        const QString whole = dir_.filePath("whole.jsonl");
+        const QStringList args = {"batch", "-m",       kModel, "--prompts", prompts, "-n",
+                                  "32",    "--no-log", "-q",   "--backend", "cpu",   "-o"};
+        QCOMPARE(run(kCli, args + QStringList{whole}).code, 0);
+        const qint64 size = QFileInfo(whole).size();
+        QVERIFY2(size >= 4096, qPrintable(QString::number(size)));
+        const QString cut = dir_.filePath("cut.jsonl");
+        QStringList limited = {
+            "-c", QString("ulimit -f %1 && exec \"$0\" \"$@\"").arg(size / 2 / 1024), kCli};
+        limited << args << cut;
+        const Run b = run("bash", limited);
+        QCOMPARE(b.code, 1);
+        const QRegularExpressionMatch m =
+            QRegularExpression(
+                "batch: only (\\d+) of 6 result records were written to .*\\(File "
+                "too large\\)")
+                .match(QString::fromUtf8(b.err));
+        QVERIFY2(m.hasMatch(), b.err.constData());
+        const int k = m.captured(1).toInt();
+        QVERIFY2(k > 0 && k < 6, b.err.constData());
+        QFile f(cut);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        QVERIFY2(bytes.endsWith('\n'), "the last record is cut");
+        const QList<QByteArray> lines = bytes.trimmed().split('\n');
+        QCOMPARE(lines.size(), k);
+        for (const QByteArray& l : lines)
+            QVERIFY2(QJsonDocument::fromJson(l).isObject(), l.constData());
+    }
+
+    // SIGTERM (what kill, systemd and container runtimes send) stops
+    // generate like Ctrl-C: the response is logged "cancelled" with exactly
+    // the text that was streamed. It used to be logged not at all.
+    void generateSigtermLogsCancelledWithStreamedText() {
+        const QString db = dir_.filePath("sigterm.sqlite");
+        QProcess p;
+        p.start(kCli, {"generate", "-m", kRandom, "-p", "Once upon a time", "-n", "4000", "-c",
+                       "4096", "--db", db, "--backend", "vulkan"});
+        QVERIFY(p.waitForStarted());
+        QByteArray out;
+        while (out.size() < 40 && p.waitForReadyRead(120000)) out += p.readAllStandardOutput();
+        QVERIFY2(out.size() >= 40, "no text streamed");
+        ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+        QVERIFY(p.waitForFinished(120000));
+        out += p.readAllStandardOutput();
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 143);
+        const auto rows =
+            query(db, "SELECT finish_reason, output, error, finished_ms FROM responses");
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0][0], QString("cancelled"));
+        QVERIFY2(QString::fromUtf8(out).startsWith(rows[0][1]) &&
+                     QString::fromUtf8(out).trimmed() == rows[0][1].trimmed(),
+                 qPrintable(rows[0][1].left(200)));
+        QVERIFY2(rows[0][2].contains("SIGTERM"), qPrintable(rows[0][2]));
+        QVERIFY(!rows[0][3].isEmpty());
+    }
+
+    // kill -9 cannot be caught: the row written when generation started,
+    // updated about once a second, is what remains: "interrupted", no
+    // finish time, the text streamed up to the last update.
+    void generateKilledLeavesInterruptedRow() {
+        const QString db = dir_.filePath("generate-killed.sqlite");
+        QProcess p;
+        p.start(kCli, {"generate", "-m", kRandom, "-p", "Once upon a time", "-n", "4000", "-c",
+                       "4096", "--db", db, "--backend", "vulkan"});
+        QVERIFY(p.waitForStarted());
+        QByteArray out;
+        // Killed once an update with text is committed (about a second in).
+        bool streamed = false;
+        for (int i = 0; i < 1200 && !streamed && p.state() == QProcess::Running; ++i) {
+            p.waitForReadyRead(100);
+            out += p.readAllStandardOutput();
+            streamed = has_streamed_text(db);
+        }
+        QVERIFY2(streamed && p.state() == QProcess::Running, "generate ended before an update");
+        ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+        QVERIFY(p.waitForFinished(60000));
+        out += p.readAllStandardOutput();
+        const auto rows = query(db, "SELECT finish_reason, output, finished_ms FROM responses");
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0][0], QString("interrupted"));
+        QVERIFY(rows[0][2].isEmpty());
+        QVERIFY2(!rows[0][1].isEmpty(), "no text was stored before the kill");
+        QVERIFY2(QString::fromUtf8(out).startsWith(rows[0][1]), qPrintable(rows[0][1].left(200)));
+    }
+
+    // SIGTERM cancels a batch like Ctrl-C: every request has its record and
+    // its row, none left "interrupted"; exit status 143.
+    void batchSigtermCancelsAndLogsEveryRequest() {
+        const QString db = dir_.filePath("batch-term.sqlite");
+        const QString prompts = dir_.filePath("term.jsonl");
+        write_prompts(prompts, 6);
+        QProcess p;
+        p.start(kCli,
+                {"batch", "-m", kModel, "--prompts", prompts, "-n", "2000", "-c", "2048",
+                 "--ignore-eos", "--concurrency", "2", "--db", db, "-q", "--backend", "vulkan"});
+        QVERIFY(p.waitForStarted());
+        // Some tokens are generated (the rows exist and carry text) before SIGTERM.
+        for (int i = 0; i < 600 && !has_streamed_text(db); ++i) QThread::msleep(100);
+        ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 143);
+        const QList<QByteArray> records = p.readAllStandardOutput().trimmed().split('\n');
+        QCOMPARE(records.size(), 6);
+        const auto rows = query(db, "SELECT finish_reason, count(*) FROM responses GROUP BY 1");
+        int n = 0;
+        for (const auto& r : rows) {
+            QVERIFY2(r[0] == "cancelled" || r[0] == "length", qPrintable(r[0]));
+            n += r[1].toInt();
+        }
+        QCOMPARE(n, 6);
+        QVERIFY(query(db,
+                      "SELECT count(*) FROM responses WHERE finish_reason = 'cancelled' AND "
+                      "output_bytes > 0")[0][0]
+                    .toInt() > 0);
+    }
+
+    // Another program holds the run log's write lock for 8 s (past SQLite's
+    // 5 s busy timeout): the write is retried, the batch goes on, and every
+    // response is logged. It used to abort the batch and drop the response.
+    void busyRunLogIsRetried() {
+        const QString db = dir_.filePath("busy.sqlite");
+        const QString prompts = dir_.filePath("busy.jsonl");
+        write_prompts(prompts, 4);
+        QCOMPARE(run(kCli, {"generate", "-m", kModel, "-p", "x", "-n", "1", "--db", db, "--backend",
+                            "cpu"})
+                     .code,
+                 0);
+        QProcess lock;
+        lock.start("python3", {"-c",
+                               "import sqlite3, sys, time\n"
+                               "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                               "c.execute('BEGIN IMMEDIATE')\n"
+                               "print('locked', flush=True)\n"
+                               "time.sleep(8)\n"
+                               "c.execute('COMMIT')\n",
+                               db});
+        QVERIFY(lock.waitForReadyRead(30000));
+        const Run r = run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "-n", "4", "--db", db,
+                                 "-q", "--backend", "cpu"});
+        lock.waitForFinished(60000);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(r.out.trimmed().split('\n').size(), 4);
+        QCOMPARE(
+            query(db, "SELECT count(*) FROM responses WHERE finish_reason != 'interrupted'")[0][0],
+            QString("5"));  // 1 from generate + 4
+    }
+
+    // The run log's disk fills up mid-batch (a 200 KiB tmpfs): the batch
+    // used to abort on the first failed write, dropping the response it had
+    // just finished. Now it runs to the end, every result record is on
+    // stdout, the rows that could not be written are kept and retried, and
+    // the end says how many are not logged (exit status 1).
+    void fullRunLogDiskNeverDropsAResponse() {
+        const QString d = dir_.filePath("full");
+        QDir().mkpath(d);
+        const QString seed = d + "/seed.sqlite";
+        QCOMPARE(run(kCli, {"generate", "-m", kModel, "-p", "x", "-n", "1", "--db", seed,
+                            "--backend", "cpu"})
+                     .code,
+                 0);
+        const QString prompts = d + "/p.jsonl";
+        write_prompts(prompts, 30);
+        const QString mnt = d + "/mnt";
+        QDir().mkpath(mnt);
+        const QString script =
+            QString(
+                "mount -t tmpfs -o size=%1 tmpfs '%2' && cp '%3' '%2/runlog.sqlite' && "
+                "'%4' batch -m '%5' --prompts '%6' -n 16 --db '%2/runlog.sqlite' -q --backend cpu; "
+                "rc=$?; echo \"rows=$(python3 -c \"import sqlite3; "
+                "print(sqlite3.connect('%2/runlog.sqlite')"
+                ".execute('select count(*) from responses where finished_ms is not "
+                "null').fetchone()[0])\")\" >&2; exit $rc")
+                .arg(QFileInfo(seed).size() + 96 * 1024)
+                .arg(mnt, seed, kCli, kModel, prompts);
+        const Run r = run("unshare", {"-rm", "sh", "-c", script});
+        if (r.err.contains("unshare failed") || r.err.contains("Operation not permitted"))
+            QSKIP("no user namespace to mount a small tmpfs in");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(
+            r.err.contains("responses could not be logged") && r.err.contains("the disk is full"),
+            r.err.constData());
+        QCOMPARE(r.out.trimmed().split('\n').size(), 30);  // every record
+        const int logged = r.err.mid(r.err.lastIndexOf("rows=") + 5).trimmed().toInt();
+        const QRegularExpressionMatch m =
+            QRegularExpression("batch: (\\d+) responses could not be logged")
+                .match(QString::fromUtf8(r.err));
+        QVERIFY2(m.hasMatch(), r.err.constData());
+        const int unlogged = m.captured(1).toInt();
+        QVERIFY2(logged >= 1 && unlogged > 0, r.err.constData());  // the seed row + some
+        QCOMPARE(logged - 1 + unlogged, 30);  // none dropped: logged or reported
     }
 
     void badDatabaseIsAClearError() {
