@@ -1,0 +1,45 @@
+#pragma once
+// Dot products of one weight row (ggml block layout, read in place from the
+// GGUF mapping) with up to kMaxTile activation rows at once, per weight
+// type and ISA. Quantized weights meet int8 activations (act_quant.h) and
+// are multiplied in integers within a block, scaled in f32 per block, as
+// ggml's CPU backend does (ggml-cpu quants: vec_dot_<type>_q8_<0|K>); each
+// weight block is decoded once for all the tile's tokens. Types without a
+// kernel here go through the dequantize-row fallback in matmul.cpp.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/act_quant.h"
+#include "cpu/isa.h"
+
+namespace wb::cpu {
+
+/// Tokens one kernel call multiplies with the same weight row.
+inline constexpr int kMaxTile = 4;
+
+/// out[t * out_stride] = sum_k W[k] * A_t[k] for t < n_tok (1..kMaxTile).
+/// w: one weight row of n values (ggml layout, any alignment); act: n_tok
+/// activation rows of the kernel's ActKind, act_stride bytes apart (4-byte
+/// aligned). n: a multiple of the weight type's block size.
+using DotFn = void (*)(int64_t n, const uint8_t* w, const uint8_t* act, size_t act_stride,
+                       int n_tok, float* out, size_t out_stride);
+
+/// How rows of one weight type are multiplied.
+struct WeightKernel {
+    ActKind act;  ///< the activations' form
+    DotFn dot;
+};
+
+/// The kernel for ggml type id `type` on `isa`, or nullptr when the type
+/// has none (the caller dequantizes the row and uses the F32 kernel).
+/// Kernels exist for F32, F16, Q8_0, Q4_0, Q4_K and Q6_K on every ISA.
+const WeightKernel* weight_kernel(uint32_t type, Isa isa) noexcept;
+
+namespace detail {
+// Per-ISA tables (dot_scalar.cpp, dot_avx2.cpp): nullptr for no kernel.
+const WeightKernel* scalar_kernel(uint32_t type) noexcept;
+const WeightKernel* avx2_kernel(uint32_t type) noexcept;
+}  // namespace detail
+
+}  // namespace wb::cpu

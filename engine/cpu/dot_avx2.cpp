@@ -1,0 +1,312 @@
+// AVX2 + FMA + F16C kernels, compiled for any x86-64 with per-function
+// target attributes and chosen at run time (isa.cpp). Same sums as
+// dot_scalar.cpp: int8 x int8 (or uint4/uint6 x int8) products summed in
+// int32 within a block by vpmaddubsw/vpmaddwd, then scaled in f32.
+// A weight block is loaded and unpacked once and multiplied with each of
+// the tile's NT token rows.
+
+#include "cpu/dot.h"
+#include "ggml/types.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#define WB_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace wb::cpu::detail {
+
+namespace {
+
+WB_AVX2 inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+WB_AVX2 inline float f16_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+WB_AVX2 inline __m256i load256(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+/// 16 int16 pair sums of u[i] * s[i] (u unsigned bytes, s signed bytes)
+/// widened to 8 int32 sums of four products.
+WB_AVX2 inline __m256i mul_sum_us8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+template <int NT>
+WB_AVX2 void dot_f32_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                       size_t os) {
+    __m256 acc[NT][2];
+    for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    const float* x[NT];
+    for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(act + t * as);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 w0 = _mm256_loadu_ps(reinterpret_cast<const float*>(w) + i);
+        const __m256 w1 = _mm256_loadu_ps(reinterpret_cast<const float*>(w) + i + 8);
+        for (int t = 0; t < NT; ++t) {
+            acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + i), acc[t][0]);
+            acc[t][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[t] + i + 8), acc[t][1]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) {
+        float s = hsum(_mm256_add_ps(acc[t][0], acc[t][1]));
+        for (int64_t k = i; k < n; ++k) {
+            float wv;
+            std::memcpy(&wv, w + 4 * k, 4);
+            s += wv * x[t][k];
+        }
+        out[t * os] = s;
+    }
+}
+
+template <int NT>
+WB_AVX2 void dot_f16_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                       size_t os) {
+    __m256 acc[NT][2];
+    for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    const float* x[NT];
+    for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(act + t * as);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 w0 =
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * i)));
+        const __m256 w1 =
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * i + 16)));
+        for (int t = 0; t < NT; ++t) {
+            acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + i), acc[t][0]);
+            acc[t][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[t] + i + 8), acc[t][1]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) {
+        float s = hsum(_mm256_add_ps(acc[t][0], acc[t][1]));
+        for (int64_t k = i; k < n; ++k) s += f16_at(w + 2 * k) * x[t][k];
+        out[t * os] = s;
+    }
+}
+
+template <int NT>
+WB_AVX2 void dot_q8_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = w + 34 * b;
+        const float dw = f16_at(blk);
+        const __m256i q = load256(blk + 2);
+        const __m256i qabs = _mm256_sign_epi8(q, q);  // |q| as unsigned bytes
+        for (int t = 0; t < NT; ++t) {
+            // q * y = |q| * (y with q's sign)
+            const __m256i y = _mm256_sign_epi8(load256(a[t][b].qs), q);
+            const __m256 p = _mm256_cvtepi32_ps(mul_sum_us8(qabs, y));
+            acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * a[t][b].d), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]);
+}
+
+template <int NT>
+WB_AVX2 void dot_q4_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m128i low4 = _mm_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = w + 18 * b;
+        const float dw = f16_at(blk);
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+        // elements 0..15 from the low nibbles, 16..31 from the high ones: unsigned 0..15
+        const __m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                                           _mm_and_si128(bytes, low4));
+        for (int t = 0; t < NT; ++t) {
+            const float d = dw * a[t][b].d;
+            const __m256 p = _mm256_cvtepi32_ps(mul_sum_us8(q, load256(a[t][b].qs)));
+            acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(d), acc[t]);
+            corr[t] += d * static_cast<float>(8 * a[t][b].sum);  // the -8 offset
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+template <int NT>
+WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 144 * b;
+        const float d = f16_at(blk), dmin = f16_at(blk + 2);
+        const uint8_t* s = blk + 4;
+        int16_t sc[8], m[8];
+        for (int j = 0; j < 8; ++j) {
+            if (j < 4) {
+                sc[j] = static_cast<int16_t>(s[j] & 63);
+                m[j] = static_cast<int16_t>(s[j + 4] & 63);
+            } else {
+                sc[j] = static_cast<int16_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+                m[j] = static_cast<int16_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+            }
+        }
+        __m256i lo[4], hi[4];
+        for (int g = 0; g < 4; ++g) {
+            const __m256i bytes = load256(blk + 16 + 32 * g);
+            lo[g] = _mm256_and_si256(bytes, low4);
+            hi[g] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int g = 0; g < 4; ++g) {
+                const __m256i pl = _mm256_maddubs_epi16(lo[g], load256(y.qs + 64 * g));
+                const __m256i ph = _mm256_maddubs_epi16(hi[g], load256(y.qs + 64 * g + 32));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pl, _mm256_set1_epi16(sc[2 * g])));
+                isum =
+                    _mm256_add_epi32(isum, _mm256_madd_epi16(ph, _mm256_set1_epi16(sc[2 * g + 1])));
+            }
+            int32_t msum = 0;
+            for (int j = 0; j < 8; ++j) msum += m[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += dmin * y.d * static_cast<float>(msum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+template <int NT>
+WB_AVX2 void dot_q6_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF), low2 = _mm256_set1_epi8(3);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 210 * b;
+        const auto* sc = reinterpret_cast<const int8_t*>(blk + 192);
+        const float d = f16_at(blk + 208);
+        __m256i q[8];    // unsigned 0..63, 32 values each: element 32k + l of the block
+        __m256i scv[8];  // int16 scales: low half for the first 16 values, high half the next
+        for (int h = 0; h < 2; ++h) {
+            const __m256i ql0 = load256(blk + 64 * h), ql1 = load256(blk + 64 * h + 32);
+            const __m256i qh = load256(blk + 128 + 32 * h);
+            // bits 2k, 2k + 1 of each qh byte moved to bits 4, 5
+            const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4);
+            const __m256i h1 =
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4);
+            const __m256i h2 = _mm256_and_si256(qh, _mm256_set1_epi8(0x30));
+            const __m256i h3 = _mm256_and_si256(_mm256_srli_epi16(qh, 2), _mm256_set1_epi8(0x30));
+            q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), h0);
+            q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), h1);
+            q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), h2);
+            q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), h3);
+            for (int k = 0; k < 4; ++k) {
+                scv[4 * h + k] = _mm256_set_m128i(_mm_set1_epi16(sc[8 * h + 2 * k + 1]),
+                                                  _mm_set1_epi16(sc[8 * h + 2 * k]));
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                const __m256i p = _mm256_maddubs_epi16(q[k], load256(y.qs + 32 * k));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scv[k]));
+            }
+            int32_t ssum = 0;  // sum_g sc_g * bsum_g: the -32 offset
+            for (int g = 0; g < 16; ++g) ssum += sc[g] * y.bsums[g];
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += d * y.d * static_cast<float>(32 * ssum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+// DotFn for a kernel template: dispatch on the tile's token count.
+#define WB_TILED(name)                                                                        \
+    void name(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out, \
+              size_t os) {                                                                    \
+        switch (nt) {                                                                         \
+            case 1:                                                                           \
+                return name##_t<1>(n, w, act, as, out, os);                                   \
+            case 2:                                                                           \
+                return name##_t<2>(n, w, act, as, out, os);                                   \
+            case 3:                                                                           \
+                return name##_t<3>(n, w, act, as, out, os);                                   \
+            default:                                                                          \
+                return name##_t<4>(n, w, act, as, out, os);                                   \
+        }                                                                                     \
+    }
+WB_TILED(dot_f32)
+WB_TILED(dot_f16)
+WB_TILED(dot_q8_0)
+WB_TILED(dot_q4_0)
+WB_TILED(dot_q4_k)
+WB_TILED(dot_q6_k)
+#undef WB_TILED
+
+const WeightKernel kF32{ActKind::F32, dot_f32};
+const WeightKernel kF16{ActKind::F32, dot_f16};
+const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
+const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
+const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
+const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
+
+}  // namespace
+
+const WeightKernel* avx2_kernel(uint32_t type) noexcept {
+    switch (static_cast<ggml::Type>(type)) {
+        case ggml::Type::F32:
+            return &kF32;
+        case ggml::Type::F16:
+            return &kF16;
+        case ggml::Type::Q8_0:
+            return &kQ8_0;
+        case ggml::Type::Q4_0:
+            return &kQ4_0;
+        case ggml::Type::Q4_K:
+            return &kQ4_K;
+        case ggml::Type::Q6_K:
+            return &kQ6_K;
+        default:
+            return nullptr;
+    }
+}
+
+}  // namespace wb::cpu::detail
+
+#else
+
+namespace wb::cpu::detail {
+const WeightKernel* avx2_kernel(uint32_t) noexcept {
+    return nullptr;
+}
+}  // namespace wb::cpu::detail
+
+#endif

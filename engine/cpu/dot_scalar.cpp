@@ -1,0 +1,202 @@
+// The portable kernels: the same integer sums per block as the SIMD ones,
+// written as plain loops (the reference for reading the SIMD code, and the
+// path for CPUs without AVX2).
+
+#include <cstring>
+
+#include "cpu/dot.h"
+#include "ggml/fp16.h"
+#include "ggml/types.h"
+
+namespace wb::cpu::detail {
+
+namespace {
+
+float f16_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return ggml::fp16_to_fp32(h);
+}
+
+const float* act_f32(const uint8_t* act, size_t stride, int t) {
+    return reinterpret_cast<const float*>(act + static_cast<size_t>(t) * stride);
+}
+
+void dot_f32(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+             size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const float* x = act_f32(act, as, t);
+        float acc[8] = {};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            float wv[8];
+            std::memcpy(wv, w + 4 * i, sizeof wv);
+            for (int l = 0; l < 8; ++l) acc[l] += wv[l] * x[i + l];
+        }
+        float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (; i < n; ++i) {
+            float wv;
+            std::memcpy(&wv, w + 4 * i, 4);
+            s += wv * x[i];
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+void dot_f16(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+             size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const float* x = act_f32(act, as, t);
+        float acc[8] = {};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int l = 0; l < 8; ++l) acc[l] += f16_at(w + 2 * (i + l)) * x[i + l];
+        float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (; i < n; ++i) s += f16_at(w + 2 * i) * x[i];
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q8_0: block = f16 d, 32 int8. sum_b d_w d_a sum_i q_i a_i.
+void dot_q8_0(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = w + 34 * b;
+            const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
+            int32_t is = 0;
+            for (int i = 0; i < 32; ++i) is += q[i] * a[b].qs[i];
+            s += f16_at(blk) * a[b].d * static_cast<float>(is);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q4_0: block = f16 d, 16 bytes; byte j: element j (low nibble), j + 16
+// (high nibble); x = d (q - 8). sum_i (q_i - 8) a_i = sum q a - 8 sum a.
+void dot_q4_0(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = w + 18 * b;
+            int32_t is = 0;
+            for (int j = 0; j < 16; ++j) {
+                is += (blk[2 + j] & 0xF) * a[b].qs[j];
+                is += (blk[2 + j] >> 4) * a[b].qs[j + 16];
+            }
+            s += f16_at(blk) * a[b].d * static_cast<float>(is - 8 * a[b].sum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q4_K: super-block = f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128
+// bytes of nibbles (32-byte group g: sub-block 2g low, 2g + 1 high);
+// x = d sc_j q - dmin m_j.
+void scales_q4_k(const uint8_t* s, int* sc, int* m) {
+    for (int j = 0; j < 8; ++j) {
+        if (j < 4) {
+            sc[j] = s[j] & 63;
+            m[j] = s[j + 4] & 63;
+        } else {
+            sc[j] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+            m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        }
+    }
+}
+
+void dot_q4_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 144 * b;
+            int sc[8], m[8];
+            scales_q4_k(blk + 4, sc, m);
+            const uint8_t* q = blk + 16;
+            int32_t isum = 0, msum = 0;
+            for (int g = 0; g < 4; ++g) {
+                int32_t lo = 0, hi = 0;
+                for (int l = 0; l < 32; ++l) {
+                    lo += (q[32 * g + l] & 0xF) * a[b].qs[64 * g + l];
+                    hi += (q[32 * g + l] >> 4) * a[b].qs[64 * g + 32 + l];
+                }
+                isum += sc[2 * g] * lo + sc[2 * g + 1] * hi;
+            }
+            for (int j = 0; j < 8; ++j) msum += m[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+            s += f16_at(blk) * a[b].d * static_cast<float>(isum) -
+                 f16_at(blk + 2) * a[b].d * static_cast<float>(msum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q6_K: super-block = 128 bytes ql (low 4 bits), 64 bytes qh (high 2
+// bits), 16 int8 scales, f16 d; x = d sc_g (q - 32), 16 values per scale.
+void dot_q6_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 210 * b;
+            const auto* sc = reinterpret_cast<const int8_t*>(blk + 192);
+            int32_t isum = 0;
+            for (int h = 0; h < 2; ++h) {
+                const uint8_t* ql = blk + 64 * h;
+                const uint8_t* qh = blk + 128 + 32 * h;
+                const int8_t* y = a[b].qs + 128 * h;
+                int32_t part[8] = {};  // per 16-value group of this half
+                for (int l = 0; l < 32; ++l) {
+                    const int q1 = (ql[l] & 0xF) | ((qh[l] & 3) << 4);
+                    const int q2 = (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4);
+                    const int q3 = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+                    const int q4 = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+                    part[l / 16] += q1 * y[l];
+                    part[2 + l / 16] += q2 * y[l + 32];
+                    part[4 + l / 16] += q3 * y[l + 64];
+                    part[6 + l / 16] += q4 * y[l + 96];
+                }
+                for (int g = 0; g < 8; ++g)
+                    isum += sc[8 * h + g] * (part[g] - 32 * a[b].bsums[8 * h + g]);
+            }
+            s += f16_at(blk + 208) * a[b].d * static_cast<float>(isum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+const WeightKernel kF32{ActKind::F32, dot_f32};
+const WeightKernel kF16{ActKind::F32, dot_f16};
+const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
+const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
+const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
+const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
+
+}  // namespace
+
+const WeightKernel* scalar_kernel(uint32_t type) noexcept {
+    switch (static_cast<ggml::Type>(type)) {
+        case ggml::Type::F32:
+            return &kF32;
+        case ggml::Type::F16:
+            return &kF16;
+        case ggml::Type::Q8_0:
+            return &kQ8_0;
+        case ggml::Type::Q4_0:
+            return &kQ4_0;
+        case ggml::Type::Q4_K:
+            return &kQ4_K;
+        case ggml::Type::Q6_K:
+            return &kQ6_K;
+        default:
+            return nullptr;
+    }
+}
+
+}  // namespace wb::cpu::detail

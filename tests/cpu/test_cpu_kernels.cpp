@@ -1,0 +1,374 @@
+// The CPU executor's kernels (engine/cpu) against float64 references on
+// fresh random inputs (the seed is printed and in every failure message):
+//  - quantize_act: |x - d q| <= d / 2 for every element, d = max|x| / 127,
+//    the stored sums equal the quants' sums;
+//  - every dot kernel (F32, F16, Q8_0, Q4_0, Q4_K, Q6_K) on the scalar path
+//    and on AVX2 when the CPU has it, 1..4 tokens per call, weight rows at
+//    odd byte offsets, row lengths off the block and SIMD widths where the
+//    type allows. Two checks per result: against sum(w_deq * a_deq) in
+//    double, within f32 rounding of the per-block sums (the integer part is
+//    exact), and against sum(w_deq * x) with the unquantized activations,
+//    within that plus the bound of activation rounding sum |w_i| d_i / 2;
+//  - matmul: threaded results bit-identical to one thread, stacked parts
+//    of different types, types without a kernel (dequantize fallback), token
+//    counts off the tile width;
+//  - ThreadPool: every task runs exactly once, many runs in a row.
+
+#include <QtTest>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/act_quant.h"
+#include "cpu/dot.h"
+#include "cpu/isa.h"
+#include "cpu/matmul.h"
+#include "cpu/thread_pool.h"
+#include "ggml/types.h"
+
+using namespace wb::cpu;
+using wb::ggml::Type;
+
+namespace {
+
+uint32_t id(Type t) {
+    return static_cast<uint32_t>(t);
+}
+
+std::vector<Isa> isas() {
+    std::vector<Isa> v{Isa::Scalar};
+    if (isa_available(Isa::Avx2)) v.push_back(Isa::Avx2);
+    return v;
+}
+
+/// Random floats of mixed magnitude (some blocks small, some large, a few
+/// outliers) so block scales differ.
+std::vector<float> random_row(std::mt19937& rng, size_t n) {
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::uniform_real_distribution<float> scale(0.05f, 3.0f);
+    std::vector<float> v(n);
+    float s = scale(rng);
+    for (size_t i = 0; i < n; ++i) {
+        if (i % 32 == 0) s = scale(rng);
+        v[i] = nd(rng) * s;
+        if (rng() % 97 == 0) v[i] *= 8.0f;
+    }
+    return v;
+}
+
+/// Activations in kernel form plus what they stand for: deq[i] = d q.
+struct Acts {
+    std::vector<uint64_t> buf;  // 8-byte aligned rows
+    size_t stride = 0;
+    std::vector<std::vector<double>> deq;   // [n_tok][n]
+    std::vector<std::vector<double>> half;  // [n_tok][n] d / 2 per element (0 for F32)
+};
+
+Acts make_acts(ActKind kind, const std::vector<std::vector<float>>& x) {
+    Acts a;
+    const size_t n = x[0].size();
+    a.stride = act_row_bytes(kind, static_cast<int64_t>(n));
+    a.buf.assign((a.stride * x.size() + 7) / 8, 0);
+    auto* base = reinterpret_cast<uint8_t*>(a.buf.data());
+    for (size_t t = 0; t < x.size(); ++t) {
+        uint8_t* row = base + t * a.stride;
+        quantize_act(kind, x[t].data(), row, static_cast<int64_t>(n));
+        std::vector<double> d(n), h(n);
+        for (size_t i = 0; i < n; ++i) {
+            if (kind == ActKind::F32) {
+                d[i] = x[t][i];
+                h[i] = 0.0;
+            } else if (kind == ActKind::Q8_0) {
+                const auto* b = reinterpret_cast<const ActQ8_0*>(row) + i / 32;
+                d[i] = double{b->d} * b->qs[i % 32];
+                h[i] = double{b->d} / 2;
+            } else {
+                const auto* b = reinterpret_cast<const ActQ8_K*>(row) + i / 256;
+                d[i] = double{b->d} * b->qs[i % 256];
+                h[i] = double{b->d} / 2;
+            }
+        }
+        a.deq.push_back(std::move(d));
+        a.half.push_back(std::move(h));
+    }
+    return a;
+}
+
+/// A quantized weight row at byte offset `misalign` of its buffer, and its
+/// dequantized values (the table's reference dequantizer).
+struct WRow {
+    std::vector<uint8_t> buf;
+    const uint8_t* data = nullptr;
+    std::vector<float> deq;
+};
+
+WRow make_weight(uint32_t type, const std::vector<float>& src, size_t misalign) {
+    WRow w;
+    const size_t bytes = wb::ggml::row_bytes(type, src.size());
+    w.buf.assign(bytes + misalign, 0);
+    wb::ggml::quantize_row(type, src.data(), w.buf.data() + misalign, src.size());
+    w.data = w.buf.data() + misalign;
+    w.deq.resize(src.size());
+    wb::ggml::dequantize_row(type, w.data, w.deq.data(), src.size());
+    return w;
+}
+
+}  // namespace
+
+class TestCpuKernels : public QObject {
+    Q_OBJECT
+
+    uint32_t seed_ = 0;
+    std::mt19937 rng_;
+
+    std::string where(const std::string& what) const {
+        return what + " (seed " + std::to_string(seed_) + ")";
+    }
+
+  private slots:
+    void initTestCase() {
+        seed_ = std::random_device{}();
+        rng_.seed(seed_);
+        qInfo("seed %u; AVX2 %s; best ISA %s", seed_,
+              isa_available(Isa::Avx2) ? "available" : "not available", isa_name(best_isa()));
+    }
+
+    void act_quant_bounds() {
+        for (ActKind kind : {ActKind::Q8_0, ActKind::Q8_K}) {
+            for (size_t n : {256u, 512u, 2048u, 5632u}) {
+                if (n % static_cast<size_t>(act_block_size(kind)) != 0) continue;
+                std::vector<float> x = random_row(rng_, n);
+                if (n == 512) std::fill(x.begin(), x.begin() + 256, 0.0f);  // an all-zero block
+                const Acts a = make_acts(kind, {x});
+                const auto* row = reinterpret_cast<const uint8_t*>(a.buf.data());
+                const int bs = act_block_size(kind);
+                for (size_t b = 0; b < n / static_cast<size_t>(bs); ++b) {
+                    double amax = 0.0;
+                    for (int i = 0; i < bs; ++i)
+                        amax = std::max(amax, std::fabs(double{x[b * bs + i]}));
+                    const double d = 2.0 * a.half[0][b * bs];
+                    QVERIFY2(std::fabs(d - amax / 127.0) <= 1e-6 * amax,
+                             where("block scale").c_str());
+                    int64_t qsum = 0;
+                    for (int i = 0; i < bs; ++i) {
+                        const size_t k = b * bs + i;
+                        QVERIFY2(
+                            std::fabs(double{x[k]} - a.deq[0][k]) <= d / 2 * (1 + 1e-5) + 1e-30,
+                            where("element off by more than d/2").c_str());
+                        qsum += static_cast<int64_t>(std::lround(d > 0 ? a.deq[0][k] / d : 0.0));
+                    }
+                    if (kind == ActKind::Q8_0) {
+                        QCOMPARE(int64_t{reinterpret_cast<const ActQ8_0*>(row)[b].sum}, qsum);
+                    } else {
+                        const auto& blk = reinterpret_cast<const ActQ8_K*>(row)[b];
+                        int64_t bs_sum = 0;
+                        for (int j = 0; j < 16; ++j) {
+                            int s = 0;
+                            for (int l = 0; l < 16; ++l) s += blk.qs[16 * j + l];
+                            QCOMPARE(int{blk.bsums[j]}, s);
+                            bs_sum += blk.bsums[j];
+                        }
+                        QCOMPARE(bs_sum, qsum);
+                    }
+                }
+            }
+        }
+    }
+
+    void dot_kernels_data() {
+        QTest::addColumn<uint32_t>("type");
+        QTest::addColumn<int>("isa");
+        QTest::addColumn<int>("n");
+        struct Case {
+            Type t;
+            std::vector<int> ns;
+        };
+        const std::vector<Case> cases = {
+            {Type::F32, {1, 7, 17, 33, 100, 2048, 2055}},
+            {Type::F16, {1, 7, 17, 33, 100, 2048, 2055}},
+            {Type::Q8_0, {32, 96, 2048, 5632 + 32}},
+            {Type::Q4_0, {32, 96, 2048, 5632 + 32}},
+            {Type::Q4_K, {256, 768, 2048, 5632}},
+            {Type::Q6_K, {256, 768, 2048, 5632}},
+        };
+        for (Isa isa : isas()) {
+            for (const Case& c : cases) {
+                for (int n : c.ns) {
+                    const std::string name = wb::ggml::type_upper_name(id(c.t)) + " " +
+                                             isa_name(isa) + " n=" + std::to_string(n);
+                    QTest::newRow(name.c_str()) << id(c.t) << static_cast<int>(isa) << n;
+                }
+            }
+        }
+    }
+
+    void dot_kernels() {
+        QFETCH(uint32_t, type);
+        QFETCH(int, isa);
+        QFETCH(int, n);
+        const WeightKernel* k = weight_kernel(type, static_cast<Isa>(isa));
+        QVERIFY(k != nullptr);
+        // The table really hands out the ISA's own kernel.
+        const WeightKernel* own = static_cast<Isa>(isa) == Isa::Avx2 ? detail::avx2_kernel(type)
+                                                                     : detail::scalar_kernel(type);
+        QCOMPARE(k, own);
+        for (size_t misalign : {0u, 1u, 3u}) {
+            const WRow w = make_weight(type, random_row(rng_, static_cast<size_t>(n)), misalign);
+            std::vector<std::vector<float>> x;
+            for (int t = 0; t < kMaxTile; ++t)
+                x.push_back(random_row(rng_, static_cast<size_t>(n)));
+            const Acts a = make_acts(k->act, x);
+            for (int nt = 1; nt <= kMaxTile; ++nt) {
+                std::vector<float> out(static_cast<size_t>(nt) * 3, NAN);  // stride 3, poisoned
+                k->dot(n, w.data, reinterpret_cast<const uint8_t*>(a.buf.data()), a.stride, nt,
+                       out.data(), 3);
+                for (int t = 0; t < nt; ++t) {
+                    double ref_q = 0.0, ref_x = 0.0, mag = 0.0, act_bound = 0.0;
+                    for (int i = 0; i < n; ++i) {
+                        ref_q += double{w.deq[i]} * a.deq[t][i];
+                        ref_x += double{w.deq[i]} * double{x[t][i]};
+                        mag += std::fabs(double{w.deq[i]} * a.deq[t][i]);
+                        act_bound += std::fabs(double{w.deq[i]}) * a.half[t][i];
+                    }
+                    // f32 rounding of the per-block (or per-lane) partial sums
+                    const double f32_tol = 4.0 * 0x1p-24 * (n / 8.0 + 16.0) * mag + 1e-30;
+                    const double got = out[static_cast<size_t>(t) * 3];
+                    const std::string msg = " type " + wb::ggml::type_upper_name(type) + " n " +
+                                            std::to_string(n) + " tile " + std::to_string(nt) +
+                                            " token " + std::to_string(t) + " misalign " +
+                                            std::to_string(misalign) + ": got " +
+                                            std::to_string(got) + " want " + std::to_string(ref_q);
+                    QVERIFY2(std::fabs(got - ref_q) <= f32_tol,
+                             where("vs quantized inputs" + msg).c_str());
+                    QVERIFY2(std::fabs(got - ref_x) <= f32_tol + act_bound * (1 + 1e-6),
+                             where("vs f32 activations" + msg).c_str());
+                }
+            }
+        }
+    }
+
+    void best_isa_follows_env() {
+        qputenv("WB_CPU_ISA", "scalar");
+        QCOMPARE(best_isa(), Isa::Scalar);
+        qunsetenv("WB_CPU_ISA");
+        QCOMPARE(best_isa(), isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar);
+    }
+
+    void thread_pool_runs_every_task_once() {
+        ThreadPool pool(3);
+        QCOMPARE(pool.size(), 3u);
+        for (uint32_t run = 0; run < 300; ++run) {
+            const uint32_t n = 1 + run % 37;
+            std::vector<std::atomic<int>> hits(n);
+            std::atomic<unsigned> max_thread{0};
+            pool.run(n, [&](uint32_t task, unsigned thread) {
+                hits[task].fetch_add(1);
+                unsigned m = max_thread.load();
+                while (thread > m && !max_thread.compare_exchange_weak(m, thread)) {
+                }
+            });
+            for (uint32_t i = 0; i < n; ++i) QCOMPARE(hits[i].load(), 1);
+            QVERIFY(max_thread.load() < 3u);
+        }
+    }
+
+    void matmul_data() {
+        QTest::addColumn<QString>("types");  // parts stacked by rows
+        QTest::addColumn<int>("ne0");
+        QTest::addColumn<int>("isa");
+        for (Isa isa : isas()) {
+            const auto add = [&](const char* types, int ne0) {
+                QTest::newRow(
+                    (std::string(types) + " " + isa_name(isa) + " ne0=" + std::to_string(ne0))
+                        .c_str())
+                    << QString(types) << ne0 << static_cast<int>(isa);
+            };
+            add("F32", 71);
+            add("F16", 512);
+            add("Q8_0", 544);
+            add("Q4_0", 512);
+            add("Q4_K+Q6_K+Q4_K", 512);  // Q|K|V of a Q4_K_M layer
+            add("Q6_K", 768);
+            // no kernel: the dequantize-row fallback
+            add("Q4_1+Q5_0+Q5_1+IQ4_NL", 256);
+            add("Q2_K+Q3_K+Q5_K", 512);
+            add("BF16+Q8_0", 256);
+        }
+    }
+
+    void matmul() {
+        QFETCH(QString, types);
+        QFETCH(int, ne0);
+        QFETCH(int, isa);
+        const size_t n = static_cast<size_t>(ne0);
+        Weight w;
+        w.ne0 = n;
+        std::vector<WRow> rows;  // keeps the bytes alive
+        std::vector<std::vector<float>> deq;
+        std::vector<std::vector<uint8_t>> parts;
+        for (const QString& tn : types.split('+')) {
+            const auto* tr = wb::ggml::type_by_name(tn.toStdString());
+            QVERIFY(tr != nullptr);
+            const uint32_t t = static_cast<uint32_t>(tr->type);
+            const uint64_t n_rows = 37 + rng_() % 20;
+            const size_t rb = wb::ggml::row_bytes(t, n);
+            parts.emplace_back(rb * n_rows);
+            for (uint64_t r = 0; r < n_rows; ++r) {
+                const WRow wr = make_weight(t, random_row(rng_, n), 0);
+                std::memcpy(parts.back().data() + r * rb, wr.data, rb);
+                deq.push_back(wr.deq);
+            }
+            w.parts.push_back({t, parts.back().data(), n_rows, rb});
+            w.rows += n_rows;
+        }
+        for (size_t n_tok : {1u, 3u, 9u}) {
+            const size_t ldx = n + 5, ldy = w.rows + 3;
+            std::vector<float> x(n_tok * ldx);
+            for (size_t t = 0; t < n_tok; ++t) {
+                const std::vector<float> r = random_row(rng_, n);
+                std::copy(r.begin(), r.end(), x.begin() + static_cast<ptrdiff_t>(t * ldx));
+            }
+            std::vector<float> y1(n_tok * ldy, NAN), y3(n_tok * ldy, NAN);
+            ThreadPool one(1), three(3);
+            MatmulScratch s1, s3;
+            wb::cpu::matmul(one, static_cast<Isa>(isa), w, x.data(), ldx, n_tok, y1.data(), ldy,
+                            s1);
+            wb::cpu::matmul(three, static_cast<Isa>(isa), w, x.data(), ldx, n_tok, y3.data(), ldy,
+                            s3);
+            for (size_t t = 0; t < n_tok; ++t) {
+                for (uint64_t r = 0; r < w.rows; ++r) {
+                    const float a = y1[t * ldy + r], b = y3[t * ldy + r];
+                    QVERIFY2(std::memcmp(&a, &b, sizeof a) == 0,
+                             where("threaded result differs from one thread").c_str());
+                    // vs float64 with f32 activations: activation rounding at
+                    // most d/2 = max|x|/254 per element of its block
+                    double ref = 0.0, bound = 0.0, mag = 0.0;
+                    for (size_t i = 0; i < n; ++i) {
+                        const double xi = x[t * ldx + i];
+                        ref += double{deq[r][i]} * xi;
+                        mag += std::fabs(double{deq[r][i]} * xi);
+                        bound += std::fabs(double{deq[r][i]});
+                    }
+                    double amax = 0.0;
+                    for (size_t i = 0; i < n; ++i)
+                        amax = std::max(amax, std::fabs(double{x[t * ldx + i]}));
+                    // quantized activations: d <= max|x| / 127 in any block
+                    const double tol = bound * amax / 254.0 + 1e-5 * mag + 1e-20;
+                    QVERIFY2(std::fabs(double{a} - ref) <= tol,
+                             where("matmul vs float64: " + std::to_string(a) + " vs " +
+                                   std::to_string(ref) + " row " + std::to_string(r))
+                                 .c_str());
+                }
+                QVERIFY2(std::isnan(y1[t * ldy + w.rows]), "wrote past the rows");
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCpuKernels)
+#include "test_cpu_kernels.moc"
