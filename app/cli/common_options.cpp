@@ -20,7 +20,10 @@ std::vector<OptionSpec> model_options() {
 std::vector<OptionSpec> context_options() {
     return {
         {"backend", 0, "NAME",
-         std::string("compute backend cpu|vulkan (default: ") + kDefaultBackend + ")"},
+         std::string("compute backend: cpu (threaded, quantized kernels), cpu-ref (f32 "
+                     "reference), vulkan (default: ") +
+             kDefaultBackend + ")"},
+        {"threads", 't', "N", "threads of the cpu backend (default: hardware threads)"},
         {"device", 0, "SEL", "Vulkan device index or name substring (default: first discrete GPU)"},
         {"ctx-size", 'c', "N", "KV cache size in tokens (default: training context, at most 4096)"},
         {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
@@ -47,9 +50,10 @@ std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<O
 model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx_train) {
     model::LoadOptions o;
     o.backend = args.get("backend").value_or(kDefaultBackend);
-    if (o.backend != "cpu" && o.backend != "vulkan") {
-        throw UsageError("--backend: '" + o.backend + "' is not cpu or vulkan");
+    if (o.backend != "cpu" && o.backend != "cpu-ref" && o.backend != "vulkan") {
+        throw UsageError("--backend: '" + o.backend + "' is not cpu, cpu-ref or vulkan");
     }
+    o.threads = static_cast<unsigned>(args.get_int("threads", 0, 0, 1024));
     o.device = args.get("device").value_or("");
     const int64_t def_ctx = std::min<int64_t>(std::max<uint32_t>(n_ctx_train, 1), 4096);
     o.context.n_ctx = static_cast<uint32_t>(args.get_int("ctx-size", def_ctx, 1, int64_t{1} << 24));

@@ -2,8 +2,8 @@
 // Options several workbench-cli commands share, so that generate, batch,
 // bench and compare spell and default them the same way:
 //   model:    -m/--model FILE (default: the bundled model, app/paths.h)
-//   context:  --backend cpu|vulkan, --device SEL, -c/--ctx-size N, --kv-type f32|f16
-//   sampling: --temp, --top-k, --top-p, --min-p, --repeat-penalty,
+//   context:  --backend cpu|cpu-ref|vulkan, -t/--threads N, --device SEL, -c/--ctx-size N,
+//   --kv-type f32|f16 sampling: --temp, --top-k, --top-p, --min-p, --repeat-penalty,
 //             --repeat-last-n, --seed
 // Usage: append model_options(), context_options(), sampling_options() to a
 // CommandSpec's options, then read them back with the *_from_args helpers.
@@ -21,7 +21,8 @@ namespace wb::cli {
 
 /// Backend a command uses when --backend is not given: the Vulkan engine
 /// (it matches llama.cpp's golden tokens on lavapipe, tests/vk); "cpu" is
-/// the f32 reference.
+/// the threaded CPU executor (quantized kernels), "cpu-ref" the f32
+/// reference both are tested against.
 inline constexpr const char* kDefaultBackend = "vulkan";
 
 /// `given` if set, else wb::paths::default_model_path(). Throws
@@ -31,7 +32,7 @@ std::string resolve_model_path(const std::optional<std::string>& given);
 
 /// -m/--model FILE.
 std::vector<OptionSpec> model_options();
-/// --backend, --device, -c/--ctx-size, --kv-type.
+/// --backend, -t/--threads, --device, -c/--ctx-size, --kv-type.
 std::vector<OptionSpec> context_options();
 /// --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed.
 std::vector<OptionSpec> sampling_options();

@@ -116,7 +116,7 @@ QList<DeviceEntry> EngineBridge::devices(QString* vulkan_error) {
     }
     DeviceEntry cpu;
     cpu.selector = "cpu";
-    cpu.name = tr("CPU reference");
+    cpu.name = tr("CPU (threaded, quantized kernels)");
     cpu.type = "cpu";
     cpu.backend = "cpu";
     out.append(cpu);
@@ -142,7 +142,7 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             }
             if (promise.isCanceled()) return;
             promise.setProgressValueAndText(
-                20, req.backend == "cpu" ? QObject::tr("Loading weights (CPU reference)")
+                20, req.backend == "cpu" ? QObject::tr("Mapping weights (CPU)")
                                          : QObject::tr("Uploading weights to the device"));
             model::LoadOptions opts;
             opts.backend = req.backend.toStdString();

@@ -10,8 +10,12 @@
 namespace wb::model {
 
 struct LoadOptions {
-    /// "cpu" (CpuModel, the f32 reference) or "vulkan".
+    /// "cpu" (CpuExecModel: quantized kernels, threaded), "cpu-ref"
+    /// (CpuModel, the f32 reference the others are tested against) or
+    /// "vulkan".
     std::string backend = "cpu";
+    /// Threads of the "cpu" backend, the caller's included; 0 = hardware threads.
+    unsigned threads = 0;
     /// Vulkan device selector: index ("0") or name substring; empty = default choice.
     std::string device;
     ContextParams context;

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "common/json_fixtures.h"
 #include "common/data_dir.h"
+#include "common/json_fixtures.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
 #include "compare/logits_math.h"
@@ -44,7 +44,7 @@ using wbtest::read_jsonl;
 std::unique_ptr<wb::model::Model> load_cpu(const std::string& path,
                                            const wb::model::ContextParams& cp) {
     wb::model::LoadOptions o;
-    o.backend = "cpu";
+    o.backend = "cpu-ref";  // the f32 reference: the expectations are float64 sums
     o.context = cp;
     return wb::model::load_model(path, o);
 }

@@ -46,7 +46,7 @@ std::vector<GoldenRecord> golden_records() {
 std::unique_ptr<Model> load(const std::string& path, KvType kv, uint32_t n_ctx = 512,
                             uint32_t n_seq = 1) {
     LoadOptions o;
-    o.backend = "cpu";
+    o.backend = "cpu-ref";
     o.context.n_ctx = n_ctx;
     o.context.n_seq_max = n_seq;
     o.context.kv_type = kv;
@@ -518,7 +518,7 @@ class TestCpuModel : public QObject {
         QTemporaryDir dir;
         const std::string bad_shape = dir.filePath("shape.gguf").toStdString();
         write_tiny_llama(bad_shape, {{"blk.0.attn_k.weight", 32, 32}});
-        for (const char* backend : {"cpu", "vulkan"}) {
+        for (const char* backend : {"cpu", "cpu-ref", "vulkan"}) {
             LoadOptions o;
             o.backend = backend;
             try {

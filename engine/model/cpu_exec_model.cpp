@@ -1,0 +1,58 @@
+// CpuExecModel: weights in place in the mapping, f32 vectors, the KV cache.
+// The ops are in cpu_exec_ops.cpp.
+
+#include "model/cpu_exec_model.h"
+
+#include <stdexcept>
+
+#include "ggml/types.h"
+
+namespace wb::model {
+
+CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuExecOptions& opts)
+    : file_(std::move(file)),
+      desc_(ModelDesc::from_gguf(file_)),
+      ctx_(ctx),
+      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab),
+      isa_(opts.isa),
+      int8_acts_(opts.int8_activations),
+      pool_(opts.threads) {
+    for (const MatDesc& m : desc_.mats) {
+        cpu::Weight w;
+        w.ne0 = m.ne0;
+        w.rows = m.rows;
+        for (uint32_t p : m.parts) {
+            const TensorRef& t = desc_.tensors[p];
+            w.parts.push_back({t.type, t.data, t.ne1, ggml::row_bytes(t.type, t.ne0)});
+        }
+        mats_.push_back(std::move(w));
+    }
+    for (const VecDesc& v : desc_.vecs) {
+        std::vector<float> out;
+        for (uint32_t p : v.parts) {
+            const TensorRef& t = desc_.tensors[p];
+            const size_t base = out.size();
+            out.resize(base + t.ne0 * t.ne1);
+            ggml::dequantize_row(t.type, t.data, out.data() + base, t.ne0 * t.ne1, t.name);
+        }
+        vecs_.push_back(std::move(out));
+    }
+    const size_t kv = size_t{ctx.n_ctx} * desc_.hp.kv_dim();
+    k_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
+    v_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
+    attn_scratch_.resize(pool_.size());
+}
+
+CpuExecModel::~CpuExecModel() = default;
+
+MemoryReport CpuExecModel::memory_report() const {
+    MemoryReport r;
+    for (const cpu::Weight& w : mats_)
+        for (const cpu::WeightPart& p : w.parts) r.weights += p.rows * p.row_bytes;
+    for (const auto& v : vecs_) r.weights += v.size() * sizeof(float);
+    for (size_t l = 0; l < k_cache_.size(); ++l)
+        r.kv_cache += (k_cache_[l].size() + v_cache_[l].size()) * sizeof(float);
+    return r;
+}
+
+}  // namespace wb::model

@@ -1,0 +1,83 @@
+#pragma once
+// The CPU executor: the architecture's graph (engine/model/arch/) run on
+// the host with the weights left in their GGUF types, read in place from
+// the file's mapping (no f32 copy), activations quantized per block for
+// integer dot products, and a thread pool splitting each matmul's output
+// rows and each attention's heads (engine/cpu). This is what `--backend
+// cpu` runs; the float reference (CpuModel, backend "cpu-ref") stays the
+// ground truth it is tested against.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu/isa.h"
+#include "cpu/matmul.h"
+#include "cpu/thread_pool.h"
+#include "gguf/gguf.h"
+#include "model/kv_cells.h"
+#include "model/model.h"
+#include "model/model_desc.h"
+
+namespace wb::model {
+
+/// Settings of the CPU executor.
+struct CpuExecOptions {
+    unsigned threads = 0;  ///< threads, the caller's included; 0 = hardware threads
+    /// Kernel ISA; default the best this CPU has (cpu::best_isa(), which
+    /// honours WB_CPU_ISA=scalar).
+    cpu::Isa isa = cpu::best_isa();
+    /// false: quantized weights meet f32 activations (each row dequantized,
+    /// much slower); tests use it to tell activation rounding from the rest.
+    bool int8_activations = true;
+};
+
+class CpuExecModel : public Model {
+  public:
+    /// Takes the open file (its mapping holds the weights for the model's
+    /// lifetime), builds the weight table (ModelDesc::from_gguf), converts
+    /// only the vectors (norm weights, biases) to f32 and allocates the KV
+    /// cache for `ctx`. Throws what ModelDesc::from_gguf throws (gguf::Error
+    /// naming a missing or misshapen tensor; ggml::UnsupportedType;
+    /// UnsupportedModel) and std::invalid_argument for n_ctx or n_seq_max of 0.
+    CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuExecOptions& opts = {});
+    ~CpuExecModel() override;
+
+    const HParams& hparams() const override { return desc_.hp; }
+    const ContextParams& context() const override { return ctx_; }
+    std::string backend_name() const override { return "cpu"; }
+    void decode(const Batch& batch, std::vector<float>& logits) override;
+    void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
+    uint32_t n_free_cells() const override { return cells_.n_free(); }
+    /// Host bytes: weights (the mapped tensor bytes plus the f32 vectors)
+    /// and KV cache (f32); activations are not counted; on_device false.
+    MemoryReport memory_report() const override;
+    /// Backend "cpu", every device field empty (as the float reference).
+    DeviceFacts device_facts() const override { return DeviceFacts{"cpu", {}, {}, {}, {}, {}}; }
+
+    /// Threads in the pool (the caller's included).
+    unsigned threads() const { return pool_.size(); }
+    /// ISA of the kernels.
+    cpu::Isa isa() const { return isa_; }
+
+  private:
+    friend class CpuExecOps;
+
+    gguf::File file_;  // owns the mapping the weights point into
+    ModelDesc desc_;
+    ContextParams ctx_;
+    KvCells cells_;
+    cpu::Isa isa_;
+    bool int8_acts_;
+    cpu::ThreadPool pool_;
+    cpu::MatmulScratch scratch_;
+    std::vector<cpu::Weight> mats_;                      // [n_mats] parts in the mapping
+    std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
+    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][n_ctx, kv_dim]
+    std::vector<std::vector<float>> acts_;               // named activations, by Act::buf
+    std::vector<std::string> act_names_;
+    std::vector<std::vector<float>> attn_scratch_;  // [threads][positions] scores
+};
+
+}  // namespace wb::model
