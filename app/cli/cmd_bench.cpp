@@ -3,6 +3,12 @@
 // median and spread over repetitions), with the device, model and types.
 // Each repetition starts from an empty KV cache: one prefill ubatch of -p
 // random tokens, then -n single-token decode steps. One warm-up run first.
+// Rows name the model's shape (a synth shape when the sizes match one), the
+// backend and, for the CPU executor, its threads and kernel ISA; the CPU
+// seconds the process used per token (getrusage: user + system, all
+// threads) are less sensitive to other load on the machine than wall time.
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,14 +18,17 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "args.h"
 #include "common_options.h"
+#include "cpu/isa.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "model/model.h"
+#include "quant/synth_model.h"
 
 namespace wb::cli {
 
@@ -73,16 +82,43 @@ Stats stats(std::vector<double> v) {
     return s;
 }
 
-/// One repetition: returns {prefill tokens/s, decode tokens/s}.
 /// Per-op GPU times and host phases of one prefill or one decode run.
 struct RunProfile {
     vk::Profile ops;
     model::HostTimes host;
 };
 
-std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& prompt,
-                                   int64_t n_gen, std::mt19937& rng, RunProfile* pp_prof,
-                                   RunProfile* tg_prof) {
+/// CPU seconds (user + system) this process has used so far, all threads.
+double cpu_seconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    const auto sec = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec);
+    };
+    return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
+/// One repetition's prefill and decode figures.
+struct RunResult {
+    double pp_tps = 0, tg_tps = 0;      ///< tokens/s
+    double pp_cpu_s = 0, tg_cpu_s = 0;  ///< CPU seconds per token
+};
+
+/// "TinyLlama-1.1B" when the sizes are those of a synth shape, else the sizes.
+std::string shape_name(const model::HParams& hp) {
+    for (const quant::SynthShape& s : quant::synth_shapes()) {
+        if (s.arch == hp.arch && s.n_embd == hp.n_embd && s.n_layer == hp.n_layer &&
+            s.n_head == hp.n_head && s.n_head_kv == hp.n_head_kv && s.n_ff == hp.n_ff &&
+            s.n_vocab == hp.n_vocab)
+            return s.like;
+    }
+    return "n_embd " + std::to_string(hp.n_embd) + ", n_layer " + std::to_string(hp.n_layer) +
+           ", n_ff " + std::to_string(hp.n_ff);
+}
+
+/// One repetition.
+RunResult run_once(model::Model& m, const std::vector<int32_t>& prompt, int64_t n_gen,
+                   std::mt19937& rng, RunProfile* pp_prof, RunProfile* tg_prof) {
     const bool prof = m.can_profile();
     m.seq_rm(0);
     model::Batch b;
@@ -93,15 +129,18 @@ std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& 
         m.clear_profile();
         m.set_profiling(true);
     }
+    double c0 = cpu_seconds();
     auto t0 = Clock::now();
     if (!prompt.empty()) m.decode(b, logits);
     const double pp_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double pp_cpu = cpu_seconds() - c0;
     if (prof && pp_prof) {
         *pp_prof = {m.profile(), m.host_times()};
         m.clear_profile();
     }
     std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(m.hparams().n_vocab) - 1);
     int32_t pos = static_cast<int32_t>(prompt.size());
+    c0 = cpu_seconds();
     t0 = Clock::now();
     for (int64_t i = 0; i < n_gen; ++i) {
         b.clear();
@@ -109,13 +148,18 @@ std::pair<double, double> run_once(model::Model& m, const std::vector<int32_t>& 
         m.decode(b, logits);
     }
     const double tg_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double tg_cpu = cpu_seconds() - c0;
     if (prof && tg_prof) {
         *tg_prof = {m.profile(), m.host_times()};
         m.set_profiling(false);
         m.clear_profile();
     }
-    return {pp_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / pp_ms : 0.0,
-            tg_ms > 0 ? 1000.0 * static_cast<double>(n_gen) / tg_ms : 0.0};
+    RunResult r;
+    r.pp_tps = pp_ms > 0 ? 1000.0 * static_cast<double>(prompt.size()) / pp_ms : 0.0;
+    r.tg_tps = tg_ms > 0 ? 1000.0 * static_cast<double>(n_gen) / tg_ms : 0.0;
+    r.pp_cpu_s = prompt.empty() ? 0.0 : pp_cpu / static_cast<double>(prompt.size());
+    r.tg_cpu_s = n_gen > 0 ? tg_cpu / static_cast<double>(n_gen) : 0.0;
+    return r;
 }
 
 /// The per-op table, then the host phases of the same calls: what the
@@ -202,31 +246,55 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
     run_once(*m, prompt, std::min<int64_t>(n_gen, 4), rng, nullptr,
              nullptr);  // warm-up (pipelines, caches)
-    std::vector<double> pp, tg;
+    std::vector<double> pp, tg, pp_cpu, tg_cpu;
     for (int64_t r = 0; r < reps; ++r) {
-        const auto [p, g] = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
-        pp.push_back(p);
-        tg.push_back(g);
+        const RunResult res = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
+        pp.push_back(res.pp_tps);
+        tg.push_back(res.tg_tps);
+        pp_cpu.push_back(res.pp_cpu_s);
+        tg_cpu.push_back(res.tg_cpu_s);
     }
     RunProfile pp_prof, tg_prof;
     if (profile) run_once(*m, prompt, n_gen, rng, &pp_prof, &tg_prof);
     const Stats sp = stats(pp), sg = stats(tg);
+    const double pp_cpu_s = stats(pp_cpu).median, tg_cpu_s = stats(tg_cpu).median;
+    const std::string shape = shape_name(hp);
+    // What ran: the backend, and for the CPU executor its threads and ISA.
+    std::string backend = lo.backend;
+    unsigned threads = 0;
+    if (lo.backend == "cpu") {
+        threads = lo.threads ? lo.threads : std::max(1u, std::thread::hardware_concurrency());
+        backend +=
+            std::string(" ") + std::to_string(threads) + "t " + cpu::isa_name(cpu::best_isa());
+    } else if (lo.backend == "cpu-ref") {
+        threads = 1;
+    }
     const std::string kv = lo.context.kv_type == model::KvType::F16 ? "f16" : "f32";
     const double steps = static_cast<double>(std::max<int64_t>(n_gen, 1));
 
     if (args.has("json")) {
         nlohmann::json j;
         j["device"] = m->backend_name();
+        j["backend"] = lo.backend;
+        j["threads"] = threads;
+        if (lo.backend == "cpu") j["isa"] = cpu::isa_name(cpu::best_isa());
+        j["shape"] = shape;
         j["model"] = path;
         j["n_params"] = n_params;
         j["weight_bytes"] = weight_bytes;
         j["types"] = types;
         j["kv_type"] = kv;
         j["repetitions"] = reps;
-        j["pp"] = {{"tokens", n_prompt}, {"median", sp.median}, {"stdev", sp.stdev},
-                   {"min", sp.min},      {"max", sp.max},       {"all", pp}};
-        j["tg"] = {{"tokens", n_gen}, {"median", sg.median}, {"stdev", sg.stdev},
-                   {"min", sg.min},   {"max", sg.max},       {"all", tg}};
+        j["pp"] = {{"tokens", n_prompt},
+                   {"median", sp.median},
+                   {"stdev", sp.stdev},
+                   {"min", sp.min},
+                   {"max", sp.max},
+                   {"all", pp},
+                   {"cpu_s_per_token", pp_cpu_s}};
+        j["tg"] = {
+            {"tokens", n_gen}, {"median", sg.median}, {"stdev", sg.stdev},          {"min", sg.min},
+            {"max", sg.max},   {"all", tg},           {"cpu_s_per_token", tg_cpu_s}};
         if (profile) {
             j["profile_prefill"] = profile_json(pp_prof, 1.0);
             j["profile_decode_step"] = profile_json(tg_prof, steps);
@@ -239,12 +307,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 static_cast<double>(n_params) / 1e6,
                 static_cast<double>(weight_bytes) / (1024.0 * 1024.0), type_list.c_str(),
                 kv.c_str());
-    std::printf("\n| %-8s | %14s | %10s | %12s | %12s |\n", "test", "t/s median", "stdev", "min",
-                "max");
-    std::printf("| %-8s | %14.2f | %10.2f | %12.2f | %12.2f |\n",
-                ("pp" + std::to_string(n_prompt)).c_str(), sp.median, sp.stdev, sp.min, sp.max);
-    std::printf("| %-8s | %14.2f | %10.2f | %12.2f | %12.2f |\n",
-                ("tg" + std::to_string(n_gen)).c_str(), sg.median, sg.stdev, sg.min, sg.max);
+    std::printf("\n| %-16s | %-16s | %-8s | %12s | %8s | %9s | %9s | %12s |\n", "shape", "backend",
+                "test", "t/s median", "stdev", "min", "max", "CPU s/token");
+    std::printf("| %-16s | %-16s | %-8s | %12.2f | %8.2f | %9.2f | %9.2f | %12.4f |\n",
+                shape.c_str(), backend.c_str(), ("pp" + std::to_string(n_prompt)).c_str(),
+                sp.median, sp.stdev, sp.min, sp.max, pp_cpu_s);
+    std::printf("| %-16s | %-16s | %-8s | %12.2f | %8.2f | %9.2f | %9.2f | %12.4f |\n",
+                shape.c_str(), backend.c_str(), ("tg" + std::to_string(n_gen)).c_str(), sg.median,
+                sg.stdev, sg.min, sg.max, tg_cpu_s);
     std::printf("(%lld repetitions after one warm-up)\n", static_cast<long long>(reps));
     if (profile) {
         if (pp_prof.ops.empty() && tg_prof.ops.empty()) {
