@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <unordered_set>
 
 namespace wb::sampling {
@@ -21,6 +22,9 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.se
         std::isnan(params.repeat_penalty)) {
         throw std::invalid_argument("sampling: NaN setting");
     }
+    for (const auto& [id, bias] : params.logit_bias)
+        if (std::isnan(bias))
+            throw std::invalid_argument("sampling: NaN logit bias for token " + std::to_string(id));
     if (params.repeat_penalty <= 0.0f) {
         throw std::invalid_argument("sampling: repeat_penalty must be > 0");
     }
@@ -43,6 +47,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
     if (logits.empty()) throw std::invalid_argument("sampling: empty logits");
     std::vector<Candidate> cands(logits.size());  // [n_vocab] then fewer
     for (size_t i = 0; i < logits.size(); ++i) cands[i] = {static_cast<int32_t>(i), logits[i]};
+    // First in the chain, as in llama.cpp (common_sampler_init).
+    for (const auto& [id, bias] : params_.logit_bias)
+        if (id >= 0 && static_cast<size_t>(id) < cands.size())
+            cands[static_cast<size_t>(id)].logit += bias;
 
     const std::vector<int32_t> recent(recent_.begin(), recent_.end());
     apply_repetition_penalty(cands, recent, params_.repeat_penalty);

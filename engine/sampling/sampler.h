@@ -13,6 +13,7 @@
 #include <deque>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace wb::sampling {
@@ -25,6 +26,11 @@ struct SamplingParams {
     float repeat_penalty = 1.0f;  ///< > 1 discourages recent tokens; 1: off
     int32_t repeat_last_n = 64;   ///< how many recent tokens the penalty looks at; 0: off, -1: all
     uint64_t seed = 0;            ///< RNG seed of the draw
+    /// Added to the raw logit of each listed token before anything else
+    /// (llama.cpp's logit_bias sampler, the OpenAI API's `logit_bias`):
+    /// {token id, bias}; -INFINITY bans a token. Ids outside the vocabulary
+    /// are ignored. Empty by default.
+    std::vector<std::pair<int32_t, float>> logit_bias;
 };
 
 /// One surviving token during sampling.

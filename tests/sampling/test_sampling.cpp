@@ -106,6 +106,29 @@ class TestSampling : public QObject {
         QCOMPARE(s.sample(l), 1);  // 0 penalised to 1.0 < 1.5
     }
 
+    void logit_bias_shifts_raw_logits_first() {
+        // Hand-worked: {2, 1.5, 1} + bias {+1 on id 2} = {2, 1.5, 2}: the
+        // tie goes to the lower id (0); +1.25 makes id 2 the argmax. The
+        // penalty then sees the biased logit: id 2 at 2.25 recent, /2 = 1.125
+        // < 2, so greedy goes back to 0. A -inf bias bans; ids past the
+        // vocabulary are ignored.
+        SamplingParams p = plain(0.0f, 1);
+        p.logit_bias = {{2, 1.0f}, {7, 100.0f}};
+        const std::vector<float> l = {2.0f, 1.5f, 1.0f};
+        QCOMPARE(Sampler(p).sample(l), 0);
+        p.logit_bias = {{2, 1.25f}};
+        p.repeat_penalty = 2.0f;
+        Sampler s(p);
+        QCOMPARE(s.sample(l), 2);
+        QCOMPARE(s.sample(l), 0);
+        p = plain(1.0f, 5);
+        p.logit_bias = {{0, -INFINITY}, {1, -INFINITY}};
+        Sampler banned(p);
+        for (int i = 0; i < 20; ++i) QCOMPARE(banned.sample(l), 2);
+        p.logit_bias = {{1, NAN}};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Sampler{p});
+    }
+
     void temperature_scales_logits() {
         auto c = cands_of({2.0f, -1.0f});
         Sampler::temperature(c, 0.5f);
