@@ -75,6 +75,19 @@ BuiltinFormat guess_builtin_format(const tokenizer::Vocab& vocab) {
 
 TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& vocab,
                                const std::string& requested) {
+    std::optional<std::string> source;
+    std::string read_error;
+    try {
+        source = file.get_string(kChatTemplateKey);
+    } catch (const gguf::Error& e) {
+        read_error = e.what();
+    }
+    return choose_template(source, read_error, vocab, requested);
+}
+
+TemplateChoice choose_template(const std::optional<std::string>& model_source,
+                               const std::string& read_error, const tokenizer::Vocab& vocab,
+                               const std::string& requested) {
     if (!requested.empty() && requested != "model") {
         const auto f = builtin_format_by_name(requested);
         if (!f) {
@@ -90,19 +103,15 @@ TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& v
     const BuiltinFormat fallback = guess_builtin_format(vocab);
     const std::string fallback_text =
         "using the built-in " + std::string(builtin_format_label(fallback)) + " format";
-    std::optional<std::string> source;
-    try {
-        source = file.get_string(kChatTemplateKey);
-    } catch (const gguf::Error& e) {
-        return {ChatTemplate::builtin(fallback), std::string(e.what()) + "; " + fallback_text};
-    }
-    if (!source || source->empty()) {
+    if (!read_error.empty())
+        return {ChatTemplate::builtin(fallback), read_error + "; " + fallback_text};
+    if (!model_source || model_source->empty()) {
         return {ChatTemplate::builtin(fallback), "the model has no chat template (" +
                                                      std::string(kChatTemplateKey) + "); " +
                                                      fallback_text};
     }
     try {
-        return {ChatTemplate::from_source(*source, "model"), ""};
+        return {ChatTemplate::from_source(*model_source, "model"), ""};
     } catch (const jinja::Error& e) {
         return {ChatTemplate::builtin(fallback), "the model's chat template cannot be used (" +
                                                      std::string(e.what()) + "); " + fallback_text};

@@ -84,6 +84,16 @@ struct TemplateChoice {
 TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& vocab,
                                const std::string& requested = "");
 
+/// The same choice from a template already read from the file:
+/// `model_source` is tokenizer.chat_template (nullopt when absent; "" counts
+/// as absent), `read_error` a reason it could not be read (e.g. not a
+/// string; "" when it could). For callers that keep the vocabulary but not
+/// the file (the GUI's chat). Throws std::invalid_argument for an unknown
+/// name.
+TemplateChoice choose_template(const std::optional<std::string>& model_source,
+                               const std::string& read_error, const tokenizer::Vocab& vocab,
+                               const std::string& requested = "");
+
 /// A conversation ready to run, with what the run log records about how it
 /// was built.
 struct ChatPrompt {
