@@ -2,17 +2,26 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTextBrowser>
+#include <QTimer>
+#include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "engine_bridge.h"
 #include "run_recorder.h"
+#include "settings_store.h"
 
 namespace wb::ui {
 
@@ -22,19 +31,70 @@ QString html_text(const QString& s) {
     return s.toHtmlEscaped().replace('\n', "<br>");
 }
 
+QString link(const char* action, qsizetype index, const QString& label, const QString& tip) {
+    return QStringLiteral("<a href='%1:%2' title='%3' style='color:#5a6b8c;'>%4</a>")
+        .arg(QLatin1String(action))
+        .arg(index)
+        .arg(tip.toHtmlEscaped(), label);
+}
+
 }  // namespace
 
 ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
                    std::function<gui::GenSettings()> settings, QWidget* parent)
     : QWidget(parent), bridge_(bridge), recorder_(recorder), settings_(std::move(settings)) {
     auto* layout = new QVBoxLayout(this);
-    notice_ = new QLabel(
-        tr("This model carries a chat template (tokenizer.chat_template). Chat templates arrive "
-           "in a later version; for now the conversation is sent as plain text to complete."));
+
+    // Template in use and where it comes from; the system prompt beside it.
+    auto* templateRow = new QHBoxLayout;
+    auto* templateLabel = new QLabel(tr("&Template:"));
+    templateBox_ = new QComboBox;
+    templateBox_->setObjectName("chatTemplate");
+    templateBox_->setToolTip(
+        tr("How the conversation becomes the prompt: the model's own chat template "
+           "(tokenizer.chat_template), a built-in format, or none (plain text completion)"));
+    templateLabel->setBuddy(templateBox_);
+    templateInfo_ = new QLabel;
+    templateInfo_->setObjectName("chatTemplateInfo");
+    templateInfo_->setStyleSheet("color: #555555");
+    templateInfo_->setWordWrap(true);
+    promptButton_ = new QPushButton(tr("Prompt…"));
+    promptButton_->setToolTip(
+        tr("Show the prompt the next message sends: the rendered template and its token count"));
+    templateRow->addWidget(templateLabel);
+    templateRow->addWidget(templateBox_);
+    templateRow->addWidget(templateInfo_, 1);
+    templateRow->addWidget(promptButton_);
+    layout->addLayout(templateRow);
+
+    notice_ = new QLabel;
     notice_->setWordWrap(true);
     notice_->setStyleSheet("background: #fff4d6; border: 1px solid #e0c060; padding: 4px");
     notice_->hide();
     layout->addWidget(notice_);
+
+    system_ = new QPlainTextEdit;
+    system_->setObjectName("chatSystemPrompt");
+    system_->setPlaceholderText(
+        tr("System prompt (optional): instructions the model sees before the conversation, kept "
+           "for this model file"));
+    system_->setMaximumHeight(54);
+    system_->setTabChangesFocus(true);
+    layout->addWidget(system_);
+
+    contextNotice_ = new QLabel;
+    contextNotice_->setWordWrap(true);
+    contextNotice_->setStyleSheet("background: #fde7e7; border: 1px solid #d08080; padding: 4px");
+    dropTurns_ = new QPushButton(tr("Drop oldest turns"));
+    dropTurns_->setToolTip(
+        tr("Remove the oldest messages and replies from the conversation so that it fits the "
+           "context again (the system prompt stays)"));
+    auto* contextRow = new QHBoxLayout;
+    contextRow->addWidget(contextNotice_, 1);
+    contextRow->addWidget(dropTurns_);
+    layout->addLayout(contextRow);
+    contextNotice_->hide();
+    dropTurns_->hide();
 
     transcript_ = new QTextBrowser;
     transcript_->setOpenLinks(false);
@@ -43,11 +103,31 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
            "continue your text."));
     layout->addWidget(transcript_, 1);
 
+    editBanner_ = new QLabel;
+    editBanner_->setWordWrap(true);
+    editBanner_->setStyleSheet("background: #e8f0fe; border: 1px solid #8fa8d8; padding: 4px");
+    editBanner_->hide();
+    layout->addWidget(editBanner_);
+
     input_ = new QPlainTextEdit;
     input_->setPlaceholderText(tr("Message (Ctrl+Enter to send, Esc to stop)"));
     input_->setMaximumHeight(90);
     input_->installEventFilter(this);
     layout->addWidget(input_);
+
+    auto* meterRow = new QHBoxLayout;
+    meter_ = new QProgressBar;
+    meter_->setObjectName("chatTokenMeter");
+    meter_->setTextVisible(false);
+    meter_->setMaximumWidth(160);
+    meter_->setMaximumHeight(12);
+    meter_->setRange(0, 1);
+    meter_->setValue(0);
+    meterLabel_ = new QLabel;
+    meterLabel_->setObjectName("chatTokenMeterText");
+    meterRow->addWidget(meter_);
+    meterRow->addWidget(meterLabel_, 1);
+    layout->addLayout(meterRow);
 
     auto* buttons = new QHBoxLayout;
     send_ = new QPushButton(tr("Send"));
@@ -55,9 +135,9 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     stop_ = new QPushButton(tr("Stop"));
     stop_->setToolTip(tr("Stop the reply (Esc)"));
     regen_ = new QPushButton(tr("Regenerate"));
-    regen_->setToolTip(tr("Generate the last reply again with the current settings"));
+    regen_->setToolTip(tr("Generate the last reply again with a new seed (Ctrl+R)"));
     copy_ = new QPushButton(tr("Copy"));
-    copy_->setToolTip(tr("Copy the last reply to the clipboard"));
+    copy_->setToolTip(tr("Copy the last reply to the clipboard (Ctrl+Shift+C)"));
     newChat_ = new QPushButton(tr("New chat"));
     newChat_->setToolTip(tr("Start a new conversation (Ctrl+N)"));
     for (QPushButton* b : {send_, stop_, regen_, copy_}) buttons->addWidget(b);
@@ -65,18 +145,52 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     buttons->addWidget(newChat_);
     layout->addLayout(buttons);
 
+    status_ = new QLabel;
+    status_->setObjectName("chatStatus");
+    status_->setWordWrap(true);
+    status_->setStyleSheet("color: #555555");
+    layout->addWidget(status_);
+
+    meterTimer_ = new QTimer(this);
+    meterTimer_->setSingleShot(true);
+    meterTimer_->setInterval(150);  // count once typing pauses, not per key
+    connect(meterTimer_, &QTimer::timeout, this, &ChatView::updateMeter);
+    connect(input_, &QPlainTextEdit::textChanged, this, &ChatView::scheduleMeter);
+    connect(system_, &QPlainTextEdit::textChanged, this, [this] {
+        conv_.setSystemPrompt(system_->toPlainText());
+        if (store_ && !model_path_.isEmpty())
+            store_->setChatSystemPrompt(modelKey(), system_->toPlainText());
+        scheduleMeter();
+    });
+    connect(templateBox_, &QComboBox::activated, this, &ChatView::onTemplatePicked);
+    connect(promptButton_, &QPushButton::clicked, this, &ChatView::showPrompt);
+    connect(transcript_, &QTextBrowser::anchorClicked, this, &ChatView::onLink);
     connect(send_, &QPushButton::clicked, this, [this] { submitCurrent(); });
     connect(stop_, &QPushButton::clicked, this, &ChatView::stop);
     connect(regen_, &QPushButton::clicked, this, &ChatView::regenerate);
     connect(copy_, &QPushButton::clicked, this, &ChatView::copyLastReply);
     connect(newChat_, &QPushButton::clicked, this, &ChatView::newChat);
+    connect(dropTurns_, &QPushButton::clicked, this, [this] { dropOldestTurns(); });
+    connect(bridge_, &gui::EngineBridge::modelLoaded, this, &ChatView::onModelLoaded);
     connect(bridge_, &gui::EngineBridge::tokenArrived, this, &ChatView::onToken);
     connect(bridge_, &gui::EngineBridge::requestFinished, this, &ChatView::onFinished);
     connect(bridge_, &gui::EngineBridge::stateChanged, this, [this] { updateButtons(); });
+    if (bridge_->hasModel()) onModelLoaded(bridge_->modelInfo());
+    fillTemplateBox();
     updateButtons();
+    updateMeter();
 }
 
 bool ChatView::eventFilter(QObject* obj, QEvent* ev) {
+    // Esc while editing (nothing streaming) leaves editing: claim it before
+    // the window's Stop shortcut takes it.
+    if (obj == input_ && ev->type() == QEvent::ShortcutOverride) {
+        auto* k = static_cast<QKeyEvent*>(ev);
+        if (k->key() == Qt::Key_Escape && editing_ >= 0 && !isStreaming()) {
+            ev->accept();
+            return true;
+        }
+    }
     if (obj == input_ && ev->type() == QEvent::KeyPress) {
         auto* k = static_cast<QKeyEvent*>(ev);
         if ((k->key() == Qt::Key_Return || k->key() == Qt::Key_Enter) &&
@@ -85,56 +199,156 @@ bool ChatView::eventFilter(QObject* obj, QEvent* ev) {
             return true;
         }
         if (k->key() == Qt::Key_Escape) {
-            stop();
+            if (isStreaming())
+                stop();
+            else if (editing_ >= 0)
+                cancelEdit();
             return true;
         }
     }
     return QWidget::eventFilter(obj, ev);
 }
 
+void ChatView::setStatus(const QString& text) {
+    status_->setText(text);
+    if (!text.isEmpty()) emit statusMessage(text);
+}
+
+void ChatView::setStore(gui::SettingsStore* store) {
+    store_ = store;
+    if (bridge_->hasModel()) onModelLoaded(bridge_->modelInfo());
+}
+
+QString ChatView::modelKey() const {
+    return QFileInfo(model_path_).fileName();
+}
+
+void ChatView::onModelLoaded(const gui::ModelInfo& info) {
+    model_path_ = info.path;
+    std::string read_error;
+    std::optional<std::string> tmpl = bridge_->chatTemplate(&read_error);
+    conv_.setModel(bridge_->vocab(), std::move(tmpl), std::move(read_error));
+    if (store_) {
+        const QString saved = store_->chatTemplate(modelKey());
+        if (!saved.isEmpty()) conv_.setTemplate(saved);  // an unknown name keeps the default
+        const QString system = store_->chatSystemPrompt(modelKey());
+        const QSignalBlocker block(system_);
+        system_->setPlainText(system);
+    }
+    conv_.setSystemPrompt(system_->toPlainText());
+    fillTemplateBox();
+    setStatus(
+        conv_.usesTemplate()
+            ? tr("Chat template: %1.").arg(ChatConversation::templateLabel(conv_.templateChoice()))
+            : QString());
+    updateMeter();
+    updateButtons();
+}
+
+void ChatView::fillTemplateBox() {
+    const QSignalBlocker block(templateBox_);
+    templateBox_->clear();
+    for (const QString& c : conv_.templateChoices())
+        templateBox_->addItem(ChatConversation::templateLabel(c), c);
+    templateBox_->setCurrentIndex(templateBox_->findData(conv_.templateChoice()));
+    templateBox_->setEnabled(conv_.hasModel());
+    templateInfo_->setText(conv_.hasModel() ? conv_.templateSource() : tr("no model loaded"));
+    if (conv_.chatTemplate())
+        templateInfo_->setToolTip(QString::fromStdString(conv_.chatTemplate()->source()));
+    else
+        templateInfo_->setToolTip({});
+    notice_->setText(conv_.templateNote());
+    notice_->setVisible(!conv_.templateNote().isEmpty());
+}
+
+void ChatView::onTemplatePicked(int row) {
+    setTemplate(templateBox_->itemData(row).toString());
+}
+
+bool ChatView::setTemplate(const QString& choice) {
+    if (!conv_.setTemplate(choice)) return false;
+    if (store_ && !model_path_.isEmpty())
+        store_->setChatTemplate(modelKey(), conv_.templateChoice());
+    fillTemplateBox();
+    updateMeter();
+    return true;
+}
+
+void ChatView::setSystemPrompt(const QString& text) {
+    system_->setPlainText(text);  // textChanged keeps the conversation and the store in step
+    updateMeter();
+}
+
 void ChatView::submitCurrent() {
     const QString text = input_->toPlainText();
-    if (text.trimmed().isEmpty()) return;
+    if (text.trimmed().isEmpty()) {
+        setStatus(tr("Type a message first."));
+        return;
+    }
     if (send(text)) input_->clear();
 }
 
 QString ChatView::conversationText(const QList<Turn>& turns) {
-    QString s;
-    for (qsizetype i = 0; i < turns.size(); ++i) {
-        if (turns[i].user && i > 0) s += '\n';
-        s += turns[i].text;
-    }
-    return s;
+    return ChatConversation::plainText(turns);
+}
+
+ChatPromptText ChatView::pendingPrompt() const {
+    return conv_.prompt(conv_.turns(), input_->toPlainText());
 }
 
 bool ChatView::send(const QString& text) {
+    if (editing_ >= 0) return editAndResend(editing_, text);
     return sendTurn(text, false);
 }
 
 bool ChatView::sendTurn(const QString& text, bool new_seed) {
-    if (!bridge_->hasModel() || isStreaming()) return false;
-    turns_.append({true, text, {}, {}, {}});
-    turns_.append({false, {}, {}, {}, {}});
+    if (!bridge_->hasModel()) {
+        setStatus(tr("No model loaded: open one with Ctrl+O (File > Open model)."));
+        return false;
+    }
+    if (isStreaming()) {
+        setStatus(tr("A reply is still being generated: wait for it or press Esc to stop it."));
+        return false;
+    }
+    QList<Turn>& turns = conv_.turns();
+    const ChatPromptText p = conv_.prompt(turns, text);
+    if (!p.error.isEmpty()) {
+        setStatus(tr("The prompt cannot be built: %1. Pick another format under Template, or "
+                     "change the system prompt.")
+                      .arg(p.error));
+        return false;
+    }
+    hideDropOffer();
+    turns.append({true, text, {}, {}, {}});
+    turns.append({false, {}, {}, {}, {}});
     render();
     const gui::GenSettings s = settings_();
     if (run_id_ == 0 && recorder_ != nullptr)
         run_id_ = recorder_->beginRun("chat", tr("chat with %1").arg(bridge_->modelInfo().name), s);
     gui::RequestSpec spec;
     spec.id = QStringLiteral("chat-%1").arg(++counter_);
-    // The reply is the last (empty) turn, so the prompt is everything before it.
-    spec.prompt = conversationText(turns_.mid(0, turns_.size() - 1));
+    spec.prompt = p.text;
+    // A chat prompt goes as the ids app/chat made (special tokens parsed);
+    // plain text is tokenized by the scheduler exactly as these ids were.
+    if (conv_.usesTemplate()) spec.prompt_tokens = p.ids;
+    spec.prompt_format = p.format;
+    last_sent_ = p;
     // A random seed per turn unless the user fixed one; the seed used is in
     // the result's settings (footer, run log).
     spec.settings = s.forRequest(new_seed);
     spec.run_id = run_id_;
     active_id_ = spec.id;
+    setStatus({});
     updateButtons();
+    updateMeter();
     if (!bridge_->submit(spec)) {
         active_id_.clear();
-        turns_.removeLast();
-        turns_.removeLast();
+        turns.removeLast();
+        turns.removeLast();
         render();
         updateButtons();
+        updateMeter();
+        setStatus(tr("The engine did not take the message: load a model first."));
         return false;
     }
     return true;
@@ -145,30 +359,114 @@ void ChatView::stop() {
 }
 
 void ChatView::regenerate() {
-    if (isStreaming() || turns_.size() < 2 || turns_.last().user) return;
-    turns_.removeLast();
-    const Turn user = turns_.takeLast();
-    render();
+    const QList<Turn>& turns = conv_.turns();
+    if (turns.size() >= 2 && !turns.last().user) regenerateAt(static_cast<int>(turns.size() - 1));
+}
+
+bool ChatView::regenerateAt(int index) {
+    QList<Turn>& turns = conv_.turns();
+    if (isStreaming()) {
+        setStatus(tr("Stop the reply first (Esc), then regenerate."));
+        return false;
+    }
+    if (index < 1 || index >= turns.size() || turns[index].user || !turns[index - 1].user)
+        return false;
+    const QList<Turn> before = turns;
+    const QString user = turns[index - 1].text;
+    turns.erase(turns.begin() + (index - 1), turns.end());
     // Always a new seed: the same seed would give the same reply again.
-    sendTurn(user.text, true);
+    if (!sendTurn(user, true)) {
+        turns = before;
+        render();
+        updateMeter();
+        return false;
+    }
+    return true;
 }
 
 void ChatView::copyLastReply() {
-    for (qsizetype i = turns_.size() - 1; i >= 0; --i) {
-        if (!turns_[i].user) {
-            QApplication::clipboard()->setText(turns_[i].text);
+    const QList<Turn>& turns = conv_.turns();
+    for (qsizetype i = turns.size() - 1; i >= 0; --i) {
+        if (!turns[i].user) {
+            copyTurn(static_cast<int>(i));
             return;
         }
     }
+}
+
+void ChatView::copyTurn(int index) {
+    const QList<Turn>& turns = conv_.turns();
+    if (index < 0 || index >= turns.size()) return;
+    QApplication::clipboard()->setText(turns[index].text);
+    setStatus(turns[index].user ? tr("Message copied to the clipboard.")
+                                : tr("Reply copied to the clipboard."));
+}
+
+bool ChatView::editTurn(int index) {
+    const QList<Turn>& turns = conv_.turns();
+    if (index < 0 || index >= turns.size() || !turns[index].user) return false;
+    if (isStreaming()) {
+        setStatus(tr("Stop the reply first (Esc), then edit."));
+        return false;
+    }
+    editing_ = index;
+    input_->setPlainText(turns[index].text);
+    input_->setFocus();
+    const qsizetype later = turns.size() - index - 1;
+    editBanner_->setText(
+        tr("Editing message %1. Ctrl+Enter sends it in place of the original and drops the %2 "
+           "turn(s) after it; Esc cancels.")
+            .arg(index + 1)
+            .arg(later));
+    editBanner_->show();
+    return true;
+}
+
+void ChatView::editLastMessage() {
+    const QList<Turn>& turns = conv_.turns();
+    for (qsizetype i = turns.size() - 1; i >= 0; --i) {
+        if (turns[i].user) {
+            editTurn(static_cast<int>(i));
+            return;
+        }
+    }
+    setStatus(tr("There is no message to edit yet."));
+}
+
+void ChatView::cancelEdit() {
+    if (editing_ < 0) return;
+    editing_ = -1;
+    editBanner_->hide();
+    input_->clear();
+}
+
+bool ChatView::editAndResend(int index, const QString& text) {
+    QList<Turn>& turns = conv_.turns();
+    if (index < 0 || index >= turns.size() || !turns[index].user || isStreaming()) return false;
+    const QList<Turn> before = turns;
+    turns.erase(turns.begin() + index, turns.end());
+    if (!sendTurn(text, false)) {
+        turns = before;
+        render();
+        updateMeter();
+        return false;
+    }
+    editing_ = -1;
+    editBanner_->hide();
+    return true;
 }
 
 void ChatView::newChat() {
     if (isStreaming()) bridge_->cancel(active_id_);
     active_id_.clear();
     endRun();
-    turns_.clear();
+    conv_.turns().clear();
+    cancelEdit();
+    hideDropOffer();
     render();
     updateButtons();
+    updateMeter();
+    setStatus({});
 }
 
 void ChatView::endRun() {
@@ -176,42 +474,137 @@ void ChatView::endRun() {
     run_id_ = 0;
 }
 
-void ChatView::setChatTemplateNotice(bool model_has_template) {
-    notice_->setVisible(model_has_template);
+void ChatView::refresh() {
+    render();
+    updateButtons();
+    updateMeter();
 }
 
 void ChatView::render() {
+    const QList<Turn>& turns = conv_.turns();
     QString html;
-    for (const Turn& t : turns_) {
+    for (qsizetype i = 0; i < turns.size(); ++i) {
+        const Turn& t = turns[i];
+        const bool streaming_reply = isStreaming() && i == turns.size() - 1;
         if (t.user) {
             html += QStringLiteral(
                         "<p style='background-color:#e8f0fe; margin:6px 0px;'><b>You</b><br>%1</p>")
                         .arg(html_text(t.text));
+            html += QStringLiteral("<p style='font-size:small; margin:0px;'>%1 · %2</p>")
+                        .arg(link("edit", i, tr("Edit"),
+                                  tr("Edit this message and send it again (the turns after it "
+                                     "are dropped)")),
+                             link("copy", i, tr("Copy"), tr("Copy this message")));
         } else {
             html += QStringLiteral("<p style='margin:6px 0px;'><b>Model</b><br>%1</p>")
                         .arg(html_text(t.text));
+            if (streaming_reply) continue;  // tokens are appended at the end
             if (!t.footer.isEmpty())
                 html += QStringLiteral("<p style='color:#666666; font-size:small;'>%1</p>")
                             .arg(t.footer.toHtmlEscaped());
+            html += QStringLiteral("<p style='font-size:small; margin:0px;'>%1 · %2</p>")
+                        .arg(link("copy", i, tr("Copy"), tr("Copy this reply")),
+                             link("regen", i, tr("Regenerate"),
+                                  tr("Generate this reply again with a new seed (the turns after "
+                                     "it are dropped)")));
         }
     }
     transcript_->setHtml(html);
     transcript_->moveCursor(QTextCursor::End);
 }
 
+void ChatView::onLink(const QUrl& url) {
+    const int index = url.path().toInt();
+    const QString action = url.scheme();
+    if (action == "copy")
+        copyTurn(index);
+    else if (action == "edit")
+        editTurn(index);
+    else if (action == "regen")
+        regenerateAt(index);
+}
+
 void ChatView::updateButtons() {
     const bool model = bridge_->hasModel();
     const bool streaming = isStreaming();
+    const QList<Turn>& turns = conv_.turns();
     send_->setEnabled(model && !streaming);
     stop_->setEnabled(streaming);
-    const bool has_reply = !turns_.isEmpty() && !turns_.last().user;
+    const bool has_reply = !turns.isEmpty() && !turns.last().user;
     regen_->setEnabled(model && !streaming && has_reply);
     copy_->setEnabled(has_reply);
+    promptButton_->setEnabled(model);
+}
+
+void ChatView::scheduleMeter() {
+    meterTimer_->start();
+}
+
+void ChatView::updateMeter() {
+    meterTimer_->stop();
+    if (!conv_.hasModel()) {
+        meter_->setRange(0, 1);
+        meter_->setValue(0);
+        meterLabel_->setText(tr("Prompt tokens: no model loaded"));
+        return;
+    }
+    // While a reply streams the meter keeps the prompt that was sent.
+    const ChatPromptText p = isStreaming() ? conv_.prompt(conv_.turns()) : pendingPrompt();
+    const int ctx = bridge_->contextSize();
+    if (!p.error.isEmpty()) {
+        meterLabel_->setText(tr("Prompt cannot be built: %1").arg(p.error));
+        meterLabel_->setStyleSheet("color: #b00020");
+        meter_->setValue(0);
+        return;
+    }
+    meter_->setRange(0, std::max(1, ctx));
+    meter_->setValue(std::min(p.tokens(), std::max(1, ctx)));
+    QString text = tr("Prompt %1 / %2 tokens (context of one request)").arg(p.tokens()).arg(ctx);
+    QString style;
+    if (ctx > 0 && p.tokens() >= ctx) {
+        text += tr(" · over the context: drop the oldest turns or start a new chat");
+        style = "color: #b00020";
+    } else if (ctx > 0) {
+        const int room = ctx - p.tokens();
+        text += tr(" · room for %1 reply tokens").arg(room);
+        if (room < settings_().max_tokens) style = "color: #a05a00";
+    }
+    meterLabel_->setText(text);
+    meterLabel_->setStyleSheet(style);
+    meterLabel_->setToolTip(conv_.usesTemplate()
+                                ? tr("The conversation rendered by the chat template (%1) and "
+                                     "tokenized with special tokens parsed, as it would be sent.")
+                                      .arg(conv_.templateSource())
+                                : tr("The conversation as plain text, tokenized as it would be "
+                                     "sent."));
+}
+
+void ChatView::showPrompt() {
+    if (!conv_.hasModel()) return;
+    const ChatPromptText p = pendingPrompt();
+    QDialog d(this);
+    d.setWindowTitle(tr("Prompt of the next message"));
+    auto* l = new QVBoxLayout(&d);
+    auto* head = new QLabel(p.error.isEmpty()
+                                ? tr("%1 tokens · %2").arg(p.tokens()).arg(conv_.templateSource())
+                                : tr("Cannot be built: %1").arg(p.error));
+    head->setWordWrap(true);
+    l->addWidget(head);
+    auto* text = new QPlainTextEdit(p.text);
+    text->setReadOnly(true);
+    text->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    l->addWidget(text, 1);
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(box, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    l->addWidget(box);
+    d.resize(640, 420);
+    d.exec();
 }
 
 void ChatView::onToken(const QString& id, int token, const QString& piece) {
-    if (id != active_id_ || turns_.isEmpty()) return;
-    Turn& reply = turns_.last();
+    QList<Turn>& turns = conv_.turns();
+    if (id != active_id_ || turns.isEmpty()) return;
+    Turn& reply = turns.last();
     reply.token_ids.append(token);
     if (piece.isEmpty()) return;
     reply.text += piece;
@@ -225,9 +618,10 @@ void ChatView::onToken(const QString& id, int token, const QString& piece) {
 }
 
 void ChatView::onFinished(const gui::RequestResult& r) {
-    if (r.id != active_id_ || turns_.isEmpty()) return;
+    QList<Turn>& turns = conv_.turns();
+    if (r.id != active_id_ || turns.isEmpty()) return;
     active_id_.clear();
-    Turn& reply = turns_.last();
+    Turn& reply = turns.last();
     reply.text = r.output;  // the authoritative text (includes a flushed tail)
     reply.token_ids = r.token_ids;
     reply.finish_reason = r.finish_reason;
@@ -237,17 +631,94 @@ void ChatView::onFinished(const gui::RequestResult& r) {
                            : r.error.startsWith(r.finish_reason)
                                ? r.error
                                : r.finish_reason + " (" + r.error + ")";
-    QString footer = QStringLiteral("%1 tokens · TTFT %2 · %3 tokens/s · finish: %4")
-                         .arg(r.generated_tokens)
-                         .arg(r.ttft_ms >= 0 ? QString::number(r.ttft_ms, 'f', 1) + " ms" : "—")
-                         .arg(r.decode_tps, 0, 'f', 1)
-                         .arg(finish);
+    QString footer =
+        QStringLiteral("%1 tokens · TTFT %2 · %3 tokens/s · prompt %4 tokens · finish: %5")
+            .arg(r.generated_tokens)
+            .arg(r.ttft_ms >= 0 ? QString::number(r.ttft_ms, 'f', 1) + " ms" : "—")
+            .arg(r.decode_tps, 0, 'f', 1)
+            .arg(r.prompt_tokens)
+            .arg(finish);
     footer += QStringLiteral(" · %1 on %2 · %3")
                   .arg(bridge_->modelInfo().name, bridge_->backendName(), r.settings.summary());
     reply.footer = footer;
     render();
     updateButtons();
+    updateMeter();
+    if (r.finish_reason == "context" || r.error.contains("longer than the context") ||
+        r.error.contains("context of the slot is full"))
+        offerDrop();
+    else if (r.finish_reason == "length")
+        setStatus(tr("The reply reached the max tokens limit (%1): raise it in the settings, or "
+                     "regenerate.")
+                      .arg(r.settings.max_tokens));
+    else if (r.finish_reason == "error" || r.finish_reason == "rejected")
+        setStatus(tr("The message was not answered: %1").arg(r.error));
     emit replyFinished(r);
+}
+
+ChatView::DropPlan ChatView::dropPlan() const {
+    DropPlan plan;
+    const int n_ctx = bridge_->contextSize();
+    const QList<Turn>& turns = conv_.turns();
+    if (n_ctx <= 0 || turns.isEmpty() || !conv_.hasModel()) return plan;
+    plan.tokens_before = conv_.prompt(turns).tokens();
+    // Room for the next message's reply: max tokens, at most half the context.
+    const int room = std::min(settings_().max_tokens, n_ctx / 2);
+    qsizetype drop = 0;
+    int left = plan.tokens_before;
+    // Whole user + reply pairs from the front; the newest pair stays.
+    while (left + room > n_ctx && drop + 2 < turns.size()) {
+        drop += turns[drop].user && drop + 1 < turns.size() && !turns[drop + 1].user ? 2 : 1;
+        left = conv_.prompt(turns.mid(drop)).tokens();
+    }
+    plan.turns = static_cast<int>(drop);
+    plan.freed_tokens = plan.tokens_before - left;
+    return plan;
+}
+
+int ChatView::dropOldestTurns() {
+    if (isStreaming()) return 0;
+    const DropPlan plan = dropPlan();
+    if (plan.turns == 0) return 0;
+    QList<Turn>& turns = conv_.turns();
+    turns.erase(turns.begin(), turns.begin() + plan.turns);
+    if (editing_ >= 0) cancelEdit();
+    hideDropOffer();
+    render();
+    updateButtons();
+    updateMeter();
+    setStatus(
+        tr("Dropped the oldest %1 turns (%2 tokens).").arg(plan.turns).arg(plan.freed_tokens));
+    return plan.turns;
+}
+
+void ChatView::hideDropOffer() {
+    contextNotice_->hide();
+    dropTurns_->hide();
+}
+
+void ChatView::offerDrop() {
+    const DropPlan plan = dropPlan();
+    const int n_ctx = bridge_->contextSize();
+    if (plan.turns == 0) {
+        contextNotice_->setText(
+            tr("This conversation (%1 tokens) fills the context of %2 tokens and has no older "
+               "turn to drop: start a new chat, or raise the context size in the settings.")
+                .arg(plan.tokens_before)
+                .arg(n_ctx));
+        dropTurns_->hide();
+    } else {
+        contextNotice_->setText(
+            tr("This conversation (%1 tokens) no longer fits the context of %2 tokens. Dropping "
+               "the oldest %3 turns frees %4 tokens; the rest stays.")
+                .arg(plan.tokens_before)
+                .arg(n_ctx)
+                .arg(plan.turns)
+                .arg(plan.freed_tokens));
+        dropTurns_->show();
+    }
+    contextNotice_->show();
+    setStatus(contextNotice_->text());
 }
 
 }  // namespace wb::ui

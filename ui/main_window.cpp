@@ -62,6 +62,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     auto current = [this] { return settingsPanel_->settings(); };
 
     chat_ = new ChatView(bridge_, recorder_, current);
+    chat_->setStore(store_);
     batch_ = new BatchPanel(bridge_, recorder_, current);
     history_ = new HistoryView;
     // Compare tab (ui/compare): its own model loads on the chosen device;
@@ -201,6 +202,8 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                 if (recorder_) recorder_->log(r);
             });
     connect(settingsPanel_, &SettingsPanel::changed, this, &MainWindow::onSettingsChanged);
+    connect(chat_, &ChatView::statusMessage, this,
+            [this](const QString& m) { statusBar()->showMessage(m, 10000); });
     if (recorder_) {
         connect(recorder_, &gui::RunRecorder::logged, history_, &HistoryView::refreshSoon,
                 Qt::QueuedConnection);
@@ -288,6 +291,12 @@ void MainWindow::buildMenus() {
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     chat->addAction(tr("&Copy last reply"), chat_, &ChatView::copyLastReply)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    chat->addAction(tr("&Edit last message"), this,
+                    [this] {
+                        tabs_->setCurrentWidget(chat_);
+                        chat_->editLastMessage();
+                    })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction* nc = chat->addAction(tr("&New chat"), this, [this] {
         tabs_->setCurrentWidget(chat_);
         chat_->newChat();
@@ -338,7 +347,9 @@ void MainWindow::showShortcuts() {
     QMessageBox::information(
         this, tr("Keyboard shortcuts"),
         tr("Ctrl+O  open a model\nCtrl+Enter  send the message\nEsc  stop the reply / cancel the "
-           "batch\nCtrl+R  regenerate\nCtrl+Shift+C  copy the last reply\nCtrl+N  new chat\nCtrl+B "
+           "batch / leave editing\nCtrl+R  regenerate\nCtrl+E  edit the last message (resend drops "
+           "the "
+           "turns after it)\nCtrl+Shift+C  copy the last reply\nCtrl+N  new chat\nCtrl+B "
            " "
            "run the batch\nCtrl+1..4  Chat, Batch, Compare, History\nCtrl+F  search the history "
            "(History tab)\nCtrl+Q  quit"));
@@ -380,7 +391,6 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     store_->addRecentModel(info.path);
     store_->setStarted();
     modelBar_->setRecent(store_->recentModels());
-    chat_->setChatTemplateNotice(info.has_chat_template);
     // The charts keep the last run on screen (they continue their time axis
     // after a reload) until the next run starts.
     if (recorder_) {

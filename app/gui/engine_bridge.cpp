@@ -9,6 +9,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "chat/chat_template.h"
 #include "engine_memory.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
@@ -50,6 +51,8 @@ sampling::SamplingParams to_sampling(const GenSettings& s) {
     p.repeat_penalty = static_cast<float>(s.repeat_penalty);
     p.repeat_last_n = s.repeat_last_n;
     p.seed = s.seed;
+    for (auto it = s.logit_bias.begin(); it != s.logit_bias.end(); ++it)
+        p.logit_bias.emplace_back(it.key(), static_cast<float>(it.value()));
     return p;
 }
 
@@ -62,7 +65,9 @@ struct LoadedModel {
     scheduler::EventQueue events;
     std::function<void(const scheduler::Event&)> sink = events.sink();
     std::unique_ptr<model::Model> model;
-    std::unique_ptr<tokenizer::Vocab> vocab;
+    std::shared_ptr<tokenizer::Vocab> vocab;   ///< shared with the chat (its token meter)
+    std::optional<std::string> chat_template;  ///< tokenizer.chat_template, if present
+    std::string chat_template_error;           ///< why it could not be read ("" if it could)
     std::atomic<bool> drain_posted{false};
     QElapsedTimer since_load;
     std::unique_ptr<scheduler::Scheduler> sched;
@@ -138,7 +143,12 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             promise.setProgressValueAndText(5, QObject::tr("Reading the vocabulary"));
             {
                 const gguf::File file = gguf::File::open(req.path.toStdString());
-                lm->vocab = std::make_unique<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(file));
+                lm->vocab = std::make_shared<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(file));
+                try {
+                    lm->chat_template = file.get_string(chat::kChatTemplateKey);
+                } catch (const gguf::Error& e) {
+                    lm->chat_template_error = e.what();
+                }
             }
             if (promise.isCanceled()) return;
             promise.setProgressValueAndText(
@@ -267,6 +277,7 @@ bool EngineBridge::submit(const RequestSpec& spec) {
     scheduler::Request r;
     r.label = spec.id.toStdString();
     r.prompt = spec.prompt.toStdString();
+    r.prompt_tokens = spec.prompt_tokens;
     r.max_tokens = spec.settings.max_tokens;
     r.sampling = to_sampling(spec.settings);
     r.queue_timeout_ms = spec.queue_timeout_ms > 0 ? spec.queue_timeout_ms : -1;
@@ -337,6 +348,7 @@ RequestResult EngineBridge::toResult(const Pending& p, const scheduler::Event& e
     r.label = p.spec.label;
     r.run_id = p.spec.run_id;
     r.prompt = p.spec.prompt;
+    r.prompt_format = p.spec.prompt_format;
     r.settings = p.spec.settings;
     r.output = QString::fromStdString(e.output);
     for (int32_t t : e.output_tokens) r.token_ids.append(t);
@@ -359,6 +371,19 @@ RequestResult EngineBridge::toResult(const Pending& p, const scheduler::Event& e
     r.start_utc_ms = p.submit_utc_ms;
     r.finish_utc_ms = p.submit_utc_ms + static_cast<qint64>(std::llround(std::max(0.0, r.e2e_ms)));
     return r;
+}
+
+std::shared_ptr<const tokenizer::Vocab> EngineBridge::vocab() const {
+    return model_ ? model_->vocab : nullptr;
+}
+
+std::optional<std::string> EngineBridge::chatTemplate(std::string* read_error) const {
+    if (read_error) *read_error = model_ ? model_->chat_template_error : std::string();
+    return model_ ? model_->chat_template : std::nullopt;
+}
+
+int EngineBridge::contextSize() const {
+    return model_ && model_->sched ? static_cast<int>(model_->sched->n_ctx_per_slot()) : 0;
 }
 
 LiveSnapshot EngineBridge::snapshot(double window_s) const {

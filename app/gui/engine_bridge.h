@@ -13,6 +13,8 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "gen_settings.h"
 #include "metrics/metrics_store.h"
@@ -22,6 +24,9 @@
 
 namespace wb::scheduler {
 struct Event;
+}
+namespace wb::tokenizer {
+class Vocab;
 }
 
 namespace wb::gui {
@@ -86,6 +91,17 @@ class EngineBridge : public QObject {
     /// "cpu" or the Vulkan device name of the loaded model.
     QString backendName() const { return backend_name_; }
     State state() const { return state_; }
+    /// The loaded model's vocabulary (shared, so a holder keeps it valid
+    /// after another model loads); null without a model. Its tokenize() is
+    /// const and may be called from the GUI thread while the engine runs.
+    std::shared_ptr<const tokenizer::Vocab> vocab() const;
+    /// The loaded model's tokenizer.chat_template; nullopt when the file
+    /// has none (or no model is loaded). `read_error`, when given, gets why
+    /// the key could not be read (e.g. not a string), else "".
+    std::optional<std::string> chatTemplate(std::string* read_error = nullptr) const;
+    /// The longest conversation one request may hold (prompt + reply), in
+    /// tokens: the scheduler's context per slot; 0 without a model.
+    int contextSize() const;
 
     /// Queues `spec` on the scheduler. Returns false (and emits nothing)
     /// when no model is loaded; a request the scheduler refuses (full

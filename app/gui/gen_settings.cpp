@@ -18,6 +18,12 @@ QJsonObject GenSettings::toJson() const {
     o["max_tokens"] = max_tokens;
     o["n_ctx"] = n_ctx;
     o["n_parallel"] = n_parallel;
+    if (!logit_bias.isEmpty()) {
+        QJsonObject bias;
+        for (auto it = logit_bias.begin(); it != logit_bias.end(); ++it)
+            bias[QString::number(it.key())] = it.value();
+        o["logit_bias"] = bias;
+    }
     return o;
 }
 
@@ -41,24 +47,35 @@ GenSettings GenSettings::fromJson(const QJsonObject& o) {
     s.max_tokens = o.value("max_tokens").toInt(s.max_tokens);
     s.n_ctx = o.value("n_ctx").toInt(s.n_ctx);
     s.n_parallel = o.value("n_parallel").toInt(s.n_parallel);
+    const QJsonObject bias = o.value("logit_bias").toObject();
+    for (auto it = bias.begin(); it != bias.end(); ++it) {
+        bool ok = false;
+        const int id = it.key().toInt(&ok);
+        if (ok && it.value().isDouble()) s.logit_bias.insert(id, it.value().toDouble());
+    }
     return s;
 }
 
 QString GenSettings::summary() const {
+    const QString bias = logit_bias.isEmpty()
+                             ? QString()
+                             : QStringLiteral(" · logit bias on %1 tokens").arg(logit_bias.size());
     if (temperature <= 0.0) {
-        return QStringLiteral("greedy · rep %1 · max %2 tok")
+        return QStringLiteral("greedy · rep %1 · max %2 tok%3")
             .arg(repeat_penalty, 0, 'f', 2)
-            .arg(max_tokens);
+            .arg(max_tokens)
+            .arg(bias);
     }
     return QStringLiteral(
-               "temp %1 · top-k %2 · top-p %3 · min-p %4 · rep %5 · seed %6 · max %7 tok")
+               "temp %1 · top-k %2 · top-p %3 · min-p %4 · rep %5 · seed %6 · max %7 tok%8")
         .arg(temperature, 0, 'f', 2)
         .arg(top_k)
         .arg(top_p, 0, 'f', 2)
         .arg(min_p, 0, 'f', 2)
         .arg(repeat_penalty, 0, 'f', 2)
         .arg(seed)
-        .arg(max_tokens);
+        .arg(max_tokens)
+        .arg(bias);
 }
 
 GenSettings GenSettings::forRequest(bool new_seed) const {

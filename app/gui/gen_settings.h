@@ -6,6 +6,7 @@
 // run log and QSettings persistence.
 
 #include <QJsonObject>
+#include <QMap>
 #include <QString>
 
 namespace wb::gui {
@@ -25,8 +26,12 @@ struct GenSettings {
     /// so asking again (Regenerate, a batch item) gives another reply.
     bool fixed_seed = false;
     int max_tokens = 128;  ///< generated tokens per request (>= 1)
-    int n_ctx = 2048;      ///< KV-cache cells the model is loaded with (tokens)
-    int n_parallel = 4;    ///< scheduler slots (sequences in the KV cache)
+    /// Added to the raw logits of these token ids before sampling (the
+    /// OpenAI API's logit_bias; sampling::SamplingParams::logit_bias).
+    /// Not in the settings panel; empty by default.
+    QMap<int, double> logit_bias;
+    int n_ctx = 2048;    ///< KV-cache cells the model is loaded with (tokens)
+    int n_parallel = 4;  ///< scheduler slots (sequences in the KV cache)
 
     /// The settings as a JSON object with the field names above (used for
     /// the run log's settings column and the reply footer).

@@ -4,9 +4,12 @@
 // widgets (which live on the GUI thread). Copied through queued signals, so
 // they are registered metatypes.
 
+#include <QJsonObject>
 #include <QList>
 #include <QMetaType>
 #include <QString>
+#include <cstdint>
+#include <vector>
 
 #include "gen_settings.h"
 
@@ -16,7 +19,15 @@ namespace wb::gui {
 struct RequestSpec {
     QString id;      ///< caller's id, unique among requests in flight ("chat-3", "batch2:p17")
     QString label;   ///< id shown and logged (the prompt set's id); empty = id
-    QString prompt;  ///< raw prompt text (BOS is added by the tokenizer)
+    QString prompt;  ///< raw prompt text (BOS is added by the tokenizer); shown and logged
+    /// [n_prompt] token ids to run instead of tokenizing `prompt` (a chat
+    /// prompt rendered and tokenized by app/chat, BOS included); empty =
+    /// tokenize `prompt`.
+    std::vector<int32_t> prompt_tokens;
+    /// How a chat prompt was built, merged into the run log's settings:
+    /// prompt_mode "chat", chat_template, chat_template_sha256, add_bos,
+    /// pre_tokenizer, parse_special. Empty for a raw prompt.
+    QJsonObject prompt_format;
     GenSettings settings;      ///< sampling settings; settings.max_tokens is the limit
     int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
     int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
@@ -31,6 +42,7 @@ struct RequestResult {
     QString label;      ///< copied from RequestSpec::label
     qint64 run_id = 0;  ///< copied from RequestSpec::run_id
     QString prompt;
+    QJsonObject prompt_format;  ///< copied from RequestSpec::prompt_format
     QString output;
     QList<int> token_ids;   ///< generated token ids, in order
     QString finish_reason;  ///< stop | length | timeout | cancelled | rejected | error

@@ -162,6 +162,12 @@ void RunRecorder::log(const RequestResult& r) {
         rec.request_id = (r.label.isEmpty() ? r.id : r.label).toStdString();
         rec.settings = to_json(r.settings);
         rec.settings["prompt_mode"] = "raw";
+        // A chat prompt says how it became token ids (template, BOS, ...).
+        if (!r.prompt_format.isEmpty()) {
+            const nlohmann::json f = nlohmann::json::parse(
+                QJsonDocument(r.prompt_format).toJson(QJsonDocument::Compact).toStdString());
+            for (const auto& [key, value] : f.items()) rec.settings[key] = value;
+        }
         rec.prompt = r.prompt.toStdString();
         rec.prompt_tokens = r.prompt_tokens;
         rec.output = r.output.toStdString();

@@ -50,6 +50,34 @@ void SettingsStore::setRunLogPath(const QString& path) {
     s_->setValue("runlog/path", path);
 }
 
+namespace {
+
+// One settings group per model file name; '/' would open a sub-group.
+QString chat_key(const QString& model, const char* field) {
+    return QStringLiteral("chat/%1/%2").arg(QString(model).replace('/', '_'), QLatin1String(field));
+}
+
+}  // namespace
+
+QString SettingsStore::chatSystemPrompt(const QString& model) const {
+    return s_->value(chat_key(model, "system_prompt")).toString();
+}
+
+void SettingsStore::setChatSystemPrompt(const QString& model, const QString& text) {
+    if (text.isEmpty())
+        s_->remove(chat_key(model, "system_prompt"));
+    else
+        s_->setValue(chat_key(model, "system_prompt"), text);
+}
+
+QString SettingsStore::chatTemplate(const QString& model) const {
+    return s_->value(chat_key(model, "template")).toString();
+}
+
+void SettingsStore::setChatTemplate(const QString& model, const QString& choice) {
+    s_->setValue(chat_key(model, "template"), choice);
+}
+
 QString SettingsStore::device() const {
     return s_->value("engine/device").toString();
 }

@@ -44,6 +44,16 @@ class SettingsStore {
     QString runLogPath() const;
     void setRunLogPath(const QString& path);
 
+    /// The Chat tab's system prompt for the model file named `model` (its
+    /// file name, so a model keeps its prompt wherever the file moves); ""
+    /// when none was set.
+    QString chatSystemPrompt(const QString& model) const;
+    void setChatSystemPrompt(const QString& model, const QString& text);
+    /// The chat template chosen for `model` ("model", a built-in short name
+    /// or "none"); "" = the model's default.
+    QString chatTemplate(const QString& model) const;
+    void setChatTemplate(const QString& model, const QString& choice);
+
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
     void setWindow(const QByteArray& geometry, const QByteArray& state);
