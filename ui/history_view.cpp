@@ -33,23 +33,31 @@
 #include <fstream>
 #include <initializer_list>
 #include <stdexcept>
+#include <string>
+
+#include "runlog/model_label.h"
 
 namespace wb::ui {
 
 namespace {
 
-// The table: newest first, a few columns; everything else is in the detail view.
-const char* const kListSql =
-    "SELECT r.id AS id, "
-    "strftime('%Y-%m-%d %H:%M:%S', r.started_ms / 1000, 'unixepoch', 'localtime') AS started, "
-    "u.kind || ' #' || u.id AS run, COALESCE(m.name, '') AS model, r.request_id AS request, "
-    "r.finish_reason AS finish, "
-    "COALESCE(substr(replace(r.prompt, char(10), ' '), 1, 60), '(redacted)') AS prompt, "
-    "COALESCE(substr(replace(r.output, char(10), ' '), 1, 100), '(redacted)') AS output, "
-    "r.output_tokens AS tokens, round(r.ttft_ms, 1) AS ttft_ms, round(r.tpot_ms, 2) AS tpot_ms, "
-    "round(r.e2e_ms, 1) AS e2e_ms "
-    "FROM responses r JOIN runs u ON u.id = r.run_id "
-    "JOIN model_versions m ON m.id = r.model_version_id ";
+// The table: newest first, a few columns; everything else is in the detail
+// view. Models by their label (file name · quantization · short hash).
+QString list_sql() {
+    return QString::fromUtf8(
+        std::string(
+            "SELECT r.id AS id, "
+            "strftime('%Y-%m-%d %H:%M:%S', r.started_ms / 1000, 'unixepoch', 'localtime') AS "
+            "started, u.kind || ' #' || u.id AS run, ") +
+        runlog::kModelLabelSql +
+        " AS model, r.request_id AS request, r.finish_reason AS finish, "
+        "COALESCE(substr(replace(r.prompt, char(10), ' '), 1, 60), '(redacted)') AS prompt, "
+        "COALESCE(substr(replace(r.output, char(10), ' '), 1, 100), '(redacted)') AS output, "
+        "r.output_tokens AS tokens, round(r.ttft_ms, 1) AS ttft_ms, round(r.tpot_ms, 2) AS "
+        "tpot_ms, round(r.e2e_ms, 1) AS e2e_ms "
+        "FROM responses r JOIN runs u ON u.id = r.run_id "
+        "JOIN model_versions m ON m.id = r.model_version_id ");
+}
 
 // Every tag of a response, for the detail view.
 const char* const kFullSql =
@@ -224,11 +232,15 @@ void HistoryView::reloadFilterLists() {
     modelFilter_->clear();
     modelFilter_->addItem(tr("all models"), QVariant());
     QSqlQuery q(db);
-    q.exec("SELECT id, COALESCE(name, path), substr(sha256, 1, 8) FROM model_versions ORDER BY id");
-    while (q.next())
-        modelFilter_->addItem(
-            QStringLiteral("%1 (%2)").arg(q.value(1).toString(), q.value(2).toString()),
-            q.value(0));
+    q.exec(QString::fromUtf8(std::string("SELECT m.id, ") + runlog::kModelLabelSql +
+                             ", m.name FROM model_versions m ORDER BY m.id"));
+    while (q.next()) {
+        modelFilter_->addItem(q.value(1).toString(), q.value(0));
+        // general.name is what the file calls itself ("llama" for many).
+        modelFilter_->setItemData(modelFilter_->count() - 1,
+                                  tr("general.name: %1").arg(q.value(2).toString()),
+                                  Qt::ToolTipRole);
+    }
     runFilter_->clear();
     runFilter_->addItem(tr("all runs"), QVariant());
     q.exec("SELECT id, kind, name FROM runs ORDER BY id DESC LIMIT 500");
@@ -275,8 +287,8 @@ void HistoryView::refresh() {
     if (!db.isOpen()) return;
     reloadFilterLists();  // runs and models logged since the last refresh
     QVariantList binds;
-    const QString sql = QString::fromLatin1(kListSql) + whereClause(&binds) +
-                        "ORDER BY r.started_ms DESC, r.id DESC LIMIT 10000";
+    const QString sql =
+        list_sql() + whereClause(&binds) + "ORDER BY r.started_ms DESC, r.id DESC LIMIT 10000";
     QSqlQuery q(db);
     q.prepare(sql);
     for (const QVariant& v : binds) q.addBindValue(v);

@@ -8,6 +8,7 @@
 
 #include "runlog/csv.h"
 #include "runlog/integrity.h"
+#include "runlog/model_label.h"
 #include "runlog/row_scan.h"
 #include "runlog/schema.h"
 #include "runlog/scratch_copy.h"
@@ -38,6 +39,7 @@ constexpr Column kColumns[] = {
     {"finished_utc", "r.finished_ms", Kind::Time},
     {"model_sha256", "m.sha256", Kind::Text},
     {"model_name", "m.name", Kind::Text},
+    {"model_label", kModelLabelSql, Kind::Text},
     {"model_path", "m.path", Kind::Text},
     {"model_file_size", "m.file_size", Kind::Int},
     {"model_architecture", "m.architecture", Kind::Text},

@@ -8,6 +8,8 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -53,6 +55,7 @@ class UiHistory : public QObject {
     void searchSelectsHandWorkedRows();
     void exportGoesThroughRunLogExporter();
     void modelAndRunFilters();
+    void modelsNamedByFileQuantizationAndHash();
     void exportErrorsAreReported();
 
   private:
@@ -189,7 +192,7 @@ void UiHistory::modelAndRunFilters() {
         if (c->toolTip().contains("run")) run = c;
     }
     QVERIFY(model && run);
-    const int tiny = model->findText("LLaMA v2", Qt::MatchStartsWith);
+    const int tiny = model->findText("llama-2-tiny-random.gguf", Qt::MatchStartsWith);
     QVERIFY2(tiny > 0, qPrintable(model->itemText(1)));
     model->setCurrentIndex(tiny);
     QCOMPARE(v.rowCount(), 4);
@@ -201,6 +204,46 @@ void UiHistory::modelAndRunFilters() {
     v.setSearchText("SURE");
     QCOMPARE(v.rowCount(), 1);
     QCOMPARE(exported_ids(v), QStringList({"p0"}));
+}
+
+// Models are named by file name, quantization and the SHA-256's first 8 hex
+// digits in the table, the model filter and exports; the F32 file without
+// general.file_type is labelled F32. Expected from tests/data/models
+// (MANIFEST.md: stories260K F32 x48, no file type; llama-2-tiny-random
+// file_type 1, MOSTLY_F16; SHA256SUMS).
+void UiHistory::modelsNamedByFileQuantizationAndHash() {
+    const QString stories = QString::fromUtf8("stories260K.gguf · F32 · 270cba1b");
+    const QString tiny = QString::fromUtf8("llama-2-tiny-random.gguf · F16 · 81f226c6");
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db_));
+    QComboBox* model = nullptr;
+    for (QComboBox* c : v.findChildren<QComboBox*>())
+        if (c->toolTip().contains("model")) model = c;
+    QVERIFY(model);
+    QStringList items;
+    for (int i = 1; i < model->count(); ++i) items << model->itemText(i);
+    QCOMPARE(items, QStringList({stories, tiny}));
+    QVERIFY(model->itemData(2, Qt::ToolTipRole).toString().contains("LLaMA v2"));
+
+    auto* table = v.findChild<QTableView*>();
+    QVERIFY(table);
+    const QAbstractItemModel* m = table->model();
+    int col = -1;
+    for (int c = 0; c < m->columnCount(); ++c)
+        if (m->headerData(c, Qt::Horizontal).toString() == "model") col = c;
+    QVERIFY(col >= 0);
+    QSet<QString> shown;
+    for (int r = 0; r < m->rowCount(); ++r) shown << m->index(r, col).data().toString();
+    QCOMPARE(shown, QSet<QString>({stories, tiny}));
+
+    const QString out = dir_.filePath("labels.jsonl");
+    QString err;
+    QCOMPARE(v.exportTo(out, "jsonl", &err), qint64(10));
+    QSet<QString> exported;
+    for (const QByteArray& line : file_bytes(out).split('\n'))
+        if (!line.isEmpty())
+            exported << QJsonDocument::fromJson(line).object()["model_label"].toString();
+    QCOMPARE(exported, QSet<QString>({stories, tiny}));
 }
 
 void UiHistory::exportErrorsAreReported() {
