@@ -16,6 +16,7 @@
 #include "cpu/matmul.h"
 #include "cpu/thread_pool.h"
 #include "gguf/gguf.h"
+#include "model/host_ops.h"
 #include "model/kv_cells.h"
 #include "model/model.h"
 #include "model/model_desc.h"
@@ -75,9 +76,8 @@ class CpuExecModel : public Model {
     std::vector<cpu::Weight> mats_;                      // [n_mats] parts in the mapping
     std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
     std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][n_ctx, kv_dim]
-    std::vector<std::vector<float>> acts_;               // named activations, by Act::buf
-    std::vector<std::string> act_names_;
-    std::vector<std::vector<float>> attn_scratch_;  // [threads][positions] scores
+    HostActs acts_;                                      // named activations, by Act::buf
+    std::vector<std::vector<float>> attn_scratch_;       // [threads][positions] scores
 };
 
 }  // namespace wb::model

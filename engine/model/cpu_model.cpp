@@ -13,7 +13,7 @@
 #include "gguf/gguf.h"
 #include "model/arch/arch.h"
 #include "model/graph.h"
-#include "model/rope.h"
+#include "model/host_ops.h"
 
 namespace wb::model {
 
@@ -36,26 +36,6 @@ void matvec(float* out, const float* w, const float* x, uint32_t n_in, uint32_t 
     }
 }
 
-/// out[n] = x[n] / sqrt(mean(x^2) + eps) * weight[n] (RMSNorm, Zhang &
-/// Sennrich 2019; llama.cpp's ggml_rms_norm then ggml_mul). Sum in double.
-void rmsnorm(float* out, const float* x, const float* weight, uint32_t n, float eps) {
-    double ss = 0.0;
-    for (uint32_t i = 0; i < n; ++i) ss += double{x[i]} * double{x[i]};
-    const float scale = static_cast<float>(1.0 / std::sqrt(ss / n + double{eps}));
-    for (uint32_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * weight[i];
-}
-
-float silu(float x) {
-    return x / (1.0f + std::exp(-x));
-}
-
-/// GELU, tanh approximation (Hendrycks & Gimpel 2016; ggml_gelu).
-float gelu_tanh(float x) {
-    const double xd = x;
-    return static_cast<float>(
-        0.5 * xd * (1.0 + std::tanh(0.7978845608028654 * (xd + 0.044715 * xd * xd * xd))));
-}
-
 /// Weights as f32: the parts of a matrix or vector dequantized and stacked.
 std::vector<float> dequantize_parts(const ModelDesc& d, const std::vector<uint32_t>& parts) {
     std::vector<float> out;
@@ -74,26 +54,14 @@ std::vector<float> dequantize_parts(const ModelDesc& d, const std::vector<uint32
 
 }  // namespace
 
-/// The graph's ops on host buffers for one ubatch.
-class CpuOps final : public Ops {
+/// The graph's ops on host buffers for one ubatch: the row-wise ops from
+/// HostOps, and here the embedding, matmul, KV writes and attention as
+/// plain loops on f32 weights.
+class CpuOps final : public HostOps {
   public:
     CpuOps(CpuModel& m, const Batch& b, const std::vector<uint32_t>& slots,
            const KvCellTable& table, std::vector<float>& logits)
-        : m_(m), hp_(m.desc_.hp), batch_(b), slots_(slots), table_(table), logits_(logits) {
-        for (size_t t = 0; t < b.size(); ++t)
-            if (b.output[t]) out_rows_.push_back(t);
-    }
-
-    Act act(const char* name, uint32_t width, Rows rows) override {
-        size_t i = 0;
-        while (i < m_.act_names_.size() && m_.act_names_[i] != name) ++i;
-        if (i == m_.act_names_.size()) {
-            m_.act_names_.emplace_back(name);
-            m_.acts_.emplace_back();
-        }
-        m_.acts_[i].assign(n_rows(rows) * width, 0.0f);  // [n, width]
-        return Act{static_cast<uint32_t>(i), 0, width, width, rows};
-    }
+        : HostOps(m.acts_, m.vecs_, m.desc_.hp, b, logits), m_(m), slots_(slots), table_(table) {}
 
     void embed(Act y, MatId table, float scale) override {
         const std::vector<float>& emb = m_.mats_[table];  // [n_vocab, n_embd]
@@ -104,51 +72,11 @@ class CpuOps final : public Ops {
         }
     }
 
-    void rms_norm(Act y, Act x, VecId g, float eps) override {
-        for (size_t t = 0; t < n_rows(x.rows); ++t)
-            rmsnorm(row(y, t), row(x, t), m_.vecs_[g].data(), x.width, eps);
-    }
-
-    void add_rms_norm(Act x, Act b, VecId g, Act y, float eps) override {
-        add(x, b);
-        rms_norm(y, x, g, eps);
-    }
-
-    void head_rms_norm(Act x, uint32_t n_head, uint32_t head_dim, VecId g, float eps) override {
-        std::vector<float> tmp(head_dim);  // [head_dim]
-        for (size_t t = 0; t < n_rows(x.rows); ++t) {
-            for (uint32_t h = 0; h < n_head; ++h) {
-                float* head = row(x, t) + size_t{h} * head_dim;
-                rmsnorm(tmp.data(), head, m_.vecs_[g].data(), head_dim, eps);
-                std::memcpy(head, tmp.data(), head_dim * sizeof(float));
-            }
-        }
-    }
-
     void matmul(Act y, Act x, MatId w) override {
         const MatDesc& md = m_.desc_.mats[w];
         for (size_t t = 0; t < n_rows(x.rows); ++t) {
             matvec(row(y, t), m_.mats_[w].data(), row(x, t), static_cast<uint32_t>(md.ne0),
                    static_cast<uint32_t>(md.rows));
-        }
-    }
-
-    void add_bias(Act y, VecId b) override {
-        const std::vector<float>& bias = m_.vecs_[b];  // [width]
-        for (size_t t = 0; t < n_rows(y.rows); ++t) {
-            float* yt = row(y, t);
-            for (uint32_t i = 0; i < y.width; ++i) yt[i] += bias[i];
-        }
-    }
-
-    void rope(Act q, uint32_t n_head, Act k, uint32_t n_head_kv, uint32_t head_dim,
-              const RopeConfig& rc) override {
-        const uint32_t half = hp_.n_rot / 2;
-        std::vector<float> cs(batch_.size() * half * 2);  // [n_tok, n_rot/2, (cos, sin)]
-        rope_cos_sin(hp_, rc, batch_.pos.data(), batch_.size(), cs.data());
-        for (size_t t = 0; t < batch_.size(); ++t) {
-            rotate(row(q, t), n_head, head_dim, &cs[t * half * 2]);
-            rotate(row(k, t), n_head_kv, head_dim, &cs[t * half * 2]);
         }
     }
 
@@ -212,76 +140,16 @@ class CpuOps final : public Ops {
         }
     }
 
-    void glu(Act y, Act gate, Act up, FfnActivation act) override {
-        for (size_t t = 0; t < n_rows(y.rows); ++t) {
-            const float* g = row(gate, t);
-            const float* u = row(up, t);
-            float* yt = row(y, t);
-            for (uint32_t i = 0; i < y.width; ++i)
-                yt[i] = (act == FfnActivation::SiLU ? silu(g[i]) : gelu_tanh(g[i])) * u[i];
-        }
-    }
-
-    void add(Act x, Act b) override {
-        for (size_t t = 0; t < n_rows(x.rows); ++t) {
-            float* xt = row(x, t);
-            const float* bt = row(b, t);
-            for (uint32_t i = 0; i < x.width; ++i) xt[i] += bt[i];
-        }
-    }
-
-    void gather_outputs(Act y, Act x) override {
-        for (size_t i = 0; i < out_rows_.size(); ++i)
-            std::memcpy(row(y, i), row(x, out_rows_[i]), x.width * sizeof(float));
-    }
-
-    void softcap(Act x, float cap) override {
-        for (size_t t = 0; t < n_rows(x.rows); ++t) {
-            float* xt = row(x, t);
-            for (uint32_t i = 0; i < x.width; ++i)
-                xt[i] = static_cast<float>(double{cap} * std::tanh(double{xt[i]} / double{cap}));
-        }
-    }
-
-    void logits(Act x) override {
-        logits_.resize(out_rows_.size() * x.width);  // [n_out, n_vocab]
-        for (size_t i = 0; i < out_rows_.size(); ++i)
-            std::memcpy(&logits_[i * x.width], row(x, i), x.width * sizeof(float));
-    }
-
   private:
-    size_t n_rows(Rows r) const { return r == Rows::Tokens ? batch_.size() : out_rows_.size(); }
-    float* row(const Act& a, size_t r) { return m_.acts_[a.buf].data() + r * a.stride + a.col; }
     /// What a cache element becomes when stored (identity for F32, f16 rounding for F16).
     float to_cache(float v) const {
         if (m_.ctx_.kv_type == KvType::F16) return ggml::fp16_to_fp32(ggml::fp32_to_fp16(v));
         return v;
     }
-    /// Rotates the first n_rot dims of each of n_heads heads of x
-    /// ([n_heads, head_dim]) by cs ([n_rot/2, (cos, sin)]).
-    void rotate(float* x, uint32_t n_heads, uint32_t head_dim, const float* cs) const {
-        const uint32_t half = hp_.n_rot / 2;
-        for (uint32_t h = 0; h < n_heads; ++h) {
-            float* head = x + size_t{h} * head_dim;
-            for (uint32_t i = 0; i < half; ++i) {
-                // Normal pairs adjacent dims; NeoX pairs dim i with dim i + n_rot/2.
-                const uint32_t a = hp_.rope_mode == RopeMode::Normal ? 2 * i : i;
-                const uint32_t b = hp_.rope_mode == RopeMode::Normal ? 2 * i + 1 : i + half;
-                const float c = cs[2 * i], s = cs[2 * i + 1];
-                const float x0 = head[a], x1 = head[b];
-                head[a] = x0 * c - x1 * s;
-                head[b] = x0 * s + x1 * c;
-            }
-        }
-    }
 
     CpuModel& m_;
-    const HParams& hp_;
-    const Batch& batch_;
     const std::vector<uint32_t>& slots_;
     const KvCellTable& table_;
-    std::vector<float>& logits_;
-    std::vector<size_t> out_rows_;  // [n_out] batch rows whose logits are returned
 };
 
 CpuModel::CpuModel(const gguf::File& f, const ContextParams& ctx)

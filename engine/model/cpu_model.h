@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/host_ops.h"
 #include "model/kv_cells.h"
 #include "model/model.h"
 #include "model/model_desc.h"
@@ -58,8 +59,7 @@ class CpuModel : public Model {
     std::vector<std::vector<float>> mats_;               // [n_mats][rows, ne0] f32
     std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
     std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][n_ctx, kv_dim]
-    std::vector<std::vector<float>> acts_;               // named activations, by Act::buf
-    std::vector<std::string> act_names_;
+    HostActs acts_;                                      // named activations, by Act::buf
 };
 
 }  // namespace wb::model
