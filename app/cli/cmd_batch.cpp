@@ -27,7 +27,6 @@
 #include "batch_common.h"
 #include "common_options.h"
 #include "prompt_file.h"
-#include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/response_rows.h"
 #include "runlog/run_log.h"
@@ -241,7 +240,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     std::optional<runlog::RunLog> log;
     int64_t run_id = 0, model_version = 0, environment = 0;
     if (!args.has("no-log")) {
-        log.emplace(runlog::RunLog::open(args.get("db").value_or(runlog::default_db_path())));
+        log.emplace(runlog::RunLog::open(run_log_path(args)));
         run_id = log->begin_run(runlog::RunKind::Batch, *prompts_path, settings);
         model_version = log->ensure_model_version(model_path);
         const bool cpu = bm.model->backend_name() == "cpu";

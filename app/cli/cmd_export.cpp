@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "args.h"
-#include "runlog/db_location.h"
+#include "common_options.h"
 #include "runlog/exporter.h"
 #include "runlog/integrity.h"
 #include "runlog/run_log.h"
@@ -133,10 +133,6 @@ class FileBuf : public std::streambuf {
     char buf_[1 << 16];
 };
 
-std::string db_path(const ParsedArgs& args) {
-    return args.get("db").value_or(runlog::default_db_path());
-}
-
 // Opens an existing run log strictly; a missing file is an error here
 // (export and log must not create an empty database).
 runlog::RunLog open_existing(const std::string& path) {
@@ -177,7 +173,7 @@ int cmd_export(const std::vector<std::string>& argv) {
                          "' is not stop, length, timeout, cancelled, rejected, error or "
                          "interrupted");
 
-    const std::string path = db_path(args);
+    const std::string path = run_log_path(args);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw std::runtime_error(path + ": no run log here (nothing logged yet, or pass --db)");
@@ -230,7 +226,7 @@ int cmd_log(const std::vector<std::string>& argv) {
         return 0;
     }
     const std::string& sub = args.positional.at(0);
-    const std::string path = db_path(args);
+    const std::string path = run_log_path(args);
     if (sub == "path") {
         std::printf("%s\n", path.c_str());
         return 0;

@@ -26,7 +26,6 @@
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
-#include "runlog/db_location.h"
 #include "runlog/environment.h"
 #include "runlog/response_rows.h"
 #include "runlog/run_log.h"
@@ -224,7 +223,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     // reported (and nothing generated) rather than silently not logged.
     std::optional<runlog::RunLog> log;
     if (!args.has("no-log"))
-        log.emplace(runlog::RunLog::open(args.get("db").value_or(runlog::default_db_path())));
+        log.emplace(runlog::RunLog::open(run_log_path(args)));
 
     const Clock::time_point t_load = Clock::now();
     const gguf::File f = gguf::File::open(path);

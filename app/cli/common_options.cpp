@@ -5,6 +5,7 @@
 #include <random>
 
 #include "paths.h"
+#include "runlog/db_location.h"
 
 namespace wb::cli {
 
@@ -87,6 +88,11 @@ sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {
         s.seed &= uint64_t{std::numeric_limits<int64_t>::max()};  // printable back as --seed
     }
     return s;
+}
+
+std::string run_log_path(const ParsedArgs& args) {
+    if (std::optional<std::string> given = args.get("db")) return *given;
+    return runlog::default_db_path();
 }
 
 }  // namespace wb::cli

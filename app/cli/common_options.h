@@ -51,4 +51,10 @@ model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx
 /// report it and a run can be repeated with --seed. Throws UsageError.
 sampling::SamplingParams sampling_from_args(const ParsedArgs& args);
 
+/// The run log a command writes or reads: --db PATH when given, else
+/// runlog::default_db_path(). The default is looked up only when --db is
+/// absent, so --db works where HOME is unset. Throws std::runtime_error
+/// (from default_db_path) when --db is absent and no data folder is known.
+std::string run_log_path(const ParsedArgs& args);
+
 }  // namespace wb::cli

@@ -152,6 +152,33 @@ class TestCli : public QObject {
         QCOMPARE(j1["sampling"].toObject()["seed"].toInteger(), 77);
     }
 
+    void db_option_needs_no_home_folder() {
+        // --db names the run log, so a machine without HOME (a service, a
+        // container) can still log; without --db the error says what to do.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("HOME");
+        env.remove("XDG_DATA_HOME");
+        const auto run_without_home = [&](const QStringList& args) {
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.start(kCli, args);
+            if (!p.waitForFinished(120000)) p.kill();
+            p.waitForFinished();
+            return std::pair{p.exitCode(), p.readAllStandardError()};
+        };
+        const QString db = dir.filePath("runlog.sqlite");
+        const auto [ok_code, ok_err] = run_without_home(
+            {"generate", "-p", "Once upon a time", "-n", "4", "--temp", "0", "--db", db});
+        QVERIFY2(ok_code == 0, ok_err.constData());
+        QVERIFY(QFile::exists(db));
+        const auto [bad_code, bad_err] =
+            run_without_home({"generate", "-p", "Once upon a time", "-n", "4", "--temp", "0"});
+        QCOMPARE(bad_code, 1);
+        QVERIFY2(bad_err.contains("pass --db PATH"), bad_err.constData());
+    }
+
     void tokenize_prints_golden_ids() {
         for (const QJsonObject& g : golden()) {
             const Run r = run_cli({"tokenize", "-p", g["prompt"].toString()});

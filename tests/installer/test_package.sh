@@ -61,17 +61,29 @@ rm -rf "$tmpx"
 echo "== apt-get install"
 apt-get install -y -qq "$deb" >/dev/null
 cd /tmp   # nowhere near the build tree
-out=$(/usr/bin/workbench-cli generate -p "Once upon a time" -n 16 --temp 0 2>/dev/null)
-echo "generate: $out"
+# A new user: an empty home folder, so the run log is created in its default
+# place ($HOME/.local/share/inference-workbench) by the installed binary.
+user_home=$(mktemp -d)
+rc=0
+out=$(HOME=$user_home XDG_DATA_HOME= /usr/bin/workbench-cli generate -p "Once upon a time" -n 16 \
+      --temp 0 2>/tmp/workbench-cli-installed.err) || rc=$?
+echo "generate (rc $rc): $out"
+[ "$rc" -eq 0 ] || { cat /tmp/workbench-cli-installed.err; fail "installed workbench-cli generate failed (rc $rc)"; }
 [ -n "$out" ] || fail "installed workbench-cli generated nothing"
+rows=$(HOME=$user_home XDG_DATA_HOME= /usr/bin/workbench-cli export --format jsonl | wc -l)
+[ "$rows" -eq 1 ] || fail "expected 1 logged response in the new user's run log, found $rows"
+echo "run log: 1 response in $user_home/.local/share/inference-workbench/runlog.sqlite"
 
 if [ -x /usr/bin/workbench ]; then
   rc=0
-  timeout 8 xvfb-run -a /usr/bin/workbench >/tmp/workbench-installed.log 2>&1 || rc=$?
+  HOME=$user_home XDG_DATA_HOME= timeout 8 xvfb-run -a /usr/bin/workbench \
+    >/tmp/workbench-installed.log 2>&1 || rc=$?
   # 124: still running when the timeout stopped it, which is what we want.
   [ "$rc" -eq 124 ] || { cat /tmp/workbench-installed.log; fail "installed workbench exited early (rc $rc)"; }
   echo "workbench ran under Xvfb until stopped"
 fi
+
+rm -rf "$user_home"
 
 echo "== apt-get purge"
 apt-get purge -y -qq $pkg >/dev/null
