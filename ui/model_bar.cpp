@@ -10,17 +10,9 @@
 #include <QPushButton>
 #include <QToolButton>
 
+#include "units_text.h"
+
 namespace wb::ui {
-
-namespace {
-
-QString gib(qint64 bytes) {
-    if (bytes <= 0) return {};
-    return QStringLiteral("%1 GiB").arg(static_cast<double>(bytes) / (1024.0 * 1024 * 1024), 0, 'f',
-                                        1);
-}
-
-}  // namespace
 
 ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     auto* l = new QHBoxLayout(this);
@@ -65,8 +57,10 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     connect(device_, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i < 0 || i >= devices_.size()) return;
         const gui::DeviceEntry& d = devices_[i];
-        deviceMem_->setText(d.memory_bytes > 0 ? tr("%1 device memory").arg(gib(d.memory_bytes))
-                                               : QString());
+        deviceMem_->setText(
+            d.memory_bytes > 0
+                ? tr("%1 device memory").arg(gui::bytes_text(static_cast<uint64_t>(d.memory_bytes)))
+                : QString());
         emit deviceChanged(d);
     });
 }
@@ -100,8 +94,10 @@ void ModelBar::selectDevice(const QString& backend, const QString& selector) {
     device_->setCurrentIndex(pick);
     if (pick < devices_.size()) {
         const gui::DeviceEntry& d = devices_[pick];
-        deviceMem_->setText(d.memory_bytes > 0 ? tr("%1 device memory").arg(gib(d.memory_bytes))
-                                               : QString());
+        deviceMem_->setText(
+            d.memory_bytes > 0
+                ? tr("%1 device memory").arg(gui::bytes_text(static_cast<uint64_t>(d.memory_bytes)))
+                : QString());
     }
 }
 

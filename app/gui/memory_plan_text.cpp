@@ -7,17 +7,19 @@
 #include "gguf/gguf.h"
 #include "model/memory_plan.h"
 #include "model/model_desc.h"
+#include "units_text.h"
 #include "vk/kernels.h"
 
 namespace wb::gui {
 
-namespace {
-
-QString gib(uint64_t b) {
-    return QStringLiteral("%1 GiB").arg(static_cast<double>(b) / (uint64_t{1} << 30), 0, 'f', 2);
+QString context_fit_text(uint32_t fit, uint32_t n_ctx_train) {
+    if (fit == 0) return QObject::tr("no context fits (not even 256 tokens)");
+    if (n_ctx_train == 0) return QObject::tr("context fits up to %1 tokens").arg(count_text(fit));
+    if (fit >= n_ctx_train)
+        return QObject::tr("full %1-token context fits").arg(count_text(n_ctx_train));
+    return QObject::tr("context fits up to %1 of %2 tokens")
+        .arg(count_text(fit), count_text(n_ctx_train));
 }
-
-}  // namespace
 
 PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_bytes,
                    bool cpu_device) {
@@ -34,19 +36,31 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
                           "Device memory the engine allocates for context size %1 (F32 KV "
                           "cache, 512-token ubatch):\nweights %2\nKV cache %3\n"
                           "activations %4\nstaging %5\n(workbench-cli plan shows more)")
-                          .arg(cp.n_ctx)
-                          .arg(gib(need.weights), gib(need.kv_cache), gib(need.activations),
-                               gib(need.staging));
+                          .arg(count_text(cp.n_ctx))
+                          .arg(bytes_text(need.weights), bytes_text(need.kv_cache),
+                               bytes_text(need.activations), bytes_text(need.staging));
         if (device_bytes <= 0) {
-            out.text = QObject::tr("needs %1").arg(gib(need.total()));
+            out.text = QObject::tr("needs %1").arg(bytes_text(need.total()));
             return out;
         }
         const uint32_t best = model::largest_context(d, cp, model::PlanShape{}, k,
                                                      static_cast<uint64_t>(device_bytes), 1u << 22);
         out.fits = need.total() <= static_cast<uint64_t>(device_bytes);
-        out.text = QObject::tr("needs %1 of %2 · max context %3")
-                       .arg(gib(need.total()), gib(static_cast<uint64_t>(device_bytes)))
-                       .arg(best);
+        const uint32_t n_ctx_train = d.hp.n_ctx_train;
+        out.text =
+            QObject::tr("needs %1 of %2 · %3")
+                .arg(bytes_text(need.total()), bytes_text(static_cast<uint64_t>(device_bytes)),
+                     context_fit_text(best, n_ctx_train));
+        out.tooltip += QObject::tr(
+                           "\n\nLargest context that fits in device memory: %1 tokens "
+                           "(KV cells shared by %2 parallel sequences).")
+                           .arg(count_text(best))
+                           .arg(cp.n_seq_max);
+        if (n_ctx_train > 0)
+            out.tooltip += QObject::tr(
+                               " The model was trained on %1 tokens; a longer context "
+                               "is beyond its training.")
+                               .arg(count_text(n_ctx_train));
     } catch (const std::exception& e) {
         out.text.clear();
         out.tooltip = QString::fromUtf8(e.what());

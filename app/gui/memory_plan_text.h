@@ -5,14 +5,25 @@
 // largest context that would.
 
 #include <QString>
+#include <cstdint>
 
 namespace wb::gui {
 
 struct PlanText {
-    QString text;     ///< "needs 1.2 GiB of 8.0 GiB · max context 61440", or "" when unknown
+    /// "needs 1.20 GiB of 8.00 GiB · context fits up to 61,440 of 131,072
+    /// tokens", or "" when unknown
+    QString text;
     QString tooltip;  ///< the figures by purpose
     bool fits = true;
 };
+
+/// What the largest context that fits says to a user: `fit` KV cells
+/// (tokens, from model::largest_context) against the model's trained
+/// context `n_ctx_train` (tokens; 0 = not in the file). A fit beyond the
+/// trained length reads as the trained length ("full 2,048-token context
+/// fits"): longer contexts are outside what the model was trained on.
+/// Never throws.
+QString context_fit_text(uint32_t fit, uint32_t n_ctx_train);
 
 /// Plan of `path` with `n_ctx` KV cells shared by `n_seq` sequences and an
 /// F32 KV cache, against `device_bytes` (0 = unknown device: no fit

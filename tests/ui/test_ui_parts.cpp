@@ -20,10 +20,12 @@
 #include "errors/errors.h"
 #include "gguf/gguf.h"
 #include "live_charts.h"
+#include "memory_plan_text.h"
 #include "model_info.h"
 #include "prompt_set.h"
 #include "settings_panel.h"
 #include "settings_store.h"
+#include "units_text.h"
 #include "user_error.h"
 #include "vk/error.h"
 
@@ -49,6 +51,7 @@ class UiParts : public QObject {
     void chartsKeepRunAfterReload();
     void chartsHoverReadout();
     void resultsSortNumerically();
+    void memoryPlanIsReadable();
 };
 
 void UiParts::promptSetJsonl() {
@@ -447,4 +450,33 @@ void UiParts::resultsSortNumerically() {
 }
 
 QTEST_MAIN(UiParts)
+void UiParts::memoryPlanIsReadable() {
+    // The model bar read "needs 0.00 GiB of 8.00 GiB · max context 1669888":
+    // a bare count of KV cells, far past the 2,048 tokens the bundled model
+    // was trained on, and a size rounded to nothing.
+    const QLocale before;
+    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+    QCOMPARE(gui::bytes_text(512), QString("512 B"));
+    QCOMPARE(gui::bytes_text(1536), QString("1.50 KiB"));
+    QCOMPARE(gui::bytes_text(1185376), QString("1.13 MiB"));  // 1185376 / 2^20 = 1.1305
+    QCOMPARE(gui::bytes_text(uint64_t{8} << 30), QString("8.00 GiB"));
+    QCOMPARE(gui::bytes_text(uint64_t{150} << 20), QString("150 MiB"));
+    QCOMPARE(gui::count_text(1669888), QString("1,669,888"));
+    QCOMPARE(gui::context_fit_text(1669888, 2048), QString("full 2,048-token context fits"));
+    QCOMPARE(gui::context_fit_text(61440, 131072),
+             QString("context fits up to 61,440 of 131,072 tokens"));
+    QCOMPARE(gui::context_fit_text(1669888, 0), QString("context fits up to 1,669,888 tokens"));
+    QVERIFY(gui::context_fit_text(0, 2048).startsWith("no context fits"));
+    // The bundled model (1185376 bytes of F32 weights, context_length 2048
+    // per tests/data/models/MANIFEST.md) on an 8 GiB device.
+    const gui::PlanText p =
+        gui::plan_text(QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf", 256,
+                       1, qint64{8} << 30, true);
+    QVERIFY2(p.text.contains("MiB of 8.00 GiB"), qPrintable(p.text));
+    QVERIFY2(p.text.endsWith("full 2,048-token context fits"), qPrintable(p.text));
+    QVERIFY2(!p.text.contains(QRegularExpression("\\d{5}")), qPrintable(p.text));
+    QVERIFY2(p.tooltip.contains("trained on 2,048 tokens"), qPrintable(p.tooltip));
+    QLocale::setDefault(before);
+}
+
 #include "test_ui_parts.moc"
