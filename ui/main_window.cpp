@@ -203,7 +203,17 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             });
     connect(settingsPanel_, &SettingsPanel::changed, this, &MainWindow::onSettingsChanged);
     connect(chat_, &ChatView::statusMessage, this,
-            [this](const QString& m) { statusBar()->showMessage(m, 10000); });
+            [this](const QString& m) { showTabMessage(chat_, m, 10000); });
+    // A tab's message is about that tab: it goes when the user moves to
+    // another one (the tab keeps its own copy, e.g. the Chat tab's status
+    // line). Messages about the whole app (model, device, run log) stay.
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& m) {
+        if (m != tabMessage_) tabMessageOwner_ = nullptr;
+    });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        if (tabMessageOwner_ && tabMessageOwner_ != tabs_->currentWidget())
+            statusBar()->clearMessage();
+    });
     if (recorder_) {
         connect(recorder_, &gui::RunRecorder::logged, history_, &HistoryView::refreshSoon,
                 Qt::QueuedConnection);
@@ -244,6 +254,13 @@ const char* const kConcurrency = "batch/concurrency";
 const char* const kMaxQueue = "batch/max_queue";
 const char* const kTimeout = "batch/timeout_ms";
 }  // namespace
+
+void MainWindow::showTabMessage(QWidget* tab, const QString& text, int timeout_ms) {
+    if (tabs_->currentWidget() != tab) return;  // the tab shows it when the user gets there
+    tabMessage_ = text;
+    statusBar()->showMessage(text, timeout_ms);
+    tabMessageOwner_ = tab;  // after showMessage: messageChanged clears the owner
+}
 
 void MainWindow::restoreViewChoices() {
     QSettings& s = store_->raw();

@@ -92,6 +92,9 @@ class MainWindow : public QMainWindow {
     /// timeout, kept in the settings store across restarts.
     void restoreViewChoices();
     void saveViewChoices();
+    /// Shows `text` from `tab` in the status bar for `timeout_ms` when that
+    /// tab is the current one; it is cleared when the user switches tabs.
+    void showTabMessage(QWidget* tab, const QString& text, int timeout_ms);
 
     gui::SettingsStore* store_;
     gui::RunRecorder* recorder_;
@@ -109,6 +112,8 @@ class MainWindow : public QMainWindow {
     bool interactive_ = true;
     bool reloadPending_ = false;  ///< context size / n_parallel wait for the current run
     QMenu* helpMenu_ = nullptr;
+    QWidget* tabMessageOwner_ = nullptr;  ///< tab whose message the status bar shows, if any
+    QString tabMessage_;
 
     QLabel* stModel_;
     QLabel* stQuant_;

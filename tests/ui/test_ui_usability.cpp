@@ -26,6 +26,7 @@
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextEdit>
@@ -33,6 +34,7 @@
 
 #include "batch_panel.h"
 #include "batch_results_model.h"
+#include "chat_view.h"
 #include "common/data_dir.h"
 #include "compare/compare_tab.h"
 #include "engine_bridge.h"
@@ -124,6 +126,7 @@ class UiUsability : public QObject {
     void requestTicksAreWholeNumbers();
     void compareSaysWhichModelFailed();
     void quantizedCopyGoesWhereItCanBeWritten();
+    void statusMessageBelongsToItsTab();
 
   private:
     QTemporaryDir dir_;
@@ -491,5 +494,31 @@ void UiUsability::quantizedCopyGoesWhereItCanBeWritten() {
              qPrintable(ro));
 }
 
+void UiUsability::statusMessageBelongsToItsTab() {
+    // The Chat tab's "No model loaded: …" stayed in the status bar after
+    // the user had moved to the Batch tab, as if it were about the batch.
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    w.tabs()->setCurrentWidget(w.chat());
+    QVERIFY(!w.chat()->send("hello"));  // no model loaded
+    const QString chat_msg = w.statusBar()->currentMessage();
+    QVERIFY2(chat_msg.startsWith("No model loaded"), qPrintable(chat_msg));
+    w.tabs()->setCurrentWidget(w.batch());
+    QCOMPARE(w.statusBar()->currentMessage(), QString());
+    // A chat message raised while another tab is shown stays in the Chat tab.
+    QVERIFY(!w.chat()->send("hello"));
+    QCOMPARE(w.statusBar()->currentMessage(), QString());
+    QVERIFY(w.chat()->statusLabel()->text().startsWith("No model loaded"));
+    // A message about the whole app (model, device, run log) outlives a tab switch.
+    w.tabs()->setCurrentWidget(w.chat());
+    QVERIFY(!w.chat()->send("hello"));
+    w.statusBar()->showMessage("Device X is used for the next model load.");
+    w.tabs()->setCurrentWidget(w.batch());
+    QCOMPARE(w.statusBar()->currentMessage(), QString("Device X is used for the next model load."));
+}
+
 QTEST_MAIN(UiUsability)
+
 #include "test_ui_usability.moc"
