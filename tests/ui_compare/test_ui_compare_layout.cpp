@@ -12,6 +12,7 @@
 #include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -78,6 +79,7 @@ class UiCompareLayout : public QObject {
     Q_OBJECT
   private slots:
     void paneCaptionsWrap();
+    void paneCaptionsFitInTheWindow();
     void threeModelsFitTheDefaultWindow();
 };
 
@@ -189,6 +191,63 @@ void UiCompareLayout::paneCaptionsWrap() {
              QString("short words stay"));
     QCOMPARE(wb::ui::compare::ComparePane::breakable("/abcdefghijklmno/pq"),
              QString("/abcdefghijklmno/") + QChar(0x200B) + "pq");
+}
+
+// In the main window the panes' timing caption wraps to two lines, but the
+// vertical splitter sized the panes from one line: the caption was drawn
+// over the reply box, its first and last lines cut. Hand-made timings, no
+// engine.
+void UiCompareLayout::paneCaptionsFitInTheWindow() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);  // default size: no saved geometry
+    w.setInteractive(false);
+    auto* tab = w.findChild<ui::compare::CompareTab*>();
+    QVERIFY(tab);
+    const QStringList paths{kData + "/models/stories260K.gguf",
+                            kData + "/golden/quant/stories260K-q8_0.gguf"};
+    for (const QString& p : paths) tab->addModel(p);
+    w.tabs()->setCurrentWidget(tab);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    tab->table()->setReport(three_model_report(paths));  // the figures table takes its rows
+    for (const QSize size : {w.size(), QSize(1280, 720)}) {
+        w.resize(size);
+        for (size_t i = 0; i < tab->panes().size(); ++i)
+            tab->panes()[i]->finishReply(342.0 + double(i), 627.4 + double(i), {});
+        QTest::qWait(50);
+        // The user (or a tall figures table) gives the panes as little as
+        // the splitter allows.
+        auto* vsplit = tab->findChild<QSplitter*>("compareVSplit");
+        QVERIFY(vsplit);
+        vsplit->setSizes({1, 10000, 10000});
+        QTest::qWait(50);
+        for (ui::compare::ComparePane* p : tab->panes()) {
+            // The short title fits one line and does not keep the height
+            // it needed at a narrower width while the window was laid out.
+            QLabel* t = p->titleLabel();
+            QVERIFY2(t->minimumHeight() < 2 * t->fontMetrics().lineSpacing(),
+                     qPrintable(QString("title %1 px tall at width %2")
+                                    .arg(t->minimumHeight())
+                                    .arg(t->width())));
+            QLabel* l = p->statusLabel();
+            auto* reply = p->findChild<QPlainTextEdit*>("reply");
+            QVERIFY(reply);
+            QVERIFY2(l->geometry().top() >= reply->geometry().bottom(),
+                     qPrintable(QString("caption top %1 above the reply's bottom %2")
+                                    .arg(l->geometry().top())
+                                    .arg(reply->geometry().bottom())));
+            QVERIFY2(l->heightForWidth(l->width()) > l->fontMetrics().lineSpacing(),
+                     "the caption should need two lines at this width for the test to mean much");
+            QVERIFY2(l->height() >= l->heightForWidth(l->width()),
+                     qPrintable(QString("window %1x%2: caption %3 px tall, its text needs %4")
+                                    .arg(w.width())
+                                    .arg(w.height())
+                                    .arg(l->height())
+                                    .arg(l->heightForWidth(l->width()))));
+        }
+    }
 }
 
 QTEST_MAIN(UiCompareLayout)
