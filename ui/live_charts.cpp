@@ -84,11 +84,11 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
     window_->addItem(tr("This run"), kThisRun);
     window_->addItem(tr("1 min"), 60.0);
     window_->addItem(tr("5 min"), 300.0);
-    window_->addItem(tr("Everything"), 0.0);
+    window_->addItem(tr("Since app start"), 0.0);
     window_->setToolTip(
         tr("Time span the charts show. This run: the last chat turn or batch "
            "(latency percentiles over it too), kept until the next one starts. "
-           "Everything: since the app started."));
+           "Since app start: every sample since the app started."));
     bar->addWidget(window_);
     bar->addStretch();
     auto* exportBtn = new QPushButton(tr("Export PNG…"));

@@ -10,13 +10,16 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <cstdio>
+#include <exception>
 #include <functional>
 
 #include "batch_panel.h"
 #include "chat_view.h"
+#include "compare/compare_tab.h"
 #include "history_view.h"
 #include "live_charts.h"
 #include "main_window.h"
+#include "quant/quantize_model.h"
 #include "settings_panel.h"
 
 namespace wb::gui {
@@ -54,7 +57,9 @@ int take_screenshots(ui::MainWindow& w, const QString& dir, const QString& model
     QDir().mkpath(dir);
     w.setInteractive(false);
     w.resize(1600, 980);
-    w.charts()->setWindowSeconds(0);  // whole run
+    // The charts' default window, "This run": what a user sees after a
+    // chat turn or a batch (the latest run fills the axis).
+    w.charts()->setWindowSeconds(ui::LiveCharts::kThisRun);
 
     // Settings chosen for a readable session: sampled chat, longer replies
     // for the batch so the charts have a run to show.
@@ -116,6 +121,31 @@ int take_screenshots(ui::MainWindow& w, const QString& dir, const QString& model
     if (!save(&w, dir + "/batch.png")) return 1;
     if (!w.charts()->exportPng(ui::LiveCharts::Latency, dir + "/chart-latency.png", 800, 320))
         return fail("chart export failed");
+
+    // Compare: the bundled model (A) against its Q8_0 copy (B), one prompt.
+    auto* compare = w.findChild<ui::compare::CompareTab*>();
+    if (!compare) return fail("no Compare tab");
+    const QString q8 = tmp.filePath("stories260K-q8_0.gguf");
+    try {
+        quant::quantize_file(model_path.toStdString(), q8.toStdString(), quant::Target::Q8_0);
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    w.tabs()->setCurrentWidget(compare);
+    compare->addModel(model_path);
+    compare->addModel(q8);
+    compare->setPrompt(QStringLiteral("Once upon a time, a little fox"));
+    compare->setMaxTokens(48);
+    bool compared = false;
+    QString compare_error;
+    QObject::connect(compare, &ui::compare::CompareTab::reportReady, [&] { compared = true; });
+    QObject::connect(compare, &ui::compare::CompareTab::comparisonFailed,
+                     [&](const QString& m) { compare_error = m; });
+    compare->runPrompt();
+    if (!wait_until([&] { return compared || !compare_error.isEmpty(); }, 300000))
+        return fail("compare timed out");
+    if (!compared) return fail(qPrintable(compare_error));
+    if (!save(&w, dir + "/compare.png")) return 1;
 
     // History.
     w.tabs()->setCurrentWidget(w.history());
