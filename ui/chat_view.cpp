@@ -324,7 +324,8 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     render();
     const gui::GenSettings s = settings_();
     if (run_id_ == 0 && recorder_ != nullptr)
-        run_id_ = recorder_->beginRun("chat", tr("chat with %1").arg(bridge_->modelInfo().name), s);
+        run_id_ =
+            recorder_->beginRun("chat", tr("chat with %1").arg(bridge_->modelInfo().fileName()), s);
     gui::RequestSpec spec;
     spec.id = QStringLiteral("chat-%1").arg(++counter_);
     spec.prompt = p.text;
@@ -638,8 +639,9 @@ void ChatView::onFinished(const gui::RequestResult& r) {
             .arg(r.decode_tps, 0, 'f', 1)
             .arg(r.prompt_tokens)
             .arg(finish);
-    footer += QStringLiteral(" · %1 on %2 · %3")
-                  .arg(bridge_->modelInfo().name, bridge_->backendName(), r.settings.summary());
+    footer +=
+        QStringLiteral(" · %1 on %2 · %3")
+            .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());
     reply.footer = footer;
     render();
     updateButtons();

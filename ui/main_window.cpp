@@ -167,7 +167,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             bridge_->state() == gui::EngineBridge::State::Idle) {
             openModel(bridge_->modelInfo().path);
             statusBar()->showMessage(
-                tr("Loading %1 again on %2…").arg(bridge_->modelInfo().name, d.name));
+                tr("Loading %1 again on %2…").arg(bridge_->modelInfo().fileName(), d.name));
         } else {
             statusBar()->showMessage(tr("Device %1 is used for the next model load.").arg(d.name),
                                      8000);
@@ -423,7 +423,7 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     }
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
     statusBar()->showMessage(tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
-                                 .arg(info.name, bridge_->backendName())
+                                 .arg(info.fileName(), bridge_->backendName())
                                  .arg(loaded.n_ctx)
                                  .arg(loaded.n_parallel),
                              8000);
@@ -505,7 +505,7 @@ void MainWindow::applyContextSettings() {
                                       req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu"));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1 again with context size %2 and n_parallel %3…")
-                                 .arg(bridge_->modelInfo().name)
+                                 .arg(bridge_->modelInfo().fileName())
                                  .arg(s.n_ctx)
                                  .arg(s.n_parallel));
 }
@@ -545,7 +545,8 @@ QString MainWindow::engineStateText() const {
 void MainWindow::updateStatus() {
     if (bridge_->hasModel()) {
         const gui::ModelInfo& m = bridge_->modelInfo();
-        stModel_->setText(tr("model %1").arg(m.name));
+        stModel_->setText(m.fileName());
+        stModel_->setToolTip(m.path);
         stQuant_->setText(m.quantization);
         stDevice_->setText(bridge_->backendName());
     }

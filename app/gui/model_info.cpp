@@ -38,7 +38,15 @@ QString ModelInfo::summary() const {
         params = QString::number(static_cast<double>(n_params) / 1e6, 'f', 1) + "M";
     else
         params = QString::number(static_cast<double>(n_params) / 1e3, 'f', 0) + "K";
-    return QStringLiteral("%1 · %2 · %3 · %4 params").arg(name, arch, quantization, params);
+    const QFileInfo file(path);
+    const bool repeats = name.isEmpty() || name.compare(arch, Qt::CaseInsensitive) == 0 ||
+                         name == file.fileName() || name == file.completeBaseName();
+    const QString tail = QStringLiteral("%1 · %2 · %3 params").arg(arch, quantization, params);
+    return repeats ? tail : name + QStringLiteral(" · ") + tail;
+}
+
+QString ModelInfo::fileName() const {
+    return QFileInfo(path).fileName();
 }
 
 }  // namespace wb::gui

@@ -10,9 +10,10 @@ namespace wb::gui {
 /// Facts about one GGUF model file.
 struct ModelInfo {
     QString path;
-    QString name;          ///< general.name, else the file name
-    QString arch;          ///< general.architecture
-    QString quantization;  ///< file type and bits per weight, "Q4_K_M, 4.85 bpw" (quant/file_info.h)
+    QString name;  ///< general.name, else the file name
+    QString arch;  ///< general.architecture
+    QString
+        quantization;  ///< file type and bits per weight, "Q4_K_M, 4.85 bpw" (quant/file_info.h)
     QString tensor_types;  ///< tensors per type, "Q4_K x13, Q6_K x3, F32 x5"
     qint64 file_bytes = 0;
     qint64 n_params = 0;  ///< sum of tensor elements
@@ -26,8 +27,14 @@ struct ModelInfo {
     /// malformed file and std::runtime_error when it cannot be opened.
     static ModelInfo probe(const QString& path);
 
-    /// "stories260K · llama · F32, 32.00 bpw · 293K params".
+    /// "tinyllama · llama · Q4_K_M, 4.85 bpw · 1.1B params"; the name is left
+    /// out when it only repeats the architecture or the file name
+    /// ("llama · F32, 32.00 bpw · 293K params" for stories260K.gguf, whose
+    /// general.name is "llama").
     QString summary() const;
+    /// The file name ("stories260K.gguf"): what tells a model and its
+    /// quantized copies apart, which share general.name.
+    QString fileName() const;
 };
 
 }  // namespace wb::gui

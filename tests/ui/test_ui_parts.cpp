@@ -287,6 +287,12 @@ void UiParts::modelInfoOfDefaultModel() {
     QCOMPARE(m.quantization, QString("F32, 32.00 bpw"));
     QCOMPARE(m.tensor_types, QString("F32 x48"));
     QCOMPARE(m.n_ctx_train, 2048);
+    // general.name is "llama", the architecture: said once, not "llama · llama".
+    QCOMPARE(m.summary(), QString("llama · F32, 32.00 bpw · 293K params"));
+    QCOMPARE(m.fileName(), QString("stories260K.gguf"));
+    gui::ModelInfo named = m;
+    named.name = "TinyStories 260K";
+    QCOMPARE(named.summary(), QString("TinyStories 260K · llama · F32, 32.00 bpw · 293K params"));
     QVERIFY(!m.has_chat_template);
     // phi-3's vocab file carries a chat template.
     const gui::ModelInfo phi = gui::ModelInfo::probe(QString::fromStdString(wbtest::data_dir()) +

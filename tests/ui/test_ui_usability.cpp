@@ -29,6 +29,7 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QTextEdit>
 #include <QtTest>
 
@@ -127,6 +128,7 @@ class UiUsability : public QObject {
     void compareSaysWhichModelFailed();
     void quantizedCopyGoesWhereItCanBeWritten();
     void statusMessageBelongsToItsTab();
+    void loadedModelIsNamedByItsFile();
 
   private:
     QTemporaryDir dir_;
@@ -517,6 +519,31 @@ void UiUsability::statusMessageBelongsToItsTab() {
     w.statusBar()->showMessage("Device X is used for the next model load.");
     w.tabs()->setCurrentWidget(w.batch());
     QCOMPARE(w.statusBar()->currentMessage(), QString("Device X is used for the next model load."));
+}
+
+void UiUsability::loadedModelIsNamedByItsFile() {
+    // The status bar read "model llama" and a reply's footer "llama on
+    // llvmpipe": general.name, which the model and its quantized copies share.
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    gui::GenSettings s = w.settingsPanel()->settings();
+    s.max_tokens = 4;
+    w.settingsPanel()->setSettings(s);
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    w.openModel(kModel, true);
+    QVERIFY(ready.wait(120000));
+    QStringList fields;
+    for (QLabel* l : w.statusBar()->findChildren<QLabel*>()) fields << l->text();
+    QVERIFY2(fields.contains("stories260K.gguf"), qPrintable(fields.join(" | ")));
+    QVERIFY2(!fields.join(" | ").contains("model llama"), qPrintable(fields.join(" | ")));
+    w.tabs()->setCurrentWidget(w.chat());
+    QVERIFY(w.chat()->send("Once upon a time"));
+    QVERIFY(QTest::qWaitFor([&] { return !w.chat()->isStreaming(); }, 120000));
+    const QString transcript = w.chat()->transcript()->toPlainText();
+    QVERIFY2(transcript.contains("stories260K.gguf on "), qPrintable(transcript));
 }
 
 QTEST_MAIN(UiUsability)
