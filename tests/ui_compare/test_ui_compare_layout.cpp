@@ -9,6 +9,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -22,6 +23,7 @@
 #include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
 #include "compare/report_table.h"
+#include "compare/test_inputs_dialog.h"
 #include "main_window.h"
 #include "settings_store.h"
 
@@ -80,6 +82,7 @@ class UiCompareLayout : public QObject {
   private slots:
     void paneCaptionsWrap();
     void paneCaptionsFitInTheWindow();
+    void testInputNotesUseTheDialogWidth();
     void threeModelsFitTheDefaultWindow();
 };
 
@@ -247,6 +250,37 @@ void UiCompareLayout::paneCaptionsFitInTheWindow() {
                                     .arg(l->height())
                                     .arg(l->heightForWidth(l->width()))));
         }
+    }
+}
+
+// "Run test set…": the notes under each file (what the format is, what the
+// file holds) wrapped in a column a third of the dialog wide, leaving the
+// rest empty, and the dialog kept the height of that narrow wrap.
+void UiCompareLayout::testInputNotesUseTheDialogWidth() {
+    ui::compare::TestInputsDialog d;
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    auto* edit = d.findChild<QLineEdit*>("testText");
+    QVERIFY(edit);
+    for (QLabel* l : {d.textInfo(), d.testsetInfo()}) {
+        QVERIFY2(l->width() >= edit->width(),
+                 qPrintable(QString("note %1 px wide, the file field %2 px")
+                                .arg(l->width())
+                                .arg(edit->width())));
+    }
+    // Each note is as tall as its text at its width (font metrics), not
+    // the height of the narrow wrap, which left blank bands between rows.
+    for (QLabel* l : d.findChildren<QLabel*>()) {
+        if (!l->wordWrap() || l->text().isEmpty()) continue;
+        const int needed =
+            l->fontMetrics()
+                .boundingRect(QRect(0, 0, l->width(), 100000), Qt::TextWordWrap, l->text())
+                .height();
+        QVERIFY2(l->height() <= needed + l->fontMetrics().lineSpacing(),
+                 qPrintable(QString("note %1 px tall, its text needs %2: %3")
+                                .arg(l->height())
+                                .arg(needed)
+                                .arg(l->text().left(40))));
     }
 }
 

@@ -1,6 +1,5 @@
 #include "compare/compare_pane.h"
 
-#include <QEvent>
 #include <QFileInfo>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -8,6 +7,8 @@
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QVBoxLayout>
+
+#include "wrap_label.h"
 
 namespace wb::ui::compare {
 
@@ -63,8 +64,10 @@ ComparePane::ComparePane(const QString& path, QWidget* parent)
         l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     }
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    title_->installEventFilter(this);
-    status_->installEventFilter(this);
+    // The box layout sizes wrapped labels from one line: in a squeezed
+    // splitter a two-line caption was drawn over the reply.
+    fit_wrapped_height(title_);
+    fit_wrapped_height(status_);
     connect(remove_, &QPushButton::clicked, this, [this] { emit removeRequested(this); });
     setLabel(QStringLiteral("?"));
 }
@@ -75,7 +78,7 @@ void ComparePane::setLabel(const QString& label) {
                         .arg(label.toHtmlEscaped(),
                              label == QLatin1String("A") ? tr(" (reference)") : QString(),
                              breakable(QFileInfo(path_).fileName()).toHtmlEscaped()));
-    fitHeight(title_);
+    fit_wrapped_height(title_);
 }
 
 void ComparePane::startReply() {
@@ -83,7 +86,7 @@ void ComparePane::startReply() {
     pieces_.clear();
     reply_->clear();
     status_->setText(tr("loading…"));
-    fitHeight(status_);
+    fit_wrapped_height(status_);
     status_->setToolTip(QString());
 }
 
@@ -95,14 +98,14 @@ void ComparePane::appendToken(int32_t id, const QString& piece) {
     c.movePosition(QTextCursor::End);
     c.insertText(piece);
     status_->setText(tr("%n token(s)", nullptr, static_cast<int>(tokens_.size())));
-    fitHeight(status_);
+    fit_wrapped_height(status_);
 }
 
 void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& error) {
     if (!error.isEmpty()) {
         status_->setToolTip(error);
         status_->setText(breakable(tr("error: %1").arg(error)));
-        fitHeight(status_);
+        fit_wrapped_height(status_);
         return;
     }
     status_->setText(tr("%n token(s), TTFT %1 ms, end-to-end %2 ms (while running side by side)",
@@ -110,22 +113,7 @@ void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& erro
                          .arg(ttft_ms, 0, 'f', 1)
                          .arg(e2e_ms, 0, 'f', 1));
     status_->setToolTip(timingNote());
-    fitHeight(status_);
-}
-
-void ComparePane::fitHeight(QLabel* label) {
-    // QLabel's heightForWidth never answers less than the minimum height:
-    // measure without it, or a height set at a narrow width would stick.
-    const int before = label->minimumHeight();
-    label->setMinimumHeight(0);
-    const int h = label->heightForWidth(label->width());
-    label->setMinimumHeight(h > 0 ? h : before);
-}
-
-bool ComparePane::eventFilter(QObject* watched, QEvent* event) {
-    if (event->type() == QEvent::Resize && (watched == title_ || watched == status_))
-        fitHeight(static_cast<QLabel*>(watched));
-    return QWidget::eventFilter(watched, event);
+    fit_wrapped_height(status_);
 }
 
 QString ComparePane::timingNote() {

@@ -59,16 +59,7 @@ class ComparePane : public QWidget {
   signals:
     void removeRequested(wb::ui::compare::ComparePane* pane);
 
-  protected:
-    /// A caption's resize: keeps its minimum height at its wrapped text's.
-    bool eventFilter(QObject* watched, QEvent* event) override;
-
   private:
-    /// Sets `label`'s minimum height to what its text needs at its width:
-    /// the box layout sizes wrapped labels from one line, so in a squeezed
-    /// splitter a two-line caption was drawn over the reply.
-    static void fitHeight(QLabel* label);
-
     QString path_;
     QString label_;
     QLabel* title_;

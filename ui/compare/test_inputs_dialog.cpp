@@ -16,6 +16,7 @@
 #include "compare/compare.h"
 #include "compare/testset.h"
 #include "paths.h"
+#include "wrap_label.h"
 
 namespace wb::ui::compare {
 
@@ -29,6 +30,12 @@ QLabel* note(const QString& text, QWidget* parent) {
     auto* l = new QLabel(text, parent);
     l->setWordWrap(true);
     l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // The form grows only Expanding fields: a Preferred label kept the
+    // width QLabel guesses for wrapped text, a third of the dialog.
+    QSizePolicy p = l->sizePolicy();
+    p.setHorizontalPolicy(QSizePolicy::Expanding);
+    l->setSizePolicy(p);
+    fit_wrapped_height(l);  // a form sizes it from a narrow wrap otherwise
     return l;
 }
 
@@ -108,7 +115,17 @@ TestInputsDialog::TestInputsDialog(QWidget* parent)
     connect(testset_, &QLineEdit::textChanged, this, &TestInputsDialog::refresh);
     connect(window_, &QSpinBox::valueChanged, this, &TestInputsDialog::refresh);
     refresh();
-    resize(640, sizeHint().height());
+    // As tall as the notes need at this width: lay out once at the width
+    // so each note knows its real width, pin the notes' heights to it,
+    // then take the height the rows add up to (the size hint would wrap
+    // the notes narrower and spread the extra height between the rows).
+    constexpr int kWidth = 640;
+    resize(kWidth, minimumSizeHint().height());
+    layout()->activate();
+    for (QLabel* l : findChildren<QLabel*>())
+        if (l->wordWrap()) fit_wrapped_height(l);
+    layout()->activate();
+    resize(kWidth, minimumSizeHint().height());
 }
 
 QString TestInputsDialog::textFile() const {
@@ -133,6 +150,8 @@ void TestInputsDialog::setPerplexityWindow(int n_ctx) {
 void TestInputsDialog::refresh() {
     textInfo_->setText(describeText(textFile(), perplexityWindow()));
     testsetInfo_->setText(describeTestset(testsetFile()));
+    fit_wrapped_height(textInfo_);
+    fit_wrapped_height(testsetInfo_);
 }
 
 QString TestInputsDialog::describeText(const QString& path, int window) {
