@@ -99,7 +99,7 @@ HistoryView::HistoryView(QWidget* parent)
     runFilter_->setToolTip(tr("Only responses of this run"));
     reasonFilter_ = new QComboBox;
     reasonFilter_->addItem(tr("any finish"), QString());
-    for (const char* r : {"stop", "length", "timeout", "cancelled", "rejected", "error"})
+    for (const char* r : {"stop", "length", "context", "timeout", "cancelled", "rejected", "error"})
         reasonFilter_->addItem(r, QString::fromLatin1(r));
     dateOn_ = new QCheckBox(tr("From"));
     from_ = new QDateEdit(QDate::currentDate().addDays(-7));

@@ -15,13 +15,15 @@ std::vector<OptionSpec> batch_context_options() {
         {"backend", 0, "NAME",
          std::string("compute backend cpu|vulkan (default: ") + kDefaultBackend + ")"},
         {"device", 0, "SEL", "Vulkan device index or name substring (default: first discrete GPU)"},
-        {"ctx-size", 'c', "N", "KV cells per slot (default: training context, at most 4096)"},
+        {"ctx-size", 'c', "N",
+         "context: KV pool size in tokens, shared by the running requests; one request may use "
+         "all of it (default: training context, at most 4096, times --concurrency)"},
         {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
     };
 }
 
 BatchModel load_batch_model(const std::string& path, const ParsedArgs& args, uint32_t n_parallel,
-                            uint32_t default_per_slot) {
+                            uint32_t default_per_request) {
     BatchModel bm;
     bm.path = path;
     model::LoadOptions opts;
@@ -30,14 +32,13 @@ BatchModel load_batch_model(const std::string& path, const ParsedArgs& args, uin
         bm.vocab = tokenizer::Vocab::from_gguf(file);
         opts = load_options_from_args(args, model::HParams::from_gguf(file).n_ctx_train);
     }
-    if (default_per_slot != 0 && !args.get("ctx-size")) opts.context.n_ctx = default_per_slot;
     const uint32_t slots = std::max<uint32_t>(n_parallel, 1);
-    const uint64_t cells = uint64_t{opts.context.n_ctx} * slots;
-    if (cells > (uint64_t{1} << 24)) {
-        throw UsageError("-c " + std::to_string(opts.context.n_ctx) + " per slot times " +
-                         std::to_string(slots) + " slots is more than 16777216 KV cells");
+    if (!args.get("ctx-size")) {
+        // Room for every running request's default context at once.
+        if (default_per_request != 0) opts.context.n_ctx = default_per_request;
+        const uint64_t cells = uint64_t{opts.context.n_ctx} * slots;
+        opts.context.n_ctx = static_cast<uint32_t>(std::min<uint64_t>(cells, uint64_t{1} << 24));
     }
-    opts.context.n_ctx = static_cast<uint32_t>(cells);
     opts.context.n_seq_max = slots;
     bm.model = model::load_model(path, opts);
     return bm;

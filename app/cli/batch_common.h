@@ -26,18 +26,19 @@ struct BatchModel {
     std::unique_ptr<model::Model> model;
 };
 
-/// Loads the model at `path` for `n_parallel` slots: reads the context
-/// options (--backend, --device, -c, --kv-type; common_options.h) from
-/// `args`, taking -c as the KV cells of ONE slot (default: `default_per_slot`
-/// if non-zero, else as load_options_from_args: min(training context,
-/// 4096)), so the cache holds n_parallel * per-slot cells and n_seq_max =
-/// n_parallel. Throws UsageError for bad options and whatever
-/// gguf::File::open, Vocab::from_gguf and load_model throw.
+/// Loads the model at `path` for `n_parallel` requests at once: reads the
+/// context options (--backend, --device, -c, --kv-type; common_options.h)
+/// from `args`. -c is the context: the KV pool's size in tokens, shared by
+/// the running requests, one of which may use all of it. Without -c the
+/// pool holds n_parallel times `default_per_request` (if non-zero, else
+/// load_options_from_args' default: min(training context, 4096)), at most
+/// 16777216. n_seq_max = n_parallel. Throws UsageError for bad options and
+/// whatever gguf::File::open, Vocab::from_gguf and load_model throw.
 BatchModel load_batch_model(const std::string& path, const ParsedArgs& args, uint32_t n_parallel,
-                            uint32_t default_per_slot = 0);
+                            uint32_t default_per_request = 0);
 
 /// The context options of batch and bench --concurrency: common_options'
-/// names, with -c described per slot.
+/// names, with -c described as the shared pool.
 std::vector<OptionSpec> batch_context_options();
 
 /// Sampling settings as a JSON object (for the run log and summaries).

@@ -66,32 +66,32 @@ const CommandSpec kSpec{
     "response is logged in the run log unless --no-log.",
     concat(
         concat(model_options(), batch_context_options()),
-        concat(
-            sampling_options(),
-            {
-                {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
-                {"concurrency", 0, "N", "requests running at once = KV-cache slots (default: 4)"},
-                {"max-queue", 0, "Q",
-                 "requests that may wait; only the first Q prompts run (default: all)"},
-                {"timeout-ms", 0, "T",
-                 "total timeout per request from submission, ms (default: none)"},
-                {"queue-timeout-ms", 0, "T", "longest wait for a slot, ms (default: none)"},
-                {"n-predict", 'n', "N",
-                 "max output tokens per request unless the line sets max_tokens (default: 128)"},
-                {"chunk", 0, "N",
-                 "prefill chunk: most prompt tokens of one request per step (default: 64)"},
-                {"step-tokens", 0, "N",
-                 "token budget of one ubatch (default: max(256, concurrency))"},
-                {"stop", 0, "TEXT", "stop string (repeatable), added to each line's own"},
-                {"ignore-eos", 0, "", "keep generating after end-of-generation tokens"},
-                {"out", 'o', "FILE", "write result records here (default: stdout)"},
-                {"summary-json", 0, "FILE", "also write the run's metrics as JSON to FILE"},
-                {"skip-invalid", 0, "", "run the valid lines even if some are malformed"},
-                {"quiet", 'q', "", "no progress line"},
-                {"db", 0, "PATH",
-                 "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
-                {"no-log", 0, "", "do not write the run log"},
-            })),
+        concat(sampling_options(),
+               {
+                   {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
+                   {"concurrency", 0, "N",
+                    "most requests running at once, sharing the KV pool (default: 4)"},
+                   {"max-queue", 0, "Q",
+                    "requests that may wait; only the first Q prompts run (default: all)"},
+                   {"timeout-ms", 0, "T",
+                    "total timeout per request from submission, ms (default: none)"},
+                   {"queue-timeout-ms", 0, "T", "longest wait for a slot, ms (default: none)"},
+                   {"n-predict", 'n', "N",
+                    "max output tokens per request unless the line sets max_tokens (default: 128)"},
+                   {"chunk", 0, "N",
+                    "prefill chunk: most prompt tokens of one request per step (default: 64)"},
+                   {"step-tokens", 0, "N",
+                    "token budget of one ubatch (default: max(256, concurrency))"},
+                   {"stop", 0, "TEXT", "stop string (repeatable), added to each line's own"},
+                   {"ignore-eos", 0, "", "keep generating after end-of-generation tokens"},
+                   {"out", 'o', "FILE", "write result records here (default: stdout)"},
+                   {"summary-json", 0, "FILE", "also write the run's metrics as JSON to FILE"},
+                   {"skip-invalid", 0, "", "run the valid lines even if some are malformed"},
+                   {"quiet", 'q', "", "no progress line"},
+                   {"db", 0, "PATH",
+                    "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+                   {"no-log", 0, "", "do not write the run log"},
+               })),
     0,
     0,
 };
@@ -151,6 +151,9 @@ nlohmann::json result_record(const scheduler::Event& e, const std::string& promp
         {"finish_reason", scheduler::to_string(e.reason)},
         {"message", e.message},
         {"prompt_tokens", e.prompt_tokens.size()},
+        {"prompt_tokens_cached", e.prompt_tokens_cached},
+        {"prompt_tokens_computed", e.prompt_tokens_processed},
+        {"preemptions", e.preemptions},
         {"generated_tokens", e.output_tokens.size()},
         {"prompt_token_ids", e.prompt_tokens},
         {"token_ids", e.output_tokens},
@@ -224,7 +227,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const uint32_t n_ctx = bm.model->context().n_ctx;
 
     nlohmann::json settings = sampling_json(sampling);
-    settings["n_ctx"] = n_ctx / concurrency;
+    settings["n_ctx"] = n_ctx;  // the KV pool, shared by the running requests
     settings["n_parallel"] = concurrency;
     settings["max_tokens"] = n_predict;
     settings["max_queue"] = max_queue;
@@ -376,6 +379,10 @@ int cmd_batch(const std::vector<std::string>& argv) {
                     rr.decode_tps = static_cast<double>(tl.token_ms.size() - 1) /
                                     ((tl.token_ms.back() - tl.token_ms.front()) / 1000.0);
                 }
+                if (!std::isnan(tl.admitted_ms)) {
+                    rr.prompt_cached_tokens = e.prompt_tokens_cached;
+                    rr.preemptions = e.preemptions;
+                }
                 rr.started_ms = static_cast<int64_t>(utc_offset_ms + tl.submitted_ms);
                 rr.finished_ms = static_cast<int64_t>(utc_offset_ms + tl.finished_ms);
                 const size_t before = rows->unlogged();
@@ -411,10 +418,10 @@ int cmd_batch(const std::vector<std::string>& argv) {
             const metrics::MetricsSnapshot s = sched.metrics().snapshot(sched.now_ms(), 5000);
             std::fprintf(stderr,
                          "%sbatch: %zu/%zu finished | running %d | queued %d | decode %.1f tok/s | "
-                         "TTFT p50 %.1f ms | ITL p50 %.2f ms%s",
+                         "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix hit %.2f%s",
                          tty ? "\r" : "", finished, total, s.running, s.queued,
                          s.window.decode_tokens_per_s, s.run.ttft_ms.p50, s.run.itl_ms.p50,
-                         tty ? "   " : "\n");
+                         s.run.prefix_hit_rate, tty ? "   " : "\n");
             std::fflush(stderr);
         }
     }
@@ -443,11 +450,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
     }
     std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
     if (refused > 0) {
-        std::fprintf(stderr,
-                     "refused at submission: %zu of %zu (prompt too long for a slot, queue full "
-                     "or invalid; see each record's message); the latency rows cover the "
-                     "other %zu\n",
-                     refused, total, total - refused);
+        std::fprintf(
+            stderr,
+            "refused at submission: %zu of %zu (prompt longer than the context, queue full "
+            "or invalid; see each record's message); the latency rows cover the "
+            "other %zu\n",
+            refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
     if (summary_file) {

@@ -125,24 +125,28 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
                              ": one ubatch must hold one decode token of every slot");
         }
     }
-    // Each slot holds its prompt and output; 8 spare cells keep it off the edge.
-    const auto per_slot = static_cast<uint32_t>(n_prompt + static_cast<size_t>(n_gen) + 8);
+    // By default the pool holds every running request's prompt and output
+    // (8 spare cells each), so no level waits for blocks or preempts.
+    const auto per_request = static_cast<uint32_t>(n_prompt + static_cast<size_t>(n_gen) + 8);
 
-    // Every request must fit its slot, or the levels would measure refused or
-    // cut-short requests (a prompt longer than the slot is refused outright).
+    // One request must fit the context, or the levels would measure refused
+    // or cut-short requests (a prompt longer than the context is refused).
     if (args.get("ctx-size")) {
         const int64_t c = args.get_int("ctx-size", 0, 1, int64_t{1} << 24);
         // The last output token is sampled but never stored: p + n - 1 cells.
         const int64_t need = static_cast<int64_t>(n_prompt) + n_gen - 1;
         if (c < need) {
-            throw UsageError("-c " + std::to_string(c) + " KV cells per slot cannot hold -p " +
+            throw UsageError("-c " + std::to_string(c) + " cannot hold one request: -p " +
                              std::to_string(n_prompt) + " prompt + -n " + std::to_string(n_gen) +
-                             " output tokens (" + std::to_string(need) + " cells); use -c " +
-                             std::to_string(need) + " or more, or leave -c out");
+                             " output tokens need " + std::to_string(need) + " KV cells; use -c " +
+                             std::to_string(need) + " or more (" +
+                             std::to_string(need * max_level) + " for " +
+                             std::to_string(max_level) +
+                             " requests at once without preemption), or leave -c out");
         }
     }
     const std::string model_path = resolve_model_path(args.get("model"));
-    BatchModel bm = load_batch_model(model_path, args, max_level, per_slot);
+    BatchModel bm = load_batch_model(model_path, args, max_level, per_request);
     const bool json = args.has("json");
     if (!json) {
         std::printf("model %s, backend %s, %zu prompt + %d output tokens per request\n",
@@ -167,6 +171,9 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
 
     std::vector<LevelResult> results;
     for (uint32_t level : levels) {
+        // Each level starts from an empty prefix cache: the same prompts ran
+        // in the level before (and the warm-up), and hits would flatter it.
+        bm.model->kv_cells().clear();
         const auto n_req = static_cast<size_t>(
             args.get_int("requests", std::max<int64_t>(8, 4 * int64_t{level}), 1, 1 << 20));
         const auto step_tokens = static_cast<uint32_t>(

@@ -380,7 +380,8 @@ CompareReport run_compare(const CompareOptions& opts, std::span<const LoadedMode
                 " KV cache but the comparison asks for " + r.kv_type);
         }
         lm->seq_rm(0);  // what an earlier run left in sequence 0 is not ours to keep
-        if (lm->n_free_cells() < p.need[i]) {
+        // A sequence holds at most n_ctx tokens, and only in blocks free now.
+        if (std::min(lm->n_free_cells(), lm->context().n_ctx) < p.need[i]) {
             throw std::invalid_argument(
                 "run_compare: " + who(m) + " needs " + std::to_string(p.need[i]) +
                 " free KV cells for the longest prompt/item/window but its context has " +

@@ -77,6 +77,8 @@ constexpr Column kColumns[] = {
     {"e2e_ms", "r.e2e_ms", Kind::Real},
     {"prefill_tps", "r.prefill_tps", Kind::Real},
     {"decode_tps", "r.decode_tps", Kind::Real},
+    {"prompt_cached_tokens", "r.prompt_cached_tokens", Kind::Int},
+    {"preemptions", "r.preemptions", Kind::Int},
 };
 constexpr int kNumColumns = static_cast<int>(std::size(kColumns));
 

@@ -36,8 +36,8 @@ std::string_view to_string(RunKind kind) {
 }
 
 bool is_valid_finish_reason(std::string_view r) {
-    static constexpr std::array<std::string_view, 7> kReasons{
-        "stop", "length", "timeout", "cancelled", "rejected", "error", "interrupted"};
+    static constexpr std::array<std::string_view, 8> kReasons{
+        "stop", "length", "context", "timeout", "cancelled", "rejected", "error", "interrupted"};
     for (std::string_view k : kReasons)
         if (r == k) return true;
     return false;
@@ -49,9 +49,9 @@ constexpr const char* kInsertResponse = R"sql(
 INSERT INTO responses (run_id, model_version_id, environment_id, request_id, settings, redacted,
     prompt, prompt_sha256, prompt_bytes, prompt_tokens, output, output_sha256, output_bytes,
     output_tokens, finish_reason, error, queue_wait_ms, ttft_ms, tpot_ms, e2e_ms, prefill_tps,
-    decode_tps, started_ms, finished_ms)
+    decode_tps, started_ms, finished_ms, prompt_cached_tokens, preemptions)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-    ?20, ?21, ?22, ?23, ?24))sql";
+    ?20, ?21, ?22, ?23, ?24, ?25, ?26))sql";
 
 // SQLite's primary result code of a DbError mapped to what the user is told.
 OpenError to_open_error(const std::string& path, const DbError& e) {
@@ -462,20 +462,20 @@ UPDATE responses SET run_id = ?1, model_version_id = ?2, environment_id = ?3, re
     prompt_tokens = ?10, output = ?11, output_sha256 = ?12, output_bytes = ?13,
     output_tokens = ?14, finish_reason = ?15, error = ?16, queue_wait_ms = ?17, ttft_ms = ?18,
     tpot_ms = ?19, e2e_ms = ?20, prefill_tps = ?21, decode_tps = ?22, started_ms = ?23,
-    finished_ms = ?24
-WHERE id = ?25)sql";
+    finished_ms = ?24, prompt_cached_tokens = ?25, preemptions = ?26
+WHERE id = ?27)sql";
 
 void check_record(const ResponseRecord& r, const char* who) {
     if (!is_valid_finish_reason(r.finish_reason))
         throw std::invalid_argument(std::string(who) + ": finish_reason \"" + r.finish_reason +
-                                    "\" is not one of stop, length, timeout, cancelled, "
-                                    "rejected, error, interrupted");
+                                    "\" is not one of stop, length, context, timeout, "
+                                    "cancelled, rejected, error, interrupted");
     if (!r.settings.is_object())
         throw std::invalid_argument(std::string(who) + ": settings must be a JSON object, got " +
                                     std::string(r.settings.type_name()));
 }
 
-// Binds the 24 columns of kInsertResponse / kUpdateResponse.
+// Binds the 26 columns of kInsertResponse / kUpdateResponse.
 void bind_record(Stmt& st, const ResponseRecord& r, bool redact) {
     st.bind(1, r.run_id).bind(2, r.model_version_id).bind(3, r.environment_id);
     st.bind(4, std::string_view(r.request_id)).bind(5, std::string_view(json_text(r.settings)));
@@ -500,7 +500,7 @@ void bind_record(Stmt& st, const ResponseRecord& r, bool redact) {
         st.bind(16, std::string_view(r.error));
     st.bind(17, r.queue_wait_ms).bind(18, r.ttft_ms).bind(19, r.tpot_ms).bind(20, r.e2e_ms);
     st.bind(21, r.prefill_tps).bind(22, r.decode_tps).bind(23, r.started_ms);
-    st.bind(24, r.finished_ms);
+    st.bind(24, r.finished_ms).bind(25, r.prompt_cached_tokens).bind(26, r.preemptions);
 }
 
 }  // namespace
@@ -580,7 +580,7 @@ void RunLog::finish_response(int64_t id, const ResponseRecord& r) {
     const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
     Stmt st(impl_->db, kUpdateResponse);
     bind_record(st, r, redact);
-    st.bind(25, id);
+    st.bind(27, id);
     run_write(st, "response \"" + r.request_id + "\" keeps its started row for now", &r);
     if (sqlite3_changes64(impl_->db.get()) != 1)
         throw std::invalid_argument("finish_response: no response with id " + std::to_string(id));

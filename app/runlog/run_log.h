@@ -85,9 +85,10 @@ struct ResponseRecord {
     std::optional<int64_t> prompt_tokens;
     std::string output;  ///< generated text (UTF-8)
     std::optional<int64_t> output_tokens;
-    /// stop | length | timeout | cancelled | rejected | error | interrupted
-    /// ("interrupted": the process ended before the response finished, see
-    /// RunLog::begin_response)
+    /// stop | length | context | timeout | cancelled | rejected | error |
+    /// interrupted (context: the sequence reached the context size, length:
+    /// max tokens; interrupted: the process ended before the response
+    /// finished, see RunLog::begin_response)
     std::string finish_reason = "stop";
     std::string error;  ///< message when finish_reason is error/rejected, else ""
     std::optional<double> queue_wait_ms;
@@ -98,6 +99,12 @@ struct ResponseRecord {
     std::optional<double> decode_tps;
     int64_t started_ms = 0;              ///< submit time (UTC ms)
     std::optional<int64_t> finished_ms;  ///< completion time (UTC ms)
+    /// Prompt tokens whose K/V came from the prefix cache instead of being
+    /// computed (prompt_tokens - this = tokens prefilled); nullopt = not measured.
+    std::optional<int64_t> prompt_cached_tokens;
+    /// Times the request gave its KV blocks back to an older one and
+    /// recomputed them later; nullopt = not measured.
+    std::optional<int64_t> preemptions;
 };
 
 /// True for the finish reasons the responses table accepts.

@@ -146,7 +146,63 @@ CREATE INDEX responses_run ON responses(run_id);
 CREATE INDEX responses_model ON responses(model_version_id);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations{{{0, kV1}, {1, kV2}}};
+// Version 3: the KV pool and its prefix cache.
+//  - finish_reason 'context': the request reached the context size (the
+//    conversation must be shortened), distinct from 'length' (max tokens).
+//  - prompt_cached_tokens: prompt tokens whose K/V came from the prefix
+//    cache instead of being computed (NULL: not measured); preemptions:
+//    times the request gave its KV blocks back to wait and recompute.
+// SQLite cannot change a CHECK constraint, so `responses` is rebuilt (the
+// procedure of https://sqlite.org/lang_altertable.html#otheralter: new
+// table, copy, drop, rename, indexes again). No table refers to it.
+constexpr const char* kV3 = R"sql(
+CREATE TABLE responses_v3 (
+    id                   INTEGER PRIMARY KEY,
+    run_id               INTEGER NOT NULL REFERENCES runs(id),
+    model_version_id     INTEGER NOT NULL REFERENCES model_versions(id),
+    environment_id       INTEGER NOT NULL REFERENCES environments(id),
+    request_id           TEXT    NOT NULL DEFAULT '',
+    settings             TEXT    NOT NULL CHECK (json_valid(settings)),
+    redacted             INTEGER NOT NULL CHECK (redacted IN (0, 1)),
+    prompt               TEXT,
+    prompt_sha256        TEXT    NOT NULL,
+    prompt_bytes         INTEGER NOT NULL,
+    prompt_tokens        INTEGER,
+    output               TEXT,
+    output_sha256        TEXT    NOT NULL,
+    output_bytes         INTEGER NOT NULL,
+    output_tokens        INTEGER,
+    finish_reason        TEXT    NOT NULL CHECK (finish_reason IN
+                             ('stop', 'length', 'context', 'timeout', 'cancelled', 'rejected',
+                              'error', 'interrupted')),
+    error                TEXT,
+    queue_wait_ms        REAL,
+    ttft_ms              REAL,
+    tpot_ms              REAL,
+    e2e_ms               REAL,
+    prefill_tps          REAL,
+    decode_tps           REAL,
+    started_ms           INTEGER NOT NULL,
+    finished_ms          INTEGER,
+    prompt_cached_tokens INTEGER,
+    preemptions          INTEGER
+);
+INSERT INTO responses_v3 (id, run_id, model_version_id, environment_id, request_id, settings,
+    redacted, prompt, prompt_sha256, prompt_bytes, prompt_tokens, output, output_sha256,
+    output_bytes, output_tokens, finish_reason, error, queue_wait_ms, ttft_ms, tpot_ms, e2e_ms,
+    prefill_tps, decode_tps, started_ms, finished_ms)
+  SELECT id, run_id, model_version_id, environment_id, request_id, settings, redacted, prompt,
+    prompt_sha256, prompt_bytes, prompt_tokens, output, output_sha256, output_bytes,
+    output_tokens, finish_reason, error, queue_wait_ms, ttft_ms, tpot_ms, e2e_ms, prefill_tps,
+    decode_tps, started_ms, finished_ms FROM responses;
+DROP TABLE responses;
+ALTER TABLE responses_v3 RENAME TO responses;
+CREATE INDEX responses_started ON responses(started_ms);
+CREATE INDEX responses_run ON responses(run_id);
+CREATE INDEX responses_model ON responses(model_version_id);
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations{{{0, kV1}, {1, kV2}, {2, kV3}}};
 
 }  // namespace
 

@@ -27,7 +27,11 @@ nlohmann::json window_json(const WindowStats& w) {
             {"decode_tokens", w.decode_tokens},
             {"prefill_tokens_per_s", v(w.prefill_tokens_per_s)},
             {"decode_tokens_per_s", v(w.decode_tokens_per_s)},
-            {"busy_fraction", v(w.busy_fraction)}};
+            {"busy_fraction", v(w.busy_fraction)},
+            {"prefix_prompt_tokens", w.prefix_prompt_tokens},
+            {"prefix_cached_tokens", w.prefix_cached_tokens},
+            {"prefix_hit_rate", v(w.prefix_hit_rate)},
+            {"preemptions", w.preemptions}};
 }
 
 }  // namespace wb::metrics

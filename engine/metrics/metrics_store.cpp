@@ -11,7 +11,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool is_completed(std::string_view reason) {
-    return reason == "stop" || reason == "length";
+    // A request that ran into the context size delivered its output too.
+    return reason == "stop" || reason == "length" || reason == "context";
 }
 
 }  // namespace
@@ -26,6 +27,7 @@ struct MetricsStore::RawSpan {
     double begin_ms = 0.0, end_ms = 0.0;
     std::vector<double> queue_wait, ttft, itl, tpot, e2e, prompt, generated;
     uint64_t finished = 0, completed = 0, steps = 0, prefill = 0, decode = 0;
+    uint64_t prefix_prompt = 0, prefix_cached = 0, preemptions = 0;
     double busy_ms = 0.0;
     /// Sum of the intervals between consecutive forward passes while the
     /// engine had work (ms) and the output tokens sampled at their ends.
@@ -41,14 +43,14 @@ void MetricsStore::reset(double run_start_ms) {
     std::lock_guard lock(mu_);
     run_start_ms_ = run_start_ms;
     last_ms_ = run_start_ms;
-    for (Series* s :
-         {&queue_wait_, &ttft_, &itl_, &tpot_, &e2e_, &prompt_, &generated_, &finished_}) {
+    for (Series* s : {&queue_wait_, &ttft_, &itl_, &tpot_, &e2e_, &prompt_, &generated_, &finished_,
+                      &prefix_prompt_, &prefix_cached_, &preempted_}) {
         s->t.clear();
         s->v.clear();
     }
     steps_.clear();
     queued_ = running_ = 0;
-    kv_used_ = kv_total_ = 0;
+    kv_used_ = kv_total_ = kv_cached_ = 0;
     reasons_.clear();
 }
 
@@ -99,9 +101,23 @@ void MetricsStore::record_step(double end_ms, double duration_ms, uint32_t prefi
     last_ms_ = std::max(last_ms_, end_ms);
 }
 
-void MetricsStore::set_gauges(int32_t queued, int32_t running, uint32_t kv_cells_used,
-                              uint32_t kv_cells_total) {
+void MetricsStore::record_prefix_cache(double at_ms, uint32_t prompt_tokens, uint32_t cached) {
     std::lock_guard lock(mu_);
+    prefix_prompt_.add(at_ms, prompt_tokens);
+    prefix_cached_.add(at_ms, cached);
+    last_ms_ = std::max(last_ms_, at_ms);
+}
+
+void MetricsStore::record_preempted(double at_ms) {
+    std::lock_guard lock(mu_);
+    preempted_.add(at_ms, 1.0);
+    last_ms_ = std::max(last_ms_, at_ms);
+}
+
+void MetricsStore::set_gauges(int32_t queued, int32_t running, uint32_t kv_cells_used,
+                              uint32_t kv_cells_total, uint32_t kv_cells_cached) {
+    std::lock_guard lock(mu_);
+    kv_cached_ = kv_cells_cached;
     queued_ = queued;
     running_ = running;
     kv_used_ = kv_cells_used;
@@ -148,6 +164,15 @@ MetricsStore::RawSpan MetricsStore::copy_span_locked(double begin_ms, double end
         r.finished = b - a;
         for (size_t i = a; i < b; ++i) r.completed += finished_.v[i] > 0.5 ? 1 : 0;
     }
+    auto sum = [&](const Series& s) {
+        auto [a, b] = range(s.t);
+        double total = 0.0;
+        for (size_t i = a; i < b; ++i) total += s.v[i];
+        return static_cast<uint64_t>(total);
+    };
+    r.prefix_prompt = sum(prefix_prompt_);
+    r.prefix_cached = sum(prefix_cached_);
+    r.preemptions = sum(preempted_);
     auto lo = include_begin ? std::ranges::lower_bound(steps_, begin_ms, {}, &Step::end_ms)
                             : std::ranges::upper_bound(steps_, begin_ms, {}, &Step::end_ms);
     auto hi = std::ranges::upper_bound(lo, steps_.end(), end_ms, {}, &Step::end_ms);
@@ -188,6 +213,12 @@ WindowStats finish_span(const auto& raw) {
     w.steps = raw.steps;
     w.prefill_tokens = raw.prefill;
     w.decode_tokens = raw.decode;
+    w.prefix_prompt_tokens = raw.prefix_prompt;
+    w.prefix_cached_tokens = raw.prefix_cached;
+    w.prefix_hit_rate = raw.prefix_prompt > 0 ? static_cast<double>(raw.prefix_cached) /
+                                                    static_cast<double>(raw.prefix_prompt)
+                                              : kNaN;
+    w.preemptions = raw.preemptions;
     const double span_s = (raw.end_ms - raw.begin_ms) / 1000.0;
     if (span_s > 0.0) {
         w.prefill_tokens_per_s = static_cast<double>(raw.prefill) / span_s;
@@ -224,6 +255,7 @@ MetricsSnapshot MetricsStore::snapshot(double now_ms, double window_ms) const {
         s.running = running_;
         s.kv_cells_used = kv_used_;
         s.kv_cells_total = kv_total_;
+        s.kv_cells_cached = kv_cached_;
         s.finish_reasons = reasons_;
     }
     s.window = finish_span(win);

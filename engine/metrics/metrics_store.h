@@ -48,7 +48,7 @@ struct WindowStats {
     uint64_t requests_finished = 0;   ///< finished events of any reason
     uint64_t requests_completed = 0;  ///< finish reason stop or length
     uint64_t steps = 0;               ///< ubatches (forward passes) that ended in the span
-    uint64_t prefill_tokens = 0;      ///< prompt tokens processed by those steps
+    uint64_t prefill_tokens = 0;      ///< prompt tokens computed by those steps
     uint64_t decode_tokens = 0;       ///< output tokens sampled by those steps
     /// Throughput over wall time: tokens / (end - begin) in tokens/s. Prefill
     /// and decode tokens share steps, so these are not per-phase speeds; NaN
@@ -70,6 +70,17 @@ struct WindowStats {
     /// (n - 1) / (last token - first token), and for two turns with an idle
     /// gap between them, their tokens over their generating time only.
     double decode_tokens_per_active_s = 0.0;
+
+    // Prefix cache, per request whose first prefill ended in the span (at
+    // its first token): its prompt tokens, and how many of them came from
+    // the cache instead of being computed.
+    uint64_t prefix_prompt_tokens = 0;
+    uint64_t prefix_cached_tokens = 0;
+    /// prefix_cached_tokens / prefix_prompt_tokens (0..1); NaN when no
+    /// request finished its prefill in the span.
+    double prefix_hit_rate = 0.0;
+    /// Requests preempted (blocks given back, to be recomputed) in the span.
+    uint64_t preemptions = 0;
 };
 
 /// What snapshot() returns: a plain value, safe to keep and copy.
@@ -81,8 +92,11 @@ struct MetricsSnapshot {
     // Gauges: the last values the scheduler set.
     int32_t queued = 0;           ///< requests waiting for a slot
     int32_t running = 0;          ///< requests holding a slot
-    uint32_t kv_cells_used = 0;   ///< KV-cache cells in use (all sequences)
-    uint32_t kv_cells_total = 0;  ///< KV-cache size (n_ctx)
+    uint32_t kv_cells_used = 0;   ///< KV cells in blocks held by running sequences
+    uint32_t kv_cells_total = 0;  ///< KV pool size (n_ctx rounded up to whole blocks)
+    /// KV cells in blocks no sequence holds but the prefix cache keeps
+    /// (reusable, evicted when the pool needs room).
+    uint32_t kv_cells_cached = 0;
     /// Finished requests of the whole run per finish reason, in the order the
     /// reasons were first seen.
     std::vector<std::pair<std::string, uint64_t>> finish_reasons;
@@ -111,8 +125,13 @@ class MetricsStore {
     /// the previous pass, so the gap before this one is idle time.
     void record_step(double end_ms, double duration_ms, uint32_t prefill_tokens,
                      uint32_t decode_tokens, bool after_idle = false);
+    /// A request's first prefill ended: `cached` of its `prompt_tokens`
+    /// came from the prefix cache.
+    void record_prefix_cache(double at_ms, uint32_t prompt_tokens, uint32_t cached);
+    /// A running request was preempted.
+    void record_preempted(double at_ms);
     void set_gauges(int32_t queued, int32_t running, uint32_t kv_cells_used,
-                    uint32_t kv_cells_total);
+                    uint32_t kv_cells_total, uint32_t kv_cells_cached = 0);
 
     // ---- reading (any thread)
     /// Statistics at `now_ms` over the last `window_ms` (ms, > 0) and over
@@ -147,9 +166,10 @@ class MetricsStore {
     double last_ms_;
     Series queue_wait_, ttft_, itl_, tpot_, e2e_, prompt_, generated_;
     Series finished_;  // v = 1 completed, 0 otherwise
+    Series prefix_prompt_, prefix_cached_, preempted_;
     std::vector<Step> steps_;
     int32_t queued_ = 0, running_ = 0;
-    uint32_t kv_used_ = 0, kv_total_ = 0;
+    uint32_t kv_used_ = 0, kv_total_ = 0, kv_cached_ = 0;
     std::vector<std::pair<std::string, uint64_t>> reasons_;
 };
 

@@ -63,6 +63,14 @@ std::string format_metrics_table(const WindowStats& w) {
                   num(w.decode_tokens_per_s, 1, "-").c_str(),
                   static_cast<unsigned long long>(w.decode_tokens));
     out += line;
+    std::snprintf(line, sizeof line,
+                  "prefix cache: hit rate %s (%llu of %llu prompt tokens cached); %llu "
+                  "preemptions\n",
+                  num(w.prefix_hit_rate, 3, "-").c_str(),
+                  static_cast<unsigned long long>(w.prefix_cached_tokens),
+                  static_cast<unsigned long long>(w.prefix_prompt_tokens),
+                  static_cast<unsigned long long>(w.preemptions));
+    out += line;
     return out;
 }
 

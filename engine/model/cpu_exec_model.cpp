@@ -13,7 +13,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
     : file_(std::move(file)),
       desc_(ModelDesc::from_gguf(file_)),
       ctx_(ctx),
-      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab),
+      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab, ctx.kv_block_size),
       isa_(opts.isa),
       int8_acts_(opts.int8_activations),
       pool_(opts.threads) {
@@ -37,7 +37,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
         }
         vecs_.push_back(std::move(out));
     }
-    const size_t kv = size_t{ctx.n_ctx} * desc_.hp.kv_dim();
+    const size_t kv = size_t{cells_.size()} * desc_.hp.kv_dim();
     k_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
     v_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
     attn_scratch_.resize(pool_.size());

@@ -51,6 +51,8 @@ class CpuExecModel : public Model {
     void decode(const Batch& batch, std::vector<float>& logits) override;
     void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
     uint32_t n_free_cells() const override { return cells_.n_free(); }
+    KvCells& kv_cells() override { return cells_; }
+    const KvCells& kv_cells() const override { return cells_; }
     /// Host bytes: weights (the mapped tensor bytes plus the f32 vectors)
     /// and KV cache (f32); activations are not counted; on_device false.
     MemoryReport memory_report() const override;
@@ -75,7 +77,7 @@ class CpuExecModel : public Model {
     cpu::MatmulScratch scratch_;
     std::vector<cpu::Weight> mats_;                      // [n_mats] parts in the mapping
     std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
-    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][n_ctx, kv_dim]
+    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][pool cells, kv_dim]
     HostActs acts_;                                      // named activations, by Act::buf
     std::vector<std::vector<float>> attn_scratch_;       // [threads][positions] scores
 };

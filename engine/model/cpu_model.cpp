@@ -155,11 +155,11 @@ class CpuOps final : public HostOps {
 CpuModel::CpuModel(const gguf::File& f, const ContextParams& ctx)
     : desc_(ModelDesc::from_gguf(f)),
       ctx_(ctx),
-      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab) {
+      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab, ctx.kv_block_size) {
     for (const MatDesc& m : desc_.mats) mats_.push_back(dequantize_parts(desc_, m.parts));
     for (const VecDesc& v : desc_.vecs) vecs_.push_back(dequantize_parts(desc_, v.parts));
     for (TensorRef& t : desc_.tensors) t.data = nullptr;  // the File may close
-    const size_t kv = size_t{ctx.n_ctx} * desc_.hp.kv_dim();
+    const size_t kv = size_t{cells_.size()} * desc_.hp.kv_dim();
     k_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
     v_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
 }

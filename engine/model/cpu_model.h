@@ -27,7 +27,7 @@ class CpuModel : public Model {
     /// closed afterwards. Throws what ModelDesc::from_gguf throws (gguf::
     /// Error naming a missing, misshapen or unknown tensor;
     /// ggml::UnsupportedType; UnsupportedModel) and std::invalid_argument
-    /// for n_ctx or n_seq_max of 0.
+    /// for n_ctx, n_seq_max or kv_block_size of 0.
     CpuModel(const gguf::File& file, const ContextParams& ctx);
 
     const HParams& hparams() const override { return desc_.hp; }
@@ -42,8 +42,8 @@ class CpuModel : public Model {
     /// Backend "cpu", every device field empty.
     DeviceFacts device_facts() const override { return DeviceFacts{"cpu", {}, {}, {}, {}, {}}; }
 
-    /// The cache bookkeeping (read-only), e.g. for tests and the UI.
-    const KvCells& cells() const { return cells_; }
+    KvCells& kv_cells() override { return cells_; }
+    const KvCells& kv_cells() const override { return cells_; }
     /// The weight table and hyperparameters the model was built from.
     const ModelDesc& desc() const { return desc_; }
     /// Bytes of the host buffers: weights (f32) and KV cache.
@@ -58,7 +58,7 @@ class CpuModel : public Model {
     KvCells cells_;
     std::vector<std::vector<float>> mats_;               // [n_mats][rows, ne0] f32
     std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
-    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][n_ctx, kv_dim]
+    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][pool cells, kv_dim]
     HostActs acts_;                                      // named activations, by Act::buf
 };
 

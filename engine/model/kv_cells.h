@@ -1,18 +1,25 @@
 #pragma once
-// Backend-neutral KV-cache bookkeeping: which cache cell holds which
+// The KV pool: backend-neutral bookkeeping of which cache cell holds which
 // (sequence, position). The CPU reference (cpu_model) and the Vulkan
 // forward pass (vk_model) both keep their K/V tensors as
-// [n_layer][n_ctx cells][n_head_kv * head_dim] and use this class to decide
+// [n_layer][size() cells][n_head_kv * head_dim] and use this class to decide
 // where a ubatch's tokens go and which cells each token attends to.
-// Cells are a pool shared by all sequences (llama.cpp's llama_kv_cache:
-// cells with pos + seq, find_slot, seq_rm), one sequence per cell.
+//
+// Cells come in blocks of block_size (KvBlockPool, kv_block_pool.h), shared
+// by all sequences: a sequence owns a list of blocks (its block table, as
+// in vLLM's PagedAttention), position p living in cell
+// blocks[p / block_size] * block_size + p % block_size. One sequence may
+// fill the whole pool; full blocks whose content another sequence needs
+// (the same prompt prefix) are shared by reference through the prefix
+// cache (seq_reuse_cached).
 //
 // Attention does not scan the whole pool with a mask (llama.cpp's KQ_mask,
 // which costs every token O(cells of ALL sequences), so a batch of B
 // decoding sequences costs O(B^2)). Instead every token gets a span of a
-// cell table listing its own sequence's cells by position: vLLM's
-// PagedAttention block table with a block of one cell. A token at
-// position p reads exactly p + 1 cells, whatever else is in the cache.
+// cell table listing its own sequence's cells by position: the block table
+// expanded to one entry per cell, so the shaders need not know the block
+// size. A token at position p reads exactly p + 1 cells, whatever else is
+// in the pool and whichever physical cells its blocks are.
 //
 // Protocol for one decode(batch):
 //   1. slot_ids = cells.find_slots(batch);           // validates; throws DecodeError, no change
@@ -20,14 +27,20 @@
 //   3. write each token's K/V into cell slot_ids[i], run attention over its span
 //   4. cells.commit(batch, slot_ids);                // only after the pass succeeded
 // find_slots and cell_table are const, so a failure before step 4 leaves
-// the bookkeeping exactly as it was (the K/V bytes written to free cells in
-// step 3 are harmless: no table lists a free cell).
+// the bookkeeping exactly as it was (the K/V bytes written in step 3 are
+// harmless: they went to blocks no sequence holds, or to cells of a
+// sequence's own last block past its length, which no table lists yet).
+// The blocks find_slots hands out are the ones commit takes: the cell
+// numbers may point into evictable cached blocks, whose content is dropped
+// from the prefix cache only at commit.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "model/batch.h"
+#include "model/kv_block_pool.h"
 
 namespace wb::model {
 
@@ -48,73 +61,125 @@ struct KvCellTable {
 
 class KvCells {
   public:
-    /// One cache cell. Free when seq_id < 0.
-    struct Cell {
-        int32_t pos = -1;     ///< position of the token in its sequence
-        int32_t seq_id = -1;  ///< owning sequence, -1 = free
-        bool used() const { return seq_id >= 0; }
-    };
+    /// Cells per block when the context does not say (vLLM's default on GPUs).
+    static constexpr uint32_t kDefaultBlockSize = 16;
 
-    /// `n_ctx` cells (tokens, shared by all sequences), sequence ids
-    /// 0..n_seq_max-1, token ids 0..n_vocab-1. Throws std::invalid_argument
-    /// if any is 0.
-    KvCells(uint32_t n_ctx, uint32_t n_seq_max, uint32_t n_vocab);
+    /// Cells of the pool of an `n_ctx`-token context: n_ctx rounded up to
+    /// whole blocks (the rows each K/V buffer must have). 0 when either is 0.
+    static uint32_t pool_cells(uint32_t n_ctx, uint32_t block_size);
+
+    /// A pool of pool_cells(n_ctx, block_size) cells shared by all
+    /// sequences, sequence ids 0..n_seq_max-1, token ids 0..n_vocab-1.
+    /// Throws std::invalid_argument if any is 0.
+    KvCells(uint32_t n_ctx, uint32_t n_seq_max, uint32_t n_vocab,
+            uint32_t block_size = kDefaultBlockSize);
 
     /// Chooses a cell for every token of `batch` (result [n_tokens], cell
-    /// indices, lowest free cells first, in batch order) without changing
-    /// anything. Throws DecodeError, naming the token index and the value,
-    /// when: the batch is empty or its arrays differ in length; a token id
-    /// is outside [0, n_vocab); a seq_id is outside [0, n_seq_max); a
-    /// position is not the next one of its sequence (the sequence's tokens
-    /// must continue at next_pos(seq) and be consecutive in batch order);
-    /// or fewer than n_tokens cells are free.
+    /// indices, in batch order) without changing anything: a position
+    /// inside one of its sequence's blocks goes there; a sequence that
+    /// needs a new block gets the next of KvBlockPool::peek (free blocks by
+    /// lowest id, then the least recently used cached ones). Throws
+    /// DecodeError, naming the token index and the value, when: the batch
+    /// is empty or its arrays differ in length; a token id is outside
+    /// [0, n_vocab); a seq_id is outside [0, n_seq_max); a position is not
+    /// the next one of its sequence (the sequence's tokens must continue at
+    /// next_pos(seq) and be consecutive in batch order); or the batch needs
+    /// more new blocks than the pool has available ("KV cache full").
     std::vector<uint32_t> find_slots(const Batch& batch) const;
 
     /// Records the batch's tokens in `slot_ids` (from find_slots on this same
-    /// batch and state). Throws std::invalid_argument, changing nothing, on a
-    /// size mismatch, a slot that is not free, or a token whose position does
-    /// not continue its sequence.
+    /// batch and state): takes the new blocks, writes the token ids, and
+    /// puts every block that became full into the prefix cache. Throws
+    /// std::invalid_argument, changing nothing, on a size mismatch, a token
+    /// whose position does not continue its sequence, or slots other than
+    /// the ones find_slots chooses now.
     void commit(const Batch& batch, const std::vector<uint32_t>& slot_ids);
 
-    /// Frees every cell of sequence `seq_id`; its next position becomes 0.
-    /// Out-of-range ids are ignored (nothing to free).
+    /// Ends sequence `seq_id`: its last, partly filled block goes into the
+    /// prefix cache for a later take-over, and every block it holds is given
+    /// back, last block first (so the LRU evicts a sequence's tail before
+    /// its head). Its next position becomes 0. Out-of-range ids are ignored.
     void seq_rm(int32_t seq_id);
 
-    /// Frees every cell.
+    /// Frees every block and empties the prefix cache.
     void clear();
 
-    /// Cells not used by any sequence.
-    uint32_t n_free() const { return n_free_; }
-    /// Total cells (n_ctx).
-    uint32_t size() const { return static_cast<uint32_t>(cells_.size()); }
-    uint32_t n_seq_max() const { return n_seq_max_; }
-    const Cell& cell(uint32_t i) const { return cells_.at(i); }
+    /// Reuses cached K/V for sequence `seq_id`, whose whole token list
+    /// (from position 0) is `tokens`: appends the prefix cache's blocks
+    /// that continue the sequence with tokens[next_pos .. limit): full
+    /// blocks shared by reference, then, when `take_over` is true, the
+    /// longest cached tail of an ended sequence (a partly filled block)
+    /// that the tokens after them continue, taken over without copying
+    /// (the sequence writes on into it). Returns how many
+    /// positions were added (0 when nothing matches, or when the sequence
+    /// ends inside a block). The caller guarantees tokens[0 .. next_pos) are
+    /// the sequence's tokens. A fresh request passes limit = prompt length
+    /// - 1, so its last prompt token is computed and gives logits.
+    uint32_t seq_reuse_cached(int32_t seq_id, std::span<const int32_t> tokens, uint32_t limit,
+                              bool take_over = true);
+
+    /// Hash of sequence `seq_id`'s prefix up to its last full block
+    /// (KvBlockPool::kRootHash when it has none). Throws std::out_of_range
+    /// for a bad id.
+    uint64_t seq_prefix_hash(int32_t seq_id) const;
+
+    /// New blocks sequence `seq_id` needs to grow by `n_tokens` positions
+    /// (0 while they fit in its last block). Throws std::out_of_range for
+    /// a bad id.
+    uint32_t blocks_needed(int32_t seq_id, uint32_t n_tokens) const;
+
+    /// Cells of blocks no sequence holds (free or only cached): how many
+    /// tokens new sequences could still store, a multiple of block_size().
+    uint32_t n_free() const { return pool_.n_available() * pool_.block_size(); }
+    /// Blocks no sequence holds (free or only cached).
+    uint32_t n_free_blocks() const { return pool_.n_available(); }
+    /// Blocks no sequence holds whose content is kept in the prefix cache.
+    uint32_t n_cached_blocks() const { return pool_.n_cached_free(); }
+    /// Total cells (pool_cells(n_ctx, block_size)).
+    uint32_t size() const { return pool_.n_blocks() * pool_.block_size(); }
+    uint32_t block_size() const { return pool_.block_size(); }
+    uint32_t n_blocks() const { return pool_.n_blocks(); }
+    uint32_t n_seq_max() const { return static_cast<uint32_t>(seqs_.size()); }
     /// Position the next token of `seq_id` must have (0 for an empty
     /// sequence). Throws std::out_of_range for a bad id.
     int32_t next_pos(int32_t seq_id) const;
+    /// Sequence `seq_id`'s block table, by position. Throws std::out_of_range.
+    const std::vector<uint32_t>& seq_blocks(int32_t seq_id) const;
+    /// The blocks and the prefix cache (read-only).
+    const KvBlockPool& pool() const { return pool_; }
 
     /// The cell table of `batch` placed in `slot_ids` (from find_slots on
     /// this same batch and state), as if committed. Every span has at least
     /// one entry (the token's own cell), so a softmax over it is well
     /// defined. Size: sum over the batch's sequences of (last pos + 1)
-    /// entries, at most n_ctx. Throws std::invalid_argument if sizes differ
-    /// or a batch position does not continue its sequence.
+    /// entries. Throws std::invalid_argument if sizes differ or a batch
+    /// position does not continue its sequence.
     KvCellTable cell_table(const Batch& batch, const std::vector<uint32_t>& slot_ids) const;
 
   private:
+    struct Seq {
+        std::vector<uint32_t> blocks;  // block table: position p is in blocks[p / block_size]
+        uint32_t n_tokens = 0;         // next position
+        uint64_t prefix_hash = KvBlockPool::kRootHash;  // hash up to its last full block
+    };
+
     /// Empty when every token's seq_id is in range and its position is the
     /// next one of its sequence (cached cells, then earlier batch tokens);
     /// else what is wrong and at which token. `next_pos` (optional) gets
     /// [n_seq_max] each sequence's length once the batch is in. Expects
     /// batch arrays of equal length.
     std::string sequence_error(const Batch& batch, std::vector<int32_t>* next_pos) const;
+    /// Cells for a validated batch, and (optionally) the new blocks taken
+    /// in batch order; throws DecodeError when the pool is short.
+    std::vector<uint32_t> place(const Batch& batch, std::vector<uint32_t>* new_blocks) const;
+    const Seq& seq(int32_t seq_id, const char* who) const;
+    uint32_t cell_of(const Seq& s, uint32_t pos) const {
+        return s.blocks[pos / pool_.block_size()] * pool_.block_size() + pos % pool_.block_size();
+    }
 
-    std::vector<Cell> cells_;                       // [n_ctx]
-    std::vector<std::vector<uint32_t>> seq_cells_;  // [n_seq_max][next_pos] cell of each position
-    uint32_t n_seq_max_;
+    KvBlockPool pool_;
+    std::vector<Seq> seqs_;  // [n_seq_max]
     uint32_t n_vocab_;
-    uint32_t n_free_;
-    uint32_t first_free_ = 0;  // no free cell below this index (search hint)
 };
 
 }  // namespace wb::model

@@ -81,17 +81,21 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
     }
     for (const VecDesc& v : d.vecs) need.weights += round4(v.n * sizeof(float));
     const uint64_t elem = ctx.kv_type == KvType::F16 ? 2 : 4;
-    need.kv_cache = 2 * uint64_t{hp.n_layer} * round4(uint64_t{ctx.n_ctx} * hp.kv_dim() * elem);
+    // The pool: n_ctx rounded up to whole KV blocks (kv_cells.h).
+    const uint64_t cells = KvCells::pool_cells(ctx.n_ctx, ctx.kv_block_size);
+    need.kv_cache = 2 * uint64_t{hp.n_layer} * round4(cells * hp.kv_dim() * elem);
 
     const uint64_t t = std::max<uint32_t>(shape.n_ubatch, 1);
     const uint64_t o = std::max<uint32_t>(shape.n_outputs ? shape.n_outputs : ctx.n_seq_max, 1);
     need.activations =
         graph_activation_bytes(d, static_cast<uint32_t>(t), static_cast<uint32_t>(o));
     // Host inputs: token ids, cache cells, spans, output rows, the cell
-    // table (at most n_ctx entries) and RoPE cos/sin per frequency set.
+    // table (each of the ubatch's sequences lists up to a pool's worth of
+    // cells: shared prefix blocks appear once per sequence) and RoPE
+    // cos/sin per frequency set.
     const uint64_t n_rope_sets = same_rope(hp.rope, hp.rope_swa) ? 1 : 2;
     need.activations += round4(t * 4) * 2 + round4(t * 8) + round4(o * 4) +
-                        round4(uint64_t{ctx.n_ctx} * 4) +
+                        round4(std::min<uint64_t>(ctx.n_seq_max, t) * cells * 4) +
                         n_rope_sets * round4(t * std::max<uint32_t>(hp.n_rot / 2, 1) * 2 * 4);
     // Split-K attention scratch for the longest span (a sequence may hold
     // every cell), full-attention and windowed layers alike.
@@ -100,7 +104,7 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
     as.n_head = hp.n_head;
     as.n_head_kv = hp.n_head_kv;
     as.head_dim = hp.head_dim;
-    as.max_span = ctx.n_ctx;
+    as.max_span = static_cast<uint32_t>(cells);
     uint64_t part =
         vk::Kernels::attention_partials_bytes(as, vk::Kernels::plan_attention(as, kernels));
     if (hp.n_swa > 0) {

@@ -13,6 +13,7 @@
 
 #include "model/batch.h"
 #include "model/hparams.h"
+#include "model/kv_cells.h"
 #include "vk/profile.h"
 
 namespace wb::model {
@@ -23,9 +24,13 @@ enum class KvType { F32, F16 };
 
 /// Per-context settings.
 struct ContextParams {
-    uint32_t n_ctx = 2048;   ///< KV-cache cells shared by all sequences (tokens)
-    uint32_t n_seq_max = 1;  ///< sequences that may live in the cache at once
+    /// Size of the KV pool in tokens, shared by all sequences (rounded up
+    /// to whole blocks); also the longest sequence the scheduler runs.
+    uint32_t n_ctx = 2048;
+    uint32_t n_seq_max = 1;  ///< sequences that may hold KV blocks at once (ids 0..n_seq_max-1)
     KvType kv_type = KvType::F32;
+    /// Cells per KV block: the unit of allocation and of prefix-cache reuse.
+    uint32_t kv_block_size = KvCells::kDefaultBlockSize;
 };
 
 /// Thrown by decode() when the batch cannot be placed: not enough free KV
@@ -96,7 +101,9 @@ class Model {
     /// Forgets every KV cell of `seq_id` (the slot can be reused at pos 0).
     virtual void seq_rm(int32_t seq_id) = 0;
 
-    /// KV cells not used by any sequence.
+    /// KV cells new sequences could still use: cells of blocks no sequence
+    /// holds (free, or kept only by the prefix cache); a multiple of the
+    /// block size.
     virtual uint32_t n_free_cells() const = 0;
 
     /// Memory held now, by purpose. Cheap and safe to call from another
@@ -119,6 +126,11 @@ class Model {
     virtual const vk::Profile& profile() const;
     /// Host phases of the same calls.
     virtual const HostTimes& host_times() const;
+    /// The KV pool (blocks, each sequence's block table, the prefix cache).
+    /// The scheduler plans admission and reuses cached prefixes through
+    /// it; only the thread that calls decode() may use it.
+    virtual KvCells& kv_cells() = 0;
+    virtual const KvCells& kv_cells() const = 0;
 };
 
 }  // namespace wb::model

@@ -76,7 +76,7 @@ MemoryNeed VkModel::memory_needed(const gguf::File& file, const ContextParams& c
 VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModelOptions& opts)
     : desc_(ModelDesc::from_gguf(file)),
       ctx_(ctx),
-      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab),
+      cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab, ctx.kv_block_size),
       profiling_(opts.profile),
       impl_(std::make_unique<Impl>()) {
     if (hp_.head_dim > vk::Kernels::kMaxHeadDim) {
@@ -113,12 +113,12 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
             std::to_string(need.weights) + ", KV cache " + std::to_string(need.kv_cache) +
             ", activations " + std::to_string(need.activations + need.staging) + ") but device " +
             c.info().name + " has " + std::to_string(available) +
-            " bytes available; the KV cache holds " + std::to_string(ctx.n_ctx) +
-            " cells (context size times parallel "
-            "slots): lower the context size or the slots (-c, --concurrency), "
+            " bytes available; the KV pool holds " + std::to_string(cells_.size()) +
+            " cells shared by all sequences (the context size): lower the context size (-c), "
             "use an F16 KV cache, or a quantized model (workbench-cli plan shows what fits)");
     }
-    const uint64_t kv_bytes = uint64_t{ctx.n_ctx} * kv_dim * (ctx.kv_type == KvType::F16 ? 2 : 4);
+    const uint64_t kv_bytes =
+        uint64_t{cells_.size()} * kv_dim * (ctx.kv_type == KvType::F16 ? 2 : 4);
     if (kv_bytes > c.binding_limit()) {
         throw std::invalid_argument("KV cache of one layer is " + std::to_string(kv_bytes) +
                                     " bytes, over the device's binding limit " +
@@ -136,7 +136,7 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
         longest.n_head = hp_.n_head;
         longest.n_head_kv = hp_.n_head_kv;
         longest.head_dim = hp_.head_dim;
-        longest.max_span = ctx.n_ctx;
+        longest.max_span = cells_.size();
         (void)m.kernels->plan_attention(longest);
     }
     m.rec = std::make_unique<vk::Recorder>(c);

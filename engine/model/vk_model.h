@@ -6,7 +6,7 @@
 // GGUF type in device memory (dequantized in the shaders), Q|K|V and
 // gate|up stacked as one matrix each where their types agree; norms and
 // biases as f32; the KV cache lives in device memory, per layer
-// [n_ctx cells, n_head_kv * head_dim] (f32 or f16), with cells assigned by
+// [pool cells, n_head_kv * head_dim] (f32 or f16), with cells assigned by
 // KvCells so a ubatch may mix sequences at different positions. Prefill
 // (more than Kernels::vec_max_tokens() tokens) uses mat x mat, decode mat x vec.
 
@@ -48,7 +48,7 @@ class VkModel : public Model {
     /// naming a missing, misshapen or unknown tensor; UnsupportedModel;
     /// ggml::UnsupportedType for weight types the shaders do not read);
     /// vk::Error for device problems; std::invalid_argument for
-    /// n_ctx/n_seq_max of 0, head_dim > 256, or an F16 cache with an odd KV row.
+    /// n_ctx/n_seq_max/kv_block_size of 0, head_dim > 256, or an F16 cache with an odd KV row.
     VkModel(const gguf::File& file, const ContextParams& ctx, const VkModelOptions& opts = {});
     ~VkModel() override;
 
@@ -59,6 +59,8 @@ class VkModel : public Model {
     void decode(const Batch& batch, std::vector<float>& logits) override;
     void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
     uint32_t n_free_cells() const override { return cells_.n_free(); }
+    KvCells& kv_cells() override { return cells_; }
+    const KvCells& kv_cells() const override { return cells_; }
 
     /// The device bytes `file` needs with `ctx` for a 512-token ubatch on
     /// a device like `kernels` (plan_memory; no device needed).
@@ -88,7 +90,6 @@ class VkModel : public Model {
     const vk::DeviceInfo& device_info() const;
     /// Validation log when validation is on, else nullptr.
     const vk::ValidationLog* validation() const;
-    const KvCells& cells() const { return cells_; }
     /// The weight table and hyperparameters the model was built from.
     const ModelDesc& desc() const { return desc_; }
 

@@ -17,7 +17,9 @@ using RequestId = uint64_t;
 /// Why a request ended (the names are what logs and JSON use).
 enum class FinishReason {
     Stop,       ///< EOS / end-of-generation token, or a stop string
-    Length,     ///< max_tokens generated, or the slot's context is full
+    Length,     ///< max_tokens generated
+    Context,    ///< the sequence reached the context size (n_ctx tokens), or it
+                ///< alone filled the whole KV pool: shorten the conversation
     Timeout,    ///< queue-wait timeout or total timeout passed
     Cancelled,  ///< cancel() or Scheduler shutdown
     Rejected,   ///< the queue was full at submission
@@ -25,7 +27,7 @@ enum class FinishReason {
                 ///< context, max_tokens <= 0, n_parallel 0) or a failed decode
 };
 
-/// "stop", "length", "timeout", "cancelled", "rejected", "error".
+/// "stop", "length", "context", "timeout", "cancelled", "rejected", "error".
 const char* to_string(FinishReason r);
 
 /// One generation request.
@@ -66,13 +68,20 @@ struct SubmitResult {
 
 enum class EventType {
     Queued,      ///< accepted into the queue
-    Started,     ///< admitted to a slot; prefill begins
+    Started,     ///< admitted to a slot; prefill begins (again after a Preempted)
     FirstToken,  ///< the first output token exists (time = TTFT point); a Token event follows
     Token,       ///< one output token
     Finished,    ///< the end, whatever the reason; always the request's last event
+    /// The KV pool ran out of blocks for an older request: this one gave its
+    /// blocks back and waits at the head of the queue; a Started follows
+    /// when it is readmitted, and it resumes by recomputing its K/V (from
+    /// the prefix cache where still there). Its sampler state and the
+    /// tokens streamed so far are kept, so its output is what it would
+    /// have been without the preemption.
+    Preempted,
 };
 
-/// "queued", "started", "first_token", "token", "finished".
+/// "queued", "started", "first_token", "token", "finished", "preempted".
 const char* to_string(EventType t);
 
 /// One event of one request. Fields beyond the first four are set only for
@@ -93,6 +102,9 @@ struct Event {
 
     // Started:
     int32_t slot = -1;  ///< KV-cache sequence id the request runs in
+    /// Started: tokens whose K/V this admission took from the prefix cache
+    /// (shared or taken-over blocks) instead of computing them.
+    int32_t cached_tokens = 0;
 
     // Finished:
     FinishReason reason = FinishReason::Error;
@@ -101,9 +113,15 @@ struct Event {
     std::vector<int32_t>
         output_tokens;   ///< [n_out] generated ids (an EOS that stopped it excluded)
     std::string output;  ///< output text (cut before a stop string)
-    int32_t prompt_tokens_processed = 0;  ///< prompt tokens that went through prefill
-    metrics::RequestTimeline timeline;    ///< submitted/admitted/token/finished times
-    metrics::RequestMetrics metrics;      ///< queue wait, TTFT, ITLs, TPOT, e2e (ms)
+    /// Prompt tokens computed by prefill the first time through (after
+    /// the ones taken from the prefix cache); cached + processed = prompt
+    /// length once the first token exists.
+    int32_t prompt_tokens_processed = 0;
+    int32_t prompt_tokens_cached = 0;   ///< prompt tokens taken from the prefix cache
+    int32_t preemptions = 0;            ///< times the request was preempted
+    int32_t recomputed_tokens = 0;      ///< tokens computed again after preemptions
+    metrics::RequestTimeline timeline;  ///< submitted/admitted/token/finished times
+    metrics::RequestMetrics metrics;    ///< queue wait, TTFT, ITLs, TPOT, e2e (ms)
 };
 
 }  // namespace wb::scheduler

@@ -28,6 +28,8 @@ const char* to_string(FinishReason r) {
             return "stop";
         case FinishReason::Length:
             return "length";
+        case FinishReason::Context:
+            return "context";
         case FinishReason::Timeout:
             return "timeout";
         case FinishReason::Cancelled:
@@ -52,37 +54,60 @@ const char* to_string(EventType t) {
             return "token";
         case EventType::Finished:
             return "finished";
+        case EventType::Preempted:
+            return "preempted";
     }
     return "?";
 }
 
-/// A request between submit() and its Finished event.
+/// A request between submit() and its Finished event. Everything that must
+/// survive a preemption lives here, not in the slot.
 struct Scheduler::Job {
     RequestId id = 0;
     Request req;
     std::vector<int32_t> prompt;  // [n_prompt] token ids
     metrics::RequestTimeline tl;
-    double queue_deadline_ms = kNever;  // admission must happen before this
+    double queue_deadline_ms = kNever;  // (first) admission must happen before this
     double total_deadline_ms = kNever;  // finish must happen before this
+
+    // From the first admission on:
+    bool admitted = false;
+    uint64_t admitted_order = 0;  // first admission: older requests go first, also after preemption
+    std::unique_ptr<sampling::Sampler> sampler;
+    std::unique_ptr<tokenizer::StreamDetokenizer> detok;
+    std::unique_ptr<StopStringMatcher> stops;
+    std::vector<int32_t> output;  // [n_out] generated ids; the last one is fed next step
+    bool cancel = false;
+    bool prefix_recorded = false;  // the prefix-cache figures went to the metrics
+    int32_t n_cached = 0;          // prompt tokens taken from the prefix cache (first run)
+    int32_t n_computed = 0;        // prompt tokens prefilled (first run)
+    int32_t n_recomputed = 0;      // tokens prefilled again after preemptions
+    int32_t preemptions = 0;
+
+    /// Tokens whose K/V the sequence needs before the next decode step:
+    /// the prompt, plus every output token but the last (which is fed by
+    /// the decode step itself). A fresh request's last prompt token gives
+    /// the logits of its first output token.
+    size_t target() const { return prompt.size() + (output.empty() ? 0 : output.size() - 1); }
+    /// prompt ++ output[0 .. target - prompt): the sequence's tokens by position.
+    std::vector<int32_t> tokens() const {
+        std::vector<int32_t> t = prompt;
+        t.insert(t.end(), output.begin(),
+                 output.begin() + static_cast<long>(target() - prompt.size()));
+        return t;
+    }
 };
 
 /// One KV-cache sequence and the request running in it (job == nullptr: free).
 struct Scheduler::Slot {
     int32_t seq = 0;
     std::unique_ptr<Job> job;
-    uint64_t admitted_order = 0;  // admission counter: older requests prefill first
-    size_t n_prompt_done = 0;     // prompt tokens already in the cache
-    int32_t n_past = 0;           // cells this sequence uses (= next position)
-    int32_t next_token = -1;      // sampled, to be fed at n_past next step (-1: none)
-    size_t batch_tokens = 0;      // tokens of this slot in the current ubatch
-    bool cancel = false;
-    std::unique_ptr<sampling::Sampler> sampler;
-    std::unique_ptr<tokenizer::StreamDetokenizer> detok;
-    std::unique_ptr<StopStringMatcher> stops;
-    std::vector<int32_t> output;  // [n_out] generated ids
+    size_t n_past = 0;        // positions in the cache (= next position)
+    size_t batch_tokens = 0;  // tokens of this slot in the current ubatch
 
     bool busy() const { return job != nullptr; }
-    bool prefilling() const { return busy() && n_prompt_done < job->prompt.size(); }
+    bool prefilling() const { return busy() && n_past < job->target(); }
+    bool decoding() const { return busy() && !prefilling(); }
 };
 
 Scheduler::Scheduler(model::Model& model, const tokenizer::Vocab& vocab, SchedulerParams params,
@@ -108,17 +133,12 @@ Scheduler::Scheduler(model::Model& model, const tokenizer::Vocab& vocab, Schedul
                                     " must be >= n_parallel " + std::to_string(params_.n_parallel) +
                                     " (each running request needs its decode token every step)");
     }
-    if (params_.n_parallel > 0) {
-        n_ctx_slot_ = ctx.n_ctx / params_.n_parallel;
-        if (n_ctx_slot_ == 0) {
-            throw std::invalid_argument("scheduler: n_ctx " + std::to_string(ctx.n_ctx) +
-                                        " is smaller than n_parallel " +
-                                        std::to_string(params_.n_parallel));
-        }
-    }
+    n_ctx_ = std::min(ctx.n_ctx, model_.kv_cells().size());
     slots_.resize(params_.n_parallel);
     for (uint32_t i = 0; i < params_.n_parallel; ++i) slots_[i].seq = static_cast<int32_t>(i);
-    metrics_.set_gauges(0, 0, ctx.n_ctx - model_.n_free_cells(), ctx.n_ctx);
+    const model::KvCells& kv = model_.kv_cells();
+    metrics_.set_gauges(0, 0, kv.size() - kv.n_free(), kv.size(),
+                        kv.n_cached_blocks() * kv.block_size());
 }
 
 Scheduler::~Scheduler() {
@@ -214,11 +234,10 @@ SubmitResult Scheduler::submit(Request request) {
         }
         if (invalid.empty() && params_.n_parallel == 0) {
             invalid = "n_parallel is 0: the scheduler has no slot to run a request in";
-        } else if (invalid.empty() && prompt.size() > n_ctx_slot_) {
+        } else if (invalid.empty() && prompt.size() > n_ctx_) {
             invalid = "prompt is " + std::to_string(prompt.size()) +
-                      " tokens, longer than the context of a slot (" + std::to_string(n_ctx_slot_) +
-                      " = n_ctx " + std::to_string(model_.context().n_ctx) + " / n_parallel " +
-                      std::to_string(params_.n_parallel) + ")";
+                      " tokens, longer than the context (n_ctx " + std::to_string(n_ctx_) +
+                      " tokens): drop earlier turns or raise the context size";
         }
     }
 
@@ -264,6 +283,7 @@ SubmitResult Scheduler::submit(Request request) {
 
 Event Scheduler::finish_job(Job& job, FinishReason reason, std::string message, double t) {
     job.tl.finished_ms = t;
+    job.tl.generated_tokens = static_cast<int32_t>(job.output.size());
     Event e;
     e.type = EventType::Finished;
     e.id = job.id;
@@ -272,71 +292,136 @@ Event Scheduler::finish_job(Job& job, FinishReason reason, std::string message, 
     e.reason = reason;
     e.message = std::move(message);
     e.prompt_tokens = job.prompt;
+    if (job.stops) {
+        // Text still held back (an incomplete character, a possible
+        // stop-string start) goes out with the Finished event.
+        if (!job.stops->stopped()) {
+            e.piece = job.stops->push(job.detok->flush());
+            e.piece += job.stops->flush();
+        }
+        e.output = job.stops->text();
+    }
+    e.output_tokens = job.output;
+    e.prompt_tokens_processed = job.n_computed;
+    e.prompt_tokens_cached = job.n_cached;
+    e.preemptions = job.preemptions;
+    e.recomputed_tokens = job.n_recomputed;
     e.timeline = job.tl;
     e.metrics = metrics::compute_request_metrics(job.tl);
     metrics_.record_finished(t, e.metrics, to_string(reason));
     return e;
 }
 
-void Scheduler::admit_locked(std::unique_ptr<Job> job, Slot& slot, double now,
-                             std::vector<Event>& ev) {
-    job->tl.admitted_ms = now;
-    metrics_.record_admitted(now, now - job->tl.submitted_ms);
-    slot.admitted_order = admissions_++;
-    slot.n_prompt_done = 0;
-    slot.n_past = 0;
-    slot.next_token = -1;
-    slot.cancel = false;
-    slot.output.clear();
-    slot.sampler = std::make_unique<sampling::Sampler>(job->req.sampling);
-    // The prompt counts for the repetition penalty, as in llama.cpp's server.
-    for (int32_t t : job->prompt) slot.sampler->accept(t);
-    slot.detok = std::make_unique<tokenizer::StreamDetokenizer>(vocab_);
-    slot.stops = std::make_unique<StopStringMatcher>(job->req.stop);
+uint32_t Scheduler::blocks_reserved() const {
+    const model::KvCells& kv = model_.kv_cells();
+    uint32_t n = 0;
+    for (const Slot& s : slots_) {
+        if (!s.busy()) continue;
+        n += kv.blocks_needed(s.seq, static_cast<uint32_t>(s.job->target() - s.n_past + 1));
+    }
+    return n;
+}
+
+bool Scheduler::try_admit(std::unique_ptr<Job>& job, Slot& slot, uint32_t reserved, bool alone,
+                          double now, std::vector<Event>& ev) {
+    model::KvCells& kv = model_.kv_cells();
+    Job& j = *job;
+    uint32_t reused = 0;
+    if (params_.prefix_cache) {
+        const std::vector<int32_t> toks = j.tokens();
+        // A fresh request computes at least its last prompt token (its logits
+        // give the first output token); a resumed one may find all of it.
+        const auto limit = static_cast<uint32_t>(j.output.empty() ? toks.size() - 1 : toks.size());
+        reused = kv.seq_reuse_cached(slot.seq, toks, limit);
+    }
+    // Its remaining prefill and its next token must fit beside what the
+    // running requests still need; alone it always goes (a prompt of at
+    // most n_ctx tokens fits the empty pool).
+    const auto rest = static_cast<uint32_t>(j.target() - reused + 1);
+    if (!alone && kv.blocks_needed(slot.seq, rest) + reserved > kv.n_free_blocks()) {
+        if (reused > 0) model_.seq_rm(slot.seq);
+        return false;
+    }
+    if (!j.admitted) {
+        j.admitted = true;
+        j.tl.admitted_ms = now;
+        metrics_.record_admitted(now, now - j.tl.submitted_ms);
+        j.admitted_order = admissions_++;
+        j.sampler = std::make_unique<sampling::Sampler>(j.req.sampling);
+        // The prompt counts for the repetition penalty, as in llama.cpp's server.
+        for (int32_t t : j.prompt) j.sampler->accept(t);
+        j.detok = std::make_unique<tokenizer::StreamDetokenizer>(vocab_);
+        j.stops = std::make_unique<StopStringMatcher>(j.req.stop);
+    }
+    if (j.preemptions == 0) j.n_cached += static_cast<int32_t>(reused);
+    slot.n_past = reused;
+    slot.batch_tokens = 0;
     Event e;
     e.type = EventType::Started;
-    e.id = job->id;
-    e.label = job->req.label;
+    e.id = j.id;
+    e.label = j.req.label;
     e.time_ms = now;
     e.slot = slot.seq;
+    e.cached_tokens = static_cast<int32_t>(reused);
     ev.push_back(std::move(e));
     slot.job = std::move(job);
+    return true;
+}
+
+void Scheduler::extend_prefix(Slot& slot) {
+    model::KvCells& kv = model_.kv_cells();
+    Job& j = *slot.job;
+    if (!params_.prefix_cache || !slot.prefilling() || slot.n_past % kv.block_size() != 0) return;
+    const std::vector<int32_t> toks = j.tokens();
+    const auto limit = static_cast<uint32_t>(j.output.empty() ? toks.size() - 1 : toks.size());
+    const uint32_t got = kv.seq_reuse_cached(slot.seq, toks, limit);
+    slot.n_past += got;
+    if (j.preemptions == 0) j.n_cached += static_cast<int32_t>(got);
+}
+
+void Scheduler::preempt(Slot& slot, double t, std::vector<Event>& ev) {
+    Job& j = *slot.job;
+    ++j.preemptions;
+    Event e;
+    e.type = EventType::Preempted;
+    e.id = j.id;
+    e.label = j.req.label;
+    e.time_ms = t;
+    e.slot = slot.seq;
+    e.message = "KV pool full: an older request needed its blocks; it waits and recomputes";
+    ev.push_back(std::move(e));
+    metrics_.record_preempted(t);
+    model_.seq_rm(slot.seq);
+    j.queue_deadline_ms = kNever;  // the queue-wait limit is for the first admission
+    preempted_.push_back(std::move(slot.job));
+    slot.n_past = 0;
+    slot.batch_tokens = 0;
 }
 
 void Scheduler::finish_slot(Slot& slot, FinishReason reason, std::string message, double t,
                             std::vector<Event>& ev) {
-    Job& job = *slot.job;
-    // Text still held back (an incomplete character, a possible stop-string
-    // start) goes out with the Finished event.
-    std::string tail;
-    if (!slot.stops->stopped()) {
-        tail = slot.stops->push(slot.detok->flush());
-        tail += slot.stops->flush();
-    }
-    job.tl.generated_tokens = static_cast<int32_t>(slot.output.size());
-    Event e = finish_job(job, reason, std::move(message), t);
-    e.piece = std::move(tail);
-    e.output_tokens = slot.output;
-    e.output = slot.stops->text();
-    e.prompt_tokens_processed = static_cast<int32_t>(slot.n_prompt_done);
-    ev.push_back(std::move(e));
+    ev.push_back(finish_job(*slot.job, reason, std::move(message), t));
     model_.seq_rm(slot.seq);
     slot.job.reset();
-    slot.sampler.reset();
-    slot.detok.reset();
-    slot.stops.reset();
-    slot.next_token = -1;
+    slot.n_past = 0;
+    slot.batch_tokens = 0;
 }
 
 void Scheduler::on_token(Slot& slot, int32_t token, double t, std::vector<Event>& ev) {
     Job& job = *slot.job;
+    if (!job.prefix_recorded) {
+        // The first prefill is done: what the prefix cache saved is final.
+        job.prefix_recorded = true;
+        metrics_.record_prefix_cache(t, static_cast<uint32_t>(job.prompt.size()),
+                                     static_cast<uint32_t>(job.n_cached));
+    }
     if (!job.req.ignore_eos && vocab_.is_eog(token)) {
         finish_slot(slot, FinishReason::Stop, "end of generation token " + std::to_string(token), t,
                     ev);
         return;
     }
-    slot.output.push_back(token);
-    const size_t index = slot.output.size() - 1;
+    job.output.push_back(token);
+    const size_t index = job.output.size() - 1;
     if (index == 0) {
         metrics_.record_first_token(t, t - job.tl.submitted_ms);
         Event f;
@@ -359,59 +444,143 @@ void Scheduler::on_token(Slot& slot, int32_t token, double t, std::vector<Event>
     e.time_ms = t;
     e.token = token;
     e.index = static_cast<int32_t>(index);
-    e.piece = slot.stops->push(slot.detok->push(token));
+    e.piece = job.stops->push(job.detok->push(token));
     ev.push_back(std::move(e));
 
-    if (slot.stops->stopped()) {
+    if (job.stops->stopped()) {
         finish_slot(slot, FinishReason::Stop, "stop string", t, ev);
-    } else if (static_cast<int32_t>(slot.output.size()) >= job.req.max_tokens) {
+    } else if (static_cast<int32_t>(job.output.size()) >= job.req.max_tokens) {
         finish_slot(slot, FinishReason::Length, "max_tokens reached", t, ev);
-    } else if (static_cast<uint32_t>(slot.n_past) >= n_ctx_slot_) {
-        finish_slot(slot, FinishReason::Length,
-                    "context of the slot is full (" + std::to_string(n_ctx_slot_) + " tokens)", t,
-                    ev);
-    } else {
-        slot.next_token = token;
+    } else if (slot.n_past >= n_ctx_) {
+        finish_slot(slot, FinishReason::Context,
+                    "the sequence reached the context size (n_ctx " + std::to_string(n_ctx_) +
+                        " tokens, prompt and output)",
+                    t, ev);
     }
 }
 
 void Scheduler::step(std::vector<Event>& ev) {
-    // Busy slots, oldest admission first: decode tokens go in first, then
-    // prefill chunks in admission order.
+    model::KvCells& kv = model_.kv_cells();
+    const uint32_t bs = kv.block_size();
+    // Busy slots, oldest (first) admission first: they get tokens and
+    // blocks first, and preemption takes the youngest.
     std::vector<Slot*> order;
     for (Slot& s : slots_) {
         if (s.busy()) order.push_back(&s);
     }
-    std::sort(order.begin(), order.end(),
-              [](const Slot* a, const Slot* b) { return a->admitted_order < b->admitted_order; });
+    std::sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) {
+        return a->job->admitted_order < b->job->admitted_order;
+    });
+    for (Slot* s : order) extend_prefix(*s);
 
+    // Plan each slot's tokens: a decode token, or a prefill chunk within the
+    // step's budget (the decode tokens of younger slots keep their place);
+    // blocks for them, preempting the youngest when the pool is short.
+    const double t_plan = now_ms();
+    uint32_t budget = params_.step_tokens;
+    uint32_t decodes_left = 0;
+    for (const Slot* s : order) decodes_left += s->decoding() ? 1 : 0;
+    uint32_t planned_blocks = 0;
+    std::unordered_set<uint64_t> in_flight;  // hashes of full blocks this ubatch computes
+    std::vector<Slot*> planned;              // slots with tokens in this ubatch, oldest first
+    for (size_t i = 0; i < order.size(); ++i) {
+        Slot* s = order[i];
+        if (!s->busy()) continue;  // preempted for an older one
+        s->batch_tokens = 0;
+        const bool decode = s->decoding();
+        size_t want = 1;
+        std::vector<int32_t> toks;  // the sequence's tokens, when a prefill needs them
+        if (decode) {
+            --decodes_left;
+        } else {
+            want = std::min<size_t>(
+                {s->job->target() - s->n_past, params_.prefill_chunk, budget - decodes_left});
+            if (want == 0) continue;
+            toks = s->job->tokens();
+            // Another request computes this chunk's first block in this very
+            // ubatch: take it from the cache next step instead.
+            if (params_.prefix_cache && s->n_past % bs == 0 && toks.size() >= s->n_past + bs &&
+                !in_flight.empty()) {
+                const uint64_t h = model::KvBlockPool::hash_block(
+                    kv.seq_prefix_hash(s->seq),
+                    std::span<const int32_t>(toks.data() + s->n_past, bs));
+                if (in_flight.contains(h)) continue;
+            }
+        }
+        uint32_t need = kv.blocks_needed(s->seq, static_cast<uint32_t>(want));
+        bool gone = false;
+        for (;;) {
+            const uint32_t free_now = kv.n_free_blocks();
+            const uint32_t avail = free_now > planned_blocks ? free_now - planned_blocks : 0;
+            if (need <= avail) break;
+            Slot* victim = nullptr;  // the youngest busy slot after this one
+            for (size_t k = order.size(); k-- > i + 1;) {
+                if (order[k]->busy()) {
+                    victim = order[k];
+                    break;
+                }
+            }
+            if (victim) {
+                preempt(*victim, t_plan, ev);
+                continue;
+            }
+            // This slot is the youngest left: a prefill chunk shrinks to the
+            // room there is; else it waits for the older ones, or, alone,
+            // it has filled the whole pool.
+            const size_t room = kv.seq_blocks(s->seq).size() * bs - s->n_past + size_t{avail} * bs;
+            if (!decode && room > 0) {
+                want = std::min(want, room);
+                need = kv.blocks_needed(s->seq, static_cast<uint32_t>(want));
+                continue;
+            }
+            if (!planned.empty()) {
+                preempt(*s, t_plan, ev);
+            } else {
+                finish_slot(*s, FinishReason::Context,
+                            "the KV pool is full: this request alone holds all " +
+                                std::to_string(kv.size()) + " cells (n_ctx " +
+                                std::to_string(model_.context().n_ctx) + ")",
+                            t_plan, ev);
+            }
+            gone = true;
+            break;
+        }
+        if (gone) continue;
+        planned_blocks += need;
+        s->batch_tokens = want;
+        budget -= static_cast<uint32_t>(want);
+        planned.push_back(s);
+        if (!decode && params_.prefix_cache) {
+            // The full blocks this chunk completes, by their chain hash.
+            uint64_t h = kv.seq_prefix_hash(s->seq);
+            for (size_t b0 = s->n_past / bs * bs; b0 + bs <= s->n_past + want; b0 += bs) {
+                h = model::KvBlockPool::hash_block(h,
+                                                   std::span<const int32_t>(toks.data() + b0, bs));
+                in_flight.insert(h);
+            }
+        }
+    }
+
+    // The ubatch: decode tokens first, then prefill chunks, oldest first.
     batch_.clear();
     std::vector<Slot*> rows;  // [n_outputs] which slot each logits row belongs to
-    uint32_t budget = params_.step_tokens;
     uint32_t n_prefill = 0;
-    for (Slot* s : order) {
-        s->batch_tokens = 0;
-        if (s->prefilling() || s->next_token < 0) continue;
-        batch_.add(s->next_token, s->n_past, s->seq, true);
-        s->batch_tokens = 1;
+    for (Slot* s : planned) {
+        if (!s->decoding()) continue;
+        batch_.add(s->job->output.back(), static_cast<int32_t>(s->n_past), s->seq, true);
         rows.push_back(s);
-        --budget;
     }
-    for (Slot* s : order) {
-        if (budget == 0) break;
-        if (!s->prefilling()) continue;
-        const std::vector<int32_t>& prompt = s->job->prompt;
-        const size_t remaining = prompt.size() - s->n_prompt_done;
-        const size_t n = std::min<size_t>({remaining, params_.prefill_chunk, budget});
-        for (size_t i = 0; i < n; ++i) {
-            const size_t p = s->n_prompt_done + i;
-            const bool last = p + 1 == prompt.size();
-            batch_.add(prompt[p], static_cast<int32_t>(p), s->seq, last);
+    for (Slot* s : planned) {
+        if (s->decoding()) continue;
+        const Job& j = *s->job;
+        for (size_t k = 0; k < s->batch_tokens; ++k) {
+            const size_t p = s->n_past + k;
+            const int32_t tok = p < j.prompt.size() ? j.prompt[p] : j.output[p - j.prompt.size()];
+            const bool last = j.output.empty() && p + 1 == j.prompt.size();
+            batch_.add(tok, static_cast<int32_t>(p), s->seq, last);
             if (last) rows.push_back(s);
         }
-        s->batch_tokens = n;
-        n_prefill += static_cast<uint32_t>(n);
-        budget -= static_cast<uint32_t>(n);
+        n_prefill += static_cast<uint32_t>(s->batch_tokens);
     }
     if (batch_.size() == 0) return;
 
@@ -422,11 +591,8 @@ void Scheduler::step(std::vector<Event>& ev) {
         // The cache is unchanged (Model::decode's contract); the requests in
         // this ubatch cannot go on, the others are untouched.
         const double t = now_ms();
-        for (Slot* s : order) {
-            if (s->batch_tokens > 0) {
-                finish_slot(*s, FinishReason::Error, std::string("decode failed: ") + e.what(), t,
-                            ev);
-            }
+        for (Slot* s : planned) {
+            finish_slot(*s, FinishReason::Error, std::string("decode failed: ") + e.what(), t, ev);
         }
         return;
     }
@@ -437,16 +603,22 @@ void Scheduler::step(std::vector<Event>& ev) {
                          !busy_after_step_);
 
     // The ubatch is in the cache now.
-    for (Slot* s : order) {
-        if (s->batch_tokens == 0) continue;
-        s->n_past += static_cast<int32_t>(s->batch_tokens);
-        if (s->prefilling()) s->n_prompt_done += s->batch_tokens;
+    for (Slot* s : planned) {
+        Job& j = *s->job;
+        if (s->prefilling()) {
+            if (j.preemptions == 0) {
+                j.n_computed += static_cast<int32_t>(s->batch_tokens);
+            } else {
+                j.n_recomputed += static_cast<int32_t>(s->batch_tokens);
+            }
+        }
+        s->n_past += s->batch_tokens;
     }
     const size_t n_vocab = model_.hparams().n_vocab;
     for (size_t r = 0; r < rows.size(); ++r) {
         Slot& s = *rows[r];
         std::span<const float> row(logits_.data() + r * n_vocab, n_vocab);
-        const int32_t token = s.sampler->sample(row);  // also records it for the penalty
+        const int32_t token = s.job->sampler->sample(row);  // also records it for the penalty
         on_token(s, token, t, ev);
     }
     busy_after_step_ =
@@ -478,6 +650,15 @@ void Scheduler::run() {
         int32_t queued = 0;
         {
             std::unique_lock lock(mu_);
+            // Preempted requests go back to the head of the queue, in the
+            // order of their first admission, ahead of never-admitted ones.
+            for (std::unique_ptr<Job>& j : preempted_) {
+                auto at = std::find_if(waiting_.begin(), waiting_.end(), [&](const auto& w) {
+                    return !w->admitted || w->admitted_order > j->admitted_order;
+                });
+                waiting_.insert(at, std::move(j));
+            }
+            preempted_.clear();
             // Sleep while there is nothing to do; wake for submissions,
             // cancels, stop, or the next queue deadline.
             for (;;) {
@@ -516,7 +697,7 @@ void Scheduler::run() {
                     continue;
                 }
                 for (Slot& s : slots_) {
-                    if (s.busy() && s.job->id == id) s.cancel = true;
+                    if (s.busy() && s.job->id == id) s.job->cancel = true;
                 }
             }
             cancels_.clear();
@@ -546,7 +727,7 @@ void Scheduler::run() {
                 if (!s.busy()) continue;
                 if (stopping) {
                     finish_slot(s, FinishReason::Cancelled, "scheduler stopped", now, ev);
-                } else if (s.cancel) {
+                } else if (s.job->cancel) {
                     finish_slot(
                         s, FinishReason::Cancelled,
                         s.prefilling() ? "cancelled during prefill" : "cancelled during decode",
@@ -558,12 +739,18 @@ void Scheduler::run() {
                                 now, ev);
                 }
             }
+            // Admission: a free slot and room in the pool; the first request
+            // that does not fit waits (arrival order).
+            bool any_running =
+                std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy(); });
             for (Slot& s : slots_) {
                 if (waiting_.empty()) break;
                 if (s.busy()) continue;
-                std::unique_ptr<Job> job = std::move(waiting_.front());
+                if (!try_admit(waiting_.front(), s, blocks_reserved(), !any_running, now, ev)) {
+                    break;
+                }
                 waiting_.pop_front();
-                admit_locked(std::move(job), s, now, ev);
+                any_running = true;
             }
             queued = static_cast<int32_t>(waiting_.size());
         }
@@ -571,8 +758,10 @@ void Scheduler::run() {
 
         int32_t running = 0;
         for (const Slot& s : slots_) running += s.busy() ? 1 : 0;
-        const uint32_t n_ctx = model_.context().n_ctx;
-        metrics_.set_gauges(queued, running, n_ctx - model_.n_free_cells(), n_ctx);
+        const model::KvCells& kv = model_.kv_cells();
+        metrics_.set_gauges(queued + static_cast<int32_t>(preempted_.size()), running,
+                            kv.size() - kv.n_free(), kv.size(),
+                            kv.n_cached_blocks() * kv.block_size());
         deliver(ev);
         if (stopping) {
             std::lock_guard lock(mu_);

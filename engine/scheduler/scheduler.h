@@ -1,6 +1,7 @@
 #pragma once
-// The continuous-batching scheduler: a bounded request queue, n_parallel
-// KV-cache slots, and one engine thread that runs the model step by step.
+// The continuous-batching scheduler: a bounded request queue, up to
+// n_parallel sequences running at once over one KV pool, and one engine
+// thread that runs the model step by step.
 //
 // Each step builds ONE ubatch (model::Batch) that mixes
 //   1. one decode token of every running request that is past its prompt
@@ -10,14 +11,28 @@
 // up to `step_tokens` tokens in all (as llama.cpp's server and vLLM's chunked
 // prefill do; decode first keeps inter-token latency steady). One forward
 // pass, then each request with a logits row samples with its own Sampler.
-// Requests are admitted in arrival order whenever a slot is free; a finished,
-// cancelled or timed-out request's sequence is removed (Model::seq_rm) and
-// the slot taken by the next request in the same step.
 //
-// Context: every slot may use n_ctx / n_parallel KV cells (llama.cpp
-// server's n_ctx_slot), so running requests can never run out of cells; a
-// prompt longer than that is refused, and a request whose next token would
-// need a cell past it ends with Length.
+// KV pool (model::KvCells): blocks of cells shared by all sequences, as in
+// vLLM. Admission is in arrival order when a slot (sequence id) is free
+// and the pool's available blocks cover the request's prompt and first
+// token after what running requests still need for their prompts; else
+// the queue holds it. A running request needing a block when none is
+// available preempts the youngest running request (vLLM's recompute
+// preemption): its blocks go back, it waits at the head of the queue and
+// later recomputes its K/V, keeping its sampler, so its tokens are the
+// same. A request may use up to n_ctx positions (the whole context) when
+// the pool has room, and ends with Context at n_ctx, or when it alone
+// fills the pool.
+//
+// Prefix cache: at admission a request reuses the longest cached prefix of
+// its prompt (full blocks by reference, then the cached tail of an ended
+// sequence), so a chat's next turn and prompts sharing a system prompt
+// prefill only what is new. While a request prefills, blocks that another
+// request completes meanwhile are picked up at each block boundary, and a
+// chunk whose first block another request computes in the same ubatch
+// waits one step for it instead of computing it twice. Reuse never
+// changes results: cached K/V are the values the same tokens at the same
+// positions produced.
 //
 // Threads: submit(), cancel(), stop(), wait_idle(), metrics(), now_ms() may be
 // called from any thread, including from inside the event callback. The Model
@@ -49,8 +64,9 @@
 namespace wb::scheduler {
 
 struct SchedulerParams {
-    /// Slots = KV-cache sequences running at once; must be <= the model
-    /// context's n_seq_max. 0 is allowed but every request then ends with
+    /// Most requests running at once (KV-cache sequences); must be <= the
+    /// model context's n_seq_max. They share the KV pool; a request alone
+    /// may use all of it. 0 is allowed but every request then ends with
     /// Error ("n_parallel is 0").
     uint32_t n_parallel = 4;
     /// Requests that may wait for a slot; a submit beyond it is Rejected.
@@ -60,6 +76,9 @@ struct SchedulerParams {
     /// Token budget of one ubatch (>= n_parallel, so every running request
     /// gets its decode token each step).
     uint32_t step_tokens = 256;
+    /// Reuse cached prompt prefixes (off: every prompt is computed whole,
+    /// e.g. to compare). Last, so positional initializers keep working.
+    bool prefix_cache = true;
 };
 
 using EventCallback = std::function<void(const Event&)>;
@@ -68,7 +87,7 @@ class Scheduler {
   public:
     /// `model` and `vocab` must outlive the Scheduler. Throws
     /// std::invalid_argument when n_parallel > model.context().n_seq_max,
-    /// n_ctx / n_parallel is 0, prefill_chunk is 0, or step_tokens <
+    /// prefill_chunk is 0, or step_tokens <
     /// n_parallel. The engine thread starts with start(); requests submitted
     /// before wait in the queue (handy to set up a deterministic order).
     Scheduler(model::Model& model, const tokenizer::Vocab& vocab, SchedulerParams params,
@@ -85,8 +104,8 @@ class Scheduler {
     /// Refused (accepted = false, and a Finished event follows) when: the
     /// queue holds max_queue requests (Rejected, "queue full ..."); or the
     /// request is invalid (Error): empty prompt, max_tokens <= 0, a prompt
-    /// token outside the vocabulary, a prompt longer than n_ctx_per_slot(),
-    /// or n_parallel 0. After stop(): refused with Error and no event.
+    /// token outside the vocabulary, a prompt longer than
+    /// max_sequence_tokens(), or n_parallel 0. After stop(): refused with Error and no event.
     /// Tokenizes the prompt on the caller's thread.
     SubmitResult submit(Request request);
 
@@ -110,16 +129,27 @@ class Scheduler {
     double now_ms() const;
 
     const SchedulerParams& params() const { return params_; }
-    /// KV cells each slot may use: n_ctx / n_parallel (0 when n_parallel is 0).
-    uint32_t n_ctx_per_slot() const { return n_ctx_slot_; }
+    /// Most tokens (prompt + output) one request may hold: the model
+    /// context's n_ctx. A request reaching it ends with Context; a chat
+    /// that gets there must drop turns.
+    uint32_t max_sequence_tokens() const { return n_ctx_; }
 
   private:
     struct Job;
     struct Slot;
+    struct Plan;
 
     void run();
-    void admit_locked(std::unique_ptr<Job> job, Slot& slot, double now, std::vector<Event>& ev);
+    /// Admits `job` into free `slot` when the pool can hold it (after
+    /// reusing its cached prefix); else undoes the reuse and returns false.
+    bool try_admit(std::unique_ptr<Job>& job, Slot& slot, uint32_t reserved_blocks, bool alone,
+                   double now, std::vector<Event>& ev);
+    /// Blocks running prefills still need to finish their prompts (+1 each).
+    uint32_t blocks_reserved() const;
+    void extend_prefix(Slot& slot);
     void step(std::vector<Event>& ev);
+    /// Gives slot's blocks back and parks its job in preempted_.
+    void preempt(Slot& slot, double t, std::vector<Event>& ev);
     void on_token(Slot& slot, int32_t token, double t, std::vector<Event>& ev);
     void finish_slot(Slot& slot, FinishReason reason, std::string message, double t,
                      std::vector<Event>& ev);
@@ -133,7 +163,7 @@ class Scheduler {
     const SchedulerParams params_;
     const EventCallback on_event_;
     const std::chrono::steady_clock::time_point epoch_;
-    uint32_t n_ctx_slot_ = 0;
+    uint32_t n_ctx_ = 0;  // most positions of one sequence
     metrics::MetricsStore metrics_;
 
     // Shared with callers, guarded by mu_.
@@ -151,6 +181,8 @@ class Scheduler {
 
     // Engine thread only.
     std::vector<Slot> slots_;  // [n_parallel]
+    std::vector<std::unique_ptr<Job>>
+        preempted_;  // this step's, oldest first; requeued at the front
     uint64_t admissions_ = 0;
     std::vector<float> logits_;     // [n_outputs, n_vocab] of the last step
     model::Batch batch_;            // the step's ubatch, reused

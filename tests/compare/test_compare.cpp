@@ -426,7 +426,7 @@ class TestCompare : public QObject {
             for (int32_t i = 0; i < 3; ++i) batch.add(300 + i, i, 0, i == 2);
             std::vector<float> logits;  // [1, n_vocab]
             m->decode(batch, logits);
-            QCOMPARE(m->n_free_cells(), 61u);
+            QCOMPARE(m->n_free_cells(), 48u);  // the 3 tokens hold one block of 16 cells
         }
         const std::vector<wb::compare::LoadedModel> loaded{{a.get(), 12.5}, {b.get(), 7.25}};
         const auto rep = wb::compare::run_compare(o, loaded);

@@ -44,12 +44,13 @@ std::vector<GoldenRecord> golden_records() {
 }
 
 std::unique_ptr<Model> load(const std::string& path, KvType kv, uint32_t n_ctx = 512,
-                            uint32_t n_seq = 1) {
+                            uint32_t n_seq = 1, uint32_t block_size = 16) {
     LoadOptions o;
     o.backend = "cpu-ref";
     o.context.n_ctx = n_ctx;
     o.context.n_seq_max = n_seq;
     o.context.kv_type = kv;
+    o.context.kv_block_size = block_size;
     return load_model(path, o);
 }
 
@@ -439,14 +440,14 @@ class TestCpuModel : public QObject {
         // seq_rm(0) then reuse seq 0 from pos 0: same as alone again, while
         // seq 1 is still cached.
         m->seq_rm(0);
-        QCOMPARE(m->n_free_cells(), 512u - uint32_t(c.size()));
+        QCOMPARE(m->n_free_cells(), 512u - 32u);  // C's 28 tokens hold 2 blocks of 16 cells
         QVERIFY(max_abs_diff(prefill(*m, a, 0, 0), alone_a) <= 1e-5f);
     }
 
     void decode_error_leaves_cache_unchanged() {
         const std::vector<int32_t> p = golden_records()[0].prompt_ids;
-        auto m = load(kStories, KvType::F32, 8, 1);
-        (void)prefill(*m, p);  // 5 of 8 cells used
+        auto m = load(kStories, KvType::F32, 8, 1, 1);  // blocks of one cell
+        (void)prefill(*m, p);                           // 5 of 8 cells used
         const uint32_t free_before = m->n_free_cells();
         std::vector<float> logits;
         Batch bad;
@@ -464,7 +465,7 @@ class TestCpuModel : public QObject {
         Batch next;
         next.add(432, 5, 0, true);
         m->decode(next, logits);
-        auto fresh = load(kStories, KvType::F32, 8, 1);
+        auto fresh = load(kStories, KvType::F32, 8, 1, 1);
         (void)prefill(*fresh, p);
         std::vector<float> want;
         fresh->decode(next, want);

@@ -820,6 +820,46 @@ class TestRunLog : public QObject {
         QCOMPARE(raw.one("SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), QString("6"));
     }
 
+    // Schema 3 (the KV pool): a version-1 log keeps its rows and indexes,
+    // and then takes finish reason "context" and the prefix-cache columns,
+    // which versions 1 and 2 refused.
+    void version1LogTakesContextAndCacheColumns() {
+        const QString path = fresh_path();
+        const char* seed = R"sql(
+INSERT INTO model_versions (id, sha256, path, file_size, tensor_types, n_params, first_seen_ms)
+    VALUES (1, printf('%064d', 0), 'm.gguf', 1, '{}', 1, 0);
+INSERT INTO environments (id, app_version, git_commit, os, kernel, cpu, backend, first_seen_ms)
+    VALUES (1, 'a', 'b', 'c', 'd', 'e', 'cpu', 0);
+INSERT INTO runs (id, kind, name, started_ms, settings) VALUES (1, 'batch', 'r', 0, '{}');
+INSERT INTO responses (run_id, model_version_id, environment_id, settings, redacted, prompt,
+    prompt_sha256, prompt_bytes, output, output_sha256, output_bytes, finish_reason, started_ms)
+    VALUES (1, 1, 1, '{}', 0, 'p', 'x', 1, 'o', 'y', 1, 'length', 5);)sql";
+        {
+            Db db(path.toStdString(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+            migrate(db, migrations().subspan(0, 1));
+            db.exec(seed, "seed a version-1 log");
+            QVERIFY_THROWS_EXCEPTION(
+                DbError, db.exec("UPDATE responses SET finish_reason = 'context'", "v1 check"));
+        }
+        RunLog log = RunLog::open(path.toStdString());
+        ResponseRecord r = make_response(1, 1, 1, 7);
+        r.finish_reason = "context";
+        r.prompt_cached_tokens = 192;
+        r.preemptions = 2;
+        log.log_response(r);
+        RawDb raw(path);
+        QCOMPARE(raw.one("PRAGMA user_version"), QString::number(schema_version()));
+        QCOMPARE(raw.one("SELECT finish_reason || ',' || started_ms || ',' || "
+                         "coalesce(prompt_cached_tokens, 'null') FROM responses WHERE id = 1"),
+                 QString("length,5,null"));
+        QCOMPARE(raw.one("SELECT prompt_cached_tokens || ',' || preemptions FROM responses "
+                         "WHERE finish_reason = 'context'"),
+                 QString("192,2"));
+        QCOMPARE(raw.one("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND "
+                         "tbl_name = 'responses' AND name LIKE 'responses_%'"),
+                 QString("3"));
+    }
+
     // The mechanism future versions use: steps after the current one keep
     // every row; a failing step rolls back to the previous version.
     void migrationStepsKeepRows() {

@@ -221,9 +221,9 @@ class TestBatchCli : public QObject {
     }
 
     void refused_requests_are_in_the_summary() {
-        // -c 4 cells per slot: "Once upon a time" is 5 tokens with BOS (llama.cpp's
-        // golden prompt_token_ids), so it is refused at submission; "Hi" is 3
-        // tokens and runs. The summary must count all three records.
+        // -c 4, a context of 4 tokens: "Once upon a time" is 5 tokens with BOS
+        // (llama.cpp's golden prompt_token_ids), so it is refused at submission;
+        // "Hi" is 3 tokens and runs. The summary must count all three records.
         const QString prompts = dir_.filePath("refused.jsonl");
         write_file(prompts,
                    "{\"id\": \"long\", \"prompt\": \"Once upon a time\"}\n"
@@ -332,12 +332,12 @@ class TestBatchCli : public QObject {
         QVERIFY2(st.err.contains("--step-tokens 4 is smaller than the largest level 8"),
                  st.err.constData());
         QVERIFY2(!st.out.contains("conc"), st.out.constData());  // no level ran
-        // -p 16 + -n 4 needs 19 cells per slot (the last token is not stored).
+        // -p 16 + -n 4 needs 19 cells per request (the last token is not stored).
         const Run c = run(
             {"bench", "--concurrency", "2", "-c", "8", "-p", "16", "-n", "4", "--backend", "cpu"});
         QCOMPARE(c.code, 2);
-        QVERIFY2(c.err.contains("-c 8 KV cells per slot cannot hold -p 16 prompt + -n 4 output "
-                                "tokens (19 cells)"),
+        QVERIFY2(c.err.contains("-c 8 cannot hold one request: -p 16 prompt + -n 4 output "
+                                "tokens need 19 KV cells; use -c 19 or more (38 for 2 requests"),
                  c.err.constData());
         const Run fits = run({"bench", "--concurrency", "2", "-c", "19", "-p", "16", "-n", "4",
                               "--requests", "2", "--json", "--backend", "cpu"});
