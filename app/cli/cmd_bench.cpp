@@ -46,7 +46,9 @@ const CommandSpec kSpec{
     "\n"
     "bench --concurrency LIST is the serving benchmark of the continuous-batching\n"
     "scheduler at several concurrency levels, with its own options: see\n"
-    "'workbench-cli bench --concurrency 1 --help'.",
+    "'workbench-cli bench --concurrency 1 --help'. bench --cold-start measures\n"
+    "process start to first token, phase by phase: 'workbench-cli bench\n"
+    "--cold-start --help'.",
     concat(concat(model_options(), context_options()),
            {
                {"n-prompt", 'p', "N", "prefill tokens (default 64)"},
@@ -197,12 +199,15 @@ nlohmann::json profile_json(const RunProfile& p, double per) {
 }  // namespace
 
 int cmd_bench_concurrency(const std::vector<std::string>& argv);  // cmd_bench_concurrency.cpp
+int cmd_bench_cold_start(const std::vector<std::string>& argv);   // cmd_bench_cold_start.cpp
 
 int cmd_bench(const std::vector<std::string>& argv) {
     // --concurrency LIST: the scheduler's serving benchmark (its own options).
     for (const std::string& a : argv) {
         if (a == "--concurrency" || a.rfind("--concurrency=", 0) == 0)
             return cmd_bench_concurrency(argv);
+        // --cold-start: fresh processes to the first token (its own options).
+        if (a == "--cold-start" || a == "--cold-start-child") return cmd_bench_cold_start(argv);
     }
     const ParsedArgs args = parse_args(kSpec, argv);
     if (args.help) {

@@ -1,6 +1,7 @@
 #include "gguf/gguf.h"
 
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <limits>
 
@@ -402,10 +403,15 @@ class Parser {
     uint64_t pos_ = 0;
 };
 
-File File::open(const std::string& path) {
+File File::open(const std::string& path, double* map_ms) {
     File f;
     f.path_ = path;
+    const auto t0 = std::chrono::steady_clock::now();
     f.map_ = MappedFile(path);
+    if (map_ms) {
+        *map_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+    }
     Parser(f).run();
     return f;
 }

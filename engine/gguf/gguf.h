@@ -66,7 +66,9 @@ class File {
   public:
     /// Maps and parses `path`. Throws gguf::Error for a malformed or
     /// unsupported file and std::runtime_error when it cannot be read.
-    static File open(const std::string& path);
+    /// `map_ms` (optional) gets the time the mapping took (ms, steady
+    /// clock); the rest of the call is the parse.
+    static File open(const std::string& path, double* map_ms = nullptr);
 
     File(File&&) noexcept = default;
     File& operator=(File&&) noexcept = default;

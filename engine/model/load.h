@@ -21,6 +21,27 @@ struct LoadOptions {
     ContextParams context;
 };
 
+/// Where load_model's time went, in ms (steady clock): the model-side
+/// phases of a cold start (the caller adds what it does around them: the
+/// file hash of the run log, the first prefill). Pipelines are created on
+/// first use, so pipelines_ms and pipelines are read after the first
+/// request (add_pipeline_times); until then they are 0.
+struct LoadTimings {
+    double map_ms = 0.0;        ///< open and mmap the GGUF file
+    double parse_ms = 0.0;      ///< header, metadata, tensor infos, tensor checks
+    double device_ms = 0.0;     ///< Vulkan instance and device, pipeline-cache file (0 on CPU)
+    double upload_ms = 0.0;     ///< weights to the device, KV pool allocated (CPU: weight prep)
+    double pipelines_ms = 0.0;  ///< creating compute pipelines (Vulkan)
+    uint32_t pipelines = 0;     ///< compute pipelines created
+    /// Bytes the on-disk pipeline cache held for this device at load (0:
+    /// every pipeline compiled cold).
+    uint64_t pipeline_cache_bytes = 0;
+};
+
+/// Sets t.pipelines_ms and t.pipelines from `m`'s pipelines created so far
+/// (Vulkan; unchanged for the CPU reference).
+void add_pipeline_times(const Model& m, LoadTimings& t);
+
 /// Opens `path`, reads its hyperparameters and builds the model on
 /// `opts.backend`. Throws: std::runtime_error when the file cannot be read;
 /// gguf::Error for a malformed file or missing/misshapen tensor;
@@ -31,5 +52,9 @@ struct LoadOptions {
 /// loader or device, not enough device memory; see vk_model.h). The weight
 /// table is checked (ModelDesc::from_gguf) before any backend allocates.
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& opts);
+
+/// load_model, also telling where the time went (`timings`).
+std::unique_ptr<Model> load_model_timed(const std::string& path, const LoadOptions& opts,
+                                        LoadTimings& timings);
 
 }  // namespace wb::model

@@ -4,6 +4,7 @@
 #include "model/vk_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -89,8 +90,12 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
         throw std::invalid_argument("an F16 KV cache needs an even n_head_kv * head_dim");
     }
     Impl& m = *impl_;
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t_device = Clock::now();
     m.ctx = vk::Context::create(opts.device);
     vk::Context& c = *m.ctx;
+    const Clock::time_point t_upload = Clock::now();
+    load_times_.device_ms = std::chrono::duration<double, std::milli>(t_upload - t_device).count();
 
     // Fit check before any upload: the largest device-local heap, or the
     // driver's budget minus usage where VK_EXT_memory_budget exists.
@@ -149,6 +154,8 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
         m.k_cache.back().fill(0);  // free cells are never read; zeroed so the cache starts defined
         m.v_cache.back().fill(0);
     }
+    load_times_.upload_ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - t_upload).count();
 }
 
 VkModel::~VkModel() = default;
@@ -200,6 +207,12 @@ const vk::DeviceInfo& VkModel::device_info() const {
 }
 const vk::ValidationLog* VkModel::validation() const {
     return impl_->ctx->validation();
+}
+const vk::Kernels::PipelineStats& VkModel::pipeline_stats() const {
+    return impl_->kernels->pipeline_stats();
+}
+uint64_t VkModel::pipeline_cache_loaded_bytes() const {
+    return impl_->ctx->pipeline_cache_loaded_bytes();
 }
 
 }  // namespace wb::model

@@ -20,6 +20,7 @@
 #include "model/model.h"
 #include "model/model_desc.h"
 #include "vk/context.h"
+#include "vk/kernels.h"
 #include "vk/profile.h"
 
 namespace wb::gguf {
@@ -37,6 +38,12 @@ struct VkModelOptions {
 /// Host phases of decode() (model.h's HostTimes: prepare, record, submit
 /// to fence, logits readback).
 using VkHostTimes = HostTimes;
+
+/// Wall time of the constructor's phases, in ms (steady clock).
+struct VkLoadTimes {
+    double device_ms = 0.0;  ///< Vulkan instance and device, pipeline-cache file read
+    double upload_ms = 0.0;  ///< fit check, weights through staging, KV pool allocated
+};
 
 class VkModel : public Model {
   public:
@@ -92,6 +99,13 @@ class VkModel : public Model {
     const vk::ValidationLog* validation() const;
     /// The weight table and hyperparameters the model was built from.
     const ModelDesc& desc() const { return desc_; }
+    /// Where the constructor's time went.
+    const VkLoadTimes& load_times() const { return load_times_; }
+    /// Pipelines created so far (on first use: the first ubatches create
+    /// theirs) and the time that took.
+    const vk::Kernels::PipelineStats& pipeline_stats() const;
+    /// Bytes of the on-disk pipeline cache found at load (0: cold).
+    uint64_t pipeline_cache_loaded_bytes() const;
 
   private:
     friend class VkOps;
@@ -104,6 +118,7 @@ class VkModel : public Model {
     bool profiling_ = false;
     vk::Profile profile_;
     HostTimes host_times_;
+    VkLoadTimes load_times_;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -245,6 +245,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& opts_in) {
         check(vkCreatePipelineCache(ctx->device_, &cci, nullptr, &ctx->cache_),
               "vkCreatePipelineCache");
     }
+    ctx->cache_loaded_bytes_ = cci.initialDataSize;
     return ctx;
 }
 

@@ -114,6 +114,10 @@ class Context {
     /// then inference-workbench/pipelines-<vendor id>-<driver version>.bin (the
     /// driver itself rejects data from another device).
     std::string pipeline_cache_path() const;
+    /// Bytes read from the pipeline-cache file at creation (0: none, so
+    /// every pipeline is compiled cold; the driver may still reject data
+    /// from another driver version).
+    uint64_t pipeline_cache_loaded_bytes() const { return cache_loaded_bytes_; }
 
   private:
     Context() = default;
@@ -130,6 +134,7 @@ class Context {
     VkCommandPool pool_ = VK_NULL_HANDLE;
     VkFence fence_ = VK_NULL_HANDLE;
     VkPipelineCache cache_ = VK_NULL_HANDLE;
+    uint64_t cache_loaded_bytes_ = 0;
     VkPhysicalDeviceMemoryProperties mem_props_{};
     uint64_t binding_limit_ = 0;
     bool use16_ = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <stdexcept>
 
 #include "ggml/types.h"
@@ -141,7 +142,11 @@ const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uin
         if (!wg) throw std::logic_error("specialization constants past id 0 need a workgroup size");
         desc.spec.insert(desc.spec.end(), extra.begin(), extra.end());
     }
+    const auto t0 = std::chrono::steady_clock::now();
     auto p = std::make_unique<Pipeline>(ctx_, desc);
+    pipeline_stats_.create_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++pipeline_stats_.created;
     const Pipeline& ref = *p;
     pipelines_.emplace(key, std::move(p));
     return ref;

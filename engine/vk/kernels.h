@@ -221,6 +221,16 @@ class Kernels {
     static constexpr uint32_t kTexelRows = 2;
     static constexpr uint32_t kTexelWorkgroup = 64;
 
+    /// Compute pipelines created so far (they are created on first use)
+    /// and the wall time that took, in ms: shader module, layouts and
+    /// vkCreateComputePipelines, i.e. the driver's compile, or a lookup in
+    /// the pipeline cache when Context's on-disk cache already had it.
+    struct PipelineStats {
+        uint32_t created = 0;
+        double create_ms = 0.0;
+    };
+    const PipelineStats& pipeline_stats() const { return pipeline_stats_; }
+
     /// The tiled mat x mat shader can run on this device.
     bool has_mat_mat() const { return mat_mat_ok_; }
     /// Whether mat x vec (MatPath::Vec) reduces with subgroup operations.
@@ -252,6 +262,7 @@ class Kernels {
     uint32_t wg_row_ = 8;                           ///< attention_row: one subgroup
     bool loop_budget_ = false;                      ///< CPU device: see plan_attention()
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+    PipelineStats pipeline_stats_;
 };
 
 }  // namespace wb::vk

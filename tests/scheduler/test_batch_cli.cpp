@@ -371,6 +371,10 @@ class TestBatchCli : public QObject {
         QCOMPARE(bad.code, 2);
         QVERIFY(bad.err.contains("'x'"));
     }
+
+    // bench --cold-start: fresh processes per mode; every phase is reported,
+    // the cold mode starts without a pipeline cache, the warm ones with the
+    // cache the first run wrote, and every run reaches the same first token.
 };
 
 QTEST_GUILESS_MAIN(TestBatchCli)
