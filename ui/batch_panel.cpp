@@ -322,7 +322,13 @@ void BatchPanel::onFinished(const gui::RequestResult& r) {
         results_->append(shown);
         summary_.addFinish(r.finish_reason);
         ++summary_.requests_submitted;
-        if (r.finish_reason == "stop" || r.finish_reason == "length")
+        if (r.prompt_cached_tokens >= 0) {
+            progress_.prompt_tokens += r.prompt_tokens;
+            progress_.cached_tokens += r.prompt_cached_tokens;
+        }
+        // "context": the request ran into the context size but delivered its output.
+        if (r.finish_reason == "stop" || r.finish_reason == "length" ||
+            r.finish_reason == "context")
             ++progress_.done;
         else
             ++progress_.failed;
@@ -401,13 +407,22 @@ void BatchPanel::updateProgress() {
     } else if (!running_ && progress_.total > 0) {
         eta = tr(" · took %1 s").arg(static_cast<double>(clock_.elapsed()) / 1000.0, 0, 'f', 1);
     }
-    status_->setText(tr("done %1 · failed %2 · running %3 · queued %4 of %5%6")
+    QString hit;
+    if (progress_.prompt_tokens > 0) {
+        hit = tr(" · prefix cache hit rate %1 (%2 of %3 prompt tokens)")
+                  .arg(static_cast<double>(progress_.cached_tokens) /
+                           static_cast<double>(progress_.prompt_tokens),
+                       0, 'f', 2)
+                  .arg(progress_.cached_tokens)
+                  .arg(progress_.prompt_tokens);
+    }
+    status_->setText(tr("done %1 · failed %2 · running %3 · queued %4 of %5%6%7")
                          .arg(progress_.done)
                          .arg(progress_.failed)
                          .arg(progress_.running)
                          .arg(progress_.queued)
                          .arg(progress_.total)
-                         .arg(eta));
+                         .arg(eta, hit));
 }
 
 void BatchPanel::showDetail(const QModelIndex& proxy_index) {
@@ -436,6 +451,13 @@ void BatchPanel::showDetail(const QModelIndex& proxy_index) {
         {tr("TPOT"), ms(r.tpot_ms)},
         {tr("end-to-end"), ms(r.e2e_ms)},
         {tr("prefill"), QString::number(r.prefill_tps, 'f', 1) + " tokens/s"},
+        {tr("prefix cache"), r.prompt_cached_tokens < 0
+                                 ? QStringLiteral("—")
+                                 : tr("%1 of %2 prompt tokens cached, %3 computed; %4 preemptions")
+                                       .arg(r.prompt_cached_tokens)
+                                       .arg(r.prompt_tokens)
+                                       .arg(r.prompt_tokens - r.prompt_cached_tokens)
+                                       .arg(r.preemptions)},
         {tr("decode"), QString::number(r.decode_tps, 'f', 1) + " tokens/s"},
         {tr("settings"), r.settings.summary()},
     };

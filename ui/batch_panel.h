@@ -41,6 +41,9 @@ class BatchPanel : public QWidget {
     /// Counts of the current (or last) run.
     struct Progress {
         int total = 0, done = 0, failed = 0, running = 0, queued = 0;
+        /// Prompt tokens of the finished requests that started, and how many
+        /// of them came from the prefix cache (hit rate = cached / prompt).
+        qint64 prompt_tokens = 0, cached_tokens = 0;
     };
 
     BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,

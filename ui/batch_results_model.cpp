@@ -47,6 +47,11 @@ QVariant BatchResultsModel::data(const QModelIndex& index, int role) const {
                 return ms(r.e2e_ms);
             case Tokens:
                 return r.generated_tokens;
+            case Cached:
+                return r.prompt_cached_tokens < 0 ? QString()
+                                                  : QStringLiteral("%1/%2")
+                                                        .arg(r.prompt_cached_tokens)
+                                                        .arg(r.prompt_tokens);
             default:
                 return {};
         }
@@ -71,6 +76,8 @@ QVariant BatchResultsModel::data(const QModelIndex& index, int role) const {
                 return r.e2e_ms;
             case Tokens:
                 return r.generated_tokens;
+            case Cached:
+                return r.prompt_cached_tokens;
             default:
                 return {};
         }
@@ -85,19 +92,22 @@ QVariant BatchResultsModel::data(const QModelIndex& index, int role) const {
 QVariant BatchResultsModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= kColumns) return {};
     // Short titles keep the numeric columns narrow; the tooltip says what each is.
-    static const char* const names[kColumns] = {"id",        "prompt",    "output",
-                                                "finish",    "wait (ms)", "TTFT (ms)",
-                                                "TPOT (ms)", "e2e (ms)",  "tokens"};
+    static const char* const names[kColumns] = {"id",        "prompt",    "output",    "finish",
+                                                "wait (ms)", "TTFT (ms)", "TPOT (ms)", "e2e (ms)",
+                                                "tokens",    "cached"};
     static const char* const tips[kColumns] = {
         "the prompt set's id",
         "the prompt (hover a cell for all of it)",
         "the response (hover a cell for all of it; double-click the row for details)",
-        "stop, length, timeout, cancelled, rejected or error",
+        "stop, length (max tokens), context (the context size), timeout, cancelled, rejected "
+        "or error",
         "queue wait: submission until a scheduler slot took the request (ms)",
         "time to first token: submission until the first generated token (ms)",
         "time per output token after the first (ms)",
         "end to end: submission until the last token (ms)",
-        "tokens generated"};
+        "tokens generated",
+        "prompt tokens taken from the prefix cache / all prompt tokens: a prompt prefix "
+        "another request computed (a shared system prompt) is reused, not computed again"};
     if (role == Qt::DisplayRole) return tr(names[section]);
     if (role == Qt::ToolTipRole) return tr(tips[section]);
     return {};

@@ -14,7 +14,19 @@ namespace wb::ui {
 class BatchResultsModel : public QAbstractTableModel {
     Q_OBJECT
   public:
-    enum Column { Id, Prompt, Output, Finish, QueueWait, Ttft, Tpot, E2e, Tokens, kColumns };
+    enum Column {
+        Id,
+        Prompt,
+        Output,
+        Finish,
+        QueueWait,
+        Ttft,
+        Tpot,
+        E2e,
+        Tokens,
+        Cached,
+        kColumns
+    };
 
     using QAbstractTableModel::QAbstractTableModel;
 

@@ -632,13 +632,18 @@ void ChatView::onFinished(const gui::RequestResult& r) {
                            : r.error.startsWith(r.finish_reason)
                                ? r.error
                                : r.finish_reason + " (" + r.error + ")";
+    // The prompt's tokens the prefix cache held (the earlier turns) were
+    // not computed again: what TTFT paid for is the rest.
+    const QString cached = r.prompt_cached_tokens < 0
+                               ? QString()
+                               : QStringLiteral(" (%1 cached)").arg(r.prompt_cached_tokens);
     QString footer =
-        QStringLiteral("%1 tokens · TTFT %2 · %3 tokens/s · prompt %4 tokens · finish: %5")
+        QStringLiteral("%1 tokens · TTFT %2 · %3 tokens/s · prompt %4 tokens%5 · finish: %6")
             .arg(r.generated_tokens)
             .arg(r.ttft_ms >= 0 ? QString::number(r.ttft_ms, 'f', 1) + " ms" : "—")
             .arg(r.decode_tps, 0, 'f', 1)
             .arg(r.prompt_tokens)
-            .arg(finish);
+            .arg(cached, finish);
     footer +=
         QStringLiteral(" · %1 on %2 · %3")
             .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());

@@ -31,7 +31,8 @@ double gap(double v) {
 
 const char* const kTitles[LiveCharts::kCharts] = {
     "Memory (MiB)", "Latency over window (ms)",
-    "Decode throughput (tokens/s over the last 2 s of generating)", "Requests"};
+    "Decode throughput (tokens/s over the last 2 s of generating)", "Requests",
+    "Prefix cache hit rate over window"};
 static_assert(gui::LiveSnapshot::kThroughputWindowS == 2.0, "the throughput title names 2 s");
 
 // Margin around a run in the "This run" window (s), so its edges show.
@@ -43,6 +44,7 @@ const QStringList kGraphNames[LiveCharts::kCharts] = {
     {"TTFT p50", "TTFT p95", "TTFT p99", "e2e p50", "e2e p95", "e2e p99"},
     {"decode tokens/s"},
     {"queued", "running"},
+    {"prompt tokens cached / prompt tokens"},
 };
 
 QCustomPlot* make_plot(int chart, QWidget* parent) {
@@ -127,6 +129,8 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
             } else if (c == Latency) {
                 pen.setColor(latColors[g % 3]);
                 if (g >= 3) pen.setStyle(Qt::DashLine);  // e2e dashed, TTFT solid
+            } else if (c == PrefixCache) {
+                pen.setColor(QColor(154, 80, 200));
             } else if (c == Throughput) {
                 pen.setColor(QColor(52, 168, 83));
                 graph->setBrush(QColor(52, 168, 83, 50));
@@ -235,6 +239,7 @@ void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
     plot(Throughput)->graph(0)->addData(t, s.decode_tps);
     plot(Queue)->graph(0)->addData(t, s.queued);
     plot(Queue)->graph(1)->addData(t, s.running);
+    plot(PrefixCache)->graph(0)->addData(t, gap(s.prefix_hit_rate));
     ++points_;
     if (s.queued + s.running > 0) ++busy_points_;
     last_t_ = t;
@@ -303,7 +308,8 @@ bool LiveCharts::exportPng(Chart c, const QString& path, int width, int height, 
 }
 
 QString LiveCharts::defaultExportPath(Chart c) const {
-    static const char* const kNames[kCharts] = {"memory", "latency", "throughput", "requests"};
+    static const char* const kNames[kCharts] = {"memory", "latency", "throughput", "requests",
+                                                "prefix-cache"};
     QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
     if (dir.isEmpty() || !QDir(dir).exists()) dir = QDir::homePath();
     return QDir(dir).filePath(

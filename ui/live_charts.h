@@ -27,8 +27,8 @@ class LiveCharts : public QWidget {
     Q_OBJECT
   public:
     /// Which chart (for export and tests).
-    enum Chart { Memory = 0, Latency = 1, Throughput = 2, Queue = 3 };
-    static constexpr int kCharts = 4;
+    enum Chart { Memory = 0, Latency = 1, Throughput = 2, Queue = 3, PrefixCache = 4 };
+    static constexpr int kCharts = 5;
 
     explicit LiveCharts(QWidget* parent = nullptr);
 

@@ -176,6 +176,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     connect(bridge_, &gui::EngineBridge::loadProgress, modelBar_, &ModelBar::setLoading);
     connect(bridge_, &gui::EngineBridge::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(bridge_, &gui::EngineBridge::modelLoadFailed, this, &MainWindow::onLoadFailed);
+    connect(bridge_, &gui::EngineBridge::coldStartChanged, modelBar_, &ModelBar::setColdStart);
     connect(bridge_, &gui::EngineBridge::loadCancelled, this, [this] {
         modelBar_->setLoading(-1, {});
         statusBar()->showMessage(tr("Model loading cancelled."), 5000);

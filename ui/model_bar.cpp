@@ -129,6 +129,7 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
     if (info.path.isEmpty()) {
         model_->setText(tr("No model loaded"));
         model_->setToolTip({});
+        pathTip_.clear();
         return;
     }
     // The file name first: a model and its quantized copies share
@@ -136,9 +137,16 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
     model_->setText(
         QStringLiteral("<b>%1</b> · %2")
             .arg(QFileInfo(info.path).fileName().toHtmlEscaped(), info.summary().toHtmlEscaped()));
-    model_->setToolTip(info.tensor_types.isEmpty() ? info.path
-                                                   : info.path + QStringLiteral("\n") +
-                                                         tr("tensors: %1").arg(info.tensor_types));
+    // The path, the tensor types, and (setColdStart) the load's cold start.
+    pathTip_ = info.tensor_types.isEmpty()
+                   ? info.path
+                   : info.path + QStringLiteral("\n") + tr("tensors: %1").arg(info.tensor_types);
+    model_->setToolTip(pathTip_);
+}
+
+void ModelBar::setColdStart(const gui::ColdStart& cold) {
+    if (pathTip_.isEmpty()) return;
+    model_->setToolTip(pathTip_ + "\n\n" + cold.text());
 }
 
 void ModelBar::setLoading(double fraction, const QString& step) {

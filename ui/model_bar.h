@@ -38,6 +38,11 @@ class ModelBar : public QWidget {
     /// Shows the memory plan of the model being opened or loaded (what it
     /// needs on the chosen device, whether it fits, the largest context).
     void setPlan(const gui::PlanText& plan);
+    /// Puts the loaded model's cold start (phases, first token) in the
+    /// model name's tooltip, under its path.
+    void setColdStart(const gui::ColdStart& cold);
+    /// The model name's label (tests read its tooltip).
+    QLabel* modelLabel() const { return model_; }
     /// Shows progress (0..1) and the step; fraction < 0 hides the bar.
     void setLoading(double fraction, const QString& step);
 
@@ -53,6 +58,7 @@ class ModelBar : public QWidget {
   private:
     QList<gui::DeviceEntry> devices_;
     QLabel* model_;
+    QString pathTip_;  ///< the loaded model's file and tensor types, "" = none
     QPushButton* open_;
     QToolButton* recent_;
     QMenu* recentMenu_;

@@ -53,13 +53,16 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     connect(fixedSeed_, &QCheckBox::toggled, seed_, &QWidget::setEnabled);
     maxTokens_ = ispin(1, 1 << 20, tr("Tokens generated per reply at most"));
     nCtx_ = ispin(16, 1 << 20,
-                  tr("KV-cache size in tokens, shared by all slots. The loaded model is loaded "
-                     "again with it when you finish editing (Enter or leaving the field)"));
+                  tr("Context: the KV pool's size in tokens, shared by every running request; "
+                     "one request alone may use all of it, and a conversation longer than it "
+                     "must drop turns. The loaded model is loaded again with it when you finish "
+                     "editing (Enter or leaving the field)"));
     nCtx_->setSingleStep(256);
     nCtx_->setObjectName("nCtx");
     nParallel_ = ispin(1, 256,
-                       tr("Scheduler slots: requests decoded together. The loaded model is "
-                          "loaded again with it when you finish editing"));
+                       tr("n_parallel: the most requests (sequences) running at once, sharing "
+                          "the KV pool; more wait in the queue. The loaded model is loaded "
+                          "again with it when you finish editing"));
     nParallel_->setObjectName("nParallel");
     // A reload costs seconds: typing "4096" must not reload at "4", "40"...
     for (QSpinBox* s : {nCtx_, nParallel_}) s->setKeyboardTracking(false);
@@ -74,8 +77,8 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     seedRow->addWidget(fixedSeed_);
     form->addRow(tr("Seed"), seedRow);
     form->addRow(tr("Max tokens"), maxTokens_);
-    form->addRow(tr("Context size"), nCtx_);
-    form->addRow(tr("n_parallel"), nParallel_);
+    form->addRow(tr("Context (KV pool)"), nCtx_);
+    form->addRow(tr("Max concurrent (n_parallel)"), nParallel_);
     auto* reset = new QPushButton(tr("Defaults"));
     reset->setToolTip(tr("Restore the default settings"));
     form->addRow(QString(), reset);

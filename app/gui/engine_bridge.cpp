@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QPromise>
 #include <QtConcurrent>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <stdexcept>
@@ -71,11 +72,14 @@ struct LoadedModel {
     std::atomic<bool> drain_posted{false};
     QElapsedTimer since_load;
     std::unique_ptr<scheduler::Scheduler> sched;
+    ColdStart cold;
+    std::chrono::steady_clock::time_point opened;  ///< when loadModel was called
 };
 
 struct EngineBridge::Pending {
     RequestSpec spec;
     qint64 submit_utc_ms = 0;
+    double sched_submit_ms = 0;  ///< Scheduler::now_ms() at submit
     scheduler::RequestId sid = 0;
 };
 
@@ -136,12 +140,15 @@ void EngineBridge::loadModel(const LoadRequest& req) {
     setState(State::Loading);
     emit loadProgress(0.0, tr("Reading %1").arg(QFileInfo(req.path).fileName()));
 
+    const auto opened = std::chrono::steady_clock::now();
     QFuture<std::shared_ptr<LoadedModel>> f =
-        QtConcurrent::run([req](QPromise<std::shared_ptr<LoadedModel>>& promise) {
+        QtConcurrent::run([req, opened](QPromise<std::shared_ptr<LoadedModel>>& promise) {
             promise.setProgressRange(0, 100);
             auto lm = std::make_shared<LoadedModel>();
+            lm->opened = opened;
             promise.setProgressValueAndText(5, QObject::tr("Reading the vocabulary"));
             {
+                const auto t0 = std::chrono::steady_clock::now();
                 const gguf::File file = gguf::File::open(req.path.toStdString());
                 lm->vocab = std::make_shared<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(file));
                 try {
@@ -149,6 +156,9 @@ void EngineBridge::loadModel(const LoadRequest& req) {
                 } catch (const gguf::Error& e) {
                     lm->chat_template_error = e.what();
                 }
+                lm->cold.vocab_ms =
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count();
             }
             if (promise.isCanceled()) return;
             promise.setProgressValueAndText(
@@ -160,7 +170,13 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             opts.context.n_ctx = static_cast<uint32_t>(req.n_ctx);
             opts.context.n_seq_max =
                 std::max<uint32_t>(kMaxSlots, static_cast<uint32_t>(req.n_parallel));
-            lm->model = model::load_model(req.path.toStdString(), opts);
+            model::LoadTimings lt;
+            lm->model = model::load_model_timed(req.path.toStdString(), opts, lt);
+            lm->cold.map_ms = lt.map_ms;
+            lm->cold.parse_ms = lt.parse_ms;
+            lm->cold.device_ms = lt.device_ms;
+            lm->cold.upload_ms = lt.upload_ms;
+            lm->cold.pipeline_cache_bytes = static_cast<qint64>(lt.pipeline_cache_bytes);
             if (promise.isCanceled()) return;
             promise.setProgressValueAndText(90, QObject::tr("Starting the scheduler"));
             promise.addResult(lm);
@@ -222,8 +238,13 @@ void EngineBridge::install(std::shared_ptr<LoadedModel> lm, const ModelInfo& inf
     backend_name_ = QString::fromStdString(model_->model->backend_name());
     model_->since_load.start();
     startScheduler(static_cast<uint32_t>(r.n_parallel), 64);
+    model_->cold.ready_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - model_->opened)
+            .count();
+    cold_ = model_->cold;
     setState(State::Idle);
     emit modelLoaded(info_);
+    emit coldStartChanged(cold_);
 }
 
 void EngineBridge::startScheduler(uint32_t n_parallel, uint32_t max_queue) {
@@ -285,6 +306,7 @@ bool EngineBridge::submit(const RequestSpec& spec) {
     auto p = std::make_shared<Pending>();
     p->spec = spec;
     p->submit_utc_ms = QDateTime::currentMSecsSinceEpoch();
+    p->sched_submit_ms = model_->sched->now_ms();
     // Events are handled on this thread after submit() returns (they are
     // posted), so registering the ticket afterwards cannot miss one.
     const scheduler::SubmitResult res = model_->sched->submit(std::move(r));
@@ -326,6 +348,20 @@ void EngineBridge::drain(const std::shared_ptr<LoadedModel>& lm) {
             case scheduler::EventType::Started:
                 emit requestStarted(p->spec.id);
                 break;
+            case scheduler::EventType::FirstToken:
+                if (lm == model_ && cold_.first_token_ms < 0) {
+                    // The first token of the model's first request: the end of its cold start.
+                    // Now minus how long ago the engine made it (events wait in the queue).
+                    const double late_ms = lm->sched->now_ms() - e.time_ms;
+                    cold_.first_token_ms = std::chrono::duration<double, std::milli>(
+                                               std::chrono::steady_clock::now() - lm->opened)
+                                               .count() -
+                                           late_ms;
+                    cold_.first_ttft_ms = e.time_ms - p->sched_submit_ms;
+                    lm->cold = cold_;
+                    emit coldStartChanged(cold_);
+                }
+                break;
             case scheduler::EventType::Token:
                 emit tokenArrived(p->spec.id, e.token, QString::fromStdString(e.piece));
                 break;
@@ -356,6 +392,8 @@ RequestResult EngineBridge::toResult(const Pending& p, const scheduler::Event& e
     if (e.reason != scheduler::FinishReason::Stop && e.reason != scheduler::FinishReason::Length)
         r.error = QString::fromStdString(e.message);
     r.prompt_tokens = static_cast<int>(e.prompt_tokens.size());
+    if (!std::isnan(e.timeline.admitted_ms)) r.prompt_cached_tokens = e.prompt_tokens_cached;
+    r.preemptions = e.preemptions;
     r.generated_tokens = static_cast<int>(e.output_tokens.size());
     const metrics::RequestMetrics& m = e.metrics;
     r.queue_wait_ms = or_unset(m.queue_wait_ms);
@@ -383,7 +421,28 @@ std::optional<std::string> EngineBridge::chatTemplate(std::string* read_error) c
 }
 
 int EngineBridge::contextSize() const {
-    return model_ && model_->sched ? static_cast<int>(model_->sched->n_ctx_per_slot()) : 0;
+    return model_ && model_->sched ? static_cast<int>(model_->sched->max_sequence_tokens()) : 0;
+}
+
+QString ColdStart::text() const {
+    auto ms = [](double v) { return QString::number(v, 'f', 1) + " ms"; };
+    QString s = QObject::tr("Cold start (open to first token):\n");
+    s += QObject::tr("  vocabulary %1 · file map %2 · metadata parse %3\n")
+             .arg(ms(vocab_ms), ms(map_ms), ms(parse_ms));
+    s += QObject::tr("  device %1 · weight upload %2 · ready %3\n")
+             .arg(ms(device_ms), ms(upload_ms), ms(ready_ms));
+    s += pipeline_cache_bytes > 0
+             ? QObject::tr("  pipeline cache: warm (%1 KiB on disk)\n")
+                   .arg(pipeline_cache_bytes / 1024)
+             : QObject::tr("  pipeline cache: cold (pipelines compiled on first use)\n");
+    if (first_token_ms < 0)
+        s += QObject::tr("  first token: not yet (send a message)");
+    else
+        s += QObject::tr(
+                 "  first token %1 after open (first request's TTFT %2, pipelines "
+                 "created inside it)")
+                 .arg(ms(first_token_ms), ms(first_ttft_ms));
+    return s;
 }
 
 LiveSnapshot EngineBridge::snapshot(double window_s) const {
@@ -413,6 +472,7 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     s.queued = ms.queued;
     s.running = ms.running;
     s.kv_cells_used = static_cast<int>(ms.kv_cells_used);
+    s.prefix_hit_rate = or_unset(w.prefix_hit_rate);
     s.memory = memory_of(*model_->model);
     s.busy = ms.queued + ms.running > 0;
     return s;

@@ -48,8 +48,27 @@ struct LoadRequest {
     QString path;
     QString backend = "vulkan";  ///< "vulkan" or "cpu"
     QString device;              ///< DeviceEntry::selector; empty = engine default
-    int n_ctx = 2048;            ///< KV-cache cells (tokens)
-    int n_parallel = 4;          ///< scheduler slots
+    int n_ctx = 2048;            ///< KV pool size in tokens, shared by the running requests
+    int n_parallel = 4;          ///< most requests running at once
+};
+
+/// Cold start of the loaded model: from "open" (loadModel) to the first
+/// token of its first request, by phase, in ms (steady clock). Pipelines
+/// are created on first use, inside the first prefill; the run log's
+/// SHA-256 of the file runs beside the load on the recorder's thread.
+struct ColdStart {
+    double vocab_ms = 0;         ///< mapping the file and reading the vocabulary
+    double map_ms = 0;           ///< the model's own mapping of the file
+    double parse_ms = 0;         ///< metadata parse and tensor checks
+    double device_ms = 0;        ///< Vulkan instance and device, pipeline-cache file (0 on CPU)
+    double upload_ms = 0;        ///< weights to the device, KV pool (CPU: dequantize)
+    double ready_ms = 0;         ///< open until the model is ready (scheduler started)
+    double first_token_ms = -1;  ///< open until the first token of the first request; -1 = none yet
+    double first_ttft_ms =
+        -1;  ///< that request's TTFT (submit to first token, first prefill inside)
+    qint64 pipeline_cache_bytes = 0;  ///< on-disk pipeline cache found at load (0: cold)
+    /// Multi-line text for a tooltip: the phases above, "first token: not yet" until then.
+    QString text() const;
 };
 
 struct LoadedModel;  // model + vocab + scheduler, defined in engine_bridge.cpp
@@ -100,8 +119,11 @@ class EngineBridge : public QObject {
     /// the key could not be read (e.g. not a string), else "".
     std::optional<std::string> chatTemplate(std::string* read_error = nullptr) const;
     /// The longest conversation one request may hold (prompt + reply), in
-    /// tokens: the scheduler's context per slot; 0 without a model.
+    /// tokens: the context, i.e. the KV pool's size (one request alone may
+    /// use all of it); 0 without a model.
     int contextSize() const;
+    /// The loaded model's cold start (zeros without a model).
+    const ColdStart& coldStart() const { return cold_; }
 
     /// Queues `spec` on the scheduler. Returns false (and emits nothing)
     /// when no model is loaded; a request the scheduler refuses (full
@@ -148,6 +170,9 @@ class EngineBridge : public QObject {
     void tokenArrived(const QString& id, int token, const QString& piece);
     void requestFinished(const wb::gui::RequestResult& result);
     void stateChanged(wb::gui::EngineBridge::State state);
+    /// coldStart() changed: after a load, and at the first token of the
+    /// first request.
+    void coldStartChanged(const wb::gui::ColdStart& cold);
 
   private:
     struct Pending;
@@ -160,6 +185,7 @@ class EngineBridge : public QObject {
     RequestResult toResult(const Pending& p, const scheduler::Event& e) const;
 
     std::shared_ptr<LoadedModel> model_;
+    ColdStart cold_;
     ModelInfo info_;
     LoadRequest loaded_req_;
     QString backend_name_;

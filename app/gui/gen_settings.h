@@ -30,8 +30,8 @@ struct GenSettings {
     /// OpenAI API's logit_bias; sampling::SamplingParams::logit_bias).
     /// Not in the settings panel; empty by default.
     QMap<int, double> logit_bias;
-    int n_ctx = 2048;    ///< KV-cache cells the model is loaded with (tokens)
-    int n_parallel = 4;  ///< scheduler slots (sequences in the KV cache)
+    int n_ctx = 2048;    ///< context: KV pool size in tokens, shared by all requests
+    int n_parallel = 4;  ///< most requests running at once (sequences in the pool)
 
     /// The settings as a JSON object with the field names above (used for
     /// the run log's settings column and the reply footer).

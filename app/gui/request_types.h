@@ -44,10 +44,16 @@ struct RequestResult {
     QString prompt;
     QJsonObject prompt_format;  ///< copied from RequestSpec::prompt_format
     QString output;
-    QList<int> token_ids;   ///< generated token ids, in order
-    QString finish_reason;  ///< stop | length | timeout | cancelled | rejected | error
-    QString error;          ///< message when finish_reason is error / rejected
+    QList<int> token_ids;  ///< generated token ids, in order
+    /// stop | length | context | timeout | cancelled | rejected | error
+    /// (context: the conversation reached the context size; length: max tokens)
+    QString finish_reason;
+    QString error;  ///< message when finish_reason is not stop / length
     int prompt_tokens = 0;
+    /// Prompt tokens whose K/V came from the prefix cache (a chat's earlier
+    /// turns, a shared system prompt); -1 when the request never started.
+    int prompt_cached_tokens = -1;
+    int preemptions = 0;  ///< times it gave its KV blocks back and recomputed them
     int generated_tokens = 0;
     double queue_wait_ms = 0;
     double ttft_ms = -1;  ///< -1 when no token was produced
@@ -89,6 +95,9 @@ struct LiveSnapshot {
     int queued = 0;   ///< requests waiting for a slot
     int running = 0;  ///< requests in slots
     int kv_cells_used = 0;
+    /// Prompt tokens taken from the prefix cache / all prompt tokens of the
+    /// requests whose prefill ended in the window (0..1); -1 = none yet.
+    double prefix_hit_rate = -1;
     bool busy = false;  ///< the engine thread has work
 };
 

@@ -182,6 +182,10 @@ void RunRecorder::log(const RequestResult& r) {
             rec.prefill_tps = measured(r.prefill_tps);
             rec.decode_tps = measured(r.decode_tps);
         }
+        if (r.prompt_cached_tokens >= 0) {
+            rec.prompt_cached_tokens = r.prompt_cached_tokens;
+            rec.preemptions = r.preemptions;
+        }
         rec.started_ms = r.start_utc_ms;
         if (r.finish_utc_ms > 0) rec.finished_ms = r.finish_utc_ms;
         try {
