@@ -409,10 +409,12 @@ void BatchPanel::updateProgress() {
     }
     QString hit;
     if (progress_.prompt_tokens > 0) {
-        hit = tr(" · prefix cache hit rate %1 (%2 of %3 prompt tokens)")
+        // Worded and rounded as the summary's metrics table (and workbench-cli
+        // batch) print it: engine/metrics/metrics_table.cpp.
+        hit = tr(" · prefix cache: hit rate %1 (%2 of %3 prompt tokens cached)")
                   .arg(static_cast<double>(progress_.cached_tokens) /
                            static_cast<double>(progress_.prompt_tokens),
-                       0, 'f', 2)
+                       0, 'f', 3)
                   .arg(progress_.cached_tokens)
                   .arg(progress_.prompt_tokens);
     }

@@ -418,7 +418,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
             const metrics::MetricsSnapshot s = sched.metrics().snapshot(sched.now_ms(), 5000);
             std::fprintf(stderr,
                          "%sbatch: %zu/%zu finished | running %d | queued %d | decode %.1f tok/s | "
-                         "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix hit %.2f%s",
+                         "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix cache hit rate %.3f%s",
                          tty ? "\r" : "", finished, total, s.running, s.queued,
                          s.window.decode_tokens_per_s, s.run.ttft_ms.p50, s.run.itl_ms.p50,
                          s.run.prefix_hit_rate, tty ? "   " : "\n");
