@@ -6,6 +6,7 @@
 
 #include "common_options.h"
 #include "gguf/gguf.h"
+#include "model/hparams.h"
 #include "model/load.h"
 
 namespace wb::cli {
@@ -22,16 +23,14 @@ std::vector<OptionSpec> batch_context_options() {
     };
 }
 
-BatchModel load_batch_model(const std::string& path, const ParsedArgs& args, uint32_t n_parallel,
-                            uint32_t default_per_request) {
-    BatchModel bm;
-    bm.path = path;
-    model::LoadOptions opts;
+core::SessionOptions batch_session_options(const std::string& path, const ParsedArgs& args,
+                                           uint32_t n_parallel, uint32_t default_per_request) {
+    core::SessionOptions so;
     {
         const gguf::File file = gguf::File::open(path);
-        bm.vocab = tokenizer::Vocab::from_gguf(file);
-        opts = load_options_from_args(args, model::HParams::from_gguf(file).n_ctx_train);
+        so.load = load_options_from_args(args, model::HParams::from_gguf(file).n_ctx_train);
     }
+    model::LoadOptions& opts = so.load;
     const uint32_t slots = std::max<uint32_t>(n_parallel, 1);
     if (!args.get("ctx-size")) {
         // Room for every running request's default context at once.
@@ -40,18 +39,7 @@ BatchModel load_batch_model(const std::string& path, const ParsedArgs& args, uin
         opts.context.n_ctx = static_cast<uint32_t>(std::min<uint64_t>(cells, uint64_t{1} << 24));
     }
     opts.context.n_seq_max = slots;
-    bm.model = model::load_model(path, opts);
-    return bm;
-}
-
-nlohmann::json sampling_json(const sampling::SamplingParams& p) {
-    return {{"temperature", p.temperature},
-            {"top_k", p.top_k},
-            {"top_p", p.top_p},
-            {"min_p", p.min_p},
-            {"repeat_penalty", p.repeat_penalty},
-            {"repeat_last_n", p.repeat_last_n},
-            {"seed", p.seed}};
+    return so;
 }
 
 }  // namespace wb::cli

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -26,14 +27,12 @@
 #include "args.h"
 #include "batch_common.h"
 #include "common_options.h"
-#include "prompt_file.h"
-#include "runlog/environment.h"
-#include "runlog/response_rows.h"
+#include "core/batch_runner.h"
+#include "core/engine_session.h"
+#include "core/inbox.h"
+#include "core/prompt_file.h"
+#include "core/response_log.h"
 #include "runlog/run_log.h"
-#include "runlog/time_utc.h"
-#include "runlog/vk_device.h"
-#include "scheduler/event_queue.h"
-#include "scheduler/scheduler.h"
 
 namespace wb::cli {
 
@@ -48,9 +47,10 @@ const CommandSpec kSpec{
     "first non-blank line starts with '{'). A malformed line is reported with\n"
     "its line number and nothing runs, unless --skip-invalid is given.\n"
     "\n"
-    "All prompts are submitted at once, before any runs; --concurrency requests\n"
-    "run together, the rest wait in the queue. A full queue rejects at once, so\n"
-    "with --max-queue Q only the first Q prompts are accepted. One result\n"
+    "--concurrency requests run together, the rest wait in the queue; with\n"
+    "--max-queue Q at most Q wait at a time and the rest are submitted as slots\n"
+    "free up (the GUI's Batch tab runs sets the same way: same ids, same\n"
+    "per-request seeds --seed + the prompt's index, stop strings). One result\n"
     "record per request (id, prompt, output, token ids, finish reason, timings)\n"
     "goes to --out (or stdout) as JSONL the moment it finishes, flushed, so an\n"
     "interrupted run keeps every finished record. Ctrl-C or SIGTERM cancels the\n"
@@ -66,32 +66,32 @@ const CommandSpec kSpec{
     "response is logged in the run log unless --no-log.",
     concat(
         concat(model_options(), batch_context_options()),
-        concat(sampling_options(),
-               {
-                   {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
-                   {"concurrency", 0, "N",
-                    "most requests running at once, sharing the KV pool (default: 4)"},
-                   {"max-queue", 0, "Q",
-                    "requests that may wait; only the first Q prompts run (default: all)"},
-                   {"timeout-ms", 0, "T",
-                    "total timeout per request from submission, ms (default: none)"},
-                   {"queue-timeout-ms", 0, "T", "longest wait for a slot, ms (default: none)"},
-                   {"n-predict", 'n', "N",
-                    "max output tokens per request unless the line sets max_tokens (default: 128)"},
-                   {"chunk", 0, "N",
-                    "prefill chunk: most prompt tokens of one request per step (default: 64)"},
-                   {"step-tokens", 0, "N",
-                    "token budget of one ubatch (default: max(256, concurrency))"},
-                   {"stop", 0, "TEXT", "stop string (repeatable), added to each line's own"},
-                   {"ignore-eos", 0, "", "keep generating after end-of-generation tokens"},
-                   {"out", 'o', "FILE", "write result records here (default: stdout)"},
-                   {"summary-json", 0, "FILE", "also write the run's metrics as JSON to FILE"},
-                   {"skip-invalid", 0, "", "run the valid lines even if some are malformed"},
-                   {"quiet", 'q', "", "no progress line"},
-                   {"db", 0, "PATH",
-                    "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
-                   {"no-log", 0, "", "do not write the run log"},
-               })),
+        concat(
+            sampling_options(),
+            {
+                {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
+                {"concurrency", 0, "N",
+                 "most requests running at once, sharing the KV pool (default: 4)"},
+                {"max-queue", 0, "Q", "most requests waiting for a slot at a time (default: all)"},
+                {"timeout-ms", 0, "T",
+                 "total timeout per request from submission, ms (default: none)"},
+                {"queue-timeout-ms", 0, "T", "longest wait for a slot, ms (default: none)"},
+                {"n-predict", 'n', "N",
+                 "max output tokens per request unless the line sets max_tokens (default: 128)"},
+                {"chunk", 0, "N",
+                 "prefill chunk: most prompt tokens of one request per step (default: 64)"},
+                {"step-tokens", 0, "N",
+                 "token budget of one ubatch (default: max(256, concurrency))"},
+                {"stop", 0, "TEXT", "stop string (repeatable), added to each line's own"},
+                {"ignore-eos", 0, "", "keep generating after end-of-generation tokens"},
+                {"out", 'o', "FILE", "write result records here (default: stdout)"},
+                {"summary-json", 0, "FILE", "also write the run's metrics as JSON to FILE"},
+                {"skip-invalid", 0, "", "run the valid lines even if some are malformed"},
+                {"quiet", 'q', "", "no progress line"},
+                {"db", 0, "PATH",
+                 "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+                {"no-log", 0, "", "do not write the run log"},
+            })),
     0,
     0,
 };
@@ -134,38 +134,40 @@ extern "C" void on_sigint(int sig) {
     }
 }
 
-std::optional<double> opt(double v) {
-    return std::isnan(v) ? std::nullopt : std::optional<double>(v);
-}
-
 nlohmann::json num_or_null(double v) {
     return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
 }
 
-nlohmann::json result_record(const scheduler::Event& e, const std::string& prompt) {
-    const metrics::RequestMetrics& m = e.metrics;
+nlohmann::json num_or_null(const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json result_record(const core::FinishedRequest& f) {
     return {
-        {"id", e.label},
-        {"prompt", prompt},
-        {"output", e.output},
-        {"finish_reason", scheduler::to_string(e.reason)},
-        {"message", e.message},
-        {"prompt_tokens", e.prompt_tokens.size()},
-        {"prompt_tokens_cached", e.prompt_tokens_cached},
-        {"prompt_tokens_computed", e.prompt_tokens_processed},
-        {"preemptions", e.preemptions},
-        {"generated_tokens", e.output_tokens.size()},
-        {"prompt_token_ids", e.prompt_tokens},
-        {"token_ids", e.output_tokens},
+        {"id", f.label},
+        {"prompt", f.prompt},
+        {"output", f.output},
+        {"finish_reason", f.finish_reason},
+        {"message", f.message},
+        {"seed", f.seed},
+        {"prompt_tokens", f.prompt_tokens.size()},
+        {"prompt_tokens_cached", f.prompt_tokens_cached},
+        {"prompt_tokens_computed", f.prompt_tokens_computed},
+        {"preemptions", f.preemptions},
+        {"generated_tokens", f.output_tokens.size()},
+        {"prompt_token_ids", f.prompt_tokens},
+        {"token_ids", f.output_tokens},
         {"timings",
-         {{"queue_wait_ms", num_or_null(m.queue_wait_ms)},
-          {"ttft_ms", num_or_null(m.ttft_ms)},
-          {"tpot_ms", num_or_null(m.tpot_ms)},
-          {"e2e_ms", num_or_null(m.e2e_ms)},
-          {"itl_ms", m.itl_ms},
-          {"submitted_ms", num_or_null(e.timeline.submitted_ms)},
-          {"admitted_ms", num_or_null(e.timeline.admitted_ms)},
-          {"finished_ms", num_or_null(e.timeline.finished_ms)}}},
+         {{"queue_wait_ms", num_or_null(f.queue_wait_ms())},
+          {"prefill_ms", num_or_null(f.prefill_ms())},
+          {"ttft_ms", num_or_null(f.ttft_ms())},
+          {"tpot_ms", num_or_null(f.tpot_ms())},
+          {"e2e_ms", num_or_null(f.e2e_ms())},
+          {"itl_ms", f.times.itl_ms},
+          {"submitted_ms", num_or_null(f.times.submitted_ms)},
+          {"admitted_ms",
+           num_or_null(f.admitted() ? std::optional<double>(f.times.admitted_ms) : std::nullopt)},
+          {"finished_ms", num_or_null(f.times.finished_ms)}}},
     };
 }
 
@@ -190,8 +192,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const std::vector<std::string> extra_stops = args.get_all("stop");
 
     // 1. The prompt set: every problem is reported before anything runs.
-    const PromptFile pf = read_prompt_file(*prompts_path);
-    for (const PromptFileError& err : pf.errors) {
+    const core::PromptFile pf = core::read_prompt_file(*prompts_path);
+    for (const core::PromptFileError& err : pf.errors) {
         std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), err.line, err.problem.c_str());
     }
     if (!pf.errors.empty() && !args.has("skip-invalid")) {
@@ -222,87 +224,50 @@ int cmd_batch(const std::vector<std::string>& argv) {
         if (!summary_file)
             throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
     }
+    std::shared_ptr<runlog::RunLog> log;
+    if (!args.has("no-log"))
+        log = std::make_shared<runlog::RunLog>(
+            runlog::RunLog::open(run_log_path(args)));
     const std::string model_path = resolve_model_path(args.get("model"));
-    BatchModel bm = load_batch_model(model_path, args, concurrency);
-    const uint32_t n_ctx = bm.model->context().n_ctx;
+    core::SessionOptions so = batch_session_options(model_path, args, concurrency);
+    so.prefill_chunk = chunk;
+    so.step_tokens = step_tokens;
+    so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
+    std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
 
-    nlohmann::json settings = sampling_json(sampling);
-    settings["n_ctx"] = n_ctx;  // the KV pool, shared by the running requests
-    settings["n_parallel"] = concurrency;
-    settings["max_tokens"] = n_predict;
-    settings["max_queue"] = max_queue;
-    settings["prefill_chunk"] = chunk;
-    settings["step_tokens"] = step_tokens;
-    settings["timeout_ms"] = timeout_ms;
-    settings["queue_timeout_ms"] = queue_timeout_ms;
-    settings["ignore_eos"] = args.has("ignore-eos");
-    settings["kv_type"] = bm.model->context().kv_type == model::KvType::F16 ? "f16" : "f32";
-    settings["backend"] = bm.model->backend_name();
-    settings["prompt_mode"] = "raw";
+    core::BatchOptions bo;
+    bo.base.max_tokens = n_predict;
+    bo.base.sampling = sampling;
+    bo.base.seed = {core::SeedPolicy::BasePlusIndex, sampling.seed, 0};
+    bo.base.stop = extra_stops;
+    bo.base.ignore_eos = args.has("ignore-eos");
+    bo.base.timeout_ms = timeout_ms;
+    bo.base.queue_timeout_ms = queue_timeout_ms;
+    bo.concurrency = concurrency;
+    bo.max_queue = std::max<uint32_t>(max_queue, 1);
 
-    std::optional<runlog::RunLog> log;
-    int64_t run_id = 0, model_version = 0, environment = 0;
-    if (!args.has("no-log")) {
-        log.emplace(runlog::RunLog::open(run_log_path(args)));
-        run_id = log->begin_run(runlog::RunKind::Batch, *prompts_path, settings);
-        model_version = log->ensure_model_version(model_path);
-        const bool cpu = bm.model->backend_name() == "cpu";
-        runlog::DeviceInfo dev;
-        if (!cpu) dev = runlog::describe_vulkan_device(args.get("device").value_or(""));
-        environment =
-            log->ensure_environment(runlog::collect_environment(cpu ? "cpu" : "vulkan", dev));
+    // The run's settings: the scheduling knobs, and the base seed. Each
+    // response's own settings (settings_json) come with its row.
+    nlohmann::json run_settings = core::settings_json(bo.base, sampling.seed, session->facts());
+    run_settings["concurrency"] = concurrency;
+    run_settings["max_queue"] = max_queue;
+    std::optional<core::ResponseLogger> logger;
+    if (log) {
+        logger.emplace(log);
+        bo.base.run_id = logger->begin_run("batch", *prompts_path, run_settings);
+        logger->tags(model_path, session->device());  // hash the model before the run
     }
 
-    // 3. Run: submit everything, then drain events on this thread.
-    scheduler::EventQueue events;
-    scheduler::Scheduler sched(
-        *bm.model, bm.vocab, scheduler::SchedulerParams{concurrency, max_queue, chunk, step_tokens},
-        events.sink());
-    // UTC ms of the scheduler clock's zero, for the run log's timestamps.
-    const double utc_offset_ms = static_cast<double>(runlog::now_utc_ms()) - sched.now_ms();
-
-    std::map<std::string, const PromptEntry*> by_label;
-    for (size_t i = 0; i < pf.entries.size(); ++i) {
-        const PromptEntry& e = pf.entries[i];
-        scheduler::Request r;
-        r.label = e.id;
-        r.prompt = e.prompt;
-        r.max_tokens = e.max_tokens.value_or(n_predict);
-        r.sampling = sampling;
-        r.sampling.seed = sampling.seed + i;  // distinct, reproducible per request
-        r.stop = e.stop;
-        r.stop.insert(r.stop.end(), extra_stops.begin(), extra_stops.end());
-        r.ignore_eos = args.has("ignore-eos");
-        r.timeout_ms = timeout_ms;
-        r.queue_timeout_ms = queue_timeout_ms;
-        by_label[e.id] = &e;
-        sched.submit(std::move(r));
-    }
-
+    // 3. Run: the runner submits, events come back through the inbox and are
+    // handled on this thread (printing, run-log writes never stall the engine).
+    core::Inbox<core::BatchEvent> inbox;
+    core::BatchRunner runner(*session, pf.entries, bo,
+                             [&inbox](const core::BatchEvent& e) { inbox.push(e); });
     g_interrupted.store(false);
     g_signal.store(0);
     g_first_sigint_ns.store(0);
     std::signal(SIGINT, on_sigint);
     std::signal(SIGTERM, on_sigint);
-    // Each response's row is written when it starts, carries the streamed
-    // text (about once a second) and gets its final fields at the finish, so
-    // a kill -9 leaves "interrupted" rows; a busy or full run log keeps the
-    // rows and retries (runlog/response_rows.h) instead of ending the run.
-    std::optional<runlog::ResponseRows> rows;
-    if (log) rows.emplace(*log);
-    std::map<std::string, std::pair<std::string, int64_t>> streamed;  // label -> (text, tokens)
-    auto base_record = [&](const PromptEntry& pe) {
-        runlog::ResponseRecord rr;
-        rr.run_id = run_id;
-        rr.model_version_id = model_version;
-        rr.environment_id = environment;
-        rr.request_id = pe.id;
-        rr.settings = settings;
-        rr.settings["max_tokens"] = pe.max_tokens.value_or(n_predict);
-        rr.settings["seed"] = sampling.seed + static_cast<uint64_t>(&pe - pf.entries.data());
-        rr.prompt = pe.prompt;
-        return rr;
-    };
     // The result records: every write checked; after a failure (a full
     // disk) the run goes on (every response is in the run log) and the end
     // says how many records were written.
@@ -314,7 +279,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     if (struct stat st{}; fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode))
         records_end = ftello(out);
     const std::string out_name = args.get("out").value_or("standard output");
-    sched.start();
+    runner.start();
 
     const bool progress = !args.has("quiet");
     const bool tty = isatty(fileno(stderr)) != 0;
@@ -323,72 +288,55 @@ int cmd_batch(const std::vector<std::string>& argv) {
     size_t refused = 0;  // error or rejected without ever being queued
     bool interrupted = false;
     auto last_progress = std::chrono::steady_clock::now();
-    std::vector<scheduler::Event> batch;
+    // Each response's row is written when it starts, carries the streamed
+    // text (about once a second) and gets its final fields at the finish
+    // (core::ResponseLogger), so a kill -9 leaves "interrupted" rows; a busy
+    // or full run log keeps the rows and retries instead of ending the run.
+    struct Streaming {
+        std::shared_ptr<const core::FinishedRequest> started;
+        std::string text;
+        int64_t tokens = 0;
+    };
+    std::map<size_t, Streaming> streaming;  // entry index -> its row's state
+    std::vector<core::BatchEvent> batch;
     while (finished < total) {
         if (g_interrupted.load() && !interrupted) {
             interrupted = true;
             if (progress)
                 std::fprintf(stderr, "\ninterrupted: cancelling the remaining requests\n");
-            sched.stop();  // every unfinished request gets its Finished (cancelled) event
+            // Every unfinished entry gets its Finished (cancelled) event,
+            // submitted or not, so every prompt has a record and a row.
+            runner.cancel();
         }
         batch.clear();
-        events.wait_pop(batch, std::chrono::milliseconds(100));
-        for (const scheduler::Event& e : batch) {
-            if (rows && e.type == scheduler::EventType::Started) {
-                runlog::ResponseRecord rr = base_record(*by_label.at(e.label));
-                rr.started_ms = static_cast<int64_t>(utc_offset_ms + e.time_ms);
-                rows->start(e.label, rr);
-            } else if (rows && e.type == scheduler::EventType::Token) {
-                auto& [text, n] = streamed[e.label];
-                text += e.piece;
-                rows->text(e.label, text, ++n, e.time_ms);
+        inbox.wait_pop(batch, std::chrono::milliseconds(100));
+        for (const core::BatchEvent& e : batch) {
+            if (e.type == core::BatchEvent::Type::Started) {
+                if (logger && e.result) {
+                    logger->start(*e.result);
+                    streaming[e.index].started = e.result;
+                }
+                continue;
             }
-            if (e.type != scheduler::EventType::Finished) continue;
-            streamed.erase(e.label);
+            if (e.type == core::BatchEvent::Type::Token) {
+                if (auto it = streaming.find(e.index); it != streaming.end()) {
+                    it->second.text += e.piece;
+                    logger->text(*it->second.started, it->second.text, ++it->second.tokens,
+                                 e.time_ms);
+                }
+                continue;
+            }
+            streaming.erase(e.index);
             ++finished;
-            if ((e.reason == scheduler::FinishReason::Error ||
-                 e.reason == scheduler::FinishReason::Rejected) &&
-                std::isnan(e.timeline.admitted_ms)) {
-                ++refused;
-            }
-            const PromptEntry& pe = *by_label.at(e.label);
+            const core::FinishedRequest& f = *e.result;
+            if (f.refused) ++refused;
             const std::string line =
-                result_record(e, pe.prompt)
-                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-            if (log) {
-                runlog::ResponseRecord rr = base_record(pe);
-                rr.prompt_tokens = static_cast<int64_t>(e.prompt_tokens.size());
-                rr.output = e.output;
-                rr.output_tokens = static_cast<int64_t>(e.output_tokens.size());
-                rr.finish_reason = scheduler::to_string(e.reason);
-                if (e.reason == scheduler::FinishReason::Error ||
-                    e.reason == scheduler::FinishReason::Rejected) {
-                    rr.error = e.message;
-                }
-                rr.queue_wait_ms = opt(e.metrics.queue_wait_ms);
-                rr.ttft_ms = opt(e.metrics.ttft_ms);
-                rr.tpot_ms = opt(e.metrics.tpot_ms);
-                rr.e2e_ms = opt(e.metrics.e2e_ms);
-                const auto& tl = e.timeline;
-                if (!tl.token_ms.empty() && !std::isnan(tl.admitted_ms) &&
-                    tl.token_ms.front() > tl.admitted_ms) {
-                    rr.prefill_tps = static_cast<double>(e.prompt_tokens.size()) /
-                                     ((tl.token_ms.front() - tl.admitted_ms) / 1000.0);
-                }
-                if (tl.token_ms.size() >= 2 && tl.token_ms.back() > tl.token_ms.front()) {
-                    rr.decode_tps = static_cast<double>(tl.token_ms.size() - 1) /
-                                    ((tl.token_ms.back() - tl.token_ms.front()) / 1000.0);
-                }
-                if (!std::isnan(tl.admitted_ms)) {
-                    rr.prompt_cached_tokens = e.prompt_tokens_cached;
-                    rr.preemptions = e.preemptions;
-                }
-                rr.started_ms = static_cast<int64_t>(utc_offset_ms + tl.submitted_ms);
-                rr.finished_ms = static_cast<int64_t>(utc_offset_ms + tl.finished_ms);
-                const size_t before = rows->unlogged();
-                rows->finish(e.label, rr);
-                if (const std::string err = rows->take_new_error();
-                    !err.empty() && rows->unlogged() > before)
+                result_record(f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            if (logger) {
+                const size_t before = logger->unlogged();
+                logger->finish(f);
+                if (const std::string err = logger->take_new_error();
+                    !err.empty() && logger->unlogged() > before)
                     std::fprintf(stderr,
                                  "\nbatch: %s; kept in memory and retried with the next "
                                  "responses (the run goes on)\n",
@@ -405,7 +353,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
                                  "\nbatch: %s: cannot write result records: %s; the run goes "
                                  "on%s\n",
                                  out_name.c_str(), out_error.c_str(),
-                                 log ? " and every response is in the run log" : "");
+                                 logger ? " and every response is in the run log" : "");
                 } else {
                     ++records_written;
                     if (records_end >= 0) records_end = ftello(out);
@@ -415,7 +363,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         const auto now = std::chrono::steady_clock::now();
         if (progress && now - last_progress >= std::chrono::milliseconds(tty ? 200 : 2000)) {
             last_progress = now;
-            const metrics::MetricsSnapshot s = sched.metrics().snapshot(sched.now_ms(), 5000);
+            const metrics::MetricsSnapshot s = session->metrics().snapshot(session->now_ms(), 5000);
             std::fprintf(stderr,
                          "%sbatch: %zu/%zu finished | running %d | queued %d | decode %.1f tok/s | "
                          "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix cache hit rate %.3f%s",
@@ -425,14 +373,14 @@ int cmd_batch(const std::vector<std::string>& argv) {
             std::fflush(stderr);
         }
     }
-    sched.stop();
+    session->shutdown();
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     size_t unlogged = 0;
-    if (rows) {
-        unlogged = rows->flush();  // the last try for rows kept while the log was busy or full
+    if (logger) {
+        unlogged = logger->flush();  // the last try for rows kept while the log was busy or full
         try {
-            log->end_run(run_id);
+            logger->end_run(bo.base.run_id);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "batch: %s\n", e.what());
         }
@@ -440,22 +388,21 @@ int cmd_batch(const std::vector<std::string>& argv) {
 
     // 4. Summary of the whole run (ends at the last finish).
     const metrics::MetricsSnapshot s =
-        sched.metrics().snapshot(sched.metrics().last_sample_ms(), 60000);
+        session->metrics().snapshot(session->metrics().last_sample_ms(), 60000);
     if (progress && tty) std::fputc('\n', stderr);
     std::fprintf(stderr, "\nbatch: %zu requests, concurrency %u, model %s, backend %s\n", total,
-                 concurrency, model_path.c_str(), bm.model->backend_name().c_str());
+                 concurrency, model_path.c_str(), session->model().backend_name().c_str());
     std::string reasons;
     for (const auto& [reason, count] : s.finish_reasons) {
         reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
     }
     std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
     if (refused > 0) {
-        std::fprintf(
-            stderr,
-            "refused at submission: %zu of %zu (prompt longer than the context, queue full "
-            "or invalid; see each record's message); the latency rows cover the "
-            "other %zu\n",
-            refused, total, total - refused);
+        std::fprintf(stderr,
+                     "refused at submission: %zu of %zu (prompt longer than the context, queue full "
+                     "or invalid; see each record's message); the latency rows cover the "
+                     "other %zu\n",
+                     refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
     if (summary_file) {
@@ -483,7 +430,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         std::fprintf(stderr,
                      "batch: %zu responses could not be logged: %s; their result records are "
                      "in %s\n",
-                     unlogged, rows->last_error().c_str(), out_name.c_str());
+                     unlogged, logger->last_error().c_str(), out_name.c_str());
         failed = true;
     }
     if (interrupted) return 128 + g_signal.load();  // 130 for SIGINT, 143 for SIGTERM

@@ -4,10 +4,11 @@
 //
 // For each level N the same kind of load runs: R requests (default 4N,
 // at least 8), each a distinct prompt of -p tokens generating exactly -n
-// tokens (greedy, EOS ignored), all submitted at once to a scheduler with N
-// slots. Reported per level: aggregate output tokens/s over the wall time
-// from submission to the last finish, prefill tokens/s, p50/p99 of TTFT
-// (from submission) and ITL, and the speed-up over the first level.
+// tokens (greedy, EOS ignored), all submitted at once to one EngineSession
+// whose admission limit lets N run at a time (the slots are the largest
+// level's, loaded once; the limit changes between levels, no reload). Reported per level: aggregate
+// output tokens/s over the wall time from submission to the last finish, prefill tokens/s, p50/p99
+// of TTFT (from submission) and ITL, and the speed-up over the first level.
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,7 @@
 #include "args.h"
 #include "batch_common.h"
 #include "common_options.h"
-#include "scheduler/scheduler.h"
+#include "core/engine_session.h"
 
 namespace wb::cli {
 
@@ -146,55 +147,57 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
         }
     }
     const std::string model_path = resolve_model_path(args.get("model"));
-    BatchModel bm = load_batch_model(model_path, args, max_level, per_request);
+    core::SessionOptions so = batch_session_options(model_path, args, max_level, per_request);
+    so.prefill_chunk = chunk;
+    so.step_tokens = static_cast<uint32_t>(
+        args.get_int("step-tokens", std::max<int64_t>(256, max_level), max_level, 1 << 20));
+    std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
+    const tokenizer::Vocab& vocab = session->vocab();
     const bool json = args.has("json");
     if (!json) {
         std::printf("model %s, backend %s, %zu prompt + %d output tokens per request\n",
-                    model_path.c_str(), bm.model->backend_name().c_str(), n_prompt, n_gen);
+                    model_path.c_str(), session->model().backend_name().c_str(), n_prompt, n_gen);
         std::fflush(stdout);
     }
+    auto greedy = [&](std::vector<int32_t> prompt, int32_t max_tokens, size_t i) {
+        core::GenerationRequest r;
+        r.label = std::to_string(i);
+        r.prompt_tokens = std::move(prompt);
+        r.max_tokens = max_tokens;
+        r.ignore_eos = true;
+        r.sampling.temperature = 0.0f;
+        r.client_id = "bench";
+        return r;
+    };
 
     // Warm-up: one short request, so one-off costs (pipeline creation,
     // first-touch allocations) are not charged to the first level.
     {
-        scheduler::Scheduler warm(*bm.model, bm.vocab, scheduler::SchedulerParams{1, 1, chunk, 256},
-                                  nullptr);
-        scheduler::Request r;
-        r.prompt_tokens = make_prompt(bm.vocab, std::min<size_t>(n_prompt, 8), 0);
-        r.max_tokens = 2;
-        r.ignore_eos = true;
-        r.sampling.temperature = 0.0f;
-        warm.submit(r);
-        warm.start();
-        warm.wait_idle(std::chrono::minutes(10));
+        scheduler::AdmissionLimits lim = session->admission();
+        lim.max_running = 1;
+        session->set_admission(lim);
+        session->submit(greedy(make_prompt(vocab, std::min<size_t>(n_prompt, 8), 0), 2, 0), {});
+        session->wait_idle(std::chrono::minutes(10));
     }
 
     std::vector<LevelResult> results;
     for (uint32_t level : levels) {
         // Each level starts from an empty prefix cache: the same prompts ran
         // in the level before (and the warm-up), and hits would flatter it.
-        bm.model->kv_cells().clear();
+        // The session is idle here (wait_idle below), so no request holds KV.
+        session->model().kv_cells().clear();
         const auto n_req = static_cast<size_t>(
             args.get_int("requests", std::max<int64_t>(8, 4 * int64_t{level}), 1, 1 << 20));
-        const auto step_tokens = static_cast<uint32_t>(
-            args.get_int("step-tokens", std::max<int64_t>(256, level), level, 1 << 20));
-        std::vector<scheduler::Request> reqs(n_req);
-        for (size_t i = 0; i < n_req; ++i) {
-            reqs[i].label = std::to_string(i);
-            reqs[i].prompt_tokens = make_prompt(bm.vocab, n_prompt, i % 64);
-            reqs[i].max_tokens = n_gen;
-            reqs[i].ignore_eos = true;
-            reqs[i].sampling.temperature = 0.0f;
-        }
-        scheduler::Scheduler sched(
-            *bm.model, bm.vocab,
-            scheduler::SchedulerParams{level, static_cast<uint32_t>(n_req), chunk, step_tokens},
-            nullptr);
-        for (auto& r : reqs) sched.submit(std::move(r));
-        sched.start();
-        sched.wait_idle(std::chrono::hours(24));
+        scheduler::AdmissionLimits lim = session->admission();
+        lim.max_running = level;  // N at a time; the rest wait
+        lim.max_queue = static_cast<uint32_t>(n_req);
+        session->set_admission(lim);
+        session->reset_metrics();  // this level's figures only
+        for (size_t i = 0; i < n_req; ++i)
+            session->submit(greedy(make_prompt(vocab, n_prompt, i % 64), n_gen, i), {});
+        session->wait_idle(std::chrono::hours(24));
         const metrics::MetricsSnapshot s =
-            sched.metrics().snapshot(sched.metrics().last_sample_ms(), 60000);
+            session->metrics().snapshot(session->metrics().last_sample_ms(), 60000);
         results.push_back({level, n_req, s.run, s.finish_reasons});
         if (!json) {
             if (results.size() == 1) {
@@ -222,7 +225,7 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
     }
     nlohmann::json j;
     j["model"] = model_path;
-    j["backend"] = bm.model->backend_name();
+    j["backend"] = session->model().backend_name();
     j["n_prompt"] = n_prompt;
     j["n_gen"] = n_gen;
     j["levels"] = nlohmann::json::array();

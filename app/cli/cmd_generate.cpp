@@ -2,11 +2,14 @@
 // text to stdout as it is produced (each piece flushed), then prints token
 // counts and timings to stderr; --json prints one JSON object instead.
 //
-// Timings (steady clock, ms):
-//   TTFT    start of prefill -> first token sampled (prefill + one sampling)
-//   prefill the decode() call over the prompt; tokens/s = prompt tokens / its time
+// The request goes through the one request path (app/core: EngineSession
+// with one slot, the prompt in one forward pass; with --chat its messages
+// are rendered by the session's chat template) and is logged by the one
+// row builder. Timings (ms) are FinishedRequest's (core/finished_request.h):
+//   TTFT    submit -> first token sampled (queue wait + prefill)
+//   prefill admission -> first token; tokens/s = prompt tokens / its time
 //   decode  first token -> last token; tokens/s = (generated - 1) / its time
-//           (each step = one single-token decode() + sampling), TPOT its inverse
+//           (each step = one single-token forward pass + sampling)
 
 #include <atomic>
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,15 +28,14 @@
 #include "chat/chat_template.h"
 #include "chat_options.h"
 #include "common_options.h"
+#include "core/engine_session.h"
+#include "core/inbox.h"
+#include "core/response_log.h"
 #include "gguf/gguf.h"
+#include "model/hparams.h"
 #include "model/load.h"
-#include "runlog/environment.h"
-#include "runlog/response_rows.h"
 #include "runlog/run_log.h"
-#include "runlog/time_utc.h"
-#include "runlog/vk_device.h"
 #include "sampling/sampler.h"
-#include "tokenizer/tokenizer.h"
 
 namespace wb::cli {
 
@@ -107,82 +110,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-struct Generation {
-    std::vector<int32_t> prompt_ids;
-    std::vector<int32_t> generated_ids;  // without the end-of-generation token
-    std::string text;
-    std::string finish_reason;  // "stop" | "length" | "cancelled" (SIGINT, SIGTERM)
-    double load_ms = 0, ttft_ms = 0, prefill_ms = 0, decode_ms = 0, total_ms = 0;
-};
-
-/// Prefill + sampling loop of one sequence (seq 0). `on_text` gets each
-/// complete UTF-8 piece as soon as it exists.
-void run(model::Model& m, const tokenizer::Vocab& vocab, sampling::Sampler& sampler,
-         int64_t n_predict, Generation& g, const std::function<void(const std::string&)>& on_text) {
-    const uint32_t n_ctx = m.context().n_ctx;
-    if (g.prompt_ids.size() > n_ctx) {
-        throw std::runtime_error("prompt has " + std::to_string(g.prompt_ids.size()) +
-                                 " tokens, more than the context size " + std::to_string(n_ctx) +
-                                 " (raise -c)");
-    }
-    tokenizer::StreamDetokenizer detok(vocab);
-    for (int32_t id : g.prompt_ids) sampler.accept(id);  // penalties see the prompt, as llama.cpp
-
-    const Clock::time_point t_start = Clock::now();
-    model::Batch batch;
-    for (size_t i = 0; i < g.prompt_ids.size(); ++i) {
-        batch.add(g.prompt_ids[i], static_cast<int32_t>(i), 0, i + 1 == g.prompt_ids.size());
-    }
-    std::vector<float> logits;  // [1, n_vocab] of the last decoded token
-    m.decode(batch, logits);
-    const Clock::time_point t_prefilled = Clock::now();
-    g.prefill_ms = ms_between(t_start, t_prefilled);
-
-    int32_t pos = static_cast<int32_t>(g.prompt_ids.size());
-    Clock::time_point t_first{}, t_last{};
-    g.finish_reason = "length";
-    while (static_cast<int64_t>(g.generated_ids.size()) < n_predict) {
-        const int32_t tok = sampler.sample(logits);
-        const Clock::time_point now = Clock::now();
-        if (g.generated_ids.empty()) {
-            t_first = now;
-            g.ttft_ms = ms_between(t_start, now);
-        }
-        t_last = now;
-        if (vocab.is_eog(tok)) {
-            g.finish_reason = "stop";
-            break;
-        }
-        g.generated_ids.push_back(tok);
-        const std::string piece = detok.push(tok);
-        g.text += piece;
-        if (!piece.empty()) on_text(piece);
-        if (static_cast<int64_t>(g.generated_ids.size()) >= n_predict) break;
-        if (static_cast<uint32_t>(pos) >= n_ctx) break;  // context full: "length"
-        if (g_stop_signal.load() != 0) {
-            g.finish_reason = "cancelled";
-            break;
-        }
-        batch.clear();
-        batch.add(tok, pos++, 0, true);
-        m.decode(batch, logits);
-    }
-    const std::string rest = detok.flush();
-    g.text += rest;
-    if (!rest.empty()) on_text(rest);
-    g.decode_ms = g.generated_ids.empty() ? 0.0 : ms_between(t_first, t_last);
-    g.total_ms = ms_between(t_start, Clock::now());
-}
-
-double per_second(double n, double ms) {
-    return ms > 0 ? n * 1000.0 / ms : 0.0;
-}
-
-/// A float setting as the short decimal the user typed (0.95, not 0.949999988...).
-double as_decimal(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.7g", static_cast<double>(v));
-    return std::strtod(buf, nullptr);
+nlohmann::json num_or_null(const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -221,191 +150,201 @@ int cmd_generate(const std::vector<std::string>& argv) {
     const std::string path = resolve_model_path(args.get("model"));
     // Run log, opened strictly before any work: a bad database file is
     // reported (and nothing generated) rather than silently not logged.
-    std::optional<runlog::RunLog> log;
+    std::shared_ptr<runlog::RunLog> log;
     if (!args.has("no-log"))
-        log.emplace(runlog::RunLog::open(run_log_path(args)));
+        log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
 
     const Clock::time_point t_load = Clock::now();
-    const gguf::File f = gguf::File::open(path);
-    const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(f);
-    const model::HParams hp = model::HParams::from_gguf(f);
-    const model::LoadOptions lo = load_options_from_args(args, hp.n_ctx_train);
-    std::unique_ptr<model::Model> m = model::load_model(path, lo);
-    Generation g;
-    g.load_ms = ms_between(t_load, Clock::now());
-    if (vocab.n_tokens() != static_cast<int32_t>(hp.n_vocab)) {
-        throw std::runtime_error(path + ": tokenizer has " + std::to_string(vocab.n_tokens()) +
-                                 " tokens but token_embd has " + std::to_string(hp.n_vocab) +
-                                 " rows");
+    model::LoadOptions lo;
+    {
+        const gguf::File f = gguf::File::open(path);
+        lo = load_options_from_args(args, model::HParams::from_gguf(f).n_ctx_train);
     }
+    lo.context.n_seq_max = 1;
+    core::SessionOptions so;
+    so.load = lo;
+    // The whole prompt in one forward pass, then one token per pass: the
+    // ubatches llama.cpp's golden runs used.
+    so.prefill_chunk = lo.context.n_ctx;
+    so.step_tokens = lo.context.n_ctx;
+    so.limits.max_queue = 1;
+    if (chat_mode) so.chat_template = args.get("chat-format").value_or("");
+    std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
+    const double load_ms = ms_between(t_load, Clock::now());
+    model::Model& m = session->model();
+    if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)
+        if (!m.can_profile()) throw UsageError("generate: --profile needs --backend vulkan");
+        m.set_profiling(true);
+    }
+
+    std::optional<core::ResponseLogger> logger;
+    core::GenerationRequest req;
     std::optional<chat::ChatPrompt> chat_prompt;
     if (chat_mode) {
-        const chat::TemplateChoice choice =
-            chat::choose_template(f, vocab, args.get("chat-format").value_or(""));
-        if (!choice.note.empty()) std::fprintf(stderr, "note: %s\n", choice.note.c_str());
-        chat_prompt =
-            chat::build_prompt(choice.tmpl, vocab, turns, true, chat_vars_from_args(args));
+        if (!session->template_note().empty())
+            std::fprintf(stderr, "note: %s\n", session->template_note().c_str());
+        req.messages = turns;
+        req.chat_vars = chat_vars_from_args(args);
+        // What the session will run, shown before it runs (and in --json).
+        chat_prompt = session->chat_prompt(req.messages, req.chat_vars);
         if (!json) std::fprintf(stderr, "%s\n", describe_chat_prompt(*chat_prompt).c_str());
         prompt = chat_prompt->text;
-        g.prompt_ids = chat_prompt->ids;
     } else {
-        g.prompt_ids = vocab.tokenize(*prompt, /*add_special=*/true);
+        req.prompt = *prompt;
     }
-    if (g.prompt_ids.empty()) throw UsageError("generate: the prompt gives no tokens");
-
-    sampling::Sampler sampler(sp);
-    const int64_t started_utc_ms = runlog::now_utc_ms();
-    if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)
-        if (!m->can_profile()) throw UsageError("generate: --profile needs --backend vulkan");
-        m->set_profiling(true);
+    if (n_predict == 0) {
+        // Nothing to generate: the prompt's ids only (e.g. to check a chat
+        // rendering's tokens), no request, nothing logged.
+        const std::vector<int32_t> ids =
+            chat_prompt ? chat_prompt->ids : session->vocab().tokenize(*prompt, true);
+        if (json) {
+            nlohmann::json j;
+            j["model"] = path;
+            j["prompt"] = *prompt;
+            j["prompt_token_ids"] = ids;
+            j["generated_token_ids"] = nlohmann::json::array();
+            j["text"] = "";
+            j["finish_reason"] = "length";
+            std::printf("%s\n",
+                        j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        } else {
+            std::fprintf(stderr, "prompt tokens:    %zu (nothing generated: -n 0)\n", ids.size());
+        }
+        return 0;
     }
-    // The run log: one run with one response, whose row is written before
-    // generating and kept up to date (runlog/response_rows.h), so a kill -9
-    // leaves an "interrupted" row with the text so far; a busy or full log
-    // is retried, then reported.
-    nlohmann::json settings = {
-        {"temperature", as_decimal(sp.temperature)},
-        {"top_k", sp.top_k},
-        {"top_p", as_decimal(sp.top_p)},
-        {"min_p", as_decimal(sp.min_p)},
-        {"repeat_penalty", as_decimal(sp.repeat_penalty)},
-        {"repeat_last_n", sp.repeat_last_n},
-        {"seed", sp.seed},
-        {"n_ctx", m->context().n_ctx},
-        {"n_parallel", 1},
-        {"max_tokens", n_predict},
-        {"kv_type", m->context().kv_type == model::KvType::F16 ? "f16" : "f32"},
-        {"backend", m->backend_name()},
-        {"prompt_mode", chat_mode ? "chat" : "raw"},
-        // How the text became ids, so runs that tokenize differently differ here.
-        {"add_bos", vocab.add_bos()},
-        {"pre_tokenizer", vocab.pre_family()},
-        {"parse_special", chat_mode}};
-    if (chat_prompt) {
-        settings["chat_template"] = chat_prompt->template_name;
-        settings["chat_template_sha256"] = chat_prompt->template_sha256;
-    }
-    runlog::ResponseRecord r;
-    std::optional<runlog::ResponseRows> rows;
+    req.max_tokens = static_cast<int32_t>(n_predict);
+    req.sampling = sp;
+    req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
+    req.client_id = "cli";
+    req.label = "generate";
     if (log) {
-        const bool cpu = m->backend_name() == "cpu";
-        runlog::DeviceInfo dev;
-        if (!cpu) dev = runlog::describe_vulkan_device(lo.device);  // the loader's choice
-        r.run_id = log->begin_run(runlog::RunKind::Generate, "generate", settings);
-        r.model_version_id = log->ensure_model_version(path);
-        r.environment_id =
-            log->ensure_environment(runlog::collect_environment(cpu ? "cpu" : "vulkan", dev));
-        r.settings = settings;
-        r.prompt = *prompt;
-        r.prompt_tokens = static_cast<int64_t>(g.prompt_ids.size());
-        r.started_ms = started_utc_ms;
-        rows.emplace(*log);
-        rows->start("generate", r);
+        logger.emplace(log);
+        // The run's settings are the response's: one request.
+        req.run_id = logger->begin_run("generate", "generate",
+                                       core::settings_json(req, sp.seed, session->facts()));
+        logger->tags(path, session->device());  // errors before generating, not after
     }
+
+    // Pieces stream from the engine thread through the inbox to stdout here.
+    // The run-log row is written when the request starts and its text
+    // updated about once a second (core::ResponseLogger), so a kill -9
+    // leaves an "interrupted" row with the text so far.
+    core::Inbox<core::RequestEvent> inbox;
     g_stop_signal.store(0);
     g_first_signal_ns.store(0);
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
+    const core::RequestHandle handle = session->submit(req, [&inbox](const core::RequestEvent& e) {
+        if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
+    });
+    std::shared_ptr<const core::FinishedRequest> started, fin;
     std::string streamed;
-    try {
-        run(*m, vocab, sampler, n_predict, g, [&](const std::string& piece) {
-            streamed += piece;
-            if (rows)
-                rows->text("generate", streamed, static_cast<int64_t>(g.generated_ids.size()),
-                           ms_between(t_load, Clock::now()));
-            if (json) return;
-            std::fwrite(piece.data(), 1, piece.size(), stdout);
-            std::fflush(stdout);
-        });
-    } catch (const std::exception& e) {
-        // Logged as an error with what was generated before it, then reported.
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
-        if (rows) {
-            r.output = streamed;
-            r.output_tokens = static_cast<int64_t>(g.generated_ids.size());
-            r.finish_reason = "error";
-            r.error = e.what();
-            r.finished_ms = runlog::now_utc_ms();
-            rows->finish("generate", r);
-            rows->flush();
-            try {
-                log->end_run(r.run_id);
-            } catch (const std::exception&) {  // the error below is the one to report
+    int64_t n_streamed = 0;
+    bool cancelling = false;
+    std::vector<core::RequestEvent> events;
+    while (!fin) {
+        if (g_stop_signal.load() != 0 && !cancelling) {
+            handle.cancel();
+            cancelling = true;
+        }
+        events.clear();
+        inbox.wait_pop(events, std::chrono::milliseconds(100));
+        for (const core::RequestEvent& e : events) {
+            if (!e.piece.empty()) {
+                streamed += e.piece;
+                if (!json) {
+                    std::fwrite(e.piece.data(), 1, e.piece.size(), stdout);
+                    std::fflush(stdout);
+                }
+            }
+            switch (e.type) {
+                case core::RequestEvent::Type::Started:
+                    started = e.result;
+                    if (logger && started) logger->start(*started);
+                    break;
+                case core::RequestEvent::Type::Token:
+                    ++n_streamed;
+                    if (logger && started) logger->text(*started, streamed, n_streamed, e.time_ms);
+                    break;
+                case core::RequestEvent::Type::Finished:
+                    fin = e.result;
+                    break;
+                case core::RequestEvent::Type::Queued:
+                case core::RequestEvent::Type::Preempted:  // one request: never preempted
+                case core::RequestEvent::Type::Resumed:
+                    break;
             }
         }
-        throw;
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
-
-    const double n_prompt = static_cast<double>(g.prompt_ids.size());
-    const double n_gen = static_cast<double>(g.generated_ids.size());
-    const double prefill_tps = per_second(n_prompt, g.prefill_ms);
-    const double decode_tps = per_second(n_gen > 1 ? n_gen - 1 : 0, g.decode_ms);
+    const int stop_signal = g_stop_signal.load();
+    core::FinishedRequest g = *fin;
+    if (g.finish_reason == "cancelled" && stop_signal != 0)
+        g.message =
+            std::string("cancelled by ") + (stop_signal == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
     std::string not_logged;
-    if (log) {
-        r.output = g.text;
-        r.output_tokens = static_cast<int64_t>(g.generated_ids.size());
-        r.finish_reason = g.finish_reason;
-        r.queue_wait_ms = 0.0;  // no queue: one request, run at once
-        if (n_predict > 0) r.ttft_ms = g.ttft_ms;
-        if (n_gen > 1) r.tpot_ms = g.decode_ms / (n_gen - 1);
-        r.e2e_ms = g.total_ms;
-        r.prefill_tps = prefill_tps;
-        if (n_gen > 1) r.decode_tps = decode_tps;
-        r.started_ms = started_utc_ms;
-        r.finished_ms = runlog::now_utc_ms();
-        if (g.finish_reason == "cancelled")
-            r.error = std::string("cancelled by ") +
-                      (g_stop_signal.load() == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
-        rows->finish("generate", r);
+    if (logger) {
+        logger->finish(g);
         // Not logged after every retry: said after the output, exit status 1.
-        if (rows->flush() > 0)
-            not_logged = rows->last_error();
-        else
-            log->end_run(r.run_id);
+        if (logger->flush() > 0) {
+            not_logged = logger->last_error();
+        } else {
+            try {
+                logger->end_run(req.run_id);
+            } catch (const std::exception& e) {
+                not_logged = e.what();
+            }
+        }
     }
+    if (!g.completed() && g.finish_reason != "cancelled") {
+        // Refused (e.g. a prompt longer than -c) or failed: logged, then reported.
+        throw std::runtime_error(g.message + (g.refused ? " (raise -c)" : ""));
+    }
+
+    const double n_gen = static_cast<double>(g.output_tokens.size());
+    const std::optional<double> prefill_tps = g.prefill_tps(), decode_tps = g.decode_tps();
+    const double ttft = g.ttft_ms().value_or(0.0), prefill_ms = g.prefill_ms().value_or(0.0);
+    const double decode_ms = g.decode_ms().value_or(0.0);
     if (json) {
         nlohmann::json j;
         j["model"] = path;
-        j["backend"] = m->backend_name();
+        j["backend"] = m.backend_name();
         j["prompt"] = *prompt;
-        j["prompt_token_ids"] = g.prompt_ids;
+        j["prompt_token_ids"] = g.prompt_tokens;
         if (chat_prompt) {
             nlohmann::json msgs = nlohmann::json::array();
             for (const chat::Message& t : turns)
                 msgs.push_back({{"role", t.role}, {"content", t.content}});
             j["chat"] = {{"messages", msgs},
-                         {"template", chat_prompt->template_name},
-                         {"template_sha256", chat_prompt->template_sha256},
-                         {"add_bos", chat_prompt->add_bos},
-                         {"pre_tokenizer", chat_prompt->pre_tokenizer},
-                         {"parse_special", chat_prompt->parse_special}};
+                         {"template", g.prompt_facts.template_name},
+                         {"template_sha256", g.prompt_facts.template_sha256},
+                         {"add_bos", g.prompt_facts.add_bos},
+                         {"pre_tokenizer", g.prompt_facts.pre_tokenizer},
+                         {"parse_special", g.prompt_facts.parse_special}};
         }
-        j["generated_token_ids"] = g.generated_ids;
-        j["text"] = g.text;
+        j["generated_token_ids"] = g.output_tokens;
+        j["text"] = g.output;
         j["finish_reason"] = g.finish_reason;
-        j["n_ctx"] = m->context().n_ctx;
-        j["kv_type"] = m->context().kv_type == model::KvType::F16 ? "f16" : "f32";
-        j["sampling"] = {{"temperature", as_decimal(sp.temperature)},
+        j["n_ctx"] = session->facts().n_ctx;
+        j["kv_type"] = session->facts().kv_type;
+        j["sampling"] = {{"temperature", core::as_decimal(sp.temperature)},
                          {"top_k", sp.top_k},
-                         {"top_p", as_decimal(sp.top_p)},
-                         {"min_p", as_decimal(sp.min_p)},
-                         {"repeat_penalty", as_decimal(sp.repeat_penalty)},
+                         {"top_p", core::as_decimal(sp.top_p)},
+                         {"min_p", core::as_decimal(sp.min_p)},
+                         {"repeat_penalty", core::as_decimal(sp.repeat_penalty)},
                          {"repeat_last_n", sp.repeat_last_n},
-                         {"seed", sp.seed}};
-        j["timings"] = {{"load_ms", g.load_ms},
-                        {"ttft_ms", g.ttft_ms},
-                        {"prefill_ms", g.prefill_ms},
-                        {"prefill_tokens_per_s", prefill_tps},
-                        {"decode_ms", g.decode_ms},
-                        // One generated token means no decode step: no rate, no TPOT.
-                        {"decode_tokens_per_s",
-                         n_gen > 1 ? nlohmann::json(decode_tps) : nlohmann::json(nullptr)},
-                        {"tpot_ms", n_gen > 1 ? nlohmann::json(g.decode_ms / (n_gen - 1))
-                                              : nlohmann::json(nullptr)},
-                        {"total_ms", g.total_ms}};
+                         {"seed", g.seed}};
+        // One generated token means no decode step: no rate, no TPOT.
+        j["timings"] = {{"load_ms", load_ms},
+                        {"queue_wait_ms", num_or_null(g.queue_wait_ms())},
+                        {"ttft_ms", ttft},
+                        {"prefill_ms", prefill_ms},
+                        {"prefill_tokens_per_s", num_or_null(prefill_tps)},
+                        {"decode_ms", decode_ms},
+                        {"decode_tokens_per_s", num_or_null(decode_tps)},
+                        {"tpot_ms", num_or_null(g.tpot_ms())},
+                        {"total_ms", num_or_null(g.e2e_ms())}};
         // The detokenizer only emits valid UTF-8, but the prompt is user input.
         const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         std::printf("%s\n", out.c_str());
@@ -415,9 +354,9 @@ int cmd_generate(const std::vector<std::string>& argv) {
         // The first token comes from prefill; with only that one there was no
         // decode step, so there is no decode rate or TPOT to show.
         char decode_line[128];
-        if (n_gen > 1) {
+        if (n_gen > 1 && decode_tps) {
             std::snprintf(decode_line, sizeof decode_line, "%.1f tokens/s (%.2f ms, TPOT %.3f ms)",
-                          decode_tps, g.decode_ms, g.decode_ms / (n_gen - 1));
+                          *decode_tps, decode_ms, g.tpot_ms().value_or(0.0));
         } else {
             std::snprintf(decode_line, sizeof decode_line,
                           "- (no decode step: the only token came from prefill)");
@@ -429,12 +368,12 @@ int cmd_generate(const std::vector<std::string>& argv) {
                      "prefill:          %.1f tokens/s (%.2f ms)\n"
                      "decode:           %s\n"
                      "backend:          %s, seed %llu\n",
-                     g.prompt_ids.size(), g.generated_ids.size(), g.finish_reason.c_str(),
-                     g.ttft_ms, prefill_tps, g.prefill_ms, decode_line, m->backend_name().c_str(),
-                     static_cast<unsigned long long>(sp.seed));
+                     g.prompt_tokens.size(), g.output_tokens.size(), g.finish_reason.c_str(), ttft,
+                     prefill_tps.value_or(0.0), prefill_ms, decode_line, m.backend_name().c_str(),
+                     static_cast<unsigned long long>(g.seed));
     }
     if (args.has("profile")) {
-        const vk::Profile& prof = m->profile();
+        const vk::Profile& prof = m.profile();
         std::fprintf(
             stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
             prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());
@@ -445,7 +384,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         return 1;
     }
     // Stopped by a signal: 128 + its number, as the shell reports it.
-    return g.finish_reason == "cancelled" ? 128 + g_stop_signal.load() : 0;
+    return g.finish_reason == "cancelled" && stop_signal != 0 ? 128 + stop_signal : 0;
 }
 
 }  // namespace wb::cli

@@ -221,6 +221,7 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
     for (size_t i = 0; i < n_models; ++i) {
         ModelReport& m = r.models[i];
         m.backend = models[i]->backend_name();
+        m.device = models[i]->device_facts();
         const model::MemoryReport mem = models[i]->memory_report();
         if (mem.on_device) m.device_bytes = mem.total();
         m.n_ctx = models[i]->context().n_ctx;
@@ -301,6 +302,7 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
                                 opts.n_ubatch, [&](int32_t id) { return v.is_eog(id); });
             const std::string out = pieces(v, g.tokens, true);
             const bool ok = answer_matches(out, r.test_items[k]);
+            r.models[i].test_runs.push_back(g);
             r.models[i].test_outputs.push_back(out);
             r.models[i].test_correct.push_back(ok);
             r.models[i].test_correct_count += ok ? 1 : 0;

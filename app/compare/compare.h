@@ -69,6 +69,7 @@ struct ModelReport {
     std::string tensor_types;   ///< "Q8_0 x32, F16 x5, F32 x11"
     std::string quantization;   ///< file type and bits per weight, "Q4_K_M, 4.85 bpw"
     std::string backend;        ///< Model::backend_name()
+    model::DeviceFacts device;  ///< Model::device_facts() (the run log's environment)
     /// Device bytes the engine allocated for the model (weights, KV cache,
     /// activations, staging; vk::MemoryReport::total) on the Vulkan backend;
     /// nullopt on the CPU backend, which has no device memory.
@@ -93,6 +94,7 @@ struct ModelReport {
     std::optional<PerplexityResult> ppl;
     std::optional<KldResult> kld;
 
+    std::vector<GreedyRun> test_runs;       ///< [n_items] ids and timing of each item
     std::vector<std::string> test_outputs;  ///< [n_items]
     std::vector<bool> test_correct;         ///< [n_items]
     size_t test_correct_count = 0;

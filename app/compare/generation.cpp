@@ -24,6 +24,7 @@ GreedyRun greedy_generate(model::Model& m, std::span<const int32_t> prompt, uint
     const size_t n_vocab = m.hparams().n_vocab;
     GreedyRun run;
     run.n_prompt = static_cast<uint32_t>(prompt.size());
+    run.prompt.assign(prompt.begin(), prompt.end());
     model::Batch batch;
     std::vector<float> logits;  // [n_outputs, n_vocab]; one row per decode here
     m.seq_rm(0);
@@ -42,7 +43,11 @@ GreedyRun greedy_generate(model::Model& m, std::span<const int32_t> prompt, uint
         const int32_t tok = argmax(std::span<const float>(logits.data(), n_vocab));
         run.tokens.push_back(tok);
         if (i == 0) run.ttft_ms = ms_since(t0);
-        if (i + 1 == n_predict || (stop && stop(tok))) break;
+        if (stop && stop(tok)) {
+            run.stopped = true;
+            break;
+        }
+        if (i + 1 == n_predict) break;
         batch.clear();
         batch.add(tok, pos++, 0, true);
         m.decode(batch, logits);

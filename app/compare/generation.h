@@ -21,11 +21,14 @@ namespace wb::compare {
 
 /// One greedy run. Times in ms from std::chrono::steady_clock.
 struct GreedyRun {
+    std::vector<int32_t> prompt;  ///< [n_prompt] the prompt's ids
     std::vector<int32_t> tokens;  ///< [n_predict] generated ids
-    uint32_t n_prompt = 0;        ///< prompt tokens (BOS included)
-    double prefill_ms = 0;        ///< prompt decode until its logits are back
-    double ttft_ms = 0;           ///< start until the first token is chosen (prefill + sampling)
-    double e2e_ms = 0;            ///< start until the last token is chosen
+    /// stop() ended the run: the last of `tokens` is the stop token.
+    bool stopped = false;
+    uint32_t n_prompt = 0;  ///< prompt tokens (BOS included)
+    double prefill_ms = 0;  ///< prompt decode until its logits are back
+    double ttft_ms = 0;     ///< start until the first token is chosen (prefill + sampling)
+    double e2e_ms = 0;      ///< start until the last token is chosen
     /// Prompt tokens per second of the prefill.
     double prefill_tps() const { return prefill_ms > 0 ? n_prompt * 1000.0 / prefill_ms : 0; }
     /// Generated tokens after the first per second of decode (TPOT^-1).

@@ -56,6 +56,10 @@ struct Request {
     int64_t queue_timeout_ms = -1;
     /// Longest time (ms) from submission to the finish; negative = no limit.
     int64_t timeout_ms = -1;
+    /// Who submitted it ("batch", "chat", a server's API key, ...): the
+    /// per-client concurrency limit (AdmissionLimits) counts running
+    /// requests by this name. "" is a client like any other.
+    std::string client;
 };
 
 /// What submit() returns at once (it never blocks on the engine).
@@ -64,6 +68,9 @@ struct SubmitResult {
     bool accepted = false;  ///< false: rejected (queue full) or invalid
     FinishReason reason = FinishReason::Error;  ///< when !accepted: Rejected or Error
     std::string message;                        ///< when !accepted: why, in words
+    /// Refused because stop() was called: no event follows (every other
+    /// refusal is followed by its Finished event).
+    bool stopped = false;
 };
 
 enum class EventType {

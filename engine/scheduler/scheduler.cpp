@@ -134,6 +134,7 @@ Scheduler::Scheduler(model::Model& model, const tokenizer::Vocab& vocab, Schedul
                                     " (each running request needs its decode token every step)");
     }
     n_ctx_ = std::min(ctx.n_ctx, model_.kv_cells().size());
+    limits_.max_queue = params_.max_queue;
     slots_.resize(params_.n_parallel);
     for (uint32_t i = 0; i < params_.n_parallel; ++i) slots_[i].seq = static_cast<int32_t>(i);
     const model::KvCells& kv = model_.kv_cells();
@@ -205,7 +206,7 @@ SubmitResult Scheduler::refuse_locked(RequestId id, const Request& r, FinishReas
     metrics_.record_finished(e.time_ms, e.metrics, to_string(reason));
     pending_.push_back(std::move(e));
     ++outstanding_;
-    return SubmitResult{id, false, reason, std::move(message)};
+    return SubmitResult{id, false, reason, std::move(message), false};
 }
 
 SubmitResult Scheduler::submit(Request request) {
@@ -248,14 +249,14 @@ SubmitResult Scheduler::submit(Request request) {
         request.prompt_tokens = prompt;
         if (stop_) {
             // The engine thread may be gone: no event, the result says it all.
-            return SubmitResult{id, false, FinishReason::Error, "scheduler stopped"};
+            return SubmitResult{id, false, FinishReason::Error, "scheduler stopped", true};
         } else if (!invalid.empty()) {
             result = refuse_locked(id, request, FinishReason::Error, invalid);
-        } else if (waiting_.size() >= params_.max_queue) {
+        } else if (waiting_.size() >= limits_.max_queue) {
             result = refuse_locked(id, request, FinishReason::Rejected,
                                    "queue full (" + std::to_string(waiting_.size()) +
                                        " requests waiting, max_queue " +
-                                       std::to_string(params_.max_queue) + ")");
+                                       std::to_string(limits_.max_queue) + ")");
         } else {
             auto job = std::make_unique<Job>();
             job->id = id;
@@ -274,8 +275,56 @@ SubmitResult Scheduler::submit(Request request) {
             waiting_.push_back(std::move(job));
             live_.insert(id);
             ++outstanding_;
-            result = SubmitResult{id, true, FinishReason::Stop, {}};
+            result = SubmitResult{id, true, FinishReason::Stop, {}, false};
         }
+    }
+    cv_.notify_all();
+    return result;
+}
+
+void Scheduler::set_admission(AdmissionLimits limits) {
+    {
+        std::lock_guard lock(mu_);
+        limits_ = std::move(limits);
+    }
+    cv_.notify_all();  // a raised limit may admit a waiting request now
+}
+
+AdmissionLimits Scheduler::admission() const {
+    std::lock_guard lock(mu_);
+    return limits_;
+}
+
+long Scheduler::next_admissible_locked() const {
+    if (waiting_.empty()) return -1;
+    uint32_t running = 0;
+    std::map<std::string, uint32_t> by_client;
+    for (const Slot& s : slots_) {
+        if (!s.busy()) continue;
+        ++running;
+        ++by_client[s.job->req.client];
+    }
+    if (running >= slots_.size()) return -1;
+    if (limits_.max_running != 0 && running >= limits_.max_running) return -1;
+    // Arrival order, skipping requests whose client is at its limit (they
+    // keep their place; another client's request may go first).
+    for (size_t i = 0; i < waiting_.size(); ++i) {
+        const std::string& client = waiting_[i]->req.client;
+        const uint32_t limit = limits_.client_limit(client);
+        if (limit == 0) return static_cast<long>(i);
+        auto it = by_client.find(client);
+        if (it == by_client.end() || it->second < limit) return static_cast<long>(i);
+    }
+    return -1;
+}
+
+SubmitResult Scheduler::reject(Request request, FinishReason reason, std::string message) {
+    SubmitResult result;
+    {
+        std::lock_guard lock(mu_);
+        const RequestId id = next_id_++;
+        if (stop_) return SubmitResult{id, false, FinishReason::Error, "scheduler stopped", true};
+        result = refuse_locked(id, request, reason, std::move(message));
     }
     cv_.notify_all();
     return result;
@@ -665,9 +714,7 @@ void Scheduler::run() {
                 if (stop_ || !pending_.empty() || !cancels_.empty()) break;
                 const bool running = std::any_of(slots_.begin(), slots_.end(),
                                                  [](const Slot& s) { return s.busy(); });
-                const bool free_slot = std::any_of(slots_.begin(), slots_.end(),
-                                                   [](const Slot& s) { return !s.busy(); });
-                if (running || (free_slot && !waiting_.empty())) break;
+                if (running || next_admissible_locked() >= 0) break;
                 double next = kNever;
                 for (const auto& j : waiting_) {
                     next = std::min({next, j->queue_deadline_ms, j->total_deadline_ms});
@@ -739,17 +786,20 @@ void Scheduler::run() {
                                 now, ev);
                 }
             }
-            // Admission: a free slot and room in the pool; the first request
-            // that does not fit waits (arrival order).
+            // Admission in arrival order, within the limits (max_running,
+            // per-client concurrency; a request whose client is at its limit
+            // keeps its place while a later one of another client goes in)
+            // and with room in the pool: the first admissible request that
+            // does not fit waits, and so do the ones behind it.
             bool any_running =
                 std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy(); });
             for (Slot& s : slots_) {
-                if (waiting_.empty()) break;
                 if (s.busy()) continue;
-                if (!try_admit(waiting_.front(), s, blocks_reserved(), !any_running, now, ev)) {
-                    break;
-                }
-                waiting_.pop_front();
+                const long next = next_admissible_locked();
+                if (next < 0) break;
+                const auto at = waiting_.begin() + next;
+                if (!try_admit(*at, s, blocks_reserved(), !any_running, now, ev)) break;
+                waiting_.erase(at);
                 any_running = true;
             }
             queued = static_cast<int32_t>(waiting_.size());

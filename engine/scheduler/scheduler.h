@@ -50,8 +50,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -81,6 +83,27 @@ struct SchedulerParams {
     bool prefix_cache = true;
 };
 
+/// How many requests may run and wait, changeable while requests run
+/// (Scheduler::set_admission) without touching the slots or the KV cache:
+/// the slots (n_parallel) are the fixed capacity, these limits choose how
+/// much of it is used and by whom.
+struct AdmissionLimits {
+    /// Requests running at once, across all clients; 0 = every slot.
+    uint32_t max_running = 0;
+    /// Requests that may wait for a slot; a submit beyond it is Rejected.
+    uint32_t max_queue = 64;
+    /// Requests of one client running at once; 0 = no limit. A client
+    /// named in `per_client` uses its own limit instead.
+    uint32_t per_client_default = 0;
+    std::map<std::string, uint32_t> per_client;  ///< client -> limit (0 = no limit)
+
+    /// The running limit of `client` (0 = no limit).
+    uint32_t client_limit(const std::string& client) const {
+        auto it = per_client.find(client);
+        return it != per_client.end() ? it->second : per_client_default;
+    }
+};
+
 using EventCallback = std::function<void(const Event&)>;
 
 class Scheduler {
@@ -102,12 +125,20 @@ class Scheduler {
 
     /// Queues a request and returns at once, never waiting for the engine.
     /// Refused (accepted = false, and a Finished event follows) when: the
-    /// queue holds max_queue requests (Rejected, "queue full ..."); or the
+    /// queue holds admission().max_queue requests (Rejected, "queue full
+    /// ..."); or the
     /// request is invalid (Error): empty prompt, max_tokens <= 0, a prompt
     /// token outside the vocabulary, a prompt longer than
     /// max_sequence_tokens(), or n_parallel 0. After stop(): refused with Error and no event.
     /// Tokenizes the prompt on the caller's thread.
     SubmitResult submit(Request request);
+
+    /// Refuses `request` without queueing it, for a caller that found it
+    /// unusable itself (e.g. a chat prompt that cannot be rendered): it gets
+    /// an id and a Finished event with `reason` and `message` on the engine
+    /// thread, counted in the metrics like any refusal. After stop(): no
+    /// event (SubmitResult::stopped).
+    SubmitResult reject(Request request, FinishReason reason, std::string message);
 
     /// Cancels a queued or running request: it ends with Cancelled at the
     /// start of the next step (its slot is freed then). Returns false when
@@ -125,14 +156,27 @@ class Scheduler {
 
     /// Live metrics (snapshot() is thread-safe); the clock is now_ms().
     const metrics::MetricsStore& metrics() const { return metrics_; }
+    /// Forgets the metrics so far and starts a new run at now_ms() (e.g. a
+    /// benchmark's next level, between bursts). Any thread.
+    void reset_metrics() { metrics_.reset(now_ms()); }
     /// Milliseconds since this Scheduler was constructed (steady clock).
     double now_ms() const;
 
+    /// The parameters given to the constructor (params().max_queue is the
+    /// initial queue bound; admission() has the current one).
     const SchedulerParams& params() const { return params_; }
     /// Most tokens (prompt + output) one request may hold: the model
     /// context's n_ctx. A request reaching it ends with Context; a chat
     /// that gets there must drop turns.
     uint32_t max_sequence_tokens() const { return n_ctx_; }
+
+    /// Changes the admission limits; takes effect at the next step for
+    /// requests not yet admitted (running ones are never stopped, and a
+    /// queue already longer than a new max_queue is not trimmed). Any thread.
+    void set_admission(AdmissionLimits limits);
+    /// The current limits (initially max_running 0, max_queue
+    /// params().max_queue, no per-client limit).
+    AdmissionLimits admission() const;
 
   private:
     struct Job;
@@ -147,6 +191,9 @@ class Scheduler {
     /// Blocks running prefills still need to finish their prompts (+1 each).
     uint32_t blocks_reserved() const;
     void extend_prefix(Slot& slot);
+    /// Index in waiting_ of the oldest request the limits let in now, or -1
+    /// (engine thread, under mu_: it counts the running requests in slots_).
+    long next_admissible_locked() const;
     void step(std::vector<Event>& ev);
     /// Gives slot's blocks back and parks its job in preempted_.
     void preempt(Slot& slot, double t, std::vector<Event>& ev);
@@ -174,6 +221,7 @@ class Scheduler {
     std::vector<Event> pending_;                // events made by submit() for the engine to emit
     std::unordered_set<RequestId> live_;        // accepted, Finished not yet delivered
     std::unordered_set<RequestId> cancels_;     // cancel() asked, engine not yet seen
+    AdmissionLimits limits_;                    // set_admission()
     size_t outstanding_ = 0;                    // submitted, Finished not yet delivered
     RequestId next_id_ = 1;
     bool stop_ = false;

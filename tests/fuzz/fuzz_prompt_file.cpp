@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "cli/prompt_file.h"
+#include "core/prompt_file.h"
 
 namespace {
 [[noreturn]] void finding(const char* what, size_t line) {
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     size_t n_lines = 1;
     for (const char c : text) n_lines += c == '\n';
-    const wb::cli::PromptFile pf = wb::cli::parse_prompt_text(text);  // must not throw
+    const wb::core::PromptFile pf = wb::core::parse_prompt_text(text);  // must not throw
     std::set<std::string> ids;
     for (const auto& e : pf.entries) {
         if (e.line == 0 || e.line > n_lines) finding("entry line number outside the file", e.line);

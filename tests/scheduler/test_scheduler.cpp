@@ -13,6 +13,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -21,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/greedy_golden.h"
 #include "common/data_dir.h"
+#include "common/greedy_golden.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "scheduler/event_queue.h"
@@ -287,6 +288,87 @@ class TestScheduler : public QObject {
                                     true, &why),
                      qPrintable(why));
         }
+    }
+
+    // Per-client concurrency: 3 slots, client "batch" limited to 1. Its
+    // second request waits while a later "chat" request takes a free slot;
+    // it starts only when the first "batch" request has finished.
+    void per_client_limit_lets_other_clients_pass() {
+        Engine eng = load(3 * 256, 3, "cpu");
+        Recorder rec;
+        Scheduler s(*eng.model, eng.vocab, SchedulerParams{3, 8, 32, 64}, rec.sink());
+        AdmissionLimits lim = s.admission();
+        QCOMPARE(lim.max_queue, uint32_t{8});  // from SchedulerParams
+        lim.per_client["batch"] = 1;
+        s.set_admission(lim);
+        Request b1 = golden_request(golden_[0]), b2 = golden_request(golden_[1]);
+        Request c1 = golden_request(golden_[2]);
+        b1.label = "b1", b2.label = "b2", c1.label = "c1";
+        b1.client = b2.client = "batch";
+        c1.client = "chat";
+        s.submit(b1);
+        s.submit(b2);
+        s.submit(c1);
+        s.start();
+        QVERIFY(s.wait_idle(120s));
+        std::vector<std::string> order;  // Started and Finished, in delivery order
+        {
+            std::lock_guard lock(rec.mu);
+            for (const Event& e : rec.events) {
+                if (e.type == EventType::Started) order.push_back("start " + e.label);
+                if (e.type == EventType::Finished) order.push_back("end " + e.label);
+            }
+        }
+        const auto at = [&](const std::string& x) {
+            return std::find(order.begin(), order.end(), x) - order.begin();
+        };
+        QVERIFY(at("start c1") < at("start b2"));  // c1 passed the waiting b2
+        QVERIFY(at("end b1") < at("start b2"));    // b2 waited for b1's slot share
+        const auto fin = rec.finished_by_label();
+        for (const char* l : {"b1", "b2", "c1"}) QCOMPARE(fin.at(l).reason, FinishReason::Length);
+        QCOMPARE(fin.at("b2").output_tokens, golden_[1].generated);  // unchanged by the wait
+    }
+
+    // max_running raised while a request runs: the waiting ones are admitted
+    // at the next step, without a new scheduler and before the running one
+    // ends; lowering it again never stops a running request.
+    void max_running_changes_while_running() {
+        Engine eng = load(3 * 256, 3, "cpu");
+        Recorder rec;
+        Scheduler s(*eng.model, eng.vocab, SchedulerParams{3, 8, 32, 64}, rec.sink());
+        AdmissionLimits lim = s.admission();
+        lim.max_running = 1;
+        s.set_admission(lim);
+        for (size_t k = 0; k < 3; ++k) s.submit(golden_request(golden_[k]));
+        size_t started_at_first_token = 0;
+        rec.react = [&](const Event& e) {
+            // Engine thread, at golden-0's first token (47 more to go).
+            if (e.type == EventType::FirstToken && e.label == "golden-0") {
+                {
+                    std::lock_guard lock(rec.mu);
+                    for (const Event& x : rec.events)
+                        started_at_first_token += x.type == EventType::Started ? 1 : 0;
+                }
+                AdmissionLimits more = s.admission();
+                more.max_running = 0;  // every slot
+                s.set_admission(more);
+            }
+        };
+        s.start();
+        QVERIFY(s.wait_idle(120s));
+        size_t started_before_end = 0;
+        {
+            std::lock_guard lock(rec.mu);
+            for (const Event& e : rec.events) {
+                if (e.type == EventType::Finished && e.label == "golden-0") break;
+                if (e.type == EventType::Started) ++started_before_end;
+            }
+        }
+        QCOMPARE(started_at_first_token, size_t{1});  // max_running 1 held the others back
+        QCOMPARE(started_before_end, size_t{3});
+        const auto fin = rec.finished_by_label();
+        for (size_t k = 0; k < 3; ++k)
+            QCOMPARE(fin.at("golden-" + std::to_string(k)).output_tokens, golden_[k].generated);
     }
 
     void queue_wait_timeout_behind_full_slots() {

@@ -67,7 +67,7 @@ const std::string kGolden = wbtest::data_dir() + "/golden";
 // (setModelLoader); loads run on worker threads, several at once.
 class LoadCounter {
   public:
-    wb::ui::compare::ModelLoadFn loader() {
+    wb::compare::ModelLoadFn loader() {
         return [this](const std::string& path, const wb::model::LoadOptions& lo) {
             {
                 const std::lock_guard<std::mutex> lock(mu_);

@@ -22,6 +22,13 @@
 
 namespace wb::ui::compare {
 
+using wb::compare::Cancelled;
+using wb::compare::log_comparison;
+using wb::compare::ModelLoadFn;
+using wb::compare::responses_in;
+using wb::compare::stream_reply;
+using wb::compare::StreamResult;
+
 CompareTab::CompareTab(QWidget* parent)
     : QWidget(parent),
       paneSplit_(new QSplitter(Qt::Horizontal, this)),

@@ -64,7 +64,7 @@ class CompareTab : public QWidget {
     /// (the figures reuse that model), runTestSet() in run_compare. Set it
     /// while no run is going.
     /// An empty function restores the default.
-    void setModelLoader(ModelLoadFn load);
+    void setModelLoader(wb::compare::ModelLoadFn load);
     /// Run-log file the comparisons are written to; empty = no logging.
     void setRunLogPath(const QString& path) { runLogPath_ = path; }
     /// Files "Run test set…" uses instead of asking with its dialog
@@ -159,7 +159,7 @@ class CompareTab : public QWidget {
     QString streamedPrompt_;  // the prompt of the running runPrompt()
     std::shared_ptr<std::atomic<bool>> cancel_;
     std::shared_ptr<wb::compare::CompareReport> report_;
-    ModelLoadFn loadFn_;
+    wb::compare::ModelLoadFn loadFn_;
     QThreadPool pool_;  // last: destroyed (and waited for) first
 };
 

@@ -1,4 +1,4 @@
-#include "prompt_file.h"
+#include "core/prompt_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace wb::cli {
+namespace wb::core {
 
 namespace {
 
@@ -129,4 +129,4 @@ PromptFile read_prompt_file(const std::string& path) {
     return parse_prompt_text(ss.str());
 }
 
-}  // namespace wb::cli
+}  // namespace wb::core

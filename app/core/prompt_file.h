@@ -1,15 +1,16 @@
 #pragma once
 // Prompt sets for batch runs: JSON Lines ({"prompt": ..., "max_tokens": ...,
 // "id": ..., "stop": [...]}, https://jsonlines.org) or plain text with one
-// prompt per line. Qt-free; the CLI's `batch` command and the GUI's batch
-// panel read files the same way.
+// prompt per line. Qt-free; the one parser of prompt files: the CLI's
+// `batch` command and the GUI's Batch tab both read sets with it (same ids,
+// same max_tokens and stop strings), and BatchRunner runs its entries.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace wb::cli {
+namespace wb::core {
 
 /// One prompt of the set.
 struct PromptEntry {
@@ -47,4 +48,4 @@ PromptFile parse_prompt_text(const std::string& text);
 /// ..." when the file cannot be read, "<path>: is a directory ..." for a folder.
 PromptFile read_prompt_file(const std::string& path);
 
-}  // namespace wb::cli
+}  // namespace wb::core

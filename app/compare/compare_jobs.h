@@ -1,0 +1,80 @@
+#pragma once
+// The Compare tab's work, free of widgets, on the one request path:
+// streaming one model's greedy reply token by token through an
+// EngineSession (app/core), and writing a finished comparison to the run
+// log through the one row builder (core::ResponseLogger). Called on worker
+// threads; callbacks run there too.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "compare/compare.h"
+#include "model/load.h"
+
+namespace wb::compare {
+
+/// Thrown out of a job when its cancel flag is set.
+struct Cancelled {};
+
+/// Turns a GGUF path and load settings into a model: the one way the
+/// Compare tab loads (default wb::model::load_model; tests count loads
+/// through it). Called on worker threads, possibly several at once. Throws
+/// what load_model throws.
+using ModelLoadFn =
+    std::function<std::unique_ptr<model::Model>(const std::string&, const model::LoadOptions&)>;
+
+/// One pane's reply.
+struct StreamResult {
+    GreedyRun run;  ///< ids and timing (ms; TTFT from submit, as every surface)
+    /// Hash of every token text in the vocabulary, in id order: equal
+    /// hashes = same vocabulary, so ids can be compared position by position.
+    size_t vocab_hash = 0;
+    std::string error;  ///< what went wrong; "" on success
+    bool cancelled = false;
+    /// The model that produced the reply (its session's, kept alive by this
+    /// pointer), with KV-cache sequence 0 empty and its scheduler idle,
+    /// handed on so the figures can reuse it instead of loading the file
+    /// again; null when the reply failed or was cancelled.
+    std::shared_ptr<model::Model> model;
+    double load_ms = 0;  ///< time spent loading (steady clock)
+};
+
+/// Called on the worker for every generated token (id, its text piece).
+using TokenSink = std::function<void(int32_t, const std::string&)>;
+
+/// Opens an EngineSession on `path` through `load` with `base` (backend,
+/// device, KV type; the context is sized here to the prompt + n_predict
+/// tokens, one slot, the prompt in one forward pass: exactly what
+/// run_compare needs for the same single prompt) and submits `prompt`
+/// (BOS as the model asks) for `n_predict` greedy tokens (arg-max, ties to
+/// the lower id, no stop token: the same rule as run_compare, so panes line
+/// up with the figures table). Every token goes to `sink` as it comes;
+/// `cancel` is checked before the load and while tokens come. Never throws:
+/// errors (unreadable or malformed GGUF, no Vulkan device, out of memory)
+/// land in `error`.
+StreamResult stream_reply(const std::string& path, const std::string& prompt, uint32_t n_predict,
+                          const model::LoadOptions& base, const ModelLoadFn& load,
+                          const TokenSink& sink, const std::atomic<bool>& cancel);
+
+/// Writes every response of `r` to the run log at `db_path` under one run
+/// of kind "compare" named `name`, through core::ResponseLogger: per model,
+/// one row per prompt (request id "<label>/p<k>", finish reason "length":
+/// no stop token is used) and one row per test item ("<label>/t:<item
+/// id>", finish reason "stop" when the item ended at an end-of-generation
+/// token, else "length"), with TTFT, prefill, e2e, TPOT and tokens/s from
+/// the greedy timing (queue wait 0: each ran alone), settings as
+/// core::settings_json writes them plus compare_label (and answer, match,
+/// correct for items), each tagged with its model's version and the
+/// environment of the device it ran on. Returns the run id. Throws
+/// runlog::OpenError when the log cannot be opened and what the run log's
+/// writes throw.
+int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
+                       const model::LoadOptions& base);
+
+/// Responses log_comparison writes for `r`.
+size_t responses_in(const CompareReport& r);
+
+}  // namespace wb::compare

@@ -1,0 +1,469 @@
+#include "core/engine_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+
+#include "errors/errors.h"
+#include "gguf/gguf.h"
+#include "model/hparams.h"
+
+namespace wb::core {
+
+namespace {
+
+int64_t utc_now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+/// What a session holds; shared with the handles (weakly), so a handle's
+/// cancel() after the session is gone does nothing.
+struct detail::SessionCore {
+    /// What the session knows of a request between submit and Finished.
+    struct Pending {
+        EventSink sink;
+        std::string label, client_id;
+        int64_t run_id = 0;
+        PromptMode mode = PromptMode::Raw;
+        std::vector<chat::Message> messages;
+        std::string prompt;  // the text the model sees ("" for tokens)
+        uint64_t seed = 0;
+        SeedPolicy seed_policy = SeedPolicy::Fixed;
+        PromptFacts prompt_facts;
+        nlohmann::json settings;
+        std::vector<int32_t> prompt_tokens;  // [n_prompt]
+        double submitted_ms = NAN;           // the Queued event's time
+        bool refused = false;
+        bool started = false;  // the first Started was seen (later ones are resumptions)
+    };
+
+    uint64_t session_id = 0;  // FinishedRequest::session_id
+    std::string path;
+    tokenizer::Vocab vocab;
+    std::unique_ptr<model::Model> model;
+    EngineFacts facts;
+    model::DeviceFacts device;
+    int64_t utc_at_zero_ms = 0;  // UTC ms of the scheduler clock's zero
+
+    mutable std::mutex mu;  // pending, chat template, hook
+    std::unordered_map<uint64_t, Pending> pending;
+    std::shared_ptr<const chat::ChatTemplate> chat_template;
+    std::string template_note;
+    EngineSession::FinishHook finish_hook;
+
+    std::unique_ptr<scheduler::Scheduler> sched;  // uses everything above; stopped first
+
+    std::shared_ptr<FinishedRequest> finished(Pending& p, const scheduler::Event& e) const {
+        auto f = std::make_shared<FinishedRequest>();
+        f->session_id = session_id;
+        f->id = e.id;
+        f->label = std::move(p.label);
+        f->client_id = std::move(p.client_id);
+        f->run_id = p.run_id;
+        f->mode = p.mode;
+        f->messages = std::move(p.messages);
+        f->prompt = std::move(p.prompt);
+        f->prompt_tokens = e.prompt_tokens;
+        f->prompt_tokens_cached = e.prompt_tokens_cached;
+        f->prompt_tokens_computed = e.prompt_tokens_processed;
+        f->preemptions = e.preemptions;
+        f->output_tokens = e.output_tokens;
+        f->output = e.output;
+        f->finish_reason = scheduler::to_string(e.reason);
+        f->message = e.message;
+        f->refused = p.refused;
+        f->seed = p.seed;
+        f->seed_policy = p.seed_policy;
+        f->prompt_facts = std::move(p.prompt_facts);
+        f->settings = std::move(p.settings);
+        const metrics::RequestTimeline& t = e.timeline;
+        f->times.submitted_ms = t.submitted_ms;
+        f->times.admitted_ms = t.admitted_ms;
+        if (!t.token_ms.empty()) {
+            f->times.first_token_ms = t.token_ms.front();
+            f->times.last_token_ms = t.token_ms.back();
+        }
+        f->times.finished_ms = t.finished_ms;
+        f->times.itl_ms = e.metrics.itl_ms;
+        f->submitted_utc_ms = utc_at_zero_ms + static_cast<int64_t>(std::llround(t.submitted_ms));
+        f->model_path = path;
+        f->device = device;
+        return f;
+    }
+
+    // The request as it is admitted (RequestEvent::result of Started): what
+    // a run-log row written at that moment holds.
+    std::shared_ptr<FinishedRequest> started(const Pending& p, const scheduler::Event& e) const {
+        auto f = std::make_shared<FinishedRequest>();
+        f->session_id = session_id;
+        f->id = e.id;
+        f->label = p.label;
+        f->client_id = p.client_id;
+        f->run_id = p.run_id;
+        f->mode = p.mode;
+        f->messages = p.messages;
+        f->prompt = p.prompt;
+        f->prompt_tokens = p.prompt_tokens;
+        f->prompt_tokens_cached = e.cached_tokens;
+        f->finish_reason = "interrupted";  // what the row says until the finish overwrites it
+        f->seed = p.seed;
+        f->seed_policy = p.seed_policy;
+        f->prompt_facts = p.prompt_facts;
+        f->settings = p.settings;
+        f->times.submitted_ms = std::isnan(p.submitted_ms) ? e.time_ms : p.submitted_ms;
+        f->times.admitted_ms = e.time_ms;
+        f->submitted_utc_ms =
+            utc_at_zero_ms + static_cast<int64_t>(std::llround(f->times.submitted_ms));
+        f->model_path = path;
+        f->device = device;
+        return f;
+    }
+
+    // Engine thread: hands the event to its request's sink.
+    void dispatch(const scheduler::Event& e) {
+        if (e.type == scheduler::EventType::FirstToken) return;  // a Token event follows
+        EventSink sink;
+        std::shared_ptr<FinishedRequest> fin, start;
+        bool resumed = false;
+        EngineSession::FinishHook hook;
+        {
+            std::lock_guard lock(mu);
+            auto it = pending.find(e.id);
+            if (it == pending.end()) return;
+            sink = it->second.sink;
+            if (e.type == scheduler::EventType::Queued) it->second.submitted_ms = e.time_ms;
+            if (e.type == scheduler::EventType::Started) {
+                resumed = it->second.started;
+                it->second.started = true;
+                if (sink && !resumed) start = started(it->second, e);
+            }
+            if (e.type == scheduler::EventType::Finished) {
+                fin = finished(it->second, e);
+                pending.erase(it);
+                hook = finish_hook;
+            }
+        }
+        if (hook && fin) hook(fin);
+        if (!sink) return;
+        RequestEvent re;
+        re.id = e.id;
+        re.time_ms = e.time_ms;
+        switch (e.type) {
+            case scheduler::EventType::Queued:
+                re.type = RequestEvent::Type::Queued;
+                break;
+            case scheduler::EventType::Started:
+                re.type = resumed ? RequestEvent::Type::Resumed : RequestEvent::Type::Started;
+                re.result = std::move(start);
+                break;
+            case scheduler::EventType::Preempted:
+                re.type = RequestEvent::Type::Preempted;
+                break;
+            case scheduler::EventType::Token:
+                re.type = RequestEvent::Type::Token;
+                re.token = e.token;
+                re.index = e.index;
+                re.piece = e.piece;
+                break;
+            case scheduler::EventType::Finished:
+                re.type = RequestEvent::Type::Finished;
+                re.piece = e.piece;
+                re.result = std::move(fin);
+                break;
+            case scheduler::EventType::FirstToken:
+                return;
+        }
+        sink(re);
+    }
+};
+
+bool RequestHandle::cancel() const {
+    const std::shared_ptr<detail::SessionCore> c = core_.lock();
+    return c && c->sched->cancel(id_);
+}
+
+std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
+                                                   const SessionOptions& opts,
+                                                   const LoadProgress& progress) {
+    auto step = [&](double f, const char* what) {
+        if (progress && !progress(f, what)) throw LoadCancelled();
+    };
+    step(0.05, "Reading the vocabulary");
+    std::optional<tokenizer::Vocab> vocab;
+    std::optional<chat::TemplateChoice> chat;
+    {
+        const gguf::File file = gguf::File::open(path);
+        vocab.emplace(tokenizer::Vocab::from_gguf(file));
+        const model::HParams hp = model::HParams::from_gguf(file);
+        if (vocab->n_tokens() != static_cast<int32_t>(hp.n_vocab)) {
+            throw FormatError(path + ": tokenizer has " + std::to_string(vocab->n_tokens()) +
+                              " tokens but token_embd has " + std::to_string(hp.n_vocab) + " rows");
+        }
+        chat.emplace(chat::choose_template(file, *vocab, opts.chat_template));
+    }
+    step(0.2, opts.load.backend == "cpu" ? "Loading weights (CPU reference)"
+                                         : "Uploading weights to the device");
+    std::unique_ptr<model::Model> m =
+        opts.loader ? opts.loader(path, opts.load) : model::load_model(path, opts.load);
+    if (!m) throw std::runtime_error(path + ": the model loader returned no model");
+    step(0.9, "Starting the scheduler");
+    return std::unique_ptr<EngineSession>(
+        new EngineSession(path, std::move(*vocab), std::move(*chat), std::move(m), opts));
+}
+
+EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
+                             std::unique_ptr<model::Model> model, const SessionOptions& opts)
+    : core_(std::make_shared<detail::SessionCore>()) {
+    static std::atomic<uint64_t> next_session_id{1};
+    detail::SessionCore& c = *core_;
+    c.session_id = next_session_id++;
+    c.path = std::move(path);
+    c.vocab = std::move(vocab);
+    c.model = std::move(model);
+    c.device = c.model->device_facts();
+    c.chat_template = std::make_shared<const chat::ChatTemplate>(std::move(chat.tmpl));
+    c.template_note = std::move(chat.note);
+
+    scheduler::SchedulerParams p;
+    p.n_parallel = c.model->context().n_seq_max;
+    p.max_queue = opts.limits.max_queue;
+    p.prefill_chunk = opts.prefill_chunk;
+    p.step_tokens = std::max(opts.step_tokens, p.n_parallel);
+    detail::SessionCore* raw = &c;
+    c.sched = std::make_unique<scheduler::Scheduler>(
+        *c.model, c.vocab, p, [raw](const scheduler::Event& e) { raw->dispatch(e); });
+    c.sched->set_admission(opts.limits);
+    c.utc_at_zero_ms = utc_now_ms() - static_cast<int64_t>(std::llround(c.sched->now_ms()));
+
+    c.facts.n_ctx = c.model->context().n_ctx;
+    c.facts.n_parallel = p.n_parallel;
+    c.facts.kv_type = c.model->context().kv_type == model::KvType::F16 ? "f16" : "f32";
+    c.facts.backend = c.device.backend;
+    c.facts.prefill_chunk = p.prefill_chunk;
+    c.facts.step_tokens = p.step_tokens;
+    c.sched->start();
+}
+
+EngineSession::~EngineSession() {
+    shutdown();
+}
+
+RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
+    detail::SessionCore& c = *core_;
+    detail::SessionCore::Pending p;
+    p.sink = std::move(sink);
+    p.label = req.label;
+    p.client_id = req.client_id;
+    p.run_id = req.run_id;
+    p.mode = prompt_mode(req);
+    p.messages = req.messages;
+    p.seed = resolve_seed(req.seed);
+    p.seed_policy = req.seed.policy;
+
+    scheduler::Request r;
+    r.label = req.label;
+    r.max_tokens = req.max_tokens;
+    r.sampling = req.sampling;
+    r.sampling.seed = p.seed;
+    r.stop = req.stop;
+    r.ignore_eos = req.ignore_eos;
+    r.queue_timeout_ms = req.queue_timeout_ms;
+    r.timeout_ms = req.timeout_ms;
+    r.client = req.client_id;
+
+    // Rendering and tokenizing happen here, on the caller's thread, so the
+    // engine thread and the dispatch lock never wait on a long prompt.
+    std::string problem = validate(req);
+    p.prompt_facts.add_bos = c.vocab.add_bos();
+    p.prompt_facts.pre_tokenizer = c.vocab.pre_family();
+    if (problem.empty()) {
+        try {
+            switch (p.mode) {
+                case PromptMode::Chat: {
+                    const std::shared_ptr<const chat::ChatTemplate> tmpl = chat_template();
+                    chat::ChatPrompt cp =
+                        chat::build_prompt(*tmpl, c.vocab, req.messages,
+                                           /*add_generation_prompt=*/true, req.chat_vars);
+                    p.prompt = std::move(cp.text);
+                    r.prompt_tokens = std::move(cp.ids);
+                    p.prompt_facts.add_bos = cp.add_bos;
+                    p.prompt_facts.pre_tokenizer = cp.pre_tokenizer;
+                    p.prompt_facts.parse_special = cp.parse_special;
+                    p.prompt_facts.template_name = cp.template_name;
+                    p.prompt_facts.template_sha256 = cp.template_sha256;
+                    if (r.prompt_tokens.empty()) problem = "the chat prompt gives no tokens";
+                    break;
+                }
+                case PromptMode::Raw:
+                    p.prompt = req.prompt;
+                    r.prompt_tokens = c.vocab.tokenize(req.prompt, /*add_special=*/true);
+                    if (r.prompt_tokens.empty()) problem = "the prompt gives no tokens";
+                    break;
+                case PromptMode::Tokens:
+                    r.prompt_tokens = req.prompt_tokens;
+                    break;
+            }
+        } catch (const std::exception& e) {
+            problem = std::string(p.mode == PromptMode::Chat ? "chat prompt cannot be rendered: "
+                                                             : "prompt cannot be tokenized: ") +
+                      e.what();
+        }
+    }
+    p.settings = settings_json(req, p.seed, c.facts, p.prompt_facts);
+    p.prompt_tokens = r.prompt_tokens;
+
+    RequestHandle h;
+    h.core_ = core_;
+    h.seed_ = p.seed;
+    scheduler::SubmitResult res;
+    {
+        // Held across the scheduler's submit so its first event cannot be
+        // dispatched before the sink is registered.
+        std::lock_guard lock(c.mu);
+        res = problem.empty()
+                  ? c.sched->submit(std::move(r))
+                  : c.sched->reject(std::move(r), scheduler::FinishReason::Error, problem);
+        p.refused = !res.accepted;
+        if (!res.stopped) c.pending.emplace(res.id, p);
+    }
+    h.id_ = res.id;
+    h.accepted_ = res.accepted;
+    if (res.stopped) {
+        // No engine thread to deliver it: the Finished event comes now.
+        scheduler::Event e;
+        e.type = scheduler::EventType::Finished;
+        e.id = res.id;
+        e.label = p.label;
+        e.time_ms = now_ms();
+        e.reason = scheduler::FinishReason::Error;
+        e.message = "the session is shut down";
+        e.timeline.submitted_ms = e.time_ms;
+        e.timeline.finished_ms = e.time_ms;
+        EventSink s = p.sink;
+        RequestEvent re;
+        re.type = RequestEvent::Type::Finished;
+        re.id = res.id;
+        re.time_ms = e.time_ms;
+        std::shared_ptr<FinishedRequest> fin = c.finished(p, e);
+        EngineSession::FinishHook hook;
+        {
+            std::lock_guard lock(c.mu);
+            hook = c.finish_hook;
+        }
+        if (hook) hook(fin);
+        re.result = std::move(fin);
+        if (s) s(re);
+    }
+    return h;
+}
+
+bool EngineSession::cancel(uint64_t id) {
+    return core_->sched->cancel(id);
+}
+
+void EngineSession::cancel_all() {
+    std::vector<uint64_t> ids;
+    {
+        std::lock_guard lock(core_->mu);
+        for (const auto& [id, p] : core_->pending) ids.push_back(id);
+    }
+    for (uint64_t id : ids) core_->sched->cancel(id);
+}
+
+void EngineSession::shutdown() {
+    core_->sched->stop();  // every request's Finished (cancelled) is delivered before it returns
+}
+
+bool EngineSession::wait_idle(std::chrono::milliseconds timeout) {
+    return core_->sched->wait_idle(timeout);
+}
+
+size_t EngineSession::in_flight() const {
+    std::lock_guard lock(core_->mu);
+    return core_->pending.size();
+}
+
+void EngineSession::set_admission(const scheduler::AdmissionLimits& limits) {
+    core_->sched->set_admission(limits);
+}
+
+scheduler::AdmissionLimits EngineSession::admission() const {
+    return core_->sched->admission();
+}
+
+void EngineSession::set_client_limit(const std::string& client, uint32_t limit) {
+    std::lock_guard lock(core_->mu);  // one read-modify-write at a time
+    scheduler::AdmissionLimits l = core_->sched->admission();
+    l.per_client[client] = limit;
+    core_->sched->set_admission(l);
+}
+
+void EngineSession::set_finish_hook(FinishHook hook) {
+    std::lock_guard lock(core_->mu);
+    core_->finish_hook = std::move(hook);
+}
+
+void EngineSession::set_chat_template(const std::string& name) {
+    // The GGUF is mapped again (cheap) rather than kept open for the
+    // session's life; choose_template throws for an unknown name.
+    const gguf::File file = gguf::File::open(core_->path);
+    chat::TemplateChoice choice = chat::choose_template(file, core_->vocab, name);
+    auto tmpl = std::make_shared<const chat::ChatTemplate>(std::move(choice.tmpl));
+    std::lock_guard lock(core_->mu);
+    core_->chat_template = std::move(tmpl);
+    core_->template_note = std::move(choice.note);
+}
+
+std::shared_ptr<const chat::ChatTemplate> EngineSession::chat_template() const {
+    std::lock_guard lock(core_->mu);
+    return core_->chat_template;
+}
+
+std::string EngineSession::template_note() const {
+    std::lock_guard lock(core_->mu);
+    return core_->template_note;
+}
+
+chat::ChatPrompt EngineSession::chat_prompt(const std::vector<chat::Message>& messages,
+                                            const nlohmann::ordered_json& chat_vars) const {
+    return chat::build_prompt(*chat_template(), core_->vocab, messages,
+                              /*add_generation_prompt=*/true, chat_vars);
+}
+
+const std::string& EngineSession::model_path() const {
+    return core_->path;
+}
+model::Model& EngineSession::model() {
+    return *core_->model;
+}
+const model::Model& EngineSession::model() const {
+    return *core_->model;
+}
+const tokenizer::Vocab& EngineSession::vocab() const {
+    return core_->vocab;
+}
+const EngineFacts& EngineSession::facts() const {
+    return core_->facts;
+}
+const model::DeviceFacts& EngineSession::device() const {
+    return core_->device;
+}
+const metrics::MetricsStore& EngineSession::metrics() const {
+    return core_->sched->metrics();
+}
+void EngineSession::reset_metrics() {
+    core_->sched->reset_metrics();
+}
+
+double EngineSession::now_ms() const {
+    return core_->sched->now_ms();
+}
+
+}  // namespace wb::core

@@ -1,0 +1,224 @@
+#pragma once
+// EngineSession: the one door to the engine. It owns a loaded model, its
+// vocabulary and the continuous-batching scheduler (one engine thread), and
+// every surface (chat, batch, compare, the CLI, a future server or load
+// test) submits GenerationRequests to it:
+//
+//   auto s = EngineSession::open(path, opts);
+//   RequestHandle h = s->submit(request, [](const RequestEvent& e) { ... });
+//   h.cancel();                       // any thread
+//
+// Each request has its own event sink, so two surfaces sharing a session
+// never see each other's events. The KV capacity (slots, cells) is fixed
+// when the model is loaded; the admission limits (requests running at once,
+// per-client concurrency, the queue bound) change while requests run
+// (set_admission, set_client_limit), so a server and the GUI's Batch tab
+// can share one session without rebuilding the scheduler or waiting for
+// each other.
+//
+// Threads: every method may be called from any thread, including from a
+// sink. Sinks are called on the engine thread, in order per request
+// (Queued, Started, Token..., Finished; a refused request gets only
+// Finished), and must be cheap and never block (post the event to a UI
+// thread or a queue); the Finished event is always the last.
+// Qt-free.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "chat/chat_template.h"
+#include "core/finished_request.h"
+#include "core/generation_request.h"
+#include "core/settings_json.h"
+#include "metrics/metrics_store.h"
+#include "model/load.h"
+#include "scheduler/scheduler.h"
+#include "tokenizer/vocab.h"
+
+namespace wb::core {
+
+/// How a session loads and schedules.
+struct SessionOptions {
+    /// Backend, device and context: context.n_ctx is the KV cells of all
+    /// slots together, context.n_seq_max the slots (fixed capacity).
+    model::LoadOptions load;
+    uint32_t prefill_chunk = 64;  ///< most prompt tokens of one request per step
+    uint32_t step_tokens = 256;   ///< token budget of one ubatch (raised to the slots if smaller)
+    /// Chat template: "" or "model" for the GGUF's own, or a built-in's
+    /// short name (chat::choose_template; a model without a usable template
+    /// falls back to a built-in with a note, template_note()).
+    std::string chat_template;
+    /// Initial admission limits (queue bound 64, every slot, no per-client limit).
+    scheduler::AdmissionLimits limits;
+    /// How the model is built from the path and `load` (default
+    /// model::load_model); tests count loads through it.
+    std::function<std::unique_ptr<model::Model>(const std::string&, const model::LoadOptions&)>
+        loader;
+};
+
+/// One event of one request.
+struct RequestEvent {
+    enum class Type {
+        Queued,    ///< accepted into the queue
+        Started,   ///< a slot took it; prefill begins (once per request)
+        Token,     ///< one output token
+        Finished,  ///< the end, whatever the reason; `result` says everything
+        /// The KV pool ran out of blocks for an older request: this one gave
+        /// its blocks back and waits at the head of the queue. Its output so
+        /// far stays; a Resumed follows (scheduler::EventType::Preempted).
+        Preempted,
+        /// Readmitted after a Preempted: its K/V is computed again (from the
+        /// prefix cache where still there), then tokens continue.
+        Resumed,
+    };
+    Type type = Type::Queued;
+    uint64_t id = 0;       ///< RequestHandle::id
+    double time_ms = 0.0;  ///< session clock (EngineSession::now_ms)
+    // Token:
+    int32_t token = -1;  ///< token id
+    int32_t index = -1;  ///< 0-based position among the output tokens
+    /// Text that may be shown now: complete UTF-8 only; text that might
+    /// begin a stop string is held back ("" is common). The Finished event
+    /// carries the rest in `piece` too.
+    std::string piece;
+    /// Started: the request as it is admitted (ids, prompt, prompt tokens,
+    /// seed, settings, submit and admission times; finish_reason
+    /// "interrupted", no output), for a run-log row written now
+    /// (ResponseLogger::start). Finished: everything about it.
+    std::shared_ptr<const FinishedRequest> result;
+};
+
+/// Receives one request's events (engine thread; see the top of this file).
+using EventSink = std::function<void(const RequestEvent&)>;
+
+class EngineSession;
+namespace detail {
+struct SessionCore;  // engine_session.cpp
+}
+
+/// A submitted request. Copyable; outliving the session is harmless.
+class RequestHandle {
+  public:
+    RequestHandle() = default;
+    uint64_t id() const { return id_; }
+    /// The RNG seed the request runs with (its SeedSpec resolved).
+    uint64_t seed() const { return seed_; }
+    /// False when it was refused at once (its Finished event still comes).
+    bool accepted() const { return accepted_; }
+    /// Cancels it (finish reason "cancelled" within one step). False when it
+    /// already finished, is unknown, or the session is gone.
+    bool cancel() const;
+
+  private:
+    friend class EngineSession;
+    std::weak_ptr<detail::SessionCore> core_;
+    uint64_t id_ = 0;
+    uint64_t seed_ = 0;
+    bool accepted_ = false;
+};
+
+/// Loading progress: fraction 0..1 and the step in words. Return false to
+/// cancel the load (open() then throws LoadCancelled).
+using LoadProgress = std::function<bool(double fraction, const std::string& step)>;
+
+/// Thrown by EngineSession::open when its LoadProgress returned false.
+struct LoadCancelled : std::runtime_error {
+    LoadCancelled() : std::runtime_error("model loading cancelled") {}
+};
+
+class EngineSession {
+  public:
+    /// Reads the vocabulary and chat template of the GGUF at `path`, loads
+    /// the model with opts.load and starts the scheduler. Throws the
+    /// engine's typed errors (errors/errors.h: file, format, unsupported,
+    /// device, out of memory), std::invalid_argument for bad options,
+    /// wb::FormatError when the vocabulary and the model disagree on
+    /// n_vocab, LoadCancelled.
+    static std::unique_ptr<EngineSession> open(const std::string& path, const SessionOptions& opts,
+                                               const LoadProgress& progress = {});
+
+    /// Cancels every request, delivers their Finished events, joins the
+    /// engine thread (shutdown()).
+    ~EngineSession();
+    EngineSession(const EngineSession&) = delete;
+    EngineSession& operator=(const EngineSession&) = delete;
+
+    /// Queues `request`; returns at once. Prompts are rendered (chat: the
+    /// session's chat template, special tokens parsed) and tokenized here. A request that cannot
+    /// run (validate() fails, a chat render or tokenization error, a prompt longer than a slot, a
+    /// full queue) is refused: accepted() false and a Finished event with reason "error" or
+    /// "rejected" on the engine thread. After shutdown() the sink gets that Finished event on the
+    /// calling thread, before submit returns.
+    RequestHandle submit(GenerationRequest request, EventSink sink);
+
+    /// Cancels the request `id`; false when unknown or finished.
+    bool cancel(uint64_t id);
+    /// Cancels every queued and running request.
+    void cancel_all();
+    /// Cancels everything, delivers every Finished event and stops the
+    /// engine thread; later submits are refused. Idempotent.
+    void shutdown();
+    /// Waits until no request is in flight. False on timeout.
+    bool wait_idle(std::chrono::milliseconds timeout);
+    /// Requests submitted whose Finished event has not been delivered.
+    size_t in_flight() const;
+
+    /// Admission limits, changeable while requests run (no reload, no
+    /// scheduler rebuild): requests running at once, the queue bound, and
+    /// per-client concurrency. The slots (facts().n_parallel) stay fixed.
+    void set_admission(const scheduler::AdmissionLimits& limits);
+    scheduler::AdmissionLimits admission() const;
+    /// Sets one client's running limit (0 = none), keeping the rest.
+    void set_client_limit(const std::string& client, uint32_t limit);
+
+    /// Called on the engine thread for every request that finishes (refused
+    /// ones too), before its sink's Finished event: the place an app logs
+    /// every response of every surface sharing the session. Must not block
+    /// (queue the work). Set it before submitting; empty = none.
+    using FinishHook = std::function<void(const std::shared_ptr<const FinishedRequest>&)>;
+    void set_finish_hook(FinishHook hook);
+
+    /// Switches the chat template for later requests: "" or "model" for the
+    /// GGUF's own, or a built-in's short name (chat::choose_template: a
+    /// model template that does not parse falls back, with a note). Throws
+    /// std::invalid_argument for an unknown name; the template in use stays.
+    void set_chat_template(const std::string& name);
+    /// The chat template requests with messages are rendered with now.
+    std::shared_ptr<const chat::ChatTemplate> chat_template() const;
+    /// Why the template in use is not the one asked for ("" when it is).
+    std::string template_note() const;
+    /// The prompt a chat request with `messages` (and `chat_vars`) would
+    /// run: rendered with chat_template(), tokenized with special tokens
+    /// parsed (chat::build_prompt). For token meters and context checks
+    /// before submitting. Throws what chat::build_prompt throws.
+    chat::ChatPrompt chat_prompt(
+        const std::vector<chat::Message>& messages,
+        const nlohmann::ordered_json& chat_vars = nlohmann::ordered_json::object()) const;
+
+    const std::string& model_path() const;
+    /// The model; use it directly (compare's figures) only while no request
+    /// is in flight, from one thread.
+    model::Model& model();
+    const model::Model& model() const;
+    const tokenizer::Vocab& vocab() const;
+    /// Context and scheduling facts the settings JSON is made from.
+    const EngineFacts& facts() const;
+    /// Where the model runs (the run log's environment).
+    const model::DeviceFacts& device() const;
+    /// Live metrics (snapshot() is thread-safe), on the now_ms() clock.
+    const metrics::MetricsStore& metrics() const;
+    /// Starts the metrics afresh at now_ms() (between a benchmark's bursts).
+    void reset_metrics();
+    /// Milliseconds since the session started (steady clock).
+    double now_ms() const;
+
+  private:
+    EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
+                  std::unique_ptr<model::Model> model, const SessionOptions& opts);
+    std::shared_ptr<detail::SessionCore> core_;
+};
+
+}  // namespace wb::core

@@ -1,0 +1,113 @@
+#pragma once
+// FinishedRequest: everything known about one request when it ends, the
+// same for every surface. It is the only input of the run-log row builder
+// (response_log.h), and the timing fields below are defined here once:
+//
+//   submitted    submit() (the request enters the queue)
+//   admitted     a slot took it; prefill starts
+//   first token  the first output token was sampled
+//   last token   the last output token was sampled
+//   finished     the request ended (any reason)
+//
+//   queue_wait_ms = admitted - submitted
+//   prefill_ms    = first token - admitted   (the prompt's forward passes,
+//                   possibly in chunks between other requests' decode steps,
+//                   plus sampling the first token)
+//   ttft_ms       = first token - submitted  = queue_wait_ms + prefill_ms
+//   decode_ms     = last token - first token
+//   tpot_ms       = (e2e_ms - ttft_ms) / (output tokens - 1)   (vLLM's TPOT)
+//   e2e_ms        = finished - submitted
+//   prefill_tps   = prompt tokens / prefill_ms (tokens/s)
+//   decode_tps    = (output tokens - 1) / decode_ms (tokens/s)
+//
+// TTFT counts from submission, as vLLM's serving benchmark does. A value
+// that does not exist (never admitted, no token, one token) is nullopt.
+// Qt-free.
+
+#include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/generation_request.h"
+#include "core/settings_json.h"
+#include "model/model.h"
+
+namespace wb::core {
+
+/// Time points of one request, in ms on one monotonic clock (the session's);
+/// NaN where the request never got there.
+struct RequestTimes {
+    double submitted_ms = 0.0;
+    double admitted_ms = NAN;
+    double first_token_ms = NAN;
+    double last_token_ms = NAN;
+    double finished_ms = NAN;
+    std::vector<double> itl_ms;  ///< [output tokens - 1] gaps between tokens (may be empty)
+};
+
+struct FinishedRequest {
+    /// The session it ran in, unique within the process (request ids
+    /// restart with every session); with `id` it names the request.
+    uint64_t session_id = 0;
+    uint64_t id = 0;        ///< the session's request id (RequestHandle::id)
+    std::string label;      ///< GenerationRequest::label
+    std::string client_id;  ///< GenerationRequest::client_id
+    int64_t run_id = 0;     ///< GenerationRequest::run_id (0 = not logged)
+
+    PromptMode mode = PromptMode::Raw;
+    std::vector<chat::Message> messages;  ///< Chat mode: the conversation
+    /// The prompt text the model saw: the raw prompt, the rendered chat
+    /// prompt, or "" for Tokens mode.
+    std::string prompt;
+    std::vector<int32_t> prompt_tokens;  ///< [n_prompt]
+    /// Prompt tokens whose K/V came from the prefix cache (first admission;
+    /// at Started: what that admission found).
+    int32_t prompt_tokens_cached = 0;
+    /// Prompt tokens computed by prefill the first time through; cached +
+    /// computed = n_prompt once the first token exists.
+    int32_t prompt_tokens_computed = 0;
+    int32_t preemptions = 0;  ///< times the KV pool took its blocks back
+    std::vector<int32_t>
+        output_tokens;   ///< [n_out] (an end-of-generation token that stopped it excluded)
+    std::string output;  ///< text, cut before a stop string
+
+    /// "stop" | "length" | "timeout" | "cancelled" | "rejected" | "error"
+    /// ("interrupted" in the Started event's snapshot: not finished yet).
+    std::string finish_reason = "error";
+    std::string message;   ///< detail: which stop, which timeout, why refused
+    bool refused = false;  ///< refused at submission (never queued): invalid or queue full
+
+    uint64_t seed = 0;  ///< the RNG seed it ran with
+    SeedPolicy seed_policy = SeedPolicy::Fixed;
+    /// How the prompt became ids (template, add_bos, pre-tokenizer, parse_special).
+    PromptFacts prompt_facts;
+    /// The response's settings (core/settings_json.h): one JSON object,
+    /// numbers as numbers, logged as responses.settings.
+    nlohmann::json settings = nlohmann::json::object();
+
+    RequestTimes times;
+    int64_t submitted_utc_ms = 0;  ///< submit time, ms since the Unix epoch (UTC)
+
+    std::string model_path;     ///< the GGUF the session loaded
+    model::DeviceFacts device;  ///< where it ran (the environment row)
+
+    bool admitted() const { return !std::isnan(times.admitted_ms); }
+    bool completed() const { return finish_reason == "stop" || finish_reason == "length"; }
+
+    // The definitions at the top of this file.
+    std::optional<double> queue_wait_ms() const;
+    std::optional<double> prefill_ms() const;
+    std::optional<double> ttft_ms() const;
+    std::optional<double> decode_ms() const;
+    std::optional<double> tpot_ms() const;
+    std::optional<double> e2e_ms() const;
+    std::optional<double> prefill_tps() const;
+    std::optional<double> decode_tps() const;
+    /// finished time in UTC ms (submitted_utc_ms + e2e), nullopt if unknown.
+    std::optional<int64_t> finished_utc_ms() const;
+};
+
+}  // namespace wb::core

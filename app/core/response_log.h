@@ -1,0 +1,110 @@
+#pragma once
+// The run-log row builder: the ONLY code that turns a request into a row of
+// the run log's responses table (runlog::ResponseRows, which writes the
+// rows, is used from here and nowhere else in the product). Every surface hands it a
+// FinishedRequest (core/finished_request.h), so a row means the same
+// whatever produced it:
+//  - timing fields as FinishedRequest defines them (TTFT from submit, queue
+//    wait and prefill apart, ttft = queue_wait + prefill);
+//  - the finish reason the engine reported, with its detail as `error`
+//    when the response did not complete;
+//  - settings as settings_json() wrote them (numbers as numbers);
+//  - one environment row per machine and device (environment_of).
+// Qt-free.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "core/finished_request.h"
+#include "runlog/environment.h"
+#include "runlog/response_rows.h"
+#include "runlog/run_log.h"
+
+namespace wb::core {
+
+/// The ids a row references.
+struct LogTags {
+    int64_t model_version_id = 0;  ///< RunLog::ensure_model_version
+    int64_t environment_id = 0;    ///< RunLog::ensure_environment
+};
+
+/// The environment row of this machine running on `device`: host facts
+/// (collect_environment) plus the device exactly as the model reports it.
+runlog::EnvironmentInfo environment_of(const model::DeviceFacts& device);
+
+/// The row for `f` (run id f.run_id). Pure function.
+runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& tags);
+
+/// The row key of a request in ResponseRows: "<session_id>:<id>".
+std::string row_key(const FinishedRequest& f);
+
+/// Writes the rows of requests to a run log as they run, through
+/// runlog::ResponseRows: a row when a request starts (ResponseLogger::start,
+/// from its Started event), its text at most once a second (text), its
+/// final fields in place at the end (finish). So a process killed mid-run
+/// leaves "interrupted" rows with the text so far, and a busy or full run
+/// log never drops a response (kept and retried; unlogged() says what is
+/// missing). Runs, model versions and environments are resolved once per
+/// model file and device and cached. Thread-safe.
+class ResponseLogger {
+  public:
+    /// Text updates of one row are at least `min_update_ms` apart (ms on the
+    /// session clock the caller passes to text()).
+    explicit ResponseLogger(std::shared_ptr<runlog::RunLog> log, double min_update_ms = 1000.0);
+
+    runlog::RunLog& log() { return *log_; }
+
+    /// Starts a run of `kind` ("chat", "batch", "generate" or "compare")
+    /// with the settings it starts with. Throws std::invalid_argument for
+    /// another kind, and what RunLog::begin_run throws.
+    int64_t begin_run(std::string_view kind, const std::string& name,
+                      const nlohmann::json& settings);
+    /// Ends the run. Throws what RunLog::end_run throws.
+    void end_run(int64_t run_id);
+
+    /// Model version and environment of a response from `model_path` run
+    /// on `device` (hashing the file the first time). Throws what
+    /// ensure_model_version / ensure_environment throw; call it once before
+    /// a run so that start() and finish() find it cached.
+    LogTags tags(const std::string& model_path, const model::DeviceFacts& device);
+
+    /// Writes the row of a request that starts: `started` is its Started
+    /// event's snapshot (finish reason "interrupted" until finish()).
+    /// Nothing when started.run_id is 0. A failed write is kept (finish()
+    /// then inserts the whole row). Throws only what tags() throws.
+    void start(const FinishedRequest& started);
+    /// The text streamed so far for the request of `started` and its token
+    /// count, at `now_ms`; written when the row's last write is at least
+    /// min_update_ms old. Never throws.
+    void text(const FinishedRequest& started, const std::string& output, int64_t tokens,
+              double now_ms);
+    /// The finished request: its started row gets every final field, or the
+    /// whole row is inserted when it has none (a request refused or
+    /// cancelled before it started). Nothing when f.run_id is 0. A failed
+    /// write is kept for retry. Throws only what tags() throws.
+    void finish(const FinishedRequest& f);
+
+    /// Retries every kept write; returns the finished responses still not logged.
+    size_t flush();
+    /// Finished responses not logged yet (kept for retry).
+    size_t unlogged() const;
+    /// The last write failure in one sentence ("" when none).
+    std::string last_error() const;
+    /// Each distinct failure once, for a warning when it happens ("" when
+    /// the last one was already taken).
+    std::string take_new_error();
+
+  private:
+    std::shared_ptr<runlog::RunLog> log_;
+    runlog::ResponseRows rows_;
+    std::mutex mu_;
+    std::map<std::string, int64_t> model_versions_;  // path -> id
+    std::map<std::string, int64_t> environments_;    // device key -> id
+};
+
+}  // namespace wb::core

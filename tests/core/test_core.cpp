@@ -1,0 +1,412 @@
+// The one request path (app/core) on the real stories260K model and its
+// tokenizer, CPU reference backend. Expected tokens come from llama.cpp's
+// golden file (tests/data/golden/stories260K_greedy.jsonl); seeds, ids and
+// settings from the rules the headers state, worked by hand here. Nothing
+// asserts on timing.
+
+#include <sqlite3.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/data_dir.h"
+#include "common/greedy_golden.h"
+#include "core/batch_runner.h"
+#include "core/engine_session.h"
+#include "core/prompt_file.h"
+#include "core/response_log.h"
+#include "core/settings_json.h"
+#include "runlog/run_log.h"
+
+using namespace wb;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kModel = wbtest::data_dir() + "/models/stories260K.gguf";
+
+std::unique_ptr<core::EngineSession> open_session(uint32_t n_slots, uint32_t cells_per_slot = 256) {
+    core::SessionOptions so;
+    so.load.backend = "cpu";
+    so.load.context.n_ctx = n_slots * cells_per_slot;
+    so.load.context.n_seq_max = n_slots;
+    return core::EngineSession::open(kModel, so);
+}
+
+/// Collects the events of one request (engine thread) for the test thread.
+struct Collector {
+    std::mutex mu;
+    std::vector<core::RequestEvent> events;
+    core::EventSink sink() {
+        return [this](const core::RequestEvent& e) {
+            std::lock_guard lock(mu);
+            events.push_back(e);
+        };
+    }
+    std::shared_ptr<const core::FinishedRequest> result() {
+        std::lock_guard lock(mu);
+        for (const auto& e : events)
+            if (e.type == core::RequestEvent::Type::Finished) return e.result;
+        return nullptr;
+    }
+    /// The Started event's snapshot (null when it never started).
+    std::shared_ptr<const core::FinishedRequest> started() {
+        std::lock_guard lock(mu);
+        for (const auto& e : events)
+            if (e.type == core::RequestEvent::Type::Started) return e.result;
+        return nullptr;
+    }
+    std::vector<int32_t> tokens() {
+        std::lock_guard lock(mu);
+        std::vector<int32_t> t;
+        for (const auto& e : events)
+            if (e.type == core::RequestEvent::Type::Token) t.push_back(e.token);
+        return t;
+    }
+};
+
+core::GenerationRequest greedy(const wbtest::GreedyGolden& g) {
+    core::GenerationRequest r;
+    r.prompt = g.prompt;
+    r.max_tokens = 48;
+    r.ignore_eos = true;  // the golden run had no stop condition
+    r.sampling.temperature = 0.0f;
+    r.label = "golden-" + std::to_string(g.id);
+    return r;
+}
+
+/// One value of a query on a SQLite file (independent of the run-log code).
+std::string sql_text(const std::string& db, const std::string& query) {
+    sqlite3* h = nullptr;
+    sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    std::string out = "<error>";
+    if (sqlite3_prepare_v2(h, query.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char* t = sqlite3_column_text(st, 0);
+        out = t ? reinterpret_cast<const char*>(t) : "<null>";
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return out;
+}
+
+}  // namespace
+
+class TestCore : public QObject {
+    Q_OBJECT
+
+  private:
+    std::vector<wbtest::GreedyGolden> golden_;
+    QTemporaryDir dir_;
+
+  private slots:
+    void initTestCase() {
+        golden_ = wbtest::read_greedy_golden();
+        QVERIFY(golden_.size() >= 3);
+        QVERIFY(dir_.isValid());
+    }
+
+    // Two requests on one session, each with its own sink: each sink sees
+    // only its request's events, in order, and the tokens are llama.cpp's.
+    void each_request_has_its_own_sink() {
+        auto s = open_session(2);
+        Collector a, b;
+        const core::RequestHandle ha = s->submit(greedy(golden_[0]), a.sink());
+        const core::RequestHandle hb = s->submit(greedy(golden_[1]), b.sink());
+        QVERIFY(ha.accepted() && hb.accepted());
+        QVERIFY(ha.id() != hb.id());
+        QVERIFY(s->wait_idle(120s));
+        for (auto [c, h, g] : {std::tuple{&a, ha, &golden_[0]}, std::tuple{&b, hb, &golden_[1]}}) {
+            std::lock_guard lock(c->mu);
+            QCOMPARE(c->events.front().type, core::RequestEvent::Type::Queued);
+            QCOMPARE(c->events.back().type, core::RequestEvent::Type::Finished);
+            for (const auto& e : c->events) QCOMPARE(e.id, h.id());
+        }
+        QCOMPARE(a.tokens(), golden_[0].generated);
+        QCOMPARE(b.tokens(), golden_[1].generated);
+        const auto fa = a.result();
+        QCOMPARE(fa->output_tokens, golden_[0].generated);
+        QCOMPARE(fa->prompt_tokens, golden_[0].prompt_ids);
+        QCOMPARE(fa->output, golden_[0].text);
+        QCOMPARE(fa->finish_reason, std::string("length"));
+        QCOMPARE(fa->label, std::string("golden-0"));
+        QCOMPARE(s->in_flight(), size_t{0});
+    }
+
+    // The seed used is reported back for every policy: fixed = the value,
+    // base+index = value + index, random = some draw, the same one the
+    // result and its settings name; a fixed request with that seed repeats
+    // the random one's tokens.
+    void seed_policies_report_the_seed_used() {
+        auto s = open_session(1);
+        auto sampled = [](core::SeedSpec seed) {
+            core::GenerationRequest r;
+            r.prompt = "Lily went to the park";
+            r.max_tokens = 24;
+            r.ignore_eos = true;
+            r.sampling.temperature = 1.0f;  // a real draw: the seed matters
+            r.seed = seed;
+            return r;
+        };
+        Collector fixed, indexed, random, again;
+        const auto hf = s->submit(sampled({core::SeedPolicy::Fixed, 77, 5}), fixed.sink());
+        const auto hi =
+            s->submit(sampled({core::SeedPolicy::BasePlusIndex, 77, 5}), indexed.sink());
+        const auto hr = s->submit(sampled({core::SeedPolicy::Random, 77, 5}), random.sink());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(hf.seed(), uint64_t{77});
+        QCOMPARE(hi.seed(), uint64_t{82});
+        QCOMPARE(fixed.result()->seed, uint64_t{77});
+        QCOMPARE(indexed.result()->seed, uint64_t{82});
+        QCOMPARE(random.result()->seed, hr.seed());
+        QVERIFY(hr.seed() < (uint64_t{1} << 63));
+        QCOMPARE(random.result()->settings["seed"].get<uint64_t>(), hr.seed());
+        QCOMPARE(random.result()->settings["seed_policy"].get<std::string>(),
+                 std::string("random"));
+        QCOMPARE(indexed.result()->settings["seed_policy"].get<std::string>(),
+                 std::string("base+index"));
+        s->submit(sampled({core::SeedPolicy::Fixed, hr.seed(), 0}), again.sink());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(again.tokens(), random.tokens());
+    }
+
+    // A chat request is rendered by the session's chat template (app/chat:
+    // the model's own tokenizer.chat_template) and tokenized with special
+    // tokens parsed: the prompt ids are llama.cpp's for the same
+    // conversation (its golden `chat` record of the tiny Qwen2.5 model), and
+    // the result says how the ids were made. An invalid request is refused
+    // with a Finished event; after shutdown the sink hears at once.
+    void chat_invalid_and_after_shutdown() {
+        const std::string model = wbtest::data_dir() + "/golden2/qwen2/qwen2-f16.gguf";
+        const nlohmann::json doc = nlohmann::json::parse(
+            std::ifstream(wbtest::data_dir() + "/golden2/qwen2/goldens/f16.llamacpp.kvf32.json"));
+        nlohmann::json rec;
+        for (const nlohmann::json& r : doc["results"])
+            if (r["name"] == "chat") rec = r;
+        QVERIFY(rec.is_object());
+        core::SessionOptions so;
+        so.load.backend = "cpu";
+        so.load.context.n_ctx = 256;
+        so.load.context.n_seq_max = 1;
+        auto s = core::EngineSession::open(model, so);
+        QCOMPARE(s->chat_template()->name(), std::string("model"));
+        core::GenerationRequest chat;
+        for (const nlohmann::json& m : rec["messages"])
+            chat.messages.push_back(
+                {m["role"].get<std::string>(), m["content"].get<std::string>()});
+        chat.max_tokens = 2;
+        chat.sampling.temperature = 0.0f;
+        Collector c, bad, late;
+        s->submit(chat, c.sink());
+        core::GenerationRequest two = chat;
+        two.prompt = "also a prompt";  // two prompt forms
+        const auto hb = s->submit(two, bad.sink());
+        QVERIFY(!hb.accepted());
+        QVERIFY(s->wait_idle(120s));
+        const auto f = c.result();
+        QVERIFY(f);
+        QCOMPARE(f->prompt, rec["rendered"].get<std::string>());
+        const std::vector<int32_t> want = rec["prompt_ids"].get<std::vector<int32_t>>();
+        QCOMPARE(f->prompt_tokens, want);
+        QCOMPARE(f->mode, core::PromptMode::Chat);
+        QCOMPARE(f->settings["prompt_mode"].get<std::string>(), std::string("chat"));
+        QCOMPARE(f->settings["chat_template"].get<std::string>(), std::string("model"));
+        QCOMPARE(f->settings["chat_template_sha256"].get<std::string>().size(), size_t{64});
+        QCOMPARE(f->settings["parse_special"].get<bool>(), true);
+        QVERIFY(!s->vocab().pre_family().empty());
+        QCOMPARE(f->settings["pre_tokenizer"].get<std::string>(), s->vocab().pre_family());
+        QCOMPARE(f->messages.size(), size_t{3});
+        const auto fb = bad.result();
+        QVERIFY(fb);
+        QCOMPARE(fb->finish_reason, std::string("error"));
+        QVERIFY(fb->refused);
+        QVERIFY(fb->message.find("not several") != std::string::npos);
+        s->shutdown();
+        const auto hl = s->submit(chat, late.sink());
+        QVERIFY(!hl.accepted());
+        QVERIFY(late.result());  // delivered before submit returned
+        QCOMPARE(late.result()->finish_reason, std::string("error"));
+    }
+
+    // Per-client concurrency set on the session while a request of another
+    // client runs: no reload, and the other client is not held back.
+    void client_limit_changes_live() {
+        auto s = open_session(3);
+        s->set_client_limit("batch", 1);
+        QCOMPARE(s->admission().client_limit("batch"), uint32_t{1});
+        std::vector<std::unique_ptr<Collector>> cs;
+        std::vector<core::RequestHandle> hs;
+        for (int i = 0; i < 3; ++i) {
+            core::GenerationRequest r = greedy(golden_[size_t(i)]);
+            r.client_id = i < 2 ? "batch" : "chat";
+            cs.push_back(std::make_unique<Collector>());
+            hs.push_back(s->submit(r, cs.back()->sink()));
+        }
+        QVERIFY(s->wait_idle(120s));
+        // batch #2 waited for batch #1 (limit 1); chat did not wait.
+        const auto f0 = cs[0]->result(), f1 = cs[1]->result(), f2 = cs[2]->result();
+        QVERIFY(f1->times.admitted_ms >= f0->times.finished_ms);
+        QVERIFY(f2->times.admitted_ms < f0->times.finished_ms);
+        for (int i = 0; i < 3; ++i) QCOMPARE(cs[size_t(i)]->tokens(), golden_[size_t(i)].generated);
+    }
+
+    // BatchRunner: entry ids as labels, seeds base + index, each entry's stop
+    // strings then the run's, max_tokens per entry; never more than
+    // max_queue of its requests waiting.
+    void batch_runner_ids_seeds_stops() {
+        const core::PromptFile pf = core::parse_prompt_text(
+            "{\"id\": \"a\", \"prompt\": \"Once upon a time\", \"stop\": [\"Lily\"]}\n"
+            "{\"prompt\": \"The cat sat\", \"max_tokens\": 3}\n"
+            "{\"id\": 7, \"prompt\": \"Tom had a dog\"}\n"
+            "{\"prompt\": \"One day\"}\n");
+        QVERIFY(pf.errors.empty());
+        core::BatchOptions bo;
+        bo.base.max_tokens = 12;
+        bo.base.sampling.temperature = 0.9f;
+        bo.base.seed = {core::SeedPolicy::BasePlusIndex, 1000, 0};
+        bo.base.stop = {"XYZ"};
+        bo.concurrency = 2;
+        bo.max_queue = 1;
+        const core::GenerationRequest r0 = core::BatchRunner::request_for(pf.entries[0], 0, bo);
+        QCOMPARE(r0.label, std::string("a"));
+        QCOMPARE(r0.stop, (std::vector<std::string>{"Lily", "XYZ"}));
+        QCOMPARE(core::resolve_seed(r0.seed), uint64_t{1000});
+        const core::GenerationRequest r1 = core::BatchRunner::request_for(pf.entries[1], 1, bo);
+        QCOMPARE(r1.label, std::string("line-2"));
+        QCOMPARE(r1.max_tokens, 3);
+        QCOMPARE(core::resolve_seed(r1.seed), uint64_t{1001});
+        QCOMPARE(core::BatchRunner::request_for(pf.entries[2], 2, bo).label, std::string("7"));
+
+        auto s = open_session(2);
+        std::mutex mu;
+        std::map<size_t, std::shared_ptr<const core::FinishedRequest>> done;
+        size_t most_waiting = 0;
+        std::unique_ptr<core::BatchRunner> runner;
+        runner =
+            std::make_unique<core::BatchRunner>(*s, pf.entries, bo, [&](const core::BatchEvent& e) {
+                std::lock_guard lock(mu);
+                most_waiting = std::max(most_waiting, runner->progress().waiting);
+                if (e.type == core::BatchEvent::Type::Finished) done[e.index] = e.result;
+            });
+        runner->start();
+        QVERIFY(QTest::qWaitFor([&] { return runner->done(); }, 120000));
+        QVERIFY(s->wait_idle(10s));
+        std::lock_guard lock(mu);
+        QCOMPARE(done.size(), size_t{4});
+        QVERIFY(most_waiting <= 1);
+        for (size_t i = 0; i < 4; ++i) {
+            QCOMPARE(done[i]->seed, 1000 + i);
+            QCOMPARE(done[i]->settings["seed"].get<uint64_t>(), 1000 + i);
+            QCOMPARE(done[i]->client_id, std::string("batch"));
+        }
+        QCOMPARE(done[1]->output_tokens.size(), size_t{3});
+        QCOMPARE(done[0]->settings["stop"], nlohmann::json({"Lily", "XYZ"}));
+        QCOMPARE(done[0]->output.find("Lily"), std::string::npos);  // cut before the stop
+        QCOMPARE(runner->progress().completed, size_t{4});
+    }
+
+    // settings_json: numbers as numbers, the typed decimals, n_ctx once.
+    void settings_are_numbers() {
+        core::GenerationRequest r;
+        r.prompt = "x";
+        r.sampling.temperature = 0.8f;
+        r.sampling.top_p = 0.95f;
+        core::EngineFacts f;
+        f.n_ctx = 2048;
+        f.n_parallel = 4;
+        f.kv_type = "f32";
+        f.backend = "cpu";
+        const nlohmann::json j = core::settings_json(r, 42, f);
+        QVERIFY(j["temperature"].is_number_float());
+        QCOMPARE(j["temperature"].dump(), std::string("0.8"));
+        QCOMPARE(j["top_p"].dump(), std::string("0.95"));
+        QVERIFY(j["seed"].is_number_unsigned());
+        QCOMPARE(j["seed"].get<uint64_t>(), uint64_t{42});
+        QCOMPARE(j["n_ctx"].get<int>(), 2048);
+        QVERIFY(!j.contains("n_ctx_slot"));  // the pool: one request may use all of n_ctx
+        QVERIFY(j["timeout_ms"].is_null());
+        QVERIFY(!j.contains("chat_template"));
+    }
+
+    // The row builder on real rows: a row per request written when it
+    // starts ("interrupted" until it finishes), finished in place; numbers
+    // stored as REAL/INTEGER, the real finish reason, TTFT from submit (not
+    // less than the queue wait), and the response's settings as its JSON.
+    void rows_from_the_builder() {
+        const std::string db = dir_.filePath("core.sqlite").toStdString();
+        auto log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(db));
+        core::ResponseLogger logger(log);
+        auto s = open_session(1, 64);
+        const int64_t run = logger.begin_run("batch", "rows", nlohmann::json::object());
+        std::vector<Collector> cs(3);
+        core::GenerationRequest ok = greedy(golden_[0]);
+        ok.run_id = run;
+        core::GenerationRequest stopped = greedy(golden_[1]);
+        stopped.stop = {" "};  // ends at the first space
+        stopped.run_id = run;
+        core::GenerationRequest too_long;
+        for (int i = 0; i < 20; ++i) too_long.prompt += "Once upon a time ";  // > 64 tokens
+        too_long.run_id = run;
+        s->submit(ok, cs[0].sink());
+        s->submit(stopped, cs[1].sink());
+        s->submit(too_long, cs[2].sink());
+        QVERIFY(s->wait_idle(120s));
+        // Started rows first (as a surface writes them from Started events).
+        QVERIFY(cs[0].started() && cs[1].started());
+        QVERIFY(!cs[2].started());  // refused: never admitted
+        QCOMPARE(cs[0].started()->finish_reason, std::string("interrupted"));
+        QCOMPARE(cs[0].started()->prompt_tokens, cs[0].result()->prompt_tokens);
+        logger.start(*cs[0].started());
+        logger.start(*cs[1].started());
+        logger.text(*cs[0].started(), "Once", 1, 0.0);
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) || '/' || group_concat(output, '') FROM responses "
+                          "WHERE finish_reason = 'interrupted' AND finished_ms IS NULL"),
+                 std::string("2/Once"));
+        for (Collector& c : cs) logger.finish(*c.result());
+        QCOMPARE(logger.flush(), size_t{0});
+        logger.end_run(run);
+        QCOMPARE(sql_text(db, "SELECT kind FROM runs"), std::string("batch"));
+        QCOMPARE(sql_text(db, "SELECT COUNT(*) FROM responses"), std::string("3"));
+        QCOMPARE(sql_text(db,
+                          "SELECT group_concat(finish_reason) FROM (SELECT finish_reason FROM "
+                          "responses ORDER BY id)"),
+                 std::string("length,stop,error"));
+        QCOMPARE(sql_text(db, "SELECT output FROM responses WHERE id = 1"), cs[0].result()->output);
+        // TTFT from submit: never below the queue wait, on every row with a token.
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) FROM responses WHERE ttft_ms IS NOT NULL AND "
+                          "queue_wait_ms IS NOT NULL AND ttft_ms >= queue_wait_ms"),
+                 std::string("2"));
+        QCOMPARE(sql_text(db,
+                          "SELECT typeof(ttft_ms) || typeof(prompt_tokens) FROM responses "
+                          "WHERE id = 1"),
+                 std::string("realinteger"));
+        QCOMPARE(sql_text(db, "SELECT typeof(ttft_ms) FROM responses WHERE id = 3"),
+                 std::string("null"));
+        QVERIFY(sql_text(db, "SELECT error FROM responses WHERE id = 3").find("longer than") !=
+                std::string::npos);
+        QCOMPARE(sql_text(db, "SELECT json_type(settings, '$.seed') FROM responses WHERE id = 1"),
+                 std::string("integer"));
+        QCOMPARE(sql_text(db,
+                          "SELECT json_extract(settings, '$.n_ctx') || '/' || "
+                          "json_extract(settings, '$.n_parallel') FROM responses WHERE id = 1"),
+                 std::string("64/1"));
+        QCOMPARE(sql_text(db, "SELECT COUNT(*) FROM environments"), std::string("1"));
+        QCOMPARE(sql_text(db, "SELECT backend FROM environments"), std::string("cpu"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCore)
+#include "test_core.moc"
