@@ -17,6 +17,36 @@ bool by_logit_desc(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
+NonFiniteLogits::NonFiniteLogits(size_t n_nan, size_t n_pos_inf, size_t n_vocab, int32_t first_id)
+    : std::runtime_error(
+          n_nan == 0 && n_pos_inf == 0
+              ? "logits are not finite: all " + std::to_string(n_vocab) + " values are -inf"
+              : "logits are not finite: " + std::to_string(n_nan) + " of " +
+                    std::to_string(n_vocab) + " values are NaN, " + std::to_string(n_pos_inf) +
+                    " are +inf (first at token id " + std::to_string(first_id) + ")"),
+      n_nan_(n_nan),
+      n_pos_inf_(n_pos_inf) {}
+
+void check_finite_logits(std::span<const float> logits) {
+    size_t n_nan = 0, n_pos_inf = 0, n_neg_inf = 0;
+    int32_t first = -1;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float x = logits[i];
+        if (std::isfinite(x)) continue;
+        if (std::isnan(x))
+            ++n_nan;
+        else if (x > 0)
+            ++n_pos_inf;
+        else {
+            ++n_neg_inf;
+            continue;
+        }
+        if (first < 0) first = static_cast<int32_t>(i);
+    }
+    if (n_nan || n_pos_inf || (!logits.empty() && n_neg_inf == logits.size()))
+        throw NonFiniteLogits(n_nan, n_pos_inf, logits.size(), first);
+}
+
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
     if (std::isnan(params.temperature) || std::isnan(params.top_p) || std::isnan(params.min_p) ||
         std::isnan(params.repeat_penalty)) {
@@ -45,6 +75,7 @@ void Sampler::accept(int32_t token) {
 
 int32_t Sampler::sample(std::span<const float> logits) {
     if (logits.empty()) throw std::invalid_argument("sampling: empty logits");
+    check_finite_logits(logits);
     std::vector<Candidate> cands(logits.size());  // [n_vocab] then fewer
     for (size_t i = 0; i < logits.size(); ++i) cands[i] = {static_cast<int32_t>(i), logits[i]};
     // First in the chain, as in llama.cpp (common_sampler_init).

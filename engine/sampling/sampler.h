@@ -13,6 +13,8 @@
 #include <deque>
 #include <random>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,26 @@ struct SamplingParams {
     std::vector<std::pair<int32_t, float>> logit_bias;
 };
 
+/// The logits hold NaN or +inf, or every value is -inf (a broken weight,
+/// an overflow in the forward pass): no distribution, so no token can be
+/// drawn. what() reads "logits are not finite: 512 of 512 values are NaN,
+/// 0 are +inf (first at token id 0)"; callers that know the step (the
+/// scheduler, generate) wrap it in a message naming the output token.
+class NonFiniteLogits : public std::runtime_error {
+  public:
+    NonFiniteLogits(size_t n_nan, size_t n_pos_inf, size_t n_vocab, int32_t first_id);
+    size_t n_nan() const { return n_nan_; }
+    size_t n_pos_inf() const { return n_pos_inf_; }
+
+  private:
+    size_t n_nan_, n_pos_inf_;
+};
+
+/// Throws NonFiniteLogits when `logits` ([n_vocab]) contain a NaN or +inf,
+/// or when every value is -inf. Single -inf values are fine (a masked
+/// token). O(n_vocab), no allocation.
+void check_finite_logits(std::span<const float> logits);
+
 /// One surviving token during sampling.
 struct Candidate {
     int32_t id;
@@ -50,7 +72,9 @@ class Sampler {
 
     /// Picks the next token from `logits` ([n_vocab], raw model output) and
     /// remembers it for the penalty (as accept() does). Throws
-    /// std::invalid_argument for an empty vector.
+    /// std::invalid_argument for an empty vector and NonFiniteLogits (see
+    /// check_finite_logits) before touching the state, so a NaN never
+    /// reaches the chain's steps (min-p on NaN kept no candidate at all).
     int32_t sample(std::span<const float> logits);
 
     /// Records `token` as generated or as part of the prompt (llama.cpp

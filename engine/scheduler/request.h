@@ -24,7 +24,8 @@ enum class FinishReason {
     Cancelled,  ///< cancel() or Scheduler shutdown
     Rejected,   ///< the queue was full at submission
     Error,      ///< invalid request (empty prompt, prompt longer than the
-                ///< context, max_tokens <= 0, n_parallel 0) or a failed decode
+                ///< context, max_tokens <= 0, n_parallel 0), a failed decode,
+                ///< or logits that are not finite (the message names the step)
 };
 
 /// "stop", "length", "context", "timeout", "cancelled", "rejected", "error".

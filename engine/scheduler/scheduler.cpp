@@ -16,6 +16,9 @@ namespace wb::scheduler {
 
 namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
+// Prompts up to this many bytes are tokenized even when too long, so the
+// refusal can say how many tokens they have (cheap: about 10 ms).
+constexpr size_t kExactCountBytes = 64 * 1024;
 
 double deadline(double from_ms, int64_t timeout_ms) {
     return timeout_ms < 0 ? kNever : from_ms + static_cast<double>(timeout_ms);
@@ -137,6 +140,11 @@ Scheduler::Scheduler(model::Model& model, const tokenizer::Vocab& vocab, Schedul
     limits_.max_queue = params_.max_queue;
     slots_.resize(params_.n_parallel);
     for (uint32_t i = 0; i < params_.n_parallel; ++i) slots_[i].seq = static_cast<int32_t>(i);
+    // The longest input text one token can stand for (its piece, control
+    // tokens' text included): a prompt of B bytes has at least
+    // B / max_piece_bytes_ tokens, whatever the tokenizer does.
+    for (int32_t id = 0; id < vocab_.n_tokens(); ++id)
+        max_piece_bytes_ = std::max(max_piece_bytes_, vocab_.token_to_piece(id, true).size());
     const model::KvCells& kv = model_.kv_cells();
     metrics_.set_gauges(0, 0, kv.size() - kv.n_free(), kv.size(),
                         kv.n_cached_blocks() * kv.block_size());
@@ -219,7 +227,20 @@ SubmitResult Scheduler::submit(Request request) {
     } else if (prompt.empty() && request.prompt.empty()) {
         invalid = "empty prompt";
     } else {
-        if (prompt.empty()) {
+        const uint64_t min_tokens =
+            (request.prompt.size() + max_piece_bytes_ - 1) / max_piece_bytes_;
+        if (prompt.empty() && params_.n_parallel > 0 && request.prompt.size() > kExactCountBytes &&
+            min_tokens > n_ctx_) {
+            // Refused before tokenizing: a 10 MB prompt took 614 MB and 11 s
+            // to tokenize only to be refused as too long afterwards. (A
+            // shorter one is tokenized, for the exact count in the message.)
+            invalid = "prompt is " + std::to_string(request.prompt.size()) +
+                      " bytes, so at least " + std::to_string(min_tokens) +
+                      " tokens (no token of this vocabulary stands for more than " +
+                      std::to_string(max_piece_bytes_) +
+                      " bytes): longer than the context (n_ctx " + std::to_string(n_ctx_) +
+                      " tokens): drop earlier turns or raise the context size";
+        } else if (prompt.empty()) {
             try {
                 prompt = vocab_.tokenize(request.prompt, /*add_special=*/true);
             } catch (const std::exception& e) {
@@ -667,7 +688,23 @@ void Scheduler::step(std::vector<Event>& ev) {
     for (size_t r = 0; r < rows.size(); ++r) {
         Slot& s = *rows[r];
         std::span<const float> row(logits_.data() + r * n_vocab, n_vocab);
-        const int32_t token = s.job->sampler->sample(row);  // also records it for the penalty
+        int32_t token = -1;
+        try {
+            token = s.job->sampler->sample(row);  // also records it for the penalty
+        } catch (const std::exception& e) {
+            // NaN / inf logits (a broken model): this request cannot go on;
+            // the message names the step, the others in the ubatch continue.
+            const size_t index = s.job->output.size();
+            finish_slot(
+                s, FinishReason::Error,
+                "sampling output token " + std::to_string(index) +
+                    (index == 0 ? " (from the prefill of " + std::to_string(s.job->prompt.size()) +
+                                      " prompt tokens)"
+                                : " (decode step " + std::to_string(index) + ")") +
+                    ": " + e.what(),
+                t, ev);
+            continue;
+        }
         on_token(s, token, t, ev);
     }
     busy_after_step_ =

@@ -129,7 +129,10 @@ class Scheduler {
     /// ..."); or the
     /// request is invalid (Error): empty prompt, max_tokens <= 0, a prompt
     /// token outside the vocabulary, a prompt longer than
-    /// max_sequence_tokens(), or n_parallel 0. After stop(): refused with Error and no event.
+    /// max_sequence_tokens() (a text prompt over 64 KiB whose byte length
+    /// alone proves it too long is refused before it is tokenized: no token
+    /// stands for more bytes than the vocabulary's longest piece), or
+    /// n_parallel 0. After stop(): refused with Error and no event.
     /// Tokenizes the prompt on the caller's thread.
     SubmitResult submit(Request request);
 
@@ -210,7 +213,8 @@ class Scheduler {
     const SchedulerParams params_;
     const EventCallback on_event_;
     const std::chrono::steady_clock::time_point epoch_;
-    uint32_t n_ctx_ = 0;  // most positions of one sequence
+    uint32_t n_ctx_ = 0;          // most positions of one sequence
+    size_t max_piece_bytes_ = 1;  // longest token piece in bytes (prompt-size bound)
     metrics::MetricsStore metrics_;
 
     // Shared with callers, guarded by mu_.

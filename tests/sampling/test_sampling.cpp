@@ -3,6 +3,7 @@
 
 #include <QtTest>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "sampling/sampler.h"
@@ -210,6 +211,46 @@ class TestSampling : public QObject {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Sampler{p});
         Sampler ok(plain(1.0f, 1));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ok.sample(std::vector<float>{}));
+    }
+
+    // A model whose logits come out NaN (tests/data/repro/nan_all_output.gguf)
+    // used to crash here: min-p kept no candidate and the draw read
+    // cands.back() of an empty vector. Now every setting refuses such logits
+    // with NonFiniteLogits, counting what it saw, before any chain step.
+    void non_finite_logits_are_refused_with_counts() {
+        using wb::sampling::NonFiniteLogits;
+        const std::vector<float> all_nan(512, NAN);
+        SamplingParams chain;  // the defaults: top-k 40, top-p 0.95, min-p 0.05, T 0.8
+        for (const SamplingParams& p : {chain, plain(0.0f, 1), plain(1.0f, 1)}) {
+            Sampler s(p);
+            try {
+                s.sample(all_nan);
+                QFAIL("NaN logits were sampled");
+            } catch (const NonFiniteLogits& e) {
+                QCOMPARE(e.n_nan(), size_t{512});
+                QVERIFY2(
+                    std::string(e.what()).find("512 of 512 values are NaN") != std::string::npos,
+                    e.what());
+            }
+        }
+        std::vector<float> one_inf = {0.5f, 1.0f, INFINITY, -2.0f};
+        Sampler s(chain);
+        try {
+            s.sample(one_inf);
+            QFAIL("+inf logits were sampled");
+        } catch (const NonFiniteLogits& e) {
+            QCOMPARE(e.n_pos_inf(), size_t{1});
+            QVERIFY2(std::string(e.what()).find("first at token id 2") != std::string::npos,
+                     e.what());
+        }
+        const std::vector<float> all_neg_inf(8, -INFINITY);
+        QVERIFY_THROWS_EXCEPTION(NonFiniteLogits, s.sample(all_neg_inf));
+        // A single -inf is a masked token, not an error: the draw avoids it.
+        const std::vector<float> masked = {-INFINITY, 0.0f, -INFINITY};
+        Sampler g(plain(0.0f, 1));
+        QCOMPARE(g.sample(masked), 1);
+        Sampler d(chain);
+        QCOMPARE(d.sample(masked), 1);
     }
 };
 

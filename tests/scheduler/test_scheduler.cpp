@@ -15,6 +15,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -125,6 +126,29 @@ struct Recorder {
         }
         return out;
     }
+};
+
+/// A real model whose logits turn NaN from the `poison_from`-th decode()
+/// call on (0-based): a model that breaks mid-generation.
+class PoisonedModel : public model::Model {
+  public:
+    PoisonedModel(model::Model& inner, int poison_from) : inner_(inner), from_(poison_from) {}
+    const model::HParams& hparams() const override { return inner_.hparams(); }
+    const model::ContextParams& context() const override { return inner_.context(); }
+    std::string backend_name() const override { return inner_.backend_name(); }
+    void decode(const model::Batch& batch, std::vector<float>& logits) override {
+        inner_.decode(batch, logits);
+        if (calls_++ >= from_) std::fill(logits.begin(), logits.end(), NAN);
+    }
+    void seq_rm(int32_t seq_id) override { inner_.seq_rm(seq_id); }
+    uint32_t n_free_cells() const override { return inner_.n_free_cells(); }
+    model::MemoryReport memory_report() const override { return inner_.memory_report(); }
+    model::DeviceFacts device_facts() const override { return inner_.device_facts(); }
+
+  private:
+    model::Model& inner_;
+    int from_;
+    int calls_ = 0;
 };
 
 }  // namespace
@@ -508,7 +532,11 @@ class TestScheduler : public QObject {
         bad_id.prompt_tokens = {1, 512};
         Request ok = golden_request(golden_[0]);
         ok.max_tokens = 10;
-        for (const Request* r : {&too_long, &empty, &zero, &bad_id, &ok}) s.submit(*r);
+        // 10 MB of text: tokenizing it took 614 MB and 11 s only to refuse it.
+        Request huge;
+        huge.label = "huge";
+        huge.prompt = std::string(10000000, 'a');
+        for (const Request* r : {&too_long, &empty, &zero, &bad_id, &huge, &ok}) s.submit(*r);
         QVERIFY(s.wait_idle(120s));
         const auto fin = rec.finished_by_label();
         QCOMPARE(fin.at("too-long").reason, FinishReason::Error);
@@ -518,6 +546,11 @@ class TestScheduler : public QObject {
         QCOMPARE(fin.at("zero-max").reason, FinishReason::Error);
         QVERIFY(fin.at("zero-max").message.find("max_tokens") != std::string::npos);
         QCOMPARE(fin.at("bad-id").reason, FinishReason::Error);
+        QCOMPARE(fin.at("huge").reason, FinishReason::Error);
+        QVERIFY2(fin.at("huge").message.find("prompt is 10000000 bytes, so at least") !=
+                     std::string::npos,
+                 fin.at("huge").message.c_str());
+        QVERIFY(fin.at("huge").prompt_tokens.empty());  // refused without tokenizing
         QVERIFY(fin.at("bad-id").message.find("512") != std::string::npos);
         const Event& good = fin.at("golden-0");
         QCOMPARE(good.reason, FinishReason::Length);
@@ -540,6 +573,65 @@ class TestScheduler : public QObject {
         QVERIFY_THROWS_EXCEPTION(
             std::invalid_argument,
             Scheduler(*eng.model, eng.vocab, SchedulerParams{2, 8, 32, 1}, nullptr));
+    }
+
+    // tests/data/repro/nan_all_output.gguf: output.weight all NaN, so every
+    // logit is NaN. The scheduler used to take the engine thread (and the
+    // process) down in the sampler; now each request ends with Error naming
+    // the step, and the engine goes on serving.
+    void nan_logits_end_the_request_naming_the_step() {
+        const std::string path = wbtest::data_dir() + "/repro/nan_all_output.gguf";
+        const gguf::File file = gguf::File::open(path);
+        model::LoadOptions opts;
+        opts.backend = "cpu";
+        opts.context.n_ctx = 2 * 64;
+        opts.context.n_seq_max = 2;
+        Engine eng{tokenizer::Vocab::from_gguf(file), model::load_model(path, opts)};
+        Recorder rec;
+        Scheduler s(*eng.model, eng.vocab, SchedulerParams{2, 8, 4, 8}, rec.sink());
+        s.start();
+        Request greedy = golden_request(golden_[0]);
+        greedy.label = "greedy";
+        Request chain = golden_request(golden_[1]);
+        chain.label = "chain";
+        chain.sampling = sampling::SamplingParams{};  // top-k, top-p, min-p, T 0.8
+        s.submit(greedy);
+        s.submit(chain);
+        QVERIFY(s.wait_idle(60s));
+        for (const char* label : {"greedy", "chain"}) {
+            const Event e = rec.finished_by_label().at(label);
+            QCOMPARE(e.reason, FinishReason::Error);
+            QVERIFY2(e.message.find("output token 0") != std::string::npos &&
+                         e.message.find("prefill") != std::string::npos &&
+                         e.message.find("not finite") != std::string::npos,
+                     e.message.c_str());
+            QVERIFY(e.output_tokens.empty());
+        }
+        // Still serving: a later request gets its own answer (the same error).
+        Request again = golden_request(golden_[2]);
+        again.label = "again";
+        QVERIFY(s.submit(again).accepted);
+        QVERIFY(s.wait_idle(60s));
+        QCOMPARE(rec.finished_by_label().at("again").reason, FinishReason::Error);
+        QCOMPARE(eng.model->n_free_cells(), 2u * 64u);  // every sequence was removed
+    }
+
+    // Logits that turn NaN during decode: the error names the decode step,
+    // and the tokens generated before it are kept in the Finished event.
+    void nan_logits_mid_decode_name_the_decode_step() {
+        Engine eng = load(64, 1, "cpu");
+        PoisonedModel poisoned(*eng.model, 4);  // prefill (1 call) + 3 decode steps are fine
+        Recorder rec;
+        Scheduler s(poisoned, eng.vocab, SchedulerParams{1, 4, 64, 64}, rec.sink());
+        s.start();
+        s.submit(golden_request(golden_[0]));
+        QVERIFY(s.wait_idle(60s));
+        const Event e = rec.finished_by_label().at("golden-0");
+        QCOMPARE(e.reason, FinishReason::Error);
+        QVERIFY2(e.message.find("output token 4 (decode step 4)") != std::string::npos,
+                 e.message.c_str());
+        QCOMPARE(e.output_tokens, std::vector<int32_t>(golden_[0].generated.begin(),
+                                                       golden_[0].generated.begin() + 4));
     }
 
     void stop_string_and_streamed_pieces() {
