@@ -1,5 +1,7 @@
 #include "gguf/gguf.h"
 
+#include <sys/stat.h>
+
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -53,6 +55,16 @@ uint64_t min_encoded_size(ValueType t) {
     }
     return 0;
 }
+
+// Memory the parsed metadata and tensor infos may take. Counts are checked
+// against the bytes left in the file, but an item's in-memory form is
+// larger than its encoding (a 12-byte empty nested array is a ~200-byte
+// Value, a 1-byte bool a uint64_t): a crafted 96 MB file took 1.6 GB before
+// it was refused. Real models need far less: a 262k-token vocabulary with
+// scores, types and merges is under 64 MiB.
+constexpr uint64_t kMaxMetadataBytes = uint64_t{256} << 20;
+// Hash-index node and bookkeeping per key or tensor, beyond its own struct.
+constexpr uint64_t kEntryOverhead = 64;
 
 // A key or tensor name as it appears in field labels. Names come from the
 // file and may be megabytes long; every array element's label starts with
@@ -112,11 +124,15 @@ class Parser {
 
         // Each KV needs at least a key length (8), a type (4) and 1 value byte.
         check_count(n_kv_at, "metadata_kv_count", n_kv, 8 + 4 + 1);
+        charge(charge_n(n_kv, sizeof(std::pair<std::string, Value>) + kEntryOverhead), n_kv_at,
+               "metadata_kv_count");
         f_.kv_.reserve(n_kv);
         for (uint64_t k = 0; k < n_kv; ++k) read_kv(k);
 
         // Each tensor info needs a name length (8), n_dims (4), type (4), offset (8).
         check_count(n_tensors_at, "tensor_count", n_tensors, 8 + 4 + 4 + 8);
+        charge(charge_n(n_tensors, sizeof(TensorInfo) + kEntryOverhead), n_tensors_at,
+               "tensor_count");
         f_.tensors_.reserve(n_tensors);
         for (uint64_t t = 0; t < n_tensors; ++t) read_tensor_info(t);
 
@@ -155,6 +171,23 @@ class Parser {
     uint32_t read_u32(const std::string& field) { return read_scalar<uint32_t>(field); }
     uint64_t read_u64(const std::string& field) { return read_scalar<uint64_t>(field); }
 
+    // Adds `bytes` to the memory the parsed metadata takes; fails before
+    // anything is allocated once it would pass kMaxMetadataBytes.
+    void charge(uint64_t bytes, uint64_t at, const std::string& field) {
+        uint64_t total;
+        if (add_overflows(mem_, bytes, &total) || total > kMaxMetadataBytes) {
+            fail(at, field,
+                 "the metadata would take more than " + std::to_string(kMaxMetadataBytes >> 20) +
+                     " MiB of memory (real models need well under 64 MiB): a crafted or broken "
+                     "file");
+        }
+        mem_ = total;
+    }
+    uint64_t charge_n(uint64_t n, uint64_t each) {
+        uint64_t b;
+        return mul_overflows(n, each, &b) ? UINT64_MAX : b;
+    }
+
     // A count of items, each at least `min_item` bytes, must fit in what is left.
     void check_count(uint64_t at, const std::string& field, uint64_t count, uint64_t min_item) {
         uint64_t need_bytes;
@@ -173,6 +206,7 @@ class Parser {
                  "string length " + std::to_string(len) + " runs past the end of the file (" +
                      std::to_string(size_ - pos_) + " bytes left)");
         }
+        if (len > 15) charge(len, at, field);  // longer than the small-string buffer
         std::string s(reinterpret_cast<const char*>(p_ + pos_), static_cast<size_t>(len));
         pos_ += len;
         return s;
@@ -246,6 +280,10 @@ class Parser {
         const uint64_t count_at = pos_;
         const uint64_t n = read_u64(field + " (array length)");
         check_count(count_at, field + " (array length)", n, min_encoded_size(v.array_type));
+        const uint64_t each = v.array_type == ValueType::String  ? sizeof(std::string)
+                              : v.array_type == ValueType::Array ? sizeof(Value)
+                                                                 : 8;  // u64 / i64 / double
+        charge(charge_n(n, each), count_at, field + " (array length)");
         Value e;
         switch (v.array_type) {
             case ValueType::Uint8:
@@ -367,6 +405,11 @@ class Parser {
             throw Error(f_.path_, std::nullopt, "metadata key 'general.alignment'",
                         std::to_string(a->u) + " is not a power of two");
         }
+        if (a->u > kMaxAlignment) {
+            throw Error(f_.path_, std::nullopt, "metadata key 'general.alignment'",
+                        std::to_string(a->u) + " is larger than " + std::to_string(kMaxAlignment) +
+                            " bytes, the most this reader accepts (GGUF files use 32)");
+        }
         f_.alignment_ = static_cast<uint32_t>(a->u);
     }
 
@@ -401,6 +444,7 @@ class Parser {
     const uint8_t* p_;
     uint64_t size_;
     uint64_t pos_ = 0;
+    uint64_t mem_ = 0;  // bytes the parsed items take (charge())
 };
 
 File File::open(const std::string& path, double* map_ms) {
@@ -413,7 +457,22 @@ File File::open(const std::string& path, double* map_ms) {
                       .count();
     }
     Parser(f).run();
+    f.check_intact();  // the header was read through the mapping
     return f;
+}
+
+void File::check_intact() const {
+    const std::optional<uint64_t> at = map_.truncated_at();
+    if (!at) return;
+    struct stat st {};
+    const std::string now = ::stat(path_.c_str(), &st) == 0
+                                ? std::to_string(static_cast<uint64_t>(st.st_size)) + " bytes"
+                                : std::string("gone");
+    throw Error(path_, *at, "file",
+                "the file shrank while it was being read (it was " + std::to_string(map_.size()) +
+                    " bytes, now " + now +
+                    "): another program truncated or rewrote it; load it again once it is "
+                    "complete");
 }
 
 const Value* File::find(std::string_view key) const {

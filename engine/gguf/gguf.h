@@ -5,7 +5,8 @@
 // is checked against the bytes that remain and against 64-bit overflow
 // before it is used, so a truncated or hostile file ends in a gguf::Error
 // that names the field and its byte offset, never a crash or a huge
-// allocation. Tensor data is not copied: it is read through an mmap.
+// allocation. Tensor data is not copied: it is read through an mmap
+// guarded against the file shrinking meanwhile (mapped_file.h, check_intact()).
 
 #include <array>
 #include <cstdint>
@@ -42,6 +43,10 @@ class Error : public wb::FormatError {
 inline constexpr uint32_t kMaxDims = 4;
 /// Alignment of tensor data when `general.alignment` is absent.
 inline constexpr uint32_t kDefaultAlignment = 32;
+/// Largest `general.alignment` accepted (64 KiB, a large page). GGUF files
+/// use 32; a value such as 0x80000000 would make the data offset and
+/// every writer's padding absurd.
+inline constexpr uint32_t kMaxAlignment = 65536;
 
 /// One tensor's info. `ne` is in ggml order: ne[0] is the contiguous row
 /// length (the input dimension of a weight matrix); unused dims are 1.
@@ -65,10 +70,19 @@ struct TensorInfo {
 class File {
   public:
     /// Maps and parses `path`. Throws gguf::Error for a malformed or
-    /// unsupported file and std::runtime_error when it cannot be read.
+    /// unsupported file (also when its metadata would take more than
+    /// 256 MiB of memory, or general.alignment is above kMaxAlignment) and
+    /// std::runtime_error when it cannot be read or is not a regular file.
     /// `map_ms` (optional) gets the time the mapping took (ms, steady
     /// clock); the rest of the call is the parse.
     static File open(const std::string& path, double* map_ms = nullptr);
+
+    /// Throws gguf::Error ("the file shrank while it was being read ...",
+    /// with the offset) when a read of the mapping since open() found the
+    /// file truncated by another program; those reads returned zeros, not
+    /// the file's bytes (see mapped_file.h). Call it after reading tensor
+    /// data (load_model and the quantizer do) before trusting the result.
+    void check_intact() const;
 
     File(File&&) noexcept = default;
     File& operator=(File&&) noexcept = default;

@@ -2,15 +2,18 @@
 // MANIFEST.md, written by an independent parser) and hand-made broken files
 // written here byte by byte from the GGUF spec.
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "common/gguf_bytes.h"
 #include "common/data_dir.h"
+#include "common/gguf_bytes.h"
 #include "gguf/gguf.h"
 
 using wb::gguf::File;
@@ -364,6 +367,92 @@ private slots:
         t.header(3, 1, 0).tensor(std::string(100, 't'), {4}, 0, 0).pad_to(32);
         const QString et = error_of(t);
         QVERIFY2(et.contains("tensor '" + QString(64, 't') + "...(100 bytes)'"), qPrintable(et));
+    }
+
+    // general.alignment 0x80000000 used to be accepted (a power of two);
+    // anything above 64 KiB is refused now, naming the key.
+    void alignment_is_capped() {
+        GgufBytes huge;
+        huge.header(3, 0, 1).kv_u32("general.alignment", 0x80000000u);
+        const QString e = error_of(huge);
+        QVERIFY2(e.contains("general.alignment") && e.contains("2147483648") &&
+                     e.contains("larger than 65536"),
+                 qPrintable(e));
+        GgufBytes max;
+        max.header(3, 1, 1).kv_u32("general.alignment", 65536).tensor("t", {2}, 0, 0);
+        max.pad_to(65536).f32(1).f32(2);
+        QCOMPARE(File::open(write(max)).alignment(), 65536u);
+    }
+
+    // Crafted metadata whose in-memory form is far larger than its bytes: an
+    // array of 1.5M empty arrays is 18 MB on disk but ~280 MB of Values; a
+    // 96 MB file of them took 1.6 GB before it was refused. The budget is
+    // checked at the array's length, before anything is reserved.
+    void metadata_memory_blowup_is_refused_before_allocating() {
+        const uint64_t n = 1500000;
+        GgufBytes b;
+        b.header(3, 0, 1).str("blowup").u32(9).u32(9).u64(n);
+        b.buf.reserve(b.buf.size() + n * 12);
+        for (uint64_t k = 0; k < n; ++k) b.u32(4).u64(0);  // empty uint32 arrays
+        const QString e = error_of(b);
+        QVERIFY2(e.contains("metadata key 'blowup' (array length)") &&
+                     e.contains("more than 256 MiB of memory"),
+                 qPrintable(e));
+        QVERIFY2(e.contains("offset 46:"), qPrintable(e));  // at the length field
+        // So are bools (1 byte each on disk, 8 in memory): 40M of them.
+        GgufBytes bools;
+        bools.header(3, 0, 1).str("flags").u32(9).u32(7).u64(40000000);
+        bools.buf.append(40000000, '\1');
+        QVERIFY(error_of(bools).contains("more than 256 MiB"));
+    }
+
+    // A FIFO given as the model used to hang forever in open(); /dev/zero
+    // and a folder are refused the same way, by what they are.
+    void fifo_device_and_folder_are_refused_at_once() {
+        const std::string fifo = dir_.filePath("model.fifo").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        for (const auto& [path, what] : std::vector<std::pair<std::string, const char*>>{
+                 {fifo, "a FIFO"},
+                 {"/dev/zero", "a character device"},
+                 {dir_.path().toStdString(), "a folder"}}) {
+            try {
+                File::open(path);
+                QFAIL("opened");
+            } catch (const std::runtime_error& e) {
+                QVERIFY2(std::string(e.what()).find(path + ": not a regular file (it is " + what) !=
+                             std::string::npos,
+                         e.what());
+            }
+        }
+    }
+
+    // The file shrinks while it is mapped (another program truncates it):
+    // reading past the new end used to kill the process with SIGBUS. Now
+    // the reads see zeros and check_intact() names the file and the offset.
+    void truncated_while_mapped_is_an_error_not_sigbus() {
+        const std::string path = dir_.filePath("shrinking.gguf").toStdString();
+        QVERIFY(QFile::copy(QString::fromStdString(kData + "/models/stories260K.gguf"),
+                            QString::fromStdString(path)));
+        File f = File::open(path);
+        f.check_intact();  // nothing happened yet
+        const uint64_t keep = f.data_offset() + 4096;
+        QCOMPARE(::truncate(path.c_str(), static_cast<off_t>(keep)), 0);
+        uint64_t sum = 0;
+        for (const auto& t : f.tensors())
+            for (uint64_t i = 0; i < t.nbytes; ++i) sum += t.data[i];
+        QVERIFY(sum > 0);  // the first page of data is still the file's
+        try {
+            f.check_intact();
+            QFAIL("a truncated mapping passed check_intact");
+        } catch (const wb::gguf::Error& e) {
+            const std::string w = e.what();
+            QVERIFY2(w.find(path + ": offset ") == 0 && w.find("shrank") != std::string::npos &&
+                         w.find("now " + std::to_string(keep) + " bytes") != std::string::npos,
+                     e.what());
+            QVERIFY(e.offset() && *e.offset() >= keep - 4096 && *e.offset() <= keep + 4096);
+        }
+        // A fresh open of the shorter file fails on its tensors, as any cut file does.
+        QVERIFY_THROWS_EXCEPTION(wb::gguf::Error, File::open(path));
     }
 
     void missing_file_and_directory() {
