@@ -179,6 +179,17 @@ HParams HParams::from_gguf(const gguf::File& f) {
         throw gguf::Error(f.path(), std::nullopt, "tensor 'token_embd.weight'",
                           "missing, and no tokenizer.ggml.tokens to size the vocabulary");
     }
+    // The one vocabulary check every surface goes through (generate, batch,
+    // bench, compare, the app): a token list of another length than the
+    // embedding means sampled ids without text (shorter) or prompt ids
+    // without an embedding row (longer). llama.cpp refuses it at load too.
+    if (const gguf::Value* toks = f.find("tokenizer.ggml.tokens");
+        toks && toks->type == gguf::ValueType::Array && toks->array_size() != hp.n_vocab) {
+        throw gguf::Error(f.path(), std::nullopt, "metadata key 'tokenizer.ggml.tokens'",
+                          "the tokenizer has " + std::to_string(toks->array_size()) +
+                              " tokens but token_embd.weight has " + std::to_string(hp.n_vocab) +
+                              " rows; the two must match (a broken or mismatched file)");
+    }
     hp.tied_embeddings = f.find_tensor("output.weight") == nullptr;
     spec->read_hparams(f, hp);
     return hp;

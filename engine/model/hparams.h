@@ -98,7 +98,8 @@ struct HParams {
     /// Reads and validates the hyperparameters, dispatching on
     /// general.architecture to the architecture's spec for its own keys.
     /// Throws gguf::Error naming the key when one is missing, zero, or
-    /// inconsistent (n_head not a multiple of n_head_kv, ...), and
+    /// inconsistent (n_head not a multiple of n_head_kv, a tokenizer token
+    /// list whose length is not token_embd's row count, ...), and
     /// UnsupportedModel for an architecture or an option (mixture of
     /// experts, ALiBi, YaRN, ...) the engine does not run, naming the key,
     /// its value and the supported architectures.

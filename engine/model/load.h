@@ -7,6 +7,10 @@
 
 #include "model/model.h"
 
+namespace wb::gguf {
+class File;
+}
+
 namespace wb::model {
 
 struct LoadOptions {
@@ -51,10 +55,22 @@ void add_pipeline_times(const Model& m, LoadTimings& t);
 /// unknown backend name; for "vulkan", whatever VkModel throws (no Vulkan
 /// loader or device, not enough device memory; see vk_model.h). The weight
 /// table is checked (ModelDesc::from_gguf) before any backend allocates.
+/// For "cpu" and "cpu-ref", OutOfMemoryError "not enough memory for the
+/// CPU backend ..." when the KV cache (plus, for cpu-ref, the f32 weights)
+/// exceeds host_memory_available(), checked before allocating. For cpu-ref
+/// and vulkan, when the file shrinks while the weights are read (another
+/// program truncates it), gguf::Error "the file shrank while it was being
+/// read" (see gguf::File::check_intact), never SIGBUS; the cpu executor
+/// keeps the mapping, whose pages past a truncation read as zeros.
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& opts);
 
 /// load_model, also telling where the time went (`timings`).
 std::unique_ptr<Model> load_model_timed(const std::string& path, const LoadOptions& opts,
                                         LoadTimings& timings);
+
+/// load_model() from a file already opened (the mapping must stay open for
+/// the call). Same checks and errors. For "cpu" (which keeps its own
+/// mapping) the file is opened again by its path.
+std::unique_ptr<Model> load_model_from(const gguf::File& file, const LoadOptions& opts);
 
 }  // namespace wb::model

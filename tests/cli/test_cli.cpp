@@ -135,9 +135,14 @@ class TestCli : public QObject {
         const Run r = wbtest::run_process(
             "/bin/sh", {"-c", "ulimit -v 2000000 && exec \"$0\" \"$@\"", kCli, "generate",
                         "--backend", "cpu", "-p", "hi", "-n", "2", "-c", "16777216", "--no-log"});
+        // Refused before allocating (it used to try, and end in bad_alloc),
+        // naming the sizes, the limit and what to lower.
         QCOMPARE(r.code, 1);
-        QVERIFY2(r.err.contains("out of memory"), r.err.constData());
-        QVERIFY2(r.err.contains("-c"), r.err.constData());
+        QVERIFY2(r.err.contains("not enough memory for the CPU backend"), r.err.constData());
+        QVERIFY2(r.err.contains("20.00 GiB of KV cache for 16777216 cells"), r.err.constData());
+        QVERIFY2(r.err.contains("ulimit -v"), r.err.constData());
+        QVERIFY2(r.err.contains("lower -c"), r.err.constData());
+        QVERIFY2(!r.err.contains("bad_alloc"), r.err.constData());
 #endif
     }
 

@@ -4,6 +4,8 @@
 // llama-2-tiny-random (F16 weights), and self-consistency of batching
 // (token-by-token vs whole prompt, two sequences in one batch vs alone).
 
+#include <unistd.h>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -628,6 +630,59 @@ class TestCpuModel : public QObject {
             QFAIL("a file without weights should not load");
         } catch (const wb::gguf::Error& e) {
             QVERIFY2(QString(e.what()).contains("token_embd.weight"), e.what());
+        }
+    }
+
+    // tests/data/repro/vocab_short400.gguf: 400 tokenizer tokens, 512
+    // embedding rows. generate refused it, but batch, bench --concurrency
+    // and the app aborted later with std::out_of_range on a sampled id past
+    // the token list. Now every load refuses it, on every backend, by key.
+    void vocabulary_shorter_than_embedding_is_refused_at_load() {
+        const std::string path = kData + "/repro/vocab_short400.gguf";
+        for (const char* backend : {"cpu", "vulkan"}) {
+            LoadOptions o;
+            o.backend = backend;
+            try {
+                (void)load_model(path, o);
+                QFAIL("loaded");
+            } catch (const wb::gguf::Error& e) {
+                QVERIFY2(QString(e.what()).contains("tokenizer.ggml.tokens") &&
+                             QString(e.what()).contains("400 tokens") &&
+                             QString(e.what()).contains("512 rows"),
+                         e.what());
+            }
+        }
+        const wb::gguf::File f = wb::gguf::File::open(path);
+        QVERIFY_THROWS_EXCEPTION(wb::gguf::Error, HParams::from_gguf(f));
+    }
+
+    // The model file is truncated by another program while its weights are
+    // read: the load used to die with SIGBUS; now it is a gguf::Error that
+    // names the file, on both backends.
+    void file_truncated_while_loading_is_an_error() {
+        QTemporaryDir dir;
+        for (const char* backend : {"cpu-ref", "vulkan"}) {
+            const std::string path =
+                dir.filePath(QString("cut-%1.gguf").arg(backend)).toStdString();
+            QVERIFY(QFile::copy(QString::fromStdString(kStories), QString::fromStdString(path)));
+            const wb::gguf::File f = wb::gguf::File::open(path);
+            QCOMPARE(::truncate(path.c_str(), static_cast<off_t>(f.data_offset() + 8192)), 0);
+            LoadOptions o;
+            o.backend = backend;
+            o.context.n_ctx = 64;
+            try {
+                (void)load_model_from(f, o);
+                QFAIL("a truncated file loaded");
+            } catch (const wb::gguf::Error& e) {
+                QVERIFY2(QString(e.what()).contains("shrank while it was being read") &&
+                             QString(e.what()).startsWith(QString::fromStdString(path)),
+                         e.what());
+            } catch (const std::runtime_error& e) {
+                // No Vulkan device here: the Vulkan load stops before reading.
+                QVERIFY2(std::string(backend) == "vulkan" &&
+                             QString(e.what()).contains("vulkan", Qt::CaseInsensitive),
+                         e.what());
+            }
         }
     }
 };
