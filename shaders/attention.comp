@@ -25,6 +25,7 @@ shared float qs[MAX_HEAD_DIM];
 shared float prob[BLOCK_SIZE];
 shared uint cell_of[BLOCK_SIZE];  // cache cell of each lane of the tile
 shared float red[BLOCK_SIZE];
+shared uint poisoned;  // 1 once any lane met a NaN / inf score (common.glsl)
 
 // Output dims per lane: BLOCK_SIZE >= 64 (Kernels) and head_dim <= 256.
 const uint DIMS_PER_LANE = 4u;
@@ -54,6 +55,7 @@ void main() {
     float acc[DIMS_PER_LANE];
     for (uint r = 0u; r < DIMS_PER_LANE; ++r) acc[r] = 0.0;
 
+    if (tid == 0u) poisoned = 0u;
     for (uint d = tid; d < hd; d += BLOCK_SIZE) qs[d] = q[t * p.q_stride + h * hd + d];
     barrier();
 
@@ -69,6 +71,7 @@ void main() {
             const uint kb = cell * p.kv_stride + kv_col;
             for (uint e = 0u; e < hd; ++e) dot += qs[e] * k_at(kb + e);
             s = score(dot);
+            if (poisons_softmax(s)) atomicOr(poisoned, 1u);
         }
         red[tid] = s;
         barrier();
@@ -112,6 +115,8 @@ void main() {
             acc[0] = sum;
         }
     }
+    barrier();  // every lane's poisoned flag is in
+    if (poisoned != 0u) l = nan_value();
     if (g == 0u) {
         for (uint r = 0u; r < DIMS_PER_LANE; ++r) {
             const uint d = d0 + r * BLOCK_SIZE;

@@ -5,6 +5,7 @@
 //   M = max_z m_z,  w_z = exp(m_z - M),  L = sum_z w_z l_z,
 //   o[t, h * head_dim + d] = sum_z w_z acc_z[d] / L.
 // A chunk past the end of a short span has m = LOW and l = 0: weight 0.
+// A chunk that met a non-finite score stored l = NaN: the output is NaN.
 // part: [n_tok, n_head, n_split, head_dim + 2] f32 (m, l, acc);
 // o: [n_tok, o_stride] f32. One workgroup per (h, t).
 #include "common.glsl"
@@ -24,8 +25,10 @@ void main() {
     float mx = LOW;
     for (uint z = 0u; z < p.n_split; ++z) mx = max(mx, part[base + z * row]);
     float l = 0.0;
+    bool poisoned = false;
     for (uint z = 0u; z < p.n_split; ++z) {
         const float mz = part[base + z * row];
+        poisoned = poisoned || isnan_bits(part[base + z * row + 1u]);
         l += mz == LOW ? 0.0 : exp(mz - mx) * part[base + z * row + 1u];
     }
     for (uint d = gl_LocalInvocationID.x; d < p.head_dim; d += BLOCK_SIZE) {
@@ -34,6 +37,6 @@ void main() {
             const float mz = part[base + z * row];
             if (mz != LOW) a += exp(mz - mx) * part[base + z * row + 2u + d];
         }
-        o[t * p.o_stride + h * p.head_dim + d] = l > 0.0 ? a / l : 0.0;
+        o[t * p.o_stride + h * p.head_dim + d] = poisoned ? nan_value() : l > 0.0 ? a / l : 0.0;
     }
 }

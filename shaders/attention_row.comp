@@ -34,11 +34,13 @@ void main() {
         acc[d] = 0.0;
     }
     float m = LOW, l = 0.0;
+    bool poisoned = false;  // a NaN / inf score: the result is NaN (common.glsl)
     for (uint j = c_begin; j < c_end; ++j) {
         const uint base = table[first + j] * p.kv_stride + kv_col;
         float dot = 0.0;
         for (uint e = 0u; e < hd; ++e) dot += qv[e] * k_at(base + e);
         const float s = score(dot);
+        poisoned = poisoned || poisons_softmax(s);
         if (s > m) {  // new max: rescale what was summed so far
             const float alpha = m == LOW ? 0.0 : exp(m - s);
             l *= alpha;
@@ -49,6 +51,7 @@ void main() {
         l += pr;
         for (uint d = 0u; d < hd; ++d) acc[d] += pr * v_at(base + d);
     }
+    if (poisoned) l = nan_value();
     for (uint d = 0u; d < hd; ++d) store_value(t, h, z, d, acc[d], l);
     store_max_sum(t, h, z, m, l);
 }

@@ -78,9 +78,10 @@ void chunk_range(uint n_span, uint z, out uint begin, out uint end) {
 }
 
 // Final value of output dim d of (t, h): acc / l, or the chunk's partial.
+// A chunk that met a non-finite score passes l = NaN: the output is NaN.
 void store_value(uint t, uint h, uint z, uint d, float acc, float l) {
     if (p.n_split <= 1u) {
-        o[t * p.o_stride + h * HD + d] = l > 0.0 ? acc / l : 0.0;
+        o[t * p.o_stride + h * HD + d] = isnan_bits(l) ? nan_value() : l > 0.0 ? acc / l : 0.0;
     } else {
         part[((t * p.n_head + h) * p.n_split + z) * (HD + 2u) + 2u + d] = acc;
     }

@@ -13,6 +13,19 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 // and the max an empty split-K chunk stores.
 const float LOW = -3.0e38;
 
+// NaN or +inf, tested on the bits. Drivers may assume floats are finite
+// (llvmpipe's exp(NaN) is finite, max() drops a NaN operand) and fold an
+// isnan() away; integer compares they must keep. A softmax over such a
+// score is NaN in the CPU reference (exp(inf - inf)); the attention
+// shaders use this so their output is NaN too, instead of the score
+// silently getting weight 0. (-inf is a masked score: weight 0 in both.)
+bool poisons_softmax(float x) {
+    const uint b = floatBitsToUint(x);
+    return (b & 0x7fffffffu) > 0x7f800000u || b == 0x7f800000u;
+}
+bool isnan_bits(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+float nan_value() { return uintBitsToFloat(0x7fc00000u); }
+
 uint flat_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x * BLOCK_SIZE + gl_GlobalInvocationID.x; }
 
 // tanh without inf / inf for large |z| (some drivers evaluate tanh as

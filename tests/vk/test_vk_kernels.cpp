@@ -649,6 +649,82 @@ class TestVkKernels : public QObject {
         QVERIFY2(err <= 1e-5, qPrintable(QString("rel error %1").arg(err)));
     }
 
+    // A NaN in q (token 2, head 3) and +inf in one K value (KV head 0, a
+    // cell tokens 1-3 read) make those scores NaN / +inf; the softmax, and
+    // the CPU reference, give NaN for exactly those (token, head) outputs
+    // (a -inf score is only masked); the
+    // shaders used to give them weight 0 (llvmpipe's exp(NaN) is finite), so
+    // NaN norm weights or matrices showed in CPU logits and not in Vulkan's.
+    void attention_propagates_non_finite_scores_data() {
+        QTest::addColumn<bool>("row");
+        QTest::addColumn<int>("n_split");
+        for (const bool row : {false, true})
+            for (const int split : {1, 4})
+                QTest::newRow(
+                    qPrintable(QString("%1 split %2").arg(row ? "row" : "group").arg(split)))
+                    << row << split;
+    }
+    void attention_propagates_non_finite_scores() {
+        QFETCH(bool, row);
+        QFETCH(int, n_split);
+        Context& c = ctx(0);
+        const uint32_t n_tok = 4, n_head = 4, n_head_kv = 2, hd = 8, n_kv = 40;
+        const uint32_t stride = n_head * hd, kv_stride = n_head_kv * hd;
+        std::vector<float> q = rand_vec(n_tok * stride, -2.0f, 2.0f);
+        std::vector<float> kf = rand_vec(n_kv * kv_stride, -2.0f, 2.0f),
+                           vf = rand_vec(n_kv * kv_stride);
+        q[2 * stride + 3 * hd + 5] = NAN;
+        kf[17 * kv_stride + 0 * hd + 2] = INFINITY;  // cell 17, KV head 0
+        for (uint32_t t = 0; t < n_tok; ++t)
+            for (uint32_t h = 0; h < 2; ++h) q[t * stride + h * hd + 2] = 1.0f;  // score +inf
+        kf[25 * kv_stride + 1 * hd + 4] = -INFINITY;  // KV head 1: a -inf score is masked, finite
+        for (uint32_t t = 0; t < n_tok; ++t)
+            for (uint32_t h = 2; h < 4; ++h) q[t * stride + h * hd + 4] = 1.0f;  // score -inf
+        // Token t reads cells 0..10*t+9 (token 1: 0..19, so cell 17).
+        std::vector<uint32_t> table, spans;
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            spans.push_back(uint32_t(table.size()));
+            spans.push_back(10 * t + 10);
+            for (uint32_t j = 0; j < 10 * t + 10; ++j) table.push_back(j);
+        }
+        Buffer qb = upload_floats(c, q), ob = poisoned(c, n_tok * stride);
+        Buffer kb = upload_floats(c, kf), vb = upload_floats(c, vf);
+        Buffer tb(c, table.size() * 4, Memory::Host, Purpose::Activations),
+            sb(c, spans.size() * 4, Memory::Host, Purpose::Activations);
+        tb.upload(table.data(), table.size() * 4);
+        sb.upload(spans.data(), spans.size() * 4);
+        AttentionShape s = attn_shape(n_tok, n_head, n_head_kv, hd, 40);
+        Kernels k(c);
+        AttentionPlan plan = k.plan_attention(s, row ? AttnPath::Row : AttnPath::Group);
+        if (uint32_t(n_split) > plan.n_split) {
+            plan.chunk = (s.max_span + uint32_t(n_split) - 1) / uint32_t(n_split);
+            plan.n_split = (s.max_span + plan.chunk - 1) / plan.chunk;
+        }
+        Buffer part =
+            poisoned(c, std::max<uint64_t>(Kernels::attention_partials_bytes(s, plan), 4) / 4);
+        Recorder rec(c);
+        rec.begin(false);
+        k.attention(rec, qb, kb, vb, tb, sb, ob, s, false, plan, &part);
+        rec.submit();
+        const std::vector<float> got = download(ob, n_tok * stride);
+        for (uint32_t t = 0; t < n_tok; ++t) {
+            for (uint32_t h = 0; h < n_head; ++h) {
+                const uint32_t kvh = h / (n_head / n_head_kv);
+                const bool nan_q = t == 2 && h == 3;
+                const bool inf_k = kvh == 0 && 10 * t + 10 > 17;  // reads cell 17
+                for (uint32_t e = 0; e < hd; ++e) {
+                    const float v = got[t * stride + h * hd + e];
+                    if (nan_q || inf_k)
+                        QVERIFY2(std::isnan(v),
+                                 qPrintable(QString("t %1 h %2: %3").arg(t).arg(h).arg(v)));
+                    else
+                        QVERIFY2(std::isfinite(v),
+                                 qPrintable(QString("t %1 h %2: %3").arg(t).arg(h).arg(v)));
+                }
+            }
+        }
+    }
+
     void attention_plan() {
         // Hand-worked, head_dim 8 (far from any loop limit): Group splits
         // while (token, head) pairs are fewer than the 128 workgroups a GPU

@@ -364,6 +364,57 @@ class TestVkModel : public QObject {
         expect_clean(gpu);
     }
 
+    // One NaN in a norm weight or in Q/K's weights makes every attention
+    // score of layer 0 NaN. The CPU reference's logits are all NaN then (and
+    // generate says the logits are not finite); Vulkan used to return
+    // ordinary logits (the NaN scores got weight 0), so a broken file looked
+    // fine on the GPU only. Now Vulkan shows NaN exactly where the CPU does.
+    void nan_weights_show_as_on_cpu_reference_data() {
+        QTest::addColumn<QString>("tensor");
+        for (const char* t : {"blk.0.attn_norm.weight", "blk.0.attn_q.weight",
+                              "blk.0.attn_k.weight", "blk.3.ffn_norm.weight", "output_norm.weight"})
+            QTest::newRow(t) << QString(t);
+    }
+    void nan_weights_show_as_on_cpu_reference() {
+        QFETCH(QString, tensor);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("nan.gguf").toStdString();
+        {
+            QFile in(QString::fromStdString(kModel));
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            QByteArray bytes = in.readAll();
+            const gguf::File src = gguf::File::open(kModel);
+            const gguf::TensorInfo& t = src.tensor(tensor.toStdString());
+            QCOMPARE(t.type, uint32_t(ggml::Type::F32));
+            const float nan = NAN;
+            std::memcpy(bytes.data() + src.data_offset() + t.offset + 3 * 4, &nan, 4);
+            QFile out(QString::fromStdString(path));
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(bytes);
+        }
+        const gguf::File file = gguf::File::open(path);
+        ContextParams cp;
+        cp.n_ctx = 64;
+        VkModel gpu(file, cp, test_options());
+        CpuModel cpu(file, cp);
+        const auto& prompt = golden_[0].prompt_ids;
+        for (Model* m : {static_cast<Model*>(&gpu), static_cast<Model*>(&cpu)}) {
+            Batch b;
+            for (size_t i = 0; i < prompt.size(); ++i)
+                b.add(prompt[i], int32_t(i), 0, i + 1 == prompt.size());
+            std::vector<float> logits;
+            m->decode(b, logits);
+            const auto n_nan =
+                std::count_if(logits.begin(), logits.end(), [](float x) { return std::isnan(x); });
+            QVERIFY2(n_nan == std::ptrdiff_t(logits.size()),
+                     qPrintable(QString("%1: %2 of %3 logits NaN")
+                                    .arg(QString::fromStdString(m->backend_name()))
+                                    .arg(n_nan)
+                                    .arg(logits.size())));
+        }
+        expect_clean(gpu);
+    }
+
     void kernel_choices_match_cpu_reference_at_depth_data() {
         QTest::addColumn<bool>("gpu_kernels");
         QTest::newRow("the device's own choice") << false;
