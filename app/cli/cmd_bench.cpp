@@ -28,6 +28,7 @@
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "model/model.h"
+#include "model/prefill.h"
 #include "quant/synth_model.h"
 
 namespace wb::cli {
@@ -38,7 +39,8 @@ const CommandSpec kSpec{
     "bench",
     "",
     "Measure prefill and decode tokens/s (median and spread over repetitions).",
-    "Like llama-bench: pp<N> is one prefill ubatch of N tokens, tg<N> is N decode steps\n"
+    "Like llama-bench: pp<N> is a prefill of N tokens (in ubatches of at most 512, as\n"
+    "llama-bench's default n_ubatch), tg<N> is N decode steps\n"
     "of one token each; tokens/s = tokens / wall time of decode() (which waits for the\n"
     "GPU). Reports the median, standard deviation, min and max over -r repetitions\n"
     "after one warm-up. --profile adds the per-op GPU time table (timestamp queries)\n"
@@ -124,8 +126,6 @@ RunResult run_once(model::Model& m, const std::vector<int32_t>& prompt, int64_t 
     const bool prof = m.can_profile();
     m.seq_rm(0);
     model::Batch b;
-    for (size_t i = 0; i < prompt.size(); ++i)
-        b.add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
     std::vector<float> logits;
     if (prof && pp_prof) {
         m.clear_profile();
@@ -133,7 +133,9 @@ RunResult run_once(model::Model& m, const std::vector<int32_t>& prompt, int64_t 
     }
     double c0 = cpu_seconds();
     auto t0 = Clock::now();
-    if (!prompt.empty()) m.decode(b, logits);
+    // Ubatches of 512 tokens, as llama-bench's default n_ubatch: a long -p
+    // is never one GPU submission of minutes.
+    model::prefill(m, prompt, 0, 0, model::kDefaultUbatch, logits);
     const double pp_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     const double pp_cpu = cpu_seconds() - c0;
     if (prof && pp_prof) {

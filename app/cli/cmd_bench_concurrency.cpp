@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -193,8 +194,20 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
         lim.max_queue = static_cast<uint32_t>(n_req);
         session->set_admission(lim);
         session->reset_metrics();  // this level's figures only
-        for (size_t i = 0; i < n_req; ++i)
-            session->submit(greedy(make_prompt(vocab, n_prompt, i % 64), n_gen, i), {});
+        // The first request that ends otherwise than stop/length says why.
+        std::mutex why_mu;
+        std::string why;
+        const core::EventSink note_other_finish = [&](const core::RequestEvent& e) {
+            if (e.type != core::RequestEvent::Type::Finished || !e.result ||
+                e.result->completed())
+                return;
+            std::lock_guard lock(why_mu);
+            if (why.empty()) why = e.result->finish_reason + ": " + e.result->message;
+        };
+        for (size_t i = 0; i < n_req; ++i) {
+            session->submit(greedy(make_prompt(vocab, n_prompt, i % 64), n_gen, i),
+                            note_other_finish);
+        }
         session->wait_idle(std::chrono::hours(24));
         const metrics::MetricsSnapshot s =
             session->metrics().snapshot(session->metrics().last_sample_ms(), 60000);
@@ -215,7 +228,7 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
         if (s.run.requests_completed != n_req) {
             throw std::runtime_error("only " + std::to_string(s.run.requests_completed) + " of " +
                                      std::to_string(n_req) + " requests completed at concurrency " +
-                                     std::to_string(level));
+                                     std::to_string(level) + " (first other finish: " + why + ")");
         }
     }
     if (!json) {

@@ -34,6 +34,7 @@
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/load.h"
+#include "model/prefill.h"
 #include "runlog/run_log.h"
 #include "sampling/sampler.h"
 
@@ -163,10 +164,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
     lo.context.n_seq_max = 1;
     core::SessionOptions so;
     so.load = lo;
-    // The whole prompt in one forward pass, then one token per pass: the
-    // ubatches llama.cpp's golden runs used.
-    so.prefill_chunk = lo.context.n_ctx;
-    so.step_tokens = lo.context.n_ctx;
+    // The prompt in ubatches of up to 512 tokens (one 4000-token forward
+    // pass ran for minutes), then one token per pass: for prompts up to 512
+    // tokens, the ubatches llama.cpp's golden runs used.
+    so.prefill_chunk = std::min(lo.context.n_ctx, model::kDefaultUbatch);
+    so.step_tokens = so.prefill_chunk;
     so.limits.max_queue = 1;
     if (chat_mode) so.chat_template = args.get("chat-format").value_or("");
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);

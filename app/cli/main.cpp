@@ -13,6 +13,7 @@
 //   3. Add cmd_foo.cpp to WB_CLI_SOURCES in app/cli/CMakeLists.txt (and its
 //      library to the target_link_libraries there).
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -119,7 +120,16 @@ int main(int argc, char** argv) {
         std::vector<std::string> rest(args.begin() + 1, args.end());
         try {
             int rc = c.run(rest);
-            std::fflush(stdout);
+            // Every command's output is checked once more here: a full disk,
+            // a closed pipe or /dev/full must not end in exit status 0 with
+            // the output cut short (stdio reports a failed write only here).
+            if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+                std::fprintf(stderr,
+                             "workbench-cli %s: error: standard output: cannot write: %s (the "
+                             "output is incomplete)\n",
+                             c.name, std::strerror(errno != 0 ? errno : EIO));
+                return 1;
+            }
             return rc;
         } catch (const wb::cli::UsageError& e) {
             std::fflush(stdout);

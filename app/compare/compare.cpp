@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "quant/file_info.h"
+#include "text_file.h"
 #include "tokenizer/vocab.h"
 
 namespace wb::compare {
@@ -56,11 +58,7 @@ bool same_vocab(const tokenizer::Vocab& a, const tokenizer::Vocab& b) {
 }
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(path + ": cannot open text file");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return read_input_file(path, "text file");
 }
 
 std::string pieces(const tokenizer::Vocab& v, const std::vector<int32_t>& ids, bool drop_eog) {
@@ -401,6 +399,7 @@ namespace {
 
 // `v` with `prec` decimals.
 std::string fmt(int prec, double v) {
+    if (std::isnan(v)) return "NaN";  // non-finite logits: said plainly, never a number
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", prec, v);
     return buf;

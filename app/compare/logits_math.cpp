@@ -41,6 +41,9 @@ double kl_divergence(std::span<const double> logp, std::span<const double> logq)
         if (p == 0.0) continue;  // 0 * log(0/q) = 0
         kl += p * (logp[i] - logq[i]);
     }
+    // NaN stays NaN (non-finite logits in either model): clamping it to 0
+    // would make a broken variant look identical to the reference.
+    if (std::isnan(kl)) return kl;
     return kl > 0.0 ? kl : 0.0;
 }
 

@@ -25,8 +25,9 @@ double nll(std::span<const float> logits, int32_t token);
 /// log-probabilities of the reference P (`logp`) and the variant Q
 /// (`logq`), both [n_vocab]. Terms with p_i = 0 contribute 0. The sum is
 /// mathematically >= 0; a rounding residue below 0 (order 1e-17) is returned
-/// as 0, and identical inputs give exactly 0. Throws std::invalid_argument
-/// when the sizes differ.
+/// as 0, and identical inputs give exactly 0. NaN inputs (non-finite
+/// logits) give NaN, never 0. Throws std::invalid_argument when the sizes
+/// differ.
 double kl_divergence(std::span<const double> logp, std::span<const double> logq);
 
 /// Index of the largest logit, ties to the lower id (llama.cpp greedy

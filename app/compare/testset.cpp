@@ -1,16 +1,22 @@
 #include "compare/testset.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "text_file.h"
 
 namespace wb::compare {
 
 namespace {
 
-std::ifstream open_or_throw(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw TestSetError(path + ": cannot open file");
-    return in;
+// The file's text as a stream (regular files of at most 256 MiB; a FIFO
+// or /dev/zero is refused at once rather than read forever).
+std::istringstream open_or_throw(const std::string& path) {
+    try {
+        return std::istringstream(read_input_file(path, "test set"));
+    } catch (const std::runtime_error& e) {
+        throw TestSetError(e.what());
+    }
 }
 
 std::string at(const std::string& path, size_t line) {
@@ -28,7 +34,7 @@ std::string trim(const std::string& s) {
 }
 
 std::vector<TestItem> load_testset(const std::string& path, uint32_t default_max_tokens) {
-    std::ifstream in = open_or_throw(path);
+    std::istringstream in = open_or_throw(path);
     std::vector<TestItem> items;
     std::string text;
     for (size_t line = 1; std::getline(in, text); ++line) {
@@ -90,7 +96,7 @@ bool answer_matches(const std::string& output, const TestItem& item) {
 }
 
 std::vector<std::string> load_prompts(const std::string& path) {
-    std::ifstream in = open_or_throw(path);
+    std::istringstream in = open_or_throw(path);
     std::vector<std::string> prompts;
     std::string text;
     for (size_t line = 1; std::getline(in, text); ++line) {

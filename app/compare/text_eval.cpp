@@ -126,11 +126,17 @@ TextEvalResult evaluate_text(std::span<TextModel> models, uint32_t n_ctx, uint32
         const double kvar = a.kld_sum2 / static_cast<double>(k.n) - k.mean * k.mean;
         k.mean_error = k.n > 1 ? std::sqrt(std::max(0.0, kvar) / static_cast<double>(k.n - 1)) : 0;
         std::vector<double> sorted = a.kld;
-        std::sort(sorted.begin(), sorted.end());
-        k.median = metrics::percentile_sorted(sorted, 50);
-        k.p99 = metrics::percentile_sorted(sorted, 99);
-        k.max = sorted.back();
-        k.min = sorted.front();
+        if (std::any_of(sorted.begin(), sorted.end(), [](double x) { return std::isnan(x); })) {
+            // Non-finite logits somewhere: no order statistic means anything
+            // (and sorting NaN is undefined); every figure reads NaN.
+            k.mean = k.mean_error = k.median = k.p99 = k.max = k.min = std::nan("");
+        } else {
+            std::sort(sorted.begin(), sorted.end());
+            k.median = metrics::percentile_sorted(sorted, 50);
+            k.p99 = metrics::percentile_sorted(sorted, 99);
+            k.max = sorted.back();
+            k.min = sorted.front();
+        }
         k.same_top = a.same_top;
         res.kld[mi] = k;
     }

@@ -49,7 +49,9 @@ struct PerplexityResult {
     std::vector<double> running_ppl;  ///< [n_chunks] PPL after each chunk, as llama.cpp prints
 };
 
-/// KL divergence of one variant from the reference, over the scored positions.
+/// KL divergence of one variant from the reference, over the scored
+/// positions. When either model's logits are not finite at some position,
+/// every figure below (mean, error, median, p99, max, min) is NaN.
 struct KldResult {
     uint64_t n = 0;                                ///< positions compared
     double mean = 0;                               ///< nats

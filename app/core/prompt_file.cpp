@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "text_file.h"
+
 namespace wb::core {
 
 namespace {
@@ -117,16 +119,7 @@ PromptFile parse_prompt_text(const std::string& text) {
 }
 
 PromptFile read_prompt_file(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw std::runtime_error(path + ": is a directory, not a prompts file");
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        throw std::runtime_error(path + ": cannot read the prompts file: " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    if (f.bad()) throw std::runtime_error(path + ": read error");
-    return parse_prompt_text(ss.str());
+    return parse_prompt_text(read_input_file(path, "prompts file"));
 }
 
 }  // namespace wb::core

@@ -44,8 +44,11 @@ struct PromptFile {
 /// becomes a PromptFileError with its line.
 PromptFile parse_prompt_text(const std::string& text);
 
-/// Reads and parses a file. Throws std::runtime_error "<path>: cannot read
-/// ..." when the file cannot be read, "<path>: is a directory ..." for a folder.
+/// Reads and parses a file (wb::read_input_file: regular files of at most
+/// 256 MiB). Throws std::runtime_error "<path>: cannot read the prompts
+/// file ..." when it cannot be read, "... is not a regular file (it is a
+/// FIFO ...)" for a FIFO, device (/dev/zero) or folder, and "... more than
+/// the 256.0 MiB limit" for a larger file.
 PromptFile read_prompt_file(const std::string& path);
 
 }  // namespace wb::core

@@ -4,6 +4,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
+#include <exception>
+#include <string>
+
+#include "text_file.h"
 
 namespace wb::gui {
 
@@ -75,14 +79,21 @@ PromptSet PromptSet::parse(const QByteArray& text, const QString& path) {
 }
 
 PromptSet PromptSet::load(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
+    if (path.startsWith(':')) {  // a sample set bundled as a Qt resource
+        QFile f(path);
+        if (f.open(QIODevice::ReadOnly)) return parse(f.readAll(), path);
+    }
+    // Regular files of at most 256 MiB: a FIFO would block the GUI thread
+    // forever and /dev/zero would fill memory (wb::read_input_file).
+    try {
+        const std::string text = read_input_file(path.toStdString(), "prompts file");
+        return parse(QByteArray::fromStdString(text), path);
+    } catch (const std::exception& e) {
         PromptSet set;
         set.path = path;
-        set.errors.append({0, QStringLiteral("cannot read %1: %2").arg(path, f.errorString())});
+        set.errors.append({0, QString::fromUtf8(e.what())});
         return set;
     }
-    return parse(f.readAll(), path);
 }
 
 }  // namespace wb::gui

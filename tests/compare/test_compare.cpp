@@ -185,6 +185,31 @@ class TestCompare : public QObject {
 
     // --- perplexity by llama.cpp's rule ----------------------------------
 
+    // A variant whose logits are all NaN (tests/data/repro/nan_all_output.gguf):
+    // its KLD and PPL are NaN, never 0 (0 would read "identical to A").
+    void nan_logits_give_nan_kld_and_ppl_never_zero() {
+        std::vector<double> lp(4, std::log(0.25)), lq(4, NAN);
+        QVERIFY(std::isnan(wb::compare::kl_divergence(lp, lq)));
+        QVERIFY(std::isnan(wb::compare::kl_divergence(lq, lp)));
+
+        auto a = load_cpu_ctx(kF32, 128);
+        auto b = load_cpu_ctx(kData + "/repro/nan_all_output.gguf", 128);
+        std::vector<wb::compare::TextModel> tms(2);
+        tms[0].model = a.get();
+        tms[1].model = b.get();
+        tms[0].tokens = tms[1].tokens = text_tokens();
+        tms[0].tokens.resize(256);  // two chunks are enough
+        tms[1].tokens.resize(256);
+        tms[0].kld_with_reference = tms[1].kld_with_reference = true;
+        const auto res = wb::compare::evaluate_text(tms, 128);
+        QVERIFY(std::isfinite(res.ppl[0].ppl));
+        QCOMPARE(res.kld[0]->mean, 0.0);  // A against itself
+        QVERIFY(std::isnan(res.ppl[1].ppl));
+        const wb::compare::KldResult& k = *res.kld[1];
+        for (double v : {k.mean, k.mean_error, k.median, k.p99, k.max, k.min})
+            QVERIFY(std::isnan(v));
+    }
+
     void perplexity_f32_matches_llama_cpp() {
         const QJsonObject g = read_json(kData + "/golden/stories260K_ppl_result.json");
         auto m = load_cpu_ctx(kF32, 128);

@@ -88,6 +88,38 @@ class TestCompareCli : public QObject {
         QVERIFY(!QFile::exists(dir_.filePath("y.gguf")));
     }
 
+    // tests/data/repro/nan_all_output.gguf: every logit NaN. compare used
+    // to print KLD 0.000000 for it (NaN clamped by `kl > 0 ? kl : 0`), i.e.
+    // "identical to A"; now the table says NaN and the JSON has null.
+    void compare_shows_nan_for_nan_logits() {
+        const QString nan_model = kData + "/repro/nan_all_output.gguf";
+        const QString text = kData + "/golden/stories260K_ppl_text.txt";
+        Result r = run({"compare", "-m", kF32, "-m", nan_model, "--text", text, "--ctx", "128",
+                        "-n", "4", "-q", "--backend", "cpu"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QString table = QString::fromUtf8(r.out);
+        const QStringList lines = table.split('\n');
+        auto row = [&](const QString& name) {
+            for (const QString& l : lines)
+                if (l.startsWith(name)) return l;
+            return QString();
+        };
+        const QString mean = row("KLD vs A mean");
+        QVERIFY2(!mean.isEmpty(), r.out.constData());
+        QVERIFY2(mean.contains("NaN ± NaN"), qPrintable(mean));
+        QVERIFY2(row("KLD vs A max").contains("NaN"), qPrintable(row("KLD vs A max")));
+        QVERIFY2(row("PPL (").count("NaN") == 2, qPrintable(row("PPL (")));  // B: NaN ± NaN
+
+        r = run({"compare", "-m", kF32, "-m", nan_model, "--text", text, "--ctx", "128", "-n", "4",
+                 "-q", "--backend", "cpu", "--json"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject b =
+            QJsonDocument::fromJson(r.out).object()["models"].toArray()[1].toObject();
+        QVERIFY2(b["kld"].toObject()["mean"].isNull(), r.out.constData());
+        QVERIFY(b["kld"].toObject()["max"].isNull());
+        QVERIFY(b["perplexity"].toObject()["ppl"].isNull());
+    }
+
     void compare_json_and_table() {
         const QString q8 = kData + "/golden/quant/stories260K-q8_0.gguf";
         const QString text = kData + "/golden/stories260K_ppl_text.txt";

@@ -321,7 +321,7 @@ class TestBatchCli : public QObject {
         QCOMPARE(recs[0]["prompt"].toString(), QString("Hi"));
         const Run d = run({"batch", "--prompts", dir_.path(), "--no-log"});
         QCOMPARE(d.code, 1);
-        QVERIFY2(d.err.contains("is a directory"), d.err.constData());
+        QVERIFY2(d.err.contains("is not a regular file (it is a folder)"), d.err.constData());
     }
 
     void bench_concurrency_checks_options_before_running() {
