@@ -9,6 +9,7 @@
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -32,7 +33,9 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <ostream>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
 
 #include "runlog/model_label.h"
@@ -87,6 +90,44 @@ QSqlDatabase open_readonly(const QString& name, const QString& path) {
     return db;
 }
 
+// Forwards to a file's buffer and keeps the errno of the first failed
+// write: std::ofstream only says that a write failed, and errno is
+// overwritten before the exporter's exception reaches the caller.
+class ErrnoBuf : public std::streambuf {
+  public:
+    explicit ErrnoBuf(std::streambuf* inner) : inner_(inner) {}
+    int error() const { return error_; }
+
+  protected:
+    int_type overflow(int_type c) override {
+        if (traits_type::eq_int_type(c, traits_type::eof()))
+            return sync() == 0 ? traits_type::not_eof(c) : traits_type::eof();
+        errno = 0;
+        const int_type r = inner_->sputc(traits_type::to_char_type(c));
+        if (traits_type::eq_int_type(r, traits_type::eof())) note();
+        return r;
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        errno = 0;
+        const std::streamsize w = inner_->sputn(s, n);
+        if (w < n) note();
+        return w;
+    }
+    int sync() override {
+        errno = 0;
+        const int r = inner_->pubsync();
+        if (r != 0) note();
+        return r;
+    }
+
+  private:
+    void note() {
+        if (error_ == 0) error_ = errno != 0 ? errno : EIO;
+    }
+    std::streambuf* inner_;
+    int error_ = 0;
+};
+
 }  // namespace
 
 HistoryView::HistoryView(QWidget* parent)
@@ -99,7 +140,11 @@ HistoryView::HistoryView(QWidget* parent)
     runFilter_->setToolTip(tr("Only responses of this run"));
     reasonFilter_ = new QComboBox;
     reasonFilter_->addItem(tr("any finish"), QString());
-    for (const char* r : {"stop", "length", "context", "timeout", "cancelled", "rejected", "error"})
+    // "context": the sequence filled the context; "interrupted": a response
+    // whose program was killed while it streamed (its row keeps the text
+    // logged until then).
+    for (const char* r : {"stop", "length", "context", "timeout", "cancelled", "rejected", "error",
+                          "interrupted"})
         reasonFilter_->addItem(r, QString::fromLatin1(r));
     dateOn_ = new QCheckBox(tr("From"));
     from_ = new QDateEdit(QDate::currentDate().addDays(-7));
@@ -157,6 +202,12 @@ HistoryView::HistoryView(QWidget* parent)
     table_->setWordWrap(false);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     table_->setToolTip(tr("Double-click a row to see the response with all its tags"));
+    damage_ = new QLabel;
+    damage_->setWordWrap(true);
+    damage_->setTextFormat(Qt::PlainText);
+    damage_->setStyleSheet("QLabel { background: #fff3cd; color: #664d03; padding: 6px; }");
+    damage_->hide();
+    layout->addWidget(damage_);
     layout->addWidget(table_, 1);
     count_ = new QLabel;
     count_->setWordWrap(true);  // long notices must not widen the tab
@@ -193,6 +244,8 @@ bool HistoryView::setDatabase(const QString& path) {
     QSqlDatabase::removeDatabase(conn_);
     dbPath_ = path;
     listedKey_ = {-1, -1};
+    damage_->clear();
+    damage_->hide();
     QSqlDatabase db = open_readonly(conn_, path);
     if (!db.isOpen()) {
         count_->setText(tr("Cannot read the run log %1: %2").arg(path, db.lastError().text()));
@@ -204,6 +257,30 @@ bool HistoryView::setDatabase(const QString& path) {
     reloadFilterLists();
     refresh();
     return true;
+}
+
+void HistoryView::setDamage(const runlog::LogInspection& insp) {
+    if (insp.state != runlog::LogState::Damaged) {
+        damage_->clear();
+        damage_->hide();
+        return;
+    }
+    QString text = tr("The run log %1 is damaged: this list shows the %2 responses that could be "
+                      "read")
+                       .arg(QString::fromStdString(insp.path))
+                       .arg(insp.readable_responses);
+    if (insp.unreadable_responses > 0)
+        text += tr("; up to %1 more lie on damaged pages and are not shown")
+                    .arg(insp.unreadable_responses);
+    text += tr(". Nothing new is logged to it. To keep logging, salvage it into a new log "
+               "(workbench-cli log salvage --db %1) or start with --db at another path.")
+                .arg(QString::fromStdString(insp.path));
+    damage_->setText(text);
+    damage_->show();
+}
+
+QString HistoryView::damageWarning() const {
+    return damage_->isHidden() ? QString() : damage_->text();
 }
 
 void HistoryView::setUnavailable(const QString& why) {
@@ -362,22 +439,37 @@ qint64 HistoryView::exportFile(const QString& db_path, const runlog::ExportFilte
     };
     if (format != "csv" && format != "jsonl")
         return fail(tr("unknown export format \"%1\" (csv or jsonl)").arg(format));
-    std::ofstream out(QFile::encodeName(path).toStdString(), std::ios::binary | std::ios::trunc);
-    if (!out)
+    std::filebuf file;
+    if (!file.open(QFile::encodeName(path).toStdString(),
+                   std::ios::out | std::ios::binary | std::ios::trunc))
         return fail(
-            tr("cannot write %1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+            tr("Cannot write %1: %2.").arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+    ErrnoBuf buf(&file);
+    std::ostream out(&buf);
+    // Only a regular file this export wrote in part is removed: removing
+    // /dev/full after a failed write (as root) deleted the device node.
+    auto remove_partial = [&] {
+        return QFileInfo(path).isFile() && !QFileInfo(path).isSymLink() && QFile::remove(path);
+    };
+    auto write_failed = [&](bool removed) {
+        return tr("Cannot write %1: %2%3.")
+            .arg(path, QString::fromLocal8Bit(std::strerror(buf.error() != 0 ? buf.error() : EIO)),
+                 removed ? tr("; the incomplete export was removed") : QString());
+    };
     try {
         const int64_t n = runlog::export_responses_readonly(
             QFile::encodeName(db_path).toStdString(), filter,
             format == "csv" ? runlog::ExportFormat::Csv : runlog::ExportFormat::Jsonl, out,
             progress);
-        out.close();
-        if (!out) throw std::runtime_error(tr("writing %1 failed").arg(path).toStdString());
+        out.flush();
+        const bool closed = file.close() != nullptr;
+        if (!out || !closed || buf.error() != 0) return fail(write_failed(remove_partial()));
         return n;
     } catch (const std::exception& e) {
-        out.close();
-        QFile::remove(path);
-        return fail(QString::fromUtf8(e.what()));
+        const bool output_failed = !out || buf.error() != 0;
+        file.close();
+        const bool removed = remove_partial();
+        return fail(output_failed ? write_failed(removed) : QString::fromUtf8(e.what()));
     }
 }
 

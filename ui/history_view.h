@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "runlog/exporter.h"
+#include "runlog/integrity.h"
 
 class QComboBox;
 class QDateEdit;
@@ -43,6 +44,13 @@ class HistoryView : public QWidget {
     /// No run log to show (it could not be opened): says `why` in place of
     /// the row count and disables the filters and Export.
     void setUnavailable(const QString& why);
+    /// Shows what is missing from a damaged run log opened read-only
+    /// (runlog::inspect_log's counts) in a warning above the table, so the
+    /// rows shown are never taken for the whole log; a healthy inspection
+    /// hides it. The warning stays until the next setDatabase().
+    void setDamage(const runlog::LogInspection& inspection);
+    /// The warning's text ("" when none is shown).
+    QString damageWarning() const;
     /// Re-runs the query (keeps the filters). Called when responses are logged.
     void refresh();
     /// Refreshes at most once a second however often it is asked.
@@ -65,8 +73,10 @@ class HistoryView : public QWidget {
     /// The export: runlog::export_responses_readonly() on the run log at
     /// `db_path` (its own read-only connection, so any thread), oldest
     /// first, to the file `path` ("csv" or "jsonl"). Returns the rows
-    /// written, or -1 with `error` set to the exporter's message (the file
-    /// is then removed, so no partial export is left behind).
+    /// written, or -1 with `error` set to a sentence naming the file and
+    /// the cause (a full disk, the exporter's message). A regular file left
+    /// half written is removed; anything else (a device such as /dev/full)
+    /// is never removed.
     static qint64 exportFile(const QString& db_path, const runlog::ExportFilter& filter,
                              const QString& path, const QString& format, QString* error,
                              const runlog::ExportProgress& progress = {});
@@ -92,6 +102,7 @@ class HistoryView : public QWidget {
     QDateEdit* to_;
     QLineEdit* search_;
     QLabel* count_;
+    QLabel* damage_;  // the damaged-log warning above the table (hidden when none)
     QTimer* throttle_;
     QWidget* exportBtn_;
     // (model versions, newest run id) the filter lists were filled from.

@@ -222,7 +222,11 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             recorder_, &gui::RunRecorder::failed, this,
             [this](const QString& m) { statusBar()->showMessage(tr("Run log: %1").arg(m), 10000); },
             Qt::QueuedConnection);
-        if (recorder_->isOpen()) history_->setDatabase(recorder_->path());
+        if (recorder_->isOpen()) {
+            history_->setDatabase(recorder_->path());
+            if (recorder_->isReadOnly() && recorder_->inspection())
+                history_->setDamage(*recorder_->inspection());
+        }
     }
     // Compare writes its rows with its own connection (one compare run per
     // comparison), not through the recorder: History refreshes on that too.

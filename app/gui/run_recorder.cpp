@@ -66,6 +66,7 @@ bool RunRecorder::openReadOnly(const QString& path, QString* notice) {
         const std::string p = path.toStdString();
         const runlog::LogInspection insp =
             inspection_ && inspection_->path == p ? *inspection_ : runlog::inspect_log(p);
+        inspection_ = insp;  // History says what a damaged log is missing
         if (insp.state == runlog::LogState::Damaged) {
             // Never open the damaged file itself: read what can be read
             // into a private copy and show that.

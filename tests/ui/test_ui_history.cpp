@@ -6,8 +6,10 @@
 
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QSet>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -57,6 +59,8 @@ class UiHistory : public QObject {
     void modelAndRunFilters();
     void modelsNamedByFileQuantizationAndHash();
     void exportErrorsAreReported();
+    void interruptedResponsesHaveTheirFilter();
+    void damagedLogIsSaidAboveTheTable();
 
   private:
     // Exports the view's current filter as JSONL and returns the ids.
@@ -264,6 +268,79 @@ void UiHistory::exportErrorsAreReported() {
     QCOMPARE(ui::HistoryView::exportFile(other, {}, out, "csv", &err), qint64(-1));
     QVERIFY2(err.contains(other), qPrintable(err));
     QVERIFY(!QFile::exists(out));
+    // A full disk (/dev/full): a sentence with the file and the cause (it
+    // used to say only "writing ... failed"), and the device is left alone
+    // (as root, the failed export used to delete /dev/full).
+    err.clear();
+    QCOMPARE(v.exportTo("/dev/full", "csv", &err), qint64(-1));
+    QVERIFY2(err.startsWith("Cannot write /dev/full: No space left on device"), qPrintable(err));
+    QVERIFY2(!err.contains("removed"), qPrintable(err));
+    QVERIFY(QFileInfo::exists("/dev/full") && !QFileInfo("/dev/full").isFile());
+}
+
+// A response whose program was killed mid-stream has finish "interrupted"
+// (run-log schema v2): the finish filter offers it and selects exactly it.
+void UiHistory::interruptedResponsesHaveTheirFilter() {
+    const QString db = dir_.filePath("interrupted.sqlite");
+    {
+        runlog::RunLog log = runlog::RunLog::open(db.toStdString());
+        const int64_t run = log.begin_run(runlog::RunKind::Batch, "b", nlohmann::json::object());
+        const int64_t mv =
+            log.ensure_model_version((kData + "/models/stories260K.gguf").toStdString());
+        const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
+        const char* reasons[] = {"length", "interrupted", "stop", "interrupted"};
+        for (int i = 0; i < 4; ++i) {
+            runlog::ResponseRecord r;
+            r.run_id = run;
+            r.model_version_id = mv;
+            r.environment_id = env;
+            r.request_id = "i" + std::to_string(i);
+            r.prompt = "p";
+            r.output = "o";
+            r.finish_reason = reasons[i];
+            r.started_ms = 1764460800000 + i * 1000;
+            log.log_response(r);
+        }
+    }
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db));
+    const QComboBox* reason = nullptr;
+    for (const QComboBox* c : v.findChildren<QComboBox*>())
+        if (c->findData(QString("error")) >= 0) reason = c;
+    QVERIFY(reason);
+    QVERIFY(reason->findData(QString("interrupted")) >= 0);
+    v.setFinishReason("interrupted");
+    QCOMPARE(v.rowCount(), 2);
+    QCOMPARE(exported_ids(v), QStringList({"i1", "i3"}));
+}
+
+// A damaged log opened read-only: History shows the readable rows and says,
+// above the table, that it is damaged and how many rows may be missing.
+// A healthy inspection or another database clears the warning.
+void UiHistory::damagedLogIsSaidAboveTheTable() {
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db_));
+    QVERIFY(v.damageWarning().isEmpty());
+    runlog::LogInspection insp;
+    insp.path = "/data/runlog.sqlite";
+    insp.state = runlog::LogState::Damaged;
+    insp.readable_responses = 80;
+    insp.unreadable_responses = 4;
+    v.setDamage(insp);
+    const QString w = v.damageWarning();
+    QVERIFY2(w.contains("/data/runlog.sqlite is damaged") && w.contains("80 responses") &&
+                 w.contains("up to 4 more") && w.contains("log salvage"),
+             qPrintable(w));
+    bool shown = false;
+    for (const QLabel* l : v.findChildren<QLabel*>()) shown = shown || l->text() == w;
+    QVERIFY(shown);
+    insp.state = runlog::LogState::Healthy;
+    v.setDamage(insp);
+    QVERIFY(v.damageWarning().isEmpty());
+    insp.state = runlog::LogState::Damaged;
+    v.setDamage(insp);
+    QVERIFY(v.setDatabase(db_));
+    QVERIFY(v.damageWarning().isEmpty());
 }
 
 QTEST_MAIN(UiHistory)
