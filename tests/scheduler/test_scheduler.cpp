@@ -144,6 +144,8 @@ class PoisonedModel : public model::Model {
     uint32_t n_free_cells() const override { return inner_.n_free_cells(); }
     model::MemoryReport memory_report() const override { return inner_.memory_report(); }
     model::DeviceFacts device_facts() const override { return inner_.device_facts(); }
+    model::KvCells& kv_cells() override { return inner_.kv_cells(); }
+    const model::KvCells& kv_cells() const override { return inner_.kv_cells(); }
 
   private:
     model::Model& inner_;
