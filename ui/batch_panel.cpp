@@ -148,12 +148,15 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     for (int c = 0; c < BatchResultsModel::kColumns; ++c) {
         if (c == BatchResultsModel::Prompt || c == BatchResultsModel::Output) continue;
         const QString title = results_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
-        const int value = fm.horizontalAdvance(c == BatchResultsModel::Finish ? "cancelled"
-                                               : c == BatchResultsModel::Id   ? "s000000"
-                                                                              : "99999.9");
-        header->resizeSection(c, std::max(fm.horizontalAdvance(title), value) + 18);
+        const int value = fm.horizontalAdvance(c == BatchResultsModel::Finish   ? "cancelled"
+                                               : c == BatchResultsModel::Id     ? "s000000"
+                                               : c == BatchResultsModel::Tokens ? "9999"
+                                               : c == BatchResultsModel::Cached ? "999/999"
+                                                                                : "99999.9");
+        header->resizeSection(c, std::max(fm.horizontalAdvance(title), value) + 14);
     }
-    header->resizeSection(BatchResultsModel::Prompt, fm.horizontalAdvance(QString(14, 'x')));
+    // The prompt is in its tooltip and the details dialog: a glimpse here.
+    header->resizeSection(BatchResultsModel::Prompt, fm.horizontalAdvance(QString(10, 'x')));
     header->setSectionResizeMode(BatchResultsModel::Output, QHeaderView::Stretch);
     header->setMinimumSectionSize(fm.horizontalAdvance("xxxx"));
     // Rows in the order requests finish until a header is clicked (a sort

@@ -143,8 +143,8 @@ HistoryView::HistoryView(QWidget* parent)
     // "context": the sequence filled the context; "interrupted": a response
     // whose program was killed while it streamed (its row keeps the text
     // logged until then).
-    for (const char* r : {"stop", "length", "context", "timeout", "cancelled", "rejected", "error",
-                          "interrupted"})
+    for (const char* r :
+         {"stop", "length", "context", "timeout", "cancelled", "rejected", "error", "interrupted"})
         reasonFilter_->addItem(r, QString::fromLatin1(r));
     dateOn_ = new QCheckBox(tr("From"));
     from_ = new QDateEdit(QDate::currentDate().addDays(-7));

@@ -226,8 +226,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     }
     std::shared_ptr<runlog::RunLog> log;
     if (!args.has("no-log"))
-        log = std::make_shared<runlog::RunLog>(
-            runlog::RunLog::open(run_log_path(args)));
+        log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
     const std::string model_path = resolve_model_path(args.get("model"));
     core::SessionOptions so = batch_session_options(model_path, args, concurrency);
     so.prefill_chunk = chunk;
@@ -398,11 +397,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
     }
     std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
     if (refused > 0) {
-        std::fprintf(stderr,
-                     "refused at submission: %zu of %zu (prompt longer than the context, queue full "
-                     "or invalid; see each record's message); the latency rows cover the "
-                     "other %zu\n",
-                     refused, total, total - refused);
+        std::fprintf(
+            stderr,
+            "refused at submission: %zu of %zu (prompt longer than the context, queue full "
+            "or invalid; see each record's message); the latency rows cover the "
+            "other %zu\n",
+            refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
     if (summary_file) {

@@ -198,8 +198,7 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
         std::mutex why_mu;
         std::string why;
         const core::EventSink note_other_finish = [&](const core::RequestEvent& e) {
-            if (e.type != core::RequestEvent::Type::Finished || !e.result ||
-                e.result->completed())
+            if (e.type != core::RequestEvent::Type::Finished || !e.result || e.result->completed())
                 return;
             std::lock_guard lock(why_mu);
             if (why.empty()) why = e.result->finish_reason + ": " + e.result->message;

@@ -44,9 +44,9 @@ void check_cpu_memory(const gguf::File& file, const HParams& hp, const LoadOptio
     if (!avail || weights + kv <= avail->bytes) return;
     throw OutOfMemoryError(
         "not enough memory for the CPU backend: it needs " + format_bytes(weights + kv) + " (" +
-        (weights ? format_bytes(weights) + " of f32 weights, " : std::string()) +
-        format_bytes(kv) + " of KV cache for " + std::to_string(opts.context.n_ctx) +
-        " cells) but only " + format_bytes(avail->bytes) + " is available (" + avail->source +
+        (weights ? format_bytes(weights) + " of f32 weights, " : std::string()) + format_bytes(kv) +
+        " of KV cache for " + std::to_string(opts.context.n_ctx) + " cells) but only " +
+        format_bytes(avail->bytes) + " is available (" + avail->source +
         "); lower -c (and --concurrency for batch and bench)");
 }
 

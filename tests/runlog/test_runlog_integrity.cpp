@@ -484,9 +484,13 @@ class TestRunLogIntegrity : public QObject {
             const size_t a = v1.find("CREATE TABLE responses");
             const size_t b = v1.find(");", a) + 2;
             raw.exec(v1.substr(a, b - a).c_str());
-            raw.exec(
-                "INSERT INTO responses SELECT * FROM r1; DROP TABLE r1;"
-                "PRAGMA user_version = 1; COMMIT;");
+            // Version 1's columns only (later versions added some).
+            std::string cols;
+            for (const auto& row : raw.rows("SELECT name FROM pragma_table_info('responses')"))
+                cols += (cols.empty() ? "" : ", ") + row[0];
+            raw.exec(("INSERT INTO responses (" + cols + ") SELECT " + cols +
+                      " FROM r1; DROP TABLE r1; PRAGMA user_version = 1; COMMIT;")
+                         .c_str());
         }
         QVERIFY(Raw(path).rows("SELECT sql FROM sqlite_schema WHERE name = 'responses'")[0][0].find(
                     "interrupted") == std::string::npos);

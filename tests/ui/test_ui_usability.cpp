@@ -291,8 +291,9 @@ void UiUsability::batchOutputColumnIsReadable() {
     // Every column fits (no hidden "tokens" column) and the output has room.
     QVERIFY2(sum <= t->viewport()->width(),
              qPrintable(QString("%1 > %2").arg(sum).arg(t->viewport()->width())));
-    QVERIFY2(h->sectionSize(ui::BatchResultsModel::Output) >= 180,
-             qPrintable(QString::number(h->sectionSize(ui::BatchResultsModel::Output))));
+    QString sizes;
+    for (int c = 0; c < h->count(); ++c) sizes += QString::number(h->sectionSize(c)) + ' ';
+    QVERIFY2(h->sectionSize(ui::BatchResultsModel::Output) >= 180, qPrintable(sizes));
     // Rows show in the order requests finish, not sorted by id backwards.
     gui::RequestResult a, b;
     a.id = "s01";
