@@ -30,6 +30,8 @@
 #include <algorithm>
 
 #include "batch_results_model.h"
+#include "core/batch_runner.h"
+#include "core/settings_json.h"
 #include "engine_bridge.h"
 #include "run_recorder.h"
 
@@ -171,8 +173,6 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     connect(run_, &QPushButton::clicked, this, &BatchPanel::run);
     connect(cancel_, &QPushButton::clicked, this, &BatchPanel::cancel);
     connect(table_, &QTableView::doubleClicked, this, &BatchPanel::showDetail);
-    connect(bridge_, &gui::EngineBridge::requestStarted, this, &BatchPanel::onStarted);
-    connect(bridge_, &gui::EngineBridge::requestFinished, this, &BatchPanel::onFinished);
     showSet();
 }
 
@@ -232,9 +232,12 @@ void BatchPanel::showSet() {
                      (set_.errors.isEmpty() || skipInvalid_->isChecked()));
 }
 
+BatchPanel::~BatchPanel() = default;
+
 bool BatchPanel::run() {
     if (running_) return false;
-    if (!bridge_->hasModel()) {
+    const std::shared_ptr<core::EngineSession> session = bridge_->session();
+    if (!session) {
         status_->setText(tr("Load a model first."));
         return false;
     }
@@ -248,21 +251,29 @@ bool BatchPanel::run() {
                              .arg(set_.errors.size()));
         return false;
     }
-    if (!bridge_->configureScheduler(concurrency_->value(), maxQueue_->value())) {
-        status_->setText(tr("Wait for the running requests (chat) to finish, then run again."));
-        return false;
-    }
+    // The run `workbench-cli batch` makes of these settings: each prompt's
+    // seed is the base seed + its index (a fresh base unless the seed is
+    // fixed), its own max_tokens and stop strings, the run's timeout.
     gui::GenSettings s = settings_();
-    s.n_parallel = concurrency_->value();
+    if (!s.fixed_seed) s.seed = gui::GenSettings::drawSeed();
+    run_settings_ = s;
+    core::BatchOptions bo;
+    bo.base = s.request(core::SeedPolicy::BasePlusIndex);
+    bo.base.client_id = "batch";
+    bo.base.timeout_ms = timeout_->value() > 0 ? timeout_->value() : -1;
+    bo.concurrency = static_cast<uint32_t>(concurrency_->value());
+    bo.max_queue = static_cast<uint32_t>(maxQueue_->value());
+    nlohmann::json run_settings = core::settings_json(bo.base, s.seed, session->facts());
+    run_settings["concurrency"] = bo.concurrency;
+    run_settings["max_queue"] = bo.max_queue;
+    run_id_ =
+        recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), run_settings) : 0;
+    bo.base.run_id = run_id_;
+
     results_->clear();
-    started_.clear();
     progress_ = Progress{};
     progress_.total = static_cast<int>(set_.items.size());
     progress_.queued = progress_.total;
-    next_ = 0;
-    in_flight_ = 0;
-    prefix_ = QStringLiteral("batch%1:").arg(++run_counter_);
-    run_id_ = recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), s) : 0;
     summary_ = gui::BatchSummary{};
     summary_.concurrency = concurrency_->value();
     summaryBox_->hide();
@@ -272,57 +283,22 @@ bool BatchPanel::run() {
     bar_->setRange(0, progress_.total);
     run_->setEnabled(false);
     cancel_->setEnabled(true);
-    feed();
+    job_ = bridge_->runBatch(set_.entries, bo, this,
+                             [this](const core::BatchEvent& e) { onEvent(e); });
     updateProgress();
-    return true;
-}
-
-void BatchPanel::feed() {
-    // Keep at most `max queue` requests waiting for a slot. Our count of
-    // waiting requests (submitted, no Started event seen yet) can only be
-    // higher than the scheduler's, so its bounded queue never rejects our
-    // own requests; a freed slot (Started of the next one) lets us feed more.
-    const gui::GenSettings base = settings_();
-    while (running_ && next_ < set_.items.size() &&
-           in_flight_ - static_cast<int>(started_.size()) < maxQueue_->value()) {
-        const gui::PromptItem& item = set_.items[next_++];
-        gui::RequestSpec spec;
-        spec.id = prefix_ + item.id;
-        spec.label = item.id;
-        spec.prompt = item.prompt;
-        spec.settings = base.forRequest();  // a seed per request unless fixed
-        spec.settings.n_parallel = concurrency_->value();
-        if (item.max_tokens > 0) spec.settings.max_tokens = item.max_tokens;
-        spec.total_timeout_ms = timeout_->value();
-        spec.run_id = run_id_;
-        if (!bridge_->submit(spec)) break;
-        ++in_flight_;
-    }
+    return job_ != nullptr;
 }
 
 void BatchPanel::cancel() {
-    if (!running_) return;
-    next_ = static_cast<int>(set_.items.size());  // submit nothing more
-    bridge_->cancelAll();
-    if (in_flight_ == 0) onFinished({});
+    if (!running_ || !job_) return;
+    job_->cancel();  // every unfinished prompt ends "cancelled" (its events follow)
 }
 
-void BatchPanel::onStarted(const QString& id) {
-    if (!running_ || !id.startsWith(prefix_) || started_.contains(id)) return;
-    started_.insert(id, true);
-    feed();
-    updateProgress();
-}
-
-void BatchPanel::onFinished(const gui::RequestResult& r) {
-    if (!running_) return;
-    if (!r.id.isEmpty()) {
-        if (!r.id.startsWith(prefix_)) return;
-        --in_flight_;
-        started_.remove(r.id);
-        gui::RequestResult shown = r;
-        shown.id = r.id.mid(prefix_.size());
-        results_->append(shown);
+void BatchPanel::onEvent(const core::BatchEvent& e) {
+    if (!running_ || !job_) return;
+    if (e.type == core::BatchEvent::Type::Finished && e.result) {
+        const gui::RequestResult r = gui::toResult(*e.result, run_settings_);
+        results_->append(r);
         summary_.addFinish(r.finish_reason);
         ++summary_.requests_submitted;
         if (r.prompt_cached_tokens >= 0) {
@@ -335,18 +311,21 @@ void BatchPanel::onFinished(const gui::RequestResult& r) {
             ++progress_.done;
         else
             ++progress_.failed;
-        feed();
     }
+    if (e.type != core::BatchEvent::Type::Token) updateProgress();
+    endRunIfDone();
+}
+
+void BatchPanel::endRunIfDone() {
+    if (!running_ || progress_.done + progress_.failed < progress_.total) return;
+    running_ = false;
+    job_.reset();
+    if (recorder_ && run_id_ != 0) recorder_->endRun(run_id_);
+    cancel_->setEnabled(false);
+    showSet();
     updateProgress();
-    if (in_flight_ == 0 && next_ >= set_.items.size()) {
-        running_ = false;
-        if (recorder_ && run_id_ != 0) recorder_->endRun(run_id_);
-        cancel_->setEnabled(false);
-        showSet();
-        updateProgress();
-        showSummary();
-        emit runFinished(progress_);
-    }
+    showSummary();
+    emit runFinished(progress_);
 }
 
 void BatchPanel::showSummary() {
@@ -400,8 +379,8 @@ void BatchPanel::exportSummaryDialog(const QString& format) {
 
 void BatchPanel::updateProgress() {
     const int finished = progress_.done + progress_.failed;
-    progress_.running = static_cast<int>(started_.size());
-    progress_.queued = progress_.total - finished - progress_.running;
+    progress_.running = running_ && job_ ? static_cast<int>(job_->progress().running) : 0;
+    progress_.queued = std::max(0, progress_.total - finished - progress_.running);
     bar_->setValue(finished);
     QString eta;
     if (running_ && finished > 0) {

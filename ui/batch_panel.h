@@ -1,8 +1,14 @@
 #pragma once
 // The Batch tab: load a prompt set (JSONL or one prompt per line; a sample
-// set ships in resources), choose concurrency (scheduler slots), max queue
-// and a per-request timeout, Run / Cancel. Malformed lines are listed with
-// their line numbers before a run starts. A progress bar with done, failed,
+// set ships in resources) with the one prompt-file parser, choose
+// concurrency, max queue and a per-request timeout, Run / Cancel. The run
+// is a core::BatchRunner on the loaded session (EngineBridge::runBatch),
+// exactly as `workbench-cli batch` runs a set: same ids, seeds = the
+// settings' seed + the prompt's index, stop strings, the same settings in
+// the run log. Concurrency is the batch client's limit on the session (at
+// most its slots), so it changes without a reload and the chat keeps its
+// own slots. Malformed lines are listed with their line numbers before a
+// run starts. A progress bar with done, failed,
 // running, queued and an ETA; a sortable results table that fills as
 // requests finish, with a detail view of one response.
 
@@ -10,6 +16,7 @@
 #include <QHash>
 #include <QWidget>
 #include <functional>
+#include <memory>
 
 #include "batch_summary.h"
 #include "gen_settings.h"
@@ -26,7 +33,11 @@ class QSortFilterProxyModel;
 class QSpinBox;
 class QTableView;
 
+namespace wb::core {
+struct BatchEvent;
+}
 namespace wb::gui {
+class BatchJob;
 class EngineBridge;
 class RunRecorder;
 }  // namespace wb::gui
@@ -48,6 +59,7 @@ class BatchPanel : public QWidget {
 
     BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
                std::function<gui::GenSettings()> settings, QWidget* parent = nullptr);
+    ~BatchPanel() override;
 
     /// Reads and lists a prompt file. Returns false when it cannot be read
     /// or has no usable prompt.
@@ -94,9 +106,8 @@ class BatchPanel : public QWidget {
     void showSummary();
     void exportSummaryDialog(const QString& format);
     void showSet();
-    void feed();
-    void onStarted(const QString& id);
-    void onFinished(const gui::RequestResult& r);
+    void onEvent(const core::BatchEvent& e);
+    void endRunIfDone();
     void updateProgress();
     void showDetail(const QModelIndex& proxy_index);
 
@@ -106,12 +117,9 @@ class BatchPanel : public QWidget {
     gui::PromptSet set_;
 
     bool running_ = false;
-    int next_ = 0;       // next item of set_ to submit
-    int in_flight_ = 0;  // submitted, not finished
+    std::shared_ptr<gui::BatchJob> job_;  // the run on the session
+    gui::GenSettings run_settings_;       // the settings panel's values at Run
     qint64 run_id_ = 0;
-    int run_counter_ = 0;
-    QString prefix_;  // request-id prefix of this run
-    QHash<QString, bool> started_;
     Progress progress_;
     QElapsedTimer clock_;
 

@@ -328,11 +328,15 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
             recorder_->beginRun("chat", tr("chat with %1").arg(bridge_->modelInfo().fileName()), s);
     gui::RequestSpec spec;
     spec.id = QStringLiteral("chat-%1").arg(++counter_);
-    spec.prompt = p.text;
-    // A chat prompt goes as the ids app/chat made (special tokens parsed);
-    // plain text is tokenized by the scheduler exactly as these ids were.
-    if (conv_.usesTemplate()) spec.prompt_tokens = p.ids;
-    spec.prompt_format = p.format;
+    // A chat prompt goes as its messages, rendered by the session with the
+    // template picked here (the same build_prompt as the meter's ids above);
+    // plain text is tokenized by the session exactly as those ids were.
+    if (conv_.usesTemplate()) {
+        spec.messages = conv_.messages(turns.mid(0, turns.size() - 2), text);
+        spec.chat_template = conv_.templateChoice();
+    } else {
+        spec.prompt = p.text;
+    }
     last_sent_ = p;
     // A random seed per turn unless the user fixed one; the seed used is in
     // the result's settings (footer, run log).

@@ -17,19 +17,15 @@
 #include <QMessageBox>
 #include <QProgressDialog>
 #include <QPushButton>
-#include <QSqlDatabase>
-#include <QSqlError>
-#include <QSqlQuery>
-#include <QSqlQueryModel>
-#include <QSqlRecord>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QThread>
 #include <QTimer>
-#include <QUuid>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
@@ -38,56 +34,28 @@
 #include <streambuf>
 #include <string>
 
-#include "runlog/model_label.h"
+#include "runlog/history.h"
+#include "runlog/time_utc.h"
 
 namespace wb::ui {
 
 namespace {
 
-// The table: newest first, a few columns; everything else is in the detail
-// view. Models by their label (file name · quantization · short hash).
-QString list_sql() {
-    return QString::fromUtf8(
-        std::string(
-            "SELECT r.id AS id, "
-            "strftime('%Y-%m-%d %H:%M:%S', r.started_ms / 1000, 'unixepoch', 'localtime') AS "
-            "started, u.kind || ' #' || u.id AS run, ") +
-        runlog::kModelLabelSql +
-        " AS model, r.request_id AS request, r.finish_reason AS finish, "
-        "COALESCE(substr(replace(r.prompt, char(10), ' '), 1, 60), '(redacted)') AS prompt, "
-        "COALESCE(substr(replace(r.output, char(10), ' '), 1, 100), '(redacted)') AS output, "
-        "r.output_tokens AS tokens, round(r.ttft_ms, 1) AS ttft_ms, round(r.tpot_ms, 2) AS "
-        "tpot_ms, round(r.e2e_ms, 1) AS e2e_ms "
-        "FROM responses r JOIN runs u ON u.id = r.run_id "
-        "JOIN model_versions m ON m.id = r.model_version_id ");
+// The table's columns (everything else is in the detail view).
+const QStringList kColumns = {"id",     "started", "run",    "model",   "request", "finish",
+                              "prompt", "output",  "tokens", "ttft_ms", "tpot_ms", "e2e_ms"};
+
+QStandardItem* cell(const QVariant& v) {
+    auto* it = new QStandardItem;
+    it->setData(v, Qt::DisplayRole);
+    it->setEditable(false);
+    return it;
 }
 
-// Every tag of a response, for the detail view.
-const char* const kFullSql =
-    "SELECT r.id AS response_id, "
-    "strftime('%Y-%m-%dT%H:%M:%fZ', r.started_ms / 1000.0, 'unixepoch') AS started_utc, "
-    "r.run_id AS run_id, ru.kind AS run_kind, ru.name AS run_name, r.request_id AS request_id, "
-    "mv.name AS model_name, mv.sha256 AS model_sha256, mv.path AS model_path, "
-    "mv.architecture AS architecture, mv.file_type_name AS file_type, "
-    "mv.tensor_types AS tensor_types, mv.n_params AS n_params, "
-    "e.app_version AS app_version, e.git_commit AS git_commit, e.os AS os, e.cpu AS cpu, "
-    "e.backend AS backend, e.vk_device_name AS device, e.vk_driver_name AS driver, "
-    "e.vk_driver_version AS driver_version, e.vk_api_version AS vulkan_api, "
-    "r.settings AS settings, r.redacted AS redacted, r.prompt AS prompt, "
-    "r.prompt_tokens AS prompt_tokens, r.output AS output, r.output_tokens AS output_tokens, "
-    "r.finish_reason AS finish_reason, r.error AS error, r.queue_wait_ms AS queue_wait_ms, "
-    "r.ttft_ms AS ttft_ms, r.tpot_ms AS tpot_ms, r.e2e_ms AS e2e_ms, "
-    "r.prefill_tps AS prefill_tps, r.decode_tps AS decode_tps "
-    "FROM responses r JOIN runs ru ON ru.id = r.run_id "
-    "JOIN model_versions mv ON mv.id = r.model_version_id "
-    "JOIN environments e ON e.id = r.environment_id ";
-
-QSqlDatabase open_readonly(const QString& name, const QString& path) {
-    QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
-    db.setDatabaseName(path);
-    db.setConnectOptions("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=2000");
-    db.open();
-    return db;
+QVariant rounded(const std::optional<double>& v, int decimals) {
+    if (!v) return {};
+    const double f = std::pow(10.0, decimals);
+    return std::round(*v * f) / f;
 }
 
 // Forwards to a file's buffer and keeps the errno of the first failed
@@ -130,8 +98,7 @@ class ErrnoBuf : public std::streambuf {
 
 }  // namespace
 
-HistoryView::HistoryView(QWidget* parent)
-    : QWidget(parent), conn_("history-" + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
+HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* filters = new QHBoxLayout;
     modelFilter_ = new QComboBox;
@@ -193,7 +160,8 @@ HistoryView::HistoryView(QWidget* parent)
     filters->addStretch();
     layout->addLayout(filters);
 
-    model_ = new QSqlQueryModel(this);
+    model_ = new QStandardItemModel(0, static_cast<int>(kColumns.size()), this);
+    model_->setHorizontalHeaderLabels(kColumns);
     table_ = new QTableView;
     table_->setModel(model_);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -232,23 +200,21 @@ HistoryView::HistoryView(QWidget* parent)
     connect(exportBtn, &QPushButton::clicked, this, &HistoryView::exportDialog);
 }
 
-HistoryView::~HistoryView() {
-    model_->clear();
-    { QSqlDatabase::database(conn_, false).close(); }
-    QSqlDatabase::removeDatabase(conn_);
-}
+HistoryView::~HistoryView() = default;
 
 bool HistoryView::setDatabase(const QString& path) {
-    model_->clear();
-    { QSqlDatabase::database(conn_, false).close(); }
-    QSqlDatabase::removeDatabase(conn_);
+    model_->removeRows(0, model_->rowCount());
+    reader_.reset();
     dbPath_ = path;
     listedKey_ = {-1, -1};
     damage_->clear();
     damage_->hide();
-    QSqlDatabase db = open_readonly(conn_, path);
-    if (!db.isOpen()) {
-        count_->setText(tr("Cannot read the run log %1: %2").arg(path, db.lastError().text()));
+    try {
+        reader_ = std::make_unique<runlog::HistoryReader>(
+            runlog::HistoryReader::open(QFile::encodeName(path).toStdString()));
+    } catch (const std::exception& e) {
+        count_->setText(
+            tr("Cannot read the run log %1: %2").arg(path, QString::fromUtf8(e.what())));
         return false;
     }
     for (QWidget* w : std::initializer_list<QWidget*>{modelFilter_, runFilter_, reasonFilter_,
@@ -284,7 +250,8 @@ QString HistoryView::damageWarning() const {
 }
 
 void HistoryView::setUnavailable(const QString& why) {
-    model_->clear();
+    model_->removeRows(0, model_->rowCount());
+    reader_.reset();
     dbPath_.clear();
     for (QWidget* w : std::initializer_list<QWidget*>{modelFilter_, runFilter_, reasonFilter_,
                                                       dateOn_, search_, exportBtn_})
@@ -293,41 +260,38 @@ void HistoryView::setUnavailable(const QString& why) {
 }
 
 void HistoryView::reloadFilterLists() {
-    QSqlDatabase db = QSqlDatabase::database(conn_, false);
-    if (!db.isOpen()) return;
-    QSqlQuery k(db);
-    if (k.exec("SELECT (SELECT COUNT(*) FROM model_versions), (SELECT COALESCE(MAX(id), 0) FROM "
-               "runs)") &&
-        k.next()) {
-        const QPair<qint64, qint64> key{k.value(0).toLongLong(), k.value(1).toLongLong()};
+    if (!reader_) return;
+    try {
+        const auto [models, newest_run] = reader_->lists_key();
+        const QPair<qint64, qint64> key{models, newest_run};
         if (key == listedKey_) return;  // nothing new: leave the lists (and open popups) alone
         listedKey_ = key;
+        const QVariant model_sel = modelFilter_->currentData();
+        const QVariant run_sel = runFilter_->currentData();
+        const QSignalBlocker b1(modelFilter_), b2(runFilter_);
+        modelFilter_->clear();
+        modelFilter_->addItem(tr("all models"), QVariant());
+        for (const runlog::ModelChoice& m : reader_->models()) {
+            modelFilter_->addItem(QString::fromStdString(m.label),
+                                  QVariant::fromValue(static_cast<qlonglong>(m.id)));
+            // general.name is what the file calls itself ("llama" for many).
+            modelFilter_->setItemData(modelFilter_->count() - 1,
+                                      tr("general.name: %1").arg(QString::fromStdString(m.name)),
+                                      Qt::ToolTipRole);
+        }
+        runFilter_->clear();
+        runFilter_->addItem(tr("all runs"), QVariant());
+        for (const runlog::RunChoice& r : reader_->runs(500))
+            runFilter_->addItem(
+                QStringLiteral("#%1 %2 %3")
+                    .arg(r.id)
+                    .arg(QString::fromStdString(r.kind), QString::fromStdString(r.name)),
+                QVariant::fromValue(static_cast<qlonglong>(r.id)));
+        modelFilter_->setCurrentIndex(std::max(0, modelFilter_->findData(model_sel)));
+        runFilter_->setCurrentIndex(std::max(0, runFilter_->findData(run_sel)));
+    } catch (const std::exception& e) {
+        count_->setText(tr("Cannot read the run log: %1").arg(QString::fromUtf8(e.what())));
     }
-    const QVariant model_sel = modelFilter_->currentData();
-    const QVariant run_sel = runFilter_->currentData();
-    const QSignalBlocker b1(modelFilter_), b2(runFilter_);
-    modelFilter_->clear();
-    modelFilter_->addItem(tr("all models"), QVariant());
-    QSqlQuery q(db);
-    q.exec(QString::fromUtf8(std::string("SELECT m.id, ") + runlog::kModelLabelSql +
-                             ", m.name FROM model_versions m ORDER BY m.id"));
-    while (q.next()) {
-        modelFilter_->addItem(q.value(1).toString(), q.value(0));
-        // general.name is what the file calls itself ("llama" for many).
-        modelFilter_->setItemData(modelFilter_->count() - 1,
-                                  tr("general.name: %1").arg(q.value(2).toString()),
-                                  Qt::ToolTipRole);
-    }
-    runFilter_->clear();
-    runFilter_->addItem(tr("all runs"), QVariant());
-    q.exec("SELECT id, kind, name FROM runs ORDER BY id DESC LIMIT 500");
-    while (q.next())
-        runFilter_->addItem(
-            QStringLiteral("#%1 %2 %3")
-                .arg(q.value(0).toString(), q.value(1).toString(), q.value(2).toString()),
-            q.value(0));
-    modelFilter_->setCurrentIndex(std::max(0, modelFilter_->findData(model_sel)));
-    runFilter_->setCurrentIndex(std::max(0, runFilter_->findData(run_sel)));
 }
 
 runlog::ExportFilter HistoryView::filter() const {
@@ -346,35 +310,36 @@ runlog::ExportFilter HistoryView::filter() const {
     return f;
 }
 
-QString HistoryView::whereClause(QVariantList* binds) const {
-    // The exporter's own SQL for the filter, so the table shows exactly the
-    // rows an export writes; values are bound, never spliced.
-    const runlog::FilterSql q = runlog::filter_sql(filter());
-    for (const runlog::SqlValue& v : q.binds) {
-        if (const auto* n = std::get_if<int64_t>(&v))
-            binds->append(QVariant::fromValue(static_cast<qlonglong>(*n)));
-        else
-            binds->append(QString::fromStdString(std::get<std::string>(v)));
-    }
-    return "WHERE " + QString::fromStdString(q.condition) + " ";
-}
-
 void HistoryView::refresh() {
-    QSqlDatabase db = QSqlDatabase::database(conn_, false);
-    if (!db.isOpen()) return;
+    if (!reader_) return;
     reloadFilterLists();  // runs and models logged since the last refresh
-    QVariantList binds;
-    const QString sql =
-        list_sql() + whereClause(&binds) + "ORDER BY r.started_ms DESC, r.id DESC LIMIT 10000";
-    QSqlQuery q(db);
-    q.prepare(sql);
-    for (const QVariant& v : binds) q.addBindValue(v);
-    if (!q.exec()) {
-        count_->setText(tr("Query failed: %1").arg(q.lastError().text()));
+    std::vector<runlog::HistoryRow> rows;
+    try {
+        rows = reader_->rows(filter(), 10000);
+    } catch (const std::exception& e) {
+        count_->setText(tr("Query failed: %1").arg(QString::fromUtf8(e.what())));
         return;
     }
-    model_->setQuery(std::move(q));
-    while (model_->canFetchMore()) model_->fetchMore();
+    model_->removeRows(0, model_->rowCount());
+    const QString redacted = QStringLiteral("(redacted)");
+    for (const runlog::HistoryRow& r : rows) {
+        const QDateTime started = QDateTime::fromMSecsSinceEpoch(r.started_ms);
+        model_->appendRow(QList<QStandardItem*>{
+            cell(QVariant::fromValue(static_cast<qlonglong>(r.id))),
+            cell(started.toString("yyyy-MM-dd HH:mm:ss")),
+            cell(QStringLiteral("%1 #%2").arg(QString::fromStdString(r.run_kind)).arg(r.run_id)),
+            cell(QString::fromStdString(r.model)),
+            cell(QString::fromStdString(r.request_id)),
+            cell(QString::fromStdString(r.finish_reason)),
+            cell(r.prompt_preview ? QString::fromStdString(*r.prompt_preview) : redacted),
+            cell(r.output_preview ? QString::fromStdString(*r.output_preview) : redacted),
+            cell(r.output_tokens ? QVariant::fromValue(static_cast<qlonglong>(*r.output_tokens))
+                                 : QVariant()),
+            cell(rounded(r.ttft_ms, 1)),
+            cell(rounded(r.tpot_ms, 2)),
+            cell(rounded(r.e2e_ms, 1)),
+        });
+    }
     table_->resizeColumnsToContents();
     table_->setColumnWidth(6, 220);  // prompt
     table_->setColumnWidth(7, 420);  // output
@@ -399,17 +364,21 @@ void HistoryView::setFinishReason(const QString& reason) {
 }
 
 void HistoryView::openResponse(const QModelIndex& index) {
+    if (!reader_) return;
     const QVariant id = model_->data(model_->index(index.row(), 0));
-    QSqlQuery q(QSqlDatabase::database(conn_, false));
-    q.prepare(QString::fromLatin1(kFullSql) + "WHERE r.id = ?");
-    q.addBindValue(id);
-    if (!q.exec() || !q.next()) return;
+    runlog::ResponseDetail detail;
+    try {
+        detail = reader_->detail(id.toLongLong());
+    } catch (const std::exception& e) {
+        count_->setText(tr("Cannot read response %1: %2").arg(id.toString(), e.what()));
+        return;
+    }
+    if (detail.empty()) return;
     QString html = QStringLiteral("<h3>Response %1</h3><table>").arg(id.toString());
-    const QSqlRecord rec = q.record();
-    for (int i = 0; i < rec.count(); ++i) {
-        QString v = q.value(i).isNull() ? QStringLiteral("—") : q.value(i).toString();
+    for (const auto& [name, value] : detail) {
+        QString v = value ? QString::fromStdString(*value) : QStringLiteral("—");
         html += QStringLiteral("<tr><td valign='top'><i>%1</i></td><td>%2</td></tr>")
-                    .arg(rec.fieldName(i), v.toHtmlEscaped().replace('\n', "<br>"));
+                    .arg(QString::fromStdString(name), v.toHtmlEscaped().replace('\n', "<br>"));
     }
     html += "</table>";
     QDialog d(this);

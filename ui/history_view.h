@@ -6,11 +6,12 @@
 // the filtered rows to CSV (RFC 4180) or JSON Lines with a progress bar
 // through the run log's own exporter (app/runlog/exporter.h, the one
 // `workbench-cli export` uses) on a worker thread. The filters are one
-// runlog::ExportFilter: the table's WHERE clause is its filter_sql(), so the
-// table and the export always select the same rows.
+// runlog::ExportFilter: the table's rows are selected with its filter_sql(),
+// so the table and the export always select the same rows.
 //
-// Reads through its own read-only QSQLITE connection; the writer is the
-// app's RunRecorder (WAL mode lets both work at once).
+// Reads through the run log's query API (runlog::HistoryReader, its own
+// read-only connection; no SQL here); the writer is the app's RunRecorder
+// (WAL mode lets both work at once).
 
 #include <QPair>
 #include <QString>
@@ -18,6 +19,7 @@
 #include <QVariantList>
 #include <QWidget>
 #include <functional>
+#include <memory>
 
 #include "runlog/exporter.h"
 #include "runlog/integrity.h"
@@ -26,10 +28,14 @@ class QComboBox;
 class QDateEdit;
 class QLabel;
 class QLineEdit;
-class QSqlQueryModel;
+class QStandardItemModel;
 class QTableView;
 class QTimer;
 class QCheckBox;
+
+namespace wb::runlog {
+class HistoryReader;
+}
 
 namespace wb::ui {
 
@@ -82,17 +88,15 @@ class HistoryView : public QWidget {
                              const runlog::ExportProgress& progress = {});
 
   private:
-    /// WHERE clause (over r, u, m) and its bound values for filter().
-    QString whereClause(QVariantList* binds) const;
     /// Refills the model and run lists when the log has gained a model
     /// version or a run since the last fill (keeps the selection).
     void reloadFilterLists();
     void openResponse(const QModelIndex& index);
     void exportDialog();
 
-    QString conn_;  // QSqlDatabase connection name
+    std::unique_ptr<runlog::HistoryReader> reader_;  // null: no log shown
     QString dbPath_;
-    QSqlQueryModel* model_;
+    QStandardItemModel* model_;
     QTableView* table_;
     QComboBox* modelFilter_;
     QComboBox* runFilter_;

@@ -34,6 +34,7 @@
 #include "run_recorder.h"
 #include "settings_panel.h"
 #include "settings_store.h"
+#include "tabs.h"
 #include "wb_version.h"
 
 namespace wb::ui {
@@ -51,6 +52,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
       store_(store),
       recorder_(recorder),
       bridge_(new gui::EngineBridge(this)) {
+    bridge_->setRecorder(recorder_);
     setWindowTitle(tr("Inference Workbench"));
     setWindowIcon(QIcon(":/icons/inference-workbench.png"));
     setAcceptDrops(true);
@@ -61,24 +63,23 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     settingsPanel_->setSettings(store_->gen());
     auto current = [this] { return settingsPanel_->settings(); };
 
-    chat_ = new ChatView(bridge_, recorder_, current);
-    chat_->setStore(store_);
-    batch_ = new BatchPanel(bridge_, recorder_, current);
-    history_ = new HistoryView;
-    // Compare tab (ui/compare): its own model loads on the chosen device;
-    // comparisons go to the app's run log.
-    auto* compare = new compare::CompareTab;
-    compare->setBackend(store_->backend(), store_->device());
-    if (recorder_ && recorder_->isOpen()) compare->setRunLogPath(recorder_->path());
-    connect(modelBar_, &ModelBar::deviceChanged, compare, [compare](const gui::DeviceEntry& d) {
-        compare->setBackend(d.backend, d.backend == "cpu" ? QString() : d.selector);
-    });
-
+    // The tabs, from the one list (tabs.cpp).
+    TabContext ctx;
+    ctx.bridge = bridge_;
+    ctx.recorder = recorder_;
+    ctx.store = store_;
+    ctx.modelBar = modelBar_;
+    ctx.settings = current;
     tabs_ = new QTabWidget;
-    tabs_->addTab(chat_, tr("Chat"));
-    tabs_->addTab(batch_, tr("Batch"));
-    tabs_->addTab(compare, tr("Compare"));
-    tabs_->addTab(history_, tr("History"));
+    for (const TabSpec& spec : tab_specs()) {
+        QWidget* page = spec.make(ctx);
+        page->setProperty("tabKey", QString::fromLatin1(spec.key));
+        tabs_->addTab(page, QCoreApplication::translate("tabs", spec.title));
+    }
+    chat_ = tab<ChatView>("chat");
+    batch_ = tab<BatchPanel>("batch");
+    history_ = tab<HistoryView>("history");
+    auto* compare = tab<compare::CompareTab>("compare");
 
     charts_ = new LiveCharts;
     split_ = new QSplitter(Qt::Horizontal);
@@ -198,10 +199,6 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                 if (reloadPending_) applyContextSettings();
             });
     });
-    connect(bridge_, &gui::EngineBridge::requestFinished, this,
-            [this](const gui::RequestResult& r) {
-                if (recorder_) recorder_->log(r);
-            });
     connect(settingsPanel_, &SettingsPanel::changed, this, &MainWindow::onSettingsChanged);
     connect(chat_, &ChatView::statusMessage, this,
             [this](const QString& m) { showTabMessage(chat_, m, 10000); });
@@ -337,10 +334,9 @@ void MainWindow::buildMenus() {
     batch->addAction(tr("Load &sample set"), batch_, &BatchPanel::loadSampleSet);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    const QStringList names{tr("Chat"), tr("Batch"), tr("Compare"), tr("History")};
-    for (int i = 0; i < names.size(); ++i) {
-        view->addAction(names[i], this, [this, i] { tabs_->setCurrentIndex(i); })
-            ->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+    for (int i = 0; i < tabs_->count() && i < static_cast<int>(tab_specs().size()); ++i) {
+        view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); })
+            ->setShortcut(tab_specs()[static_cast<size_t>(i)].shortcut);
     }
     // The Settings dock can be closed with its title-bar button; this is the
     // way back (a checkable action that follows the dock's visibility).
@@ -366,6 +362,11 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::showShortcuts() {
+    QString tabs;
+    for (const TabSpec& spec : tab_specs())
+        tabs += QStringLiteral("%1  %2\n")
+                    .arg(spec.shortcut.toString(QKeySequence::NativeText),
+                         QCoreApplication::translate("tabs", spec.title));
     QMessageBox::information(
         this, tr("Keyboard shortcuts"),
         tr("Ctrl+O  open a model\nCtrl+Enter  send the message\nEsc  stop the reply / cancel the "
@@ -373,8 +374,8 @@ void MainWindow::showShortcuts() {
            "the "
            "turns after it)\nCtrl+Shift+C  copy the last reply\nCtrl+N  new chat\nCtrl+B "
            " "
-           "run the batch\nCtrl+1..4  Chat, Batch, Compare, History\nCtrl+F  search the history "
-           "(History tab)\nCtrl+Q  quit"));
+           "run the batch\n") +
+            tabs + tr("Ctrl+F  search the history (History tab)\nCtrl+Q  quit"));
 }
 
 void MainWindow::openModel(const QString& path, bool force_cpu) {
@@ -415,17 +416,6 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     modelBar_->setRecent(store_->recentModels());
     // The charts keep the last run on screen (they continue their time axis
     // after a reload) until the next run starts.
-    if (recorder_) {
-        const gui::LoadRequest& r = bridge_->loadedRequest();
-        gui::DeviceEntry dev;
-        for (const gui::DeviceEntry& d : modelBar_->devices())
-            if (d.backend == r.backend && (r.device.isEmpty() || d.selector == r.device)) {
-                dev = d;
-                break;
-            }
-        recorder_->setModel(info.path, r.backend, bridge_->backendName(), dev.type, dev.driver,
-                            dev.driver_version, dev.api_version);
-    }
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
     statusBar()->showMessage(tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
                                  .arg(info.fileName(), bridge_->backendName())

@@ -7,6 +7,7 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <QTabWidget>
 
 #include "engine_bridge.h"
 #include "gen_settings.h"
@@ -72,6 +73,14 @@ class MainWindow : public QMainWindow {
     void dropEvent(QDropEvent* e) override;
 
   private:
+    /// The tab built from the entry `key` of tab_specs(), as T.
+    template <typename T>
+    T* tab(const char* key) const {
+        for (int i = 0; i < tabs_->count(); ++i)
+            if (tabs_->widget(i)->property("tabKey").toString() == QLatin1String(key))
+                return qobject_cast<T*>(tabs_->widget(i));
+        return nullptr;
+    }
     void buildMenus();
     void onModelLoaded(const gui::ModelInfo& info);
     void onLoadFailed(const gui::UserError& e, const gui::LoadRequest& req);

@@ -14,18 +14,12 @@
 #include "engine_memory.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
-#include "scheduler/event_queue.h"
-#include "scheduler/scheduler.h"
-#include "tokenizer/vocab.h"
+#include "run_recorder.h"
 #include "vk/context.h"
 
 namespace wb::gui {
 
 namespace {
-
-/// Slots the model's KV cache is built for; the scheduler may use fewer
-/// (the batch panel's concurrency), so a new concurrency needs no reload.
-constexpr uint32_t kMaxSlots = 64;
 
 // The exception a QtConcurrent worker threw: QUnhandledException carries
 // it (Qt 6), anything else is already the original.
@@ -43,49 +37,75 @@ double or_unset(double v) {
     return std::isnan(v) ? -1.0 : v;
 }
 
-sampling::SamplingParams to_sampling(const GenSettings& s) {
-    sampling::SamplingParams p;
-    p.temperature = static_cast<float>(s.temperature);
-    p.top_k = s.top_k;
-    p.top_p = static_cast<float>(s.top_p);
-    p.min_p = static_cast<float>(s.min_p);
-    p.repeat_penalty = static_cast<float>(s.repeat_penalty);
-    p.repeat_last_n = s.repeat_last_n;
-    p.seed = s.seed;
-    for (auto it = s.logit_bias.begin(); it != s.logit_bias.end(); ++it)
-        p.logit_bias.emplace_back(it.key(), static_cast<float>(it.value()));
-    return p;
+double or_unset(const std::optional<double>& v) {
+    return v ? *v : -1.0;
 }
 
 }  // namespace
 
-/// Everything that lives as long as one loaded model. Members are declared
-/// so that the scheduler (which uses model, vocab and the event queue from
-/// its engine thread) is destroyed first.
-struct LoadedModel {
-    scheduler::EventQueue events;
-    std::function<void(const scheduler::Event&)> sink = events.sink();
-    std::unique_ptr<model::Model> model;
-    std::shared_ptr<tokenizer::Vocab> vocab;   ///< shared with the chat (its token meter)
+RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settings) {
+    RequestResult r;
+    r.id = QString::fromStdString(f.label);
+    r.label = r.id;
+    r.run_id = f.run_id;
+    r.prompt = QString::fromStdString(f.prompt);
+    r.settings = settings;
+    r.settings.seed = f.seed;
+    r.output = QString::fromStdString(f.output);
+    for (int32_t t : f.output_tokens) r.token_ids.append(t);
+    r.finish_reason = QString::fromStdString(f.finish_reason);
+    if (!f.completed()) r.error = QString::fromStdString(f.message);
+    if (f.mode == core::PromptMode::Chat) {
+        const core::PromptFacts& pf = f.prompt_facts;
+        r.prompt_format =
+            QJsonObject{{"prompt_mode", "chat"},
+                        {"chat_template", QString::fromStdString(pf.template_name)},
+                        {"chat_template_sha256", QString::fromStdString(pf.template_sha256)},
+                        {"add_bos", pf.add_bos},
+                        {"pre_tokenizer", QString::fromStdString(pf.pre_tokenizer)},
+                        {"parse_special", pf.parse_special}};
+    }
+    r.prompt_tokens = static_cast<int>(f.prompt_tokens.size());
+    if (f.admitted()) r.prompt_cached_tokens = f.prompt_tokens_cached;
+    r.preemptions = f.preemptions;
+    r.generated_tokens = static_cast<int>(f.output_tokens.size());
+    r.queue_wait_ms = f.queue_wait_ms().value_or(0.0);
+    r.ttft_ms = or_unset(f.ttft_ms());
+    r.tpot_ms = or_unset(f.tpot_ms());
+    r.e2e_ms = f.e2e_ms().value_or(0.0);
+    r.prefill_tps = f.prefill_tps().value_or(0.0);
+    r.decode_tps = f.decode_tps().value_or(0.0);
+    r.start_utc_ms = f.submitted_utc_ms;
+    r.finish_utc_ms = f.finished_utc_ms().value_or(f.submitted_utc_ms);
+    return r;
+}
+
+/// A batch run: the receiver, and each entry's row state for the run log.
+struct EngineBridge::Batch {
+    QPointer<QObject> context;
+    std::function<void(const core::BatchEvent&)> on_event;
+    struct Row {
+        std::shared_ptr<const core::FinishedRequest> started;
+        std::string text;
+        int64_t tokens = 0;
+    };
+    QHash<qsizetype, Row> rows;  // entry index -> its row while it runs
+    size_t total = 0, finished = 0;
+};
+
+/// What the load worker hands over: the session and what the Chat tab and
+/// the model bar need from the file and the load.
+struct EngineBridge::Loaded {
+    std::shared_ptr<core::EngineSession> session;
     std::optional<std::string> chat_template;  ///< tokenizer.chat_template, if present
     std::string chat_template_error;           ///< why it could not be read ("" if it could)
-    std::atomic<bool> drain_posted{false};
-    QElapsedTimer since_load;
-    std::unique_ptr<scheduler::Scheduler> sched;
     ColdStart cold;
     std::chrono::steady_clock::time_point opened;  ///< when loadModel was called
 };
 
-struct EngineBridge::Pending {
-    RequestSpec spec;
-    qint64 submit_utc_ms = 0;
-    double sched_submit_ms = 0;  ///< Scheduler::now_ms() at submit
-    scheduler::RequestId sid = 0;
-};
-
 struct EngineBridge::LoadJob {
     LoadRequest req;
-    QFutureWatcher<std::shared_ptr<LoadedModel>> watcher;
+    QFutureWatcher<std::shared_ptr<Loaded>> watcher;
 };
 
 EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
@@ -98,8 +118,8 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
 
 EngineBridge::~EngineBridge() {
     cancelLoad();
-    // Join the engine thread before the members it reports to go away.
-    if (model_ && model_->sched) model_->sched->stop();
+    // Join the engine thread; its last events are dropped with the bridge.
+    if (session_) session_->shutdown();
 }
 
 QList<DeviceEntry> EngineBridge::devices(QString* vulkan_error) {
@@ -141,45 +161,59 @@ void EngineBridge::loadModel(const LoadRequest& req) {
     emit loadProgress(0.0, tr("Reading %1").arg(QFileInfo(req.path).fileName()));
 
     const auto opened = std::chrono::steady_clock::now();
-    QFuture<std::shared_ptr<LoadedModel>> f =
-        QtConcurrent::run([req, opened](QPromise<std::shared_ptr<LoadedModel>>& promise) {
+    QFuture<std::shared_ptr<Loaded>> f =
+        QtConcurrent::run([req, opened](QPromise<std::shared_ptr<Loaded>>& promise) {
+            using clock = std::chrono::steady_clock;
+            auto ms_since = [](clock::time_point t0) {
+                return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+            };
             promise.setProgressRange(0, 100);
-            auto lm = std::make_shared<LoadedModel>();
-            lm->opened = opened;
-            promise.setProgressValueAndText(5, QObject::tr("Reading the vocabulary"));
-            {
-                const auto t0 = std::chrono::steady_clock::now();
-                const gguf::File file = gguf::File::open(req.path.toStdString());
-                lm->vocab = std::make_shared<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(file));
-                try {
-                    lm->chat_template = file.get_string(chat::kChatTemplateKey);
-                } catch (const gguf::Error& e) {
-                    lm->chat_template_error = e.what();
-                }
-                lm->cold.vocab_ms =
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count();
-            }
-            if (promise.isCanceled()) return;
-            promise.setProgressValueAndText(
-                20, req.backend == "cpu" ? QObject::tr("Mapping weights (CPU)")
-                                         : QObject::tr("Uploading weights to the device"));
-            model::LoadOptions opts;
-            opts.backend = req.backend.toStdString();
-            opts.device = req.device == "cpu" ? std::string() : req.device.toStdString();
-            opts.context.n_ctx = static_cast<uint32_t>(req.n_ctx);
-            opts.context.n_seq_max =
-                std::max<uint32_t>(kMaxSlots, static_cast<uint32_t>(req.n_parallel));
+            auto loaded = std::make_shared<Loaded>();
+            loaded->opened = opened;
+            core::SessionOptions so;
+            so.load.backend = req.backend.toStdString();
+            so.load.device = req.device == "cpu" ? std::string() : req.device.toStdString();
+            so.load.context.n_ctx = static_cast<uint32_t>(req.n_ctx);
+            so.load.context.n_seq_max = static_cast<uint32_t>(std::max(req.n_parallel, 1));
+            // The model's own load, timed by phase for the cold start.
             model::LoadTimings lt;
-            lm->model = model::load_model_timed(req.path.toStdString(), opts, lt);
-            lm->cold.map_ms = lt.map_ms;
-            lm->cold.parse_ms = lt.parse_ms;
-            lm->cold.device_ms = lt.device_ms;
-            lm->cold.upload_ms = lt.upload_ms;
-            lm->cold.pipeline_cache_bytes = static_cast<qint64>(lt.pipeline_cache_bytes);
-            if (promise.isCanceled()) return;
-            promise.setProgressValueAndText(90, QObject::tr("Starting the scheduler"));
-            promise.addResult(lm);
+            so.loader = [&lt](const std::string& path, const model::LoadOptions& opts) {
+                return model::load_model_timed(path, opts, lt);
+            };
+            clock::time_point vocab_start = clock::now();
+            bool vocab_timed = false;
+            try {
+                std::shared_ptr<core::EngineSession> s = core::EngineSession::open(
+                    req.path.toStdString(), so, [&](double fraction, const std::string& step) {
+                        // The first step reads the vocabulary; the second
+                        // begins once it is read.
+                        if (fraction > 0.1 && !vocab_timed) {
+                            loaded->cold.vocab_ms = ms_since(vocab_start);
+                            vocab_timed = true;
+                        }
+                        promise.setProgressValueAndText(static_cast<int>(fraction * 100),
+                                                        QString::fromStdString(step));
+                        return !promise.isCanceled();
+                    });
+                if (promise.isCanceled()) return;
+                loaded->session = std::move(s);
+            } catch (const core::LoadCancelled&) {
+                return;  // no result: the watcher reports a cancelled load
+            }
+            loaded->cold.map_ms = lt.map_ms;
+            loaded->cold.parse_ms = lt.parse_ms;
+            loaded->cold.device_ms = lt.device_ms;
+            loaded->cold.upload_ms = lt.upload_ms;
+            loaded->cold.pipeline_cache_bytes = static_cast<qint64>(lt.pipeline_cache_bytes);
+            // The file's own template text, for the Chat tab's choices (the
+            // session renders with the one the tab picks).
+            try {
+                const gguf::File file = gguf::File::open(req.path.toStdString());
+                loaded->chat_template = file.get_string(chat::kChatTemplateKey);
+            } catch (const gguf::Error& e) {
+                loaded->chat_template_error = e.what();
+            }
+            promise.addResult(std::move(loaded));
             promise.setProgressValue(100);
         });
     job->watcher.setFuture(f);
@@ -191,26 +225,24 @@ void EngineBridge::loadModel(const LoadRequest& req) {
         if (loading_.get() != raw) return;
         std::shared_ptr<LoadJob> done = std::move(loading_);
         const LoadRequest r = done->req;
-        QFuture<std::shared_ptr<LoadedModel>> fut = done->watcher.future();
-        std::shared_ptr<LoadedModel> lm;
+        QFuture<std::shared_ptr<Loaded>> fut = done->watcher.future();
+        std::shared_ptr<Loaded> s;
         ModelInfo info;
         try {
             fut.waitForFinished();  // rethrows the worker's exception
             if (fut.resultCount() == 0) {
-                setState(model_ ? State::Idle : State::NoModel);
+                setState(session_ ? State::Idle : State::NoModel);
                 emit loadCancelled();
                 return;
             }
-            lm = fut.result();
+            s = fut.result();
             info = ModelInfo::probe(r.path);
         } catch (...) {
             // QtConcurrent wraps the worker's exceptions that do not derive
-            // from QException (gguf::Error, std::runtime_error, ...) in a
-            // QUnhandledException whose what() is only "std::exception";
-            // classify the engine's own exception, which names the file
-            // offset and field.
+            // from QException in a QUnhandledException whose what() is only
+            // "std::exception"; classify the engine's own (typed) exception.
             const std::exception_ptr original = unwrap_worker_exception(std::current_exception());
-            setState(model_ ? State::Idle : State::NoModel);
+            setState(session_ ? State::Idle : State::NoModel);
             try {
                 std::rethrow_exception(original);
             } catch (const std::exception& e) {
@@ -221,207 +253,61 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             }
             return;
         }
-        install(lm, info, r);
+        install(std::move(s), info, r);
     });
 }
 
-void EngineBridge::install(std::shared_ptr<LoadedModel> lm, const ModelInfo& info,
+void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info,
                            const LoadRequest& r) {
-    // The old model's requests end as cancelled; deliver those events first.
-    if (model_) {
-        model_->sched->stop();
-        drain(model_);
+    // The old session's requests end as cancelled; deliver those events first.
+    if (session_) {
+        session_->shutdown();
+        drain();
     }
-    model_ = std::move(lm);
+    session_ = std::move(loaded->session);
+    chat_template_ = std::move(loaded->chat_template);
+    chat_template_error_ = std::move(loaded->chat_template_error);
+    session_template_ = QStringLiteral("model");  // the session opened with the file's own
     info_ = info;
     loaded_req_ = r;
-    backend_name_ = QString::fromStdString(model_->model->backend_name());
-    model_->since_load.start();
-    startScheduler(static_cast<uint32_t>(r.n_parallel), 64);
-    model_->cold.ready_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - model_->opened)
+    const model::DeviceFacts& dev = session_->device();
+    backend_name_ = dev.backend == "cpu" ? QStringLiteral("cpu") : QString::fromStdString(dev.name);
+    loaded_at_ms_ = session_->now_ms();
+    opened_ = loaded->opened;
+    cold_ = loaded->cold;
+    cold_.ready_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened_)
             .count();
-    cold_ = model_->cold;
     setState(State::Idle);
     emit modelLoaded(info_);
     emit coldStartChanged(cold_);
 }
 
-void EngineBridge::startScheduler(uint32_t n_parallel, uint32_t max_queue) {
-    LoadedModel* lm = model_.get();
-    if (lm->sched) lm->sched->stop();
-    lm->sched.reset();
-    scheduler::SchedulerParams p;
-    p.n_parallel = std::clamp<uint32_t>(n_parallel, 1, kMaxSlots);
-    p.max_queue = std::max<uint32_t>(max_queue, 1);
-    p.step_tokens = std::max<uint32_t>(p.step_tokens, p.n_parallel);
-    std::weak_ptr<LoadedModel> weak = model_;
-    lm->sched = std::make_unique<scheduler::Scheduler>(
-        *lm->model, *lm->vocab, p, [this, lm, weak](const scheduler::Event& e) {
-            // Engine thread: copy the event into the queue and make sure one
-            // drain is posted to the GUI thread (coalesced, so a burst of
-            // tokens costs one queued call).
-            lm->sink(e);
-            if (!lm->drain_posted.exchange(true)) {
-                QMetaObject::invokeMethod(
-                    this, [this, weak] { drain(weak.lock()); }, Qt::QueuedConnection);
-            }
-        });
-    lm->sched->start();
-}
-
-bool EngineBridge::configureScheduler(int n_parallel, int max_queue) {
-    if (!model_ || !pending_.isEmpty()) return false;
-    const scheduler::SchedulerParams& p = model_->sched->params();
-    if (p.n_parallel == static_cast<uint32_t>(n_parallel) &&
-        p.max_queue == static_cast<uint32_t>(max_queue))
-        return true;
-    startScheduler(static_cast<uint32_t>(n_parallel), static_cast<uint32_t>(max_queue));
-    return true;
-}
-
-int EngineBridge::schedulerSlots() const {
-    return model_ ? static_cast<int>(model_->sched->params().n_parallel) : 0;
-}
-
-void EngineBridge::cancelLoad() {
-    if (!loading_) return;
-    std::shared_ptr<LoadJob> job = std::move(loading_);
-    job->watcher.disconnect(this);
-    job->watcher.future().cancel();
-    setState(model_ ? State::Idle : State::NoModel);
-    emit loadCancelled();
-}
-
-bool EngineBridge::submit(const RequestSpec& spec) {
-    if (!model_) return false;
-    scheduler::Request r;
-    r.label = spec.id.toStdString();
-    r.prompt = spec.prompt.toStdString();
-    r.prompt_tokens = spec.prompt_tokens;
-    r.max_tokens = spec.settings.max_tokens;
-    r.sampling = to_sampling(spec.settings);
-    r.queue_timeout_ms = spec.queue_timeout_ms > 0 ? spec.queue_timeout_ms : -1;
-    r.timeout_ms = spec.total_timeout_ms > 0 ? spec.total_timeout_ms : -1;
-    auto p = std::make_shared<Pending>();
-    p->spec = spec;
-    p->submit_utc_ms = QDateTime::currentMSecsSinceEpoch();
-    p->sched_submit_ms = model_->sched->now_ms();
-    // Events are handled on this thread after submit() returns (they are
-    // posted), so registering the ticket afterwards cannot miss one.
-    const scheduler::SubmitResult res = model_->sched->submit(std::move(r));
-    p->sid = res.id;
-    pending_.insert(res.id, p);
-    ticket_by_id_.insert(spec.id, res.id);
-    updateBusy();
-    return true;
-}
-
-void EngineBridge::cancel(const QString& id) {
-    if (!model_) return;
-    auto it = ticket_by_id_.find(id);
-    if (it != ticket_by_id_.end()) model_->sched->cancel(it.value());
-}
-
-void EngineBridge::cancelAll() {
-    if (!model_) return;
-    for (auto it = pending_.begin(); it != pending_.end(); ++it) model_->sched->cancel(it.key());
-}
-
-void EngineBridge::shutdown() {
-    cancelLoad();
-    if (!model_) return;
-    if (model_->sched) model_->sched->stop();  // Finished(Cancelled) for every request
-    drain(model_);
-}
-
-void EngineBridge::drain(const std::shared_ptr<LoadedModel>& lm) {
-    if (!lm) return;
-    lm->drain_posted.store(false);  // before pop: a later event posts again
-    std::vector<scheduler::Event> evs;
-    lm->events.pop(evs);
-    for (const scheduler::Event& e : evs) {
-        auto it = pending_.find(e.id);
-        if (it == pending_.end()) continue;
-        const std::shared_ptr<Pending> p = it.value();
-        switch (e.type) {
-            case scheduler::EventType::Started:
-                emit requestStarted(p->spec.id);
-                break;
-            case scheduler::EventType::FirstToken:
-                if (lm == model_ && cold_.first_token_ms < 0) {
-                    // The first token of the model's first request: the end of its cold start.
-                    // Now minus how long ago the engine made it (events wait in the queue).
-                    const double late_ms = lm->sched->now_ms() - e.time_ms;
-                    cold_.first_token_ms = std::chrono::duration<double, std::milli>(
-                                               std::chrono::steady_clock::now() - lm->opened)
-                                               .count() -
-                                           late_ms;
-                    cold_.first_ttft_ms = e.time_ms - p->sched_submit_ms;
-                    lm->cold = cold_;
-                    emit coldStartChanged(cold_);
-                }
-                break;
-            case scheduler::EventType::Token:
-                emit tokenArrived(p->spec.id, e.token, QString::fromStdString(e.piece));
-                break;
-            case scheduler::EventType::Finished: {
-                pending_.erase(it);
-                ticket_by_id_.remove(p->spec.id);
-                emit requestFinished(toResult(*p, e));
-                break;
-            }
-            default:
-                break;
-        }
-    }
-    updateBusy();
-}
-
-RequestResult EngineBridge::toResult(const Pending& p, const scheduler::Event& e) const {
-    RequestResult r;
-    r.id = p.spec.id;
-    r.label = p.spec.label;
-    r.run_id = p.spec.run_id;
-    r.prompt = p.spec.prompt;
-    r.prompt_format = p.spec.prompt_format;
-    r.settings = p.spec.settings;
-    r.output = QString::fromStdString(e.output);
-    for (int32_t t : e.output_tokens) r.token_ids.append(t);
-    r.finish_reason = QString::fromUtf8(scheduler::to_string(e.reason));
-    if (e.reason != scheduler::FinishReason::Stop && e.reason != scheduler::FinishReason::Length)
-        r.error = QString::fromStdString(e.message);
-    r.prompt_tokens = static_cast<int>(e.prompt_tokens.size());
-    if (!std::isnan(e.timeline.admitted_ms)) r.prompt_cached_tokens = e.prompt_tokens_cached;
-    r.preemptions = e.preemptions;
-    r.generated_tokens = static_cast<int>(e.output_tokens.size());
-    const metrics::RequestMetrics& m = e.metrics;
-    r.queue_wait_ms = or_unset(m.queue_wait_ms);
-    r.ttft_ms = or_unset(m.ttft_ms);
-    r.tpot_ms = or_unset(m.tpot_ms);
-    r.e2e_ms = or_unset(m.e2e_ms);
-    const metrics::RequestTimeline& t = e.timeline;
-    if (!t.token_ms.empty() && !std::isnan(t.admitted_ms) && t.token_ms.front() > t.admitted_ms)
-        r.prefill_tps = 1000.0 * r.prompt_tokens / (t.token_ms.front() - t.admitted_ms);
-    if (t.token_ms.size() > 1 && t.token_ms.back() > t.token_ms.front())
-        r.decode_tps = 1000.0 * static_cast<double>(t.token_ms.size() - 1) /
-                       (t.token_ms.back() - t.token_ms.front());
-    r.start_utc_ms = p.submit_utc_ms;
-    r.finish_utc_ms = p.submit_utc_ms + static_cast<qint64>(std::llround(std::max(0.0, r.e2e_ms)));
-    return r;
+void EngineBridge::noteFirstToken(double time_ms, double submitted_ms) {
+    if (!session_ || cold_.first_token_ms >= 0) return;
+    // Now minus how long ago the engine made it (events wait to be delivered).
+    const double late_ms = session_->now_ms() - time_ms;
+    cold_.first_token_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened_)
+            .count() -
+        late_ms;
+    cold_.first_ttft_ms = time_ms - submitted_ms;
+    emit coldStartChanged(cold_);
 }
 
 std::shared_ptr<const tokenizer::Vocab> EngineBridge::vocab() const {
-    return model_ ? model_->vocab : nullptr;
+    if (!session_) return nullptr;
+    // Shares ownership of the session, so the vocabulary lives as long as its holder.
+    return std::shared_ptr<const tokenizer::Vocab>(session_, &session_->vocab());
 }
 
 std::optional<std::string> EngineBridge::chatTemplate(std::string* read_error) const {
-    if (read_error) *read_error = model_ ? model_->chat_template_error : std::string();
-    return model_ ? model_->chat_template : std::nullopt;
+    if (read_error) *read_error = session_ ? chat_template_error_ : std::string();
+    return session_ ? chat_template_ : std::nullopt;
 }
 
 int EngineBridge::contextSize() const {
-    return model_ && model_->sched ? static_cast<int>(model_->sched->max_sequence_tokens()) : 0;
+    return session_ ? static_cast<int>(session_->facts().n_ctx) : 0;
 }
 
 QString ColdStart::text() const {
@@ -445,16 +331,223 @@ QString ColdStart::text() const {
     return s;
 }
 
+int EngineBridge::schedulerSlots() const {
+    return session_ ? static_cast<int>(session_->facts().n_parallel) : 0;
+}
+
+int EngineBridge::inFlight() const {
+    return session_ ? static_cast<int>(session_->in_flight()) : 0;
+}
+
+void EngineBridge::cancelLoad() {
+    if (!loading_) return;
+    std::shared_ptr<LoadJob> job = std::move(loading_);
+    job->watcher.disconnect(this);
+    job->watcher.future().cancel();
+    setState(session_ ? State::Idle : State::NoModel);
+    emit loadCancelled();
+}
+
+void EngineBridge::post(std::function<void()> work) {
+    bool post_drain = false;
+    {
+        std::lock_guard lock(delivery_->mu);
+        delivery_->work.push_back(std::move(work));
+        post_drain = !delivery_->posted;
+        delivery_->posted = true;
+    }
+    // One queued call per burst (a burst of tokens costs one).
+    if (post_drain)
+        QMetaObject::invokeMethod(
+            this, [this] { drain(); }, Qt::QueuedConnection);
+}
+
+void EngineBridge::drain() {
+    std::vector<std::function<void()>> work;
+    {
+        std::lock_guard lock(delivery_->mu);
+        work.swap(delivery_->work);
+        delivery_->posted = false;  // a later event posts again
+    }
+    for (auto& w : work) w();
+    updateBusy();
+}
+
+quint64 EngineBridge::submit(core::GenerationRequest req, QObject* context, Callbacks cb) {
+    if (!session_) return 0;
+    Pending p;
+    p.context = context;
+    p.has_context = context != nullptr;
+    p.cb = std::move(cb);
+    // Events are handled on this thread after submit() returns (they are
+    // posted), so registering the request afterwards cannot miss one.
+    std::weak_ptr<Delivery> weak = delivery_;
+    const core::RequestHandle h =
+        session_->submit(std::move(req), [this, weak](const core::RequestEvent& e) {
+            if (!weak.lock()) return;
+            post([this, e] { onRequestEvent(e); });
+        });
+    pending_.insert(h.id(), std::move(p));
+    updateBusy();
+    return h.id();
+}
+
+bool EngineBridge::submit(const RequestSpec& spec) {
+    if (!session_) return false;
+    core::GenerationRequest req = spec.settings.request(core::SeedPolicy::Fixed);
+    if (!spec.messages.empty()) {
+        // The session renders the conversation (the same code as
+        // `workbench-cli generate --chat`) with the template the tab picked.
+        if (spec.chat_template != session_template_) {
+            try {
+                session_->set_chat_template(spec.chat_template == "model"
+                                                ? std::string()
+                                                : spec.chat_template.toStdString());
+            } catch (const std::exception&) {
+                return false;  // not a template name the session knows
+            }
+            session_template_ = spec.chat_template;
+        }
+        req.messages = spec.messages;
+    } else {
+        req.prompt = spec.prompt.toStdString();
+    }
+    req.queue_timeout_ms = spec.queue_timeout_ms > 0 ? spec.queue_timeout_ms : -1;
+    req.timeout_ms = spec.total_timeout_ms > 0 ? spec.total_timeout_ms : -1;
+    req.client_id = "chat";
+    req.run_id = spec.run_id;
+    req.label = (spec.label.isEmpty() ? spec.id : spec.label).toStdString();
+    Callbacks cb;
+    const QString sid = spec.id;
+    cb.started = [this, sid](quint64, const core::FinishedRequest&) { emit requestStarted(sid); };
+    cb.token = [this, sid](quint64, int token, const QString& piece) {
+        emit tokenArrived(sid, token, piece);
+    };
+    cb.finished = [this, spec](const core::FinishedRequest& f) {
+        RequestResult r = toResult(f, spec.settings);
+        r.id = spec.id;
+        r.label = spec.label;
+        id_by_spec_.remove(spec.id);
+        emit requestFinished(r);
+    };
+    const quint64 id = submit(std::move(req), nullptr, std::move(cb));
+    id_by_spec_.insert(spec.id, id);
+    return id != 0;
+}
+
+void EngineBridge::onRequestEvent(const core::RequestEvent& e) {
+    auto it = pending_.find(e.id);
+    if (it == pending_.end()) return;
+    Pending& p = it.value();
+    const bool deliver = !p.has_context || p.context;
+    switch (e.type) {
+        case core::RequestEvent::Type::Queued:
+        case core::RequestEvent::Type::Preempted:  // its tokens so far stay; it resumes later
+        case core::RequestEvent::Type::Resumed:
+            break;
+        case core::RequestEvent::Type::Started:
+            p.started = e.result;
+            if (recorder_ && p.started) recorder_->started(p.started);
+            if (deliver && p.cb.started && e.result) p.cb.started(e.id, *e.result);
+            break;
+        case core::RequestEvent::Type::Token:
+            p.text += e.piece;
+            ++p.tokens;
+            if (e.index == 0 && p.started) noteFirstToken(e.time_ms, p.started->times.submitted_ms);
+            if (recorder_ && p.started) recorder_->text(p.started, p.text, p.tokens, e.time_ms);
+            if (deliver && p.cb.token) p.cb.token(e.id, e.token, QString::fromStdString(e.piece));
+            break;
+        case core::RequestEvent::Type::Finished: {
+            const Pending done = std::move(p);
+            pending_.erase(it);
+            if (recorder_ && e.result) recorder_->finished(e.result);
+            if (deliver && done.cb.finished && e.result) done.cb.finished(*e.result);
+            break;
+        }
+    }
+}
+
+std::shared_ptr<BatchJob> EngineBridge::runBatch(
+    std::vector<core::PromptEntry> entries, core::BatchOptions opts, QObject* context,
+    std::function<void(const core::BatchEvent&)> on_event) {
+    if (!session_) return nullptr;
+    const quint64 key = next_batch_++;
+    auto b = std::make_shared<Batch>();
+    b->context = context;
+    b->on_event = std::move(on_event);
+    b->total = entries.size();
+    batches_.insert(key, b);
+    std::weak_ptr<Delivery> weak = delivery_;
+    auto runner =
+        std::make_unique<core::BatchRunner>(*session_, std::move(entries), std::move(opts),
+                                            [this, weak, key](const core::BatchEvent& e) {
+                                                if (!weak.lock()) return;
+                                                post([this, key, e] { onBatchEvent(key, e); });
+                                            });
+    auto job = std::make_shared<BatchJob>(session_, std::move(runner));
+    job->start();
+    updateBusy();
+    return job;
+}
+
+void EngineBridge::onBatchEvent(quint64 key, const core::BatchEvent& e) {
+    auto it = batches_.find(key);
+    if (it == batches_.end()) return;
+    const std::shared_ptr<Batch> b = it.value();
+    const auto index = static_cast<qsizetype>(e.index);
+    switch (e.type) {
+        case core::BatchEvent::Type::Started:
+            if (recorder_ && e.result) recorder_->started(e.result);
+            b->rows[index].started = e.result;
+            break;
+        case core::BatchEvent::Type::Token: {
+            auto r = b->rows.find(index);
+            if (r == b->rows.end()) break;
+            r->text += e.piece;
+            if (++r->tokens == 1 && r->started)
+                noteFirstToken(e.time_ms, r->started->times.submitted_ms);
+            if (recorder_ && r->started) recorder_->text(r->started, r->text, r->tokens, e.time_ms);
+            break;
+        }
+        case core::BatchEvent::Type::Finished:
+            b->rows.remove(index);
+            if (recorder_ && e.result) recorder_->finished(e.result);
+            if (++b->finished >= b->total) batches_.erase(it);
+            break;
+    }
+    if (b->context && b->on_event) b->on_event(e);
+}
+
+void EngineBridge::cancel(quint64 id) {
+    if (session_) session_->cancel(id);
+}
+
+void EngineBridge::cancel(const QString& spec_id) {
+    auto it = id_by_spec_.find(spec_id);
+    if (it != id_by_spec_.end()) cancel(it.value());
+}
+
+void EngineBridge::cancelAll() {
+    if (session_) session_->cancel_all();
+}
+
+void EngineBridge::shutdown() {
+    cancelLoad();
+    if (!session_) return;
+    session_->shutdown();  // Finished (cancelled) for every request
+    drain();
+}
+
 LiveSnapshot EngineBridge::snapshot(double window_s) const {
     LiveSnapshot s;
-    if (!model_ || !model_->sched) return s;
-    const scheduler::Scheduler& sch = *model_->sched;
-    const double now = sch.now_ms();
-    s.t_s = static_cast<double>(model_->since_load.elapsed()) / 1000.0;
+    if (!session_) return s;
+    const metrics::MetricsStore& store = session_->metrics();
+    const double now = session_->now_ms();
+    s.t_s = (now - loaded_at_ms_) / 1000.0;
     // Percentiles over the chosen window; throughput over the last
     // kThroughputWindowS so the line follows what the engine does now.
     const double window_ms = window_s > 0 ? window_s * 1000.0 : now + 1.0;
-    const metrics::MetricsSnapshot ms = sch.metrics().snapshot(now, window_ms);
+    const metrics::MetricsSnapshot ms = store.snapshot(now, window_ms);
     const metrics::WindowStats& w = window_s > 0 ? ms.window : ms.run;
     s.ttft_p50 = or_unset(w.ttft_ms.p50);
     s.ttft_p95 = or_unset(w.ttft_ms.p95);
@@ -465,28 +558,26 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     // Tokens over the time the engine was generating inside the last
     // kThroughputWindowS, so a reply shorter than that reads at its own
     // tokens/s rather than diluted by the idle time around it.
-    const double tps = sch.metrics()
-                           .snapshot(now, LiveSnapshot::kThroughputWindowS * 1000.0)
+    const double tps = store.snapshot(now, LiveSnapshot::kThroughputWindowS * 1000.0)
                            .window.decode_tokens_per_active_s;
     s.decode_tps = std::isfinite(tps) ? tps : 0.0;
     s.queued = ms.queued;
     s.running = ms.running;
     s.kv_cells_used = static_cast<int>(ms.kv_cells_used);
     s.prefix_hit_rate = or_unset(w.prefix_hit_rate);
-    s.memory = memory_of(*model_->model);
+    s.memory = memory_of(session_->model());
     s.busy = ms.queued + ms.running > 0;
     return s;
 }
 
 double EngineBridge::metricsNowMs() const {
-    if (!model_ || !model_->sched) return 0;
-    return model_->sched->now_ms();
+    return session_ ? session_->now_ms() : 0.0;
 }
 
 metrics::WindowStats EngineBridge::spanStats(double since_ms) const {
-    if (!model_ || !model_->sched) return {};
-    const double now = model_->sched->now_ms();
-    return model_->sched->metrics().snapshot(now, std::max(now - since_ms, 1e-3)).window;
+    if (!session_) return {};
+    const double now = session_->now_ms();
+    return session_->metrics().snapshot(now, std::max(now - since_ms, 1e-3)).window;
 }
 
 void EngineBridge::setState(State s) {
@@ -496,8 +587,9 @@ void EngineBridge::setState(State s) {
 }
 
 void EngineBridge::updateBusy() {
-    if (state_ == State::Loading || !model_) return;
-    setState(pending_.isEmpty() ? State::Idle : State::Busy);
+    if (state_ == State::Loading || !session_) return;
+    setState(session_->in_flight() == 0 && pending_.isEmpty() && batches_.isEmpty() ? State::Idle
+                                                                                    : State::Busy);
 }
 
 }  // namespace wb::gui

@@ -1,30 +1,41 @@
 #pragma once
-// The GUI's only door to the engine. Owns the loaded model and the
-// continuous-batching scheduler (which runs the model on its own engine
-// thread). Scheduler events arrive on the engine thread and are re-posted
-// to this object's thread as queued signals, so widgets never block on the
-// engine and never see engine-thread calls. Model loading runs in a
-// QtConcurrent worker with progress and cancel.
+// The GUI's thin adapter to the one request path (app/core): it loads a
+// model into a core::EngineSession in a QtConcurrent worker (progress,
+// cancel) and delivers each request's events to the one receiver that
+// submitted it, on this object's (the GUI) thread, never blocking on the
+// engine. Every request with a run id is logged as it runs through the run
+// recorder (core::ResponseLogger: a row at start, its text, the finish in
+// place), whichever surface submitted it.
+//
+// Chat requests (submit(RequestSpec)) report through the requestStarted /
+// tokenArrived / requestFinished signals; other receivers use the
+// per-request callbacks (submit(GenerationRequest, ...)) or a batch
+// (runBatch). Batch concurrency is the batch client's limit on the session,
+// so it changes without rebuilding the scheduler and never waits for the
+// chat.
 
 #include <QFutureWatcher>
 #include <QHash>
 #include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QString>
-#include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/batch_runner.h"
+#include "core/engine_session.h"
 #include "gen_settings.h"
 #include "metrics/metrics_store.h"
 #include "model_info.h"
 #include "request_types.h"
 #include "user_error.h"
 
-namespace wb::scheduler {
-struct Event;
-}
 namespace wb::tokenizer {
 class Vocab;
 }
@@ -49,7 +60,7 @@ struct LoadRequest {
     QString backend = "vulkan";  ///< "vulkan" or "cpu"
     QString device;              ///< DeviceEntry::selector; empty = engine default
     int n_ctx = 2048;            ///< KV pool size in tokens, shared by the running requests
-    int n_parallel = 4;          ///< most requests running at once
+    int n_parallel = 4;          ///< most requests running at once (sequences in the pool)
 };
 
 /// Cold start of the loaded model: from "open" (loadModel) to the first
@@ -71,7 +82,34 @@ struct ColdStart {
     QString text() const;
 };
 
-struct LoadedModel;  // model + vocab + scheduler, defined in engine_bridge.cpp
+class RunRecorder;
+
+/// A finished request in widget types (the one conversion; times in ms as
+/// core::FinishedRequest defines them, -1 where not measured).
+RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settings = {});
+
+/// A batch run on the loaded session (EngineBridge::runBatch). Cancelling
+/// or dropping it cancels the requests still queued or running.
+class BatchJob {
+  public:
+    BatchJob(std::shared_ptr<core::EngineSession> session,
+             std::unique_ptr<core::BatchRunner> runner)
+        : session_(std::move(session)), runner_(std::move(runner)) {}
+    /// Submits the first entries (once).
+    void start() { runner_->start(); }
+    /// Submits nothing more; every unfinished entry ends "cancelled".
+    void cancel() { runner_->cancel(); }
+    core::BatchRunner::Progress progress() const { return runner_->progress(); }
+    /// Every entry has had its Finished event (on the engine side; the
+    /// receiver gets it at the next delivery).
+    bool done() const { return runner_->done(); }
+
+  private:
+    // The session stays alive while the job does (a model loaded meanwhile
+    // does not leave the runner pointing at a freed one); the runner goes first.
+    std::shared_ptr<core::EngineSession> session_;
+    std::unique_ptr<core::BatchRunner> runner_;
+};
 
 /// Bridge between widgets (GUI thread) and the engine (engine thread).
 class EngineBridge : public QObject {
@@ -80,6 +118,18 @@ class EngineBridge : public QObject {
     enum class State { NoModel, Loading, Idle, Busy };
     Q_ENUM(State)
 
+    /// One request's callbacks, run on the bridge's thread while the
+    /// context object given to submit() lives.
+    struct Callbacks {
+        /// A slot took it; `started` is the request as admitted.
+        std::function<void(quint64 id, const core::FinishedRequest& started)> started;
+        /// One output token: its id and the text it completes ("" while a
+        /// UTF-8 character or a possible stop string is incomplete).
+        std::function<void(quint64 id, int token, const QString& piece)> token;
+        /// Always last.
+        std::function<void(const core::FinishedRequest& result)> finished;
+    };
+
     explicit EngineBridge(QObject* parent = nullptr);
     ~EngineBridge() override;
 
@@ -87,6 +137,9 @@ class EngineBridge : public QObject {
     /// last). When Vulkan is unavailable `vulkan_error` gets the reason and
     /// only the CPU reference is listed. Never throws.
     static QList<DeviceEntry> devices(QString* vulkan_error = nullptr);
+
+    /// Requests with a run id are logged through `recorder` (may be null).
+    void setRecorder(RunRecorder* recorder) { recorder_ = recorder; }
 
     /// Starts loading `req` in a worker thread; the current model stays
     /// usable until the new one is ready. Emits loadProgress, then
@@ -98,21 +151,24 @@ class EngineBridge : public QObject {
     void cancelLoad();
     bool isLoading() const { return loading_ != nullptr; }
     /// For closing the app: abandons a load, cancels every request, stops
-    /// the scheduler (joins the engine thread) and delivers the last events
-    /// now, so requestFinished (finish reason "cancelled") reaches the batch
-    /// panel and the run log for every request in flight before the event
-    /// loop ends. Later submits are refused.
+    /// the session (joins the engine thread) and delivers the last events
+    /// now, so every receiver and the run log see each request in flight
+    /// finish ("cancelled") before the event loop ends. Later submits are
+    /// refused.
     void shutdown();
 
-    bool hasModel() const { return static_cast<bool>(model_); }
+    bool hasModel() const { return static_cast<bool>(session_); }
     const ModelInfo& modelInfo() const { return info_; }
     const LoadRequest& loadedRequest() const { return loaded_req_; }
     /// "cpu" or the Vulkan device name of the loaded model.
     QString backendName() const { return backend_name_; }
     State state() const { return state_; }
-    /// The loaded model's vocabulary (shared, so a holder keeps it valid
-    /// after another model loads); null without a model. Its tokenize() is
-    /// const and may be called from the GUI thread while the engine runs.
+    /// The loaded session (null without a model).
+    std::shared_ptr<core::EngineSession> session() const { return session_; }
+    /// The loaded model's vocabulary (it keeps the session it belongs to
+    /// alive, so a holder may use it after another model loads); null
+    /// without a model. Its tokenize() is const and may be called from the
+    /// GUI thread while the engine runs.
     std::shared_ptr<const tokenizer::Vocab> vocab() const;
     /// The loaded model's tokenizer.chat_template; nullopt when the file
     /// has none (or no model is loaded). `read_error`, when given, gets why
@@ -125,25 +181,36 @@ class EngineBridge : public QObject {
     /// The loaded model's cold start (zeros without a model).
     const ColdStart& coldStart() const { return cold_; }
 
-    /// Queues `spec` on the scheduler. Returns false (and emits nothing)
-    /// when no model is loaded; a request the scheduler refuses (full
-    /// queue, empty or too long prompt) finishes with reason "rejected" or
-    /// "error" through requestFinished like any other.
+    /// Submits `req` to the session; its events go to `cb` (this thread)
+    /// while `context` lives. Returns the request's id, or 0 when no model
+    /// is loaded (nothing is called then). A request the engine refuses
+    /// finishes like any other (reason "error" or "rejected").
+    quint64 submit(core::GenerationRequest req, QObject* context, Callbacks cb);
+    /// The chat's form: `spec` as a request of client "chat" (its settings'
+    /// seed fixed, its id the label unless spec.label is set): its messages
+    /// rendered by the session with the chat template spec.chat_template
+    /// names, or its plain prompt; its events come as requestStarted,
+    /// tokenArrived and requestFinished. Returns false (and emits nothing)
+    /// when no model is loaded or the template name is unknown.
     bool submit(const RequestSpec& spec);
+    /// Runs `entries` with `opts` (core::BatchRunner: the CLI's batch);
+    /// each event reaches `on_event` on this thread while `context` lives.
+    /// Null when no model is loaded.
+    std::shared_ptr<BatchJob> runBatch(std::vector<core::PromptEntry> entries,
+                                       core::BatchOptions opts, QObject* context,
+                                       std::function<void(const core::BatchEvent&)> on_event);
     /// Cancels one request (finish reason "cancelled"; its slot is freed
-    /// within one scheduler step). Unknown ids are ignored.
-    void cancel(const QString& id);
-    /// Cancels every request in the queue or running.
+    /// within one step). Unknown ids are ignored.
+    void cancel(quint64 id);
+    /// Cancels a request submitted as a RequestSpec, by its spec id.
+    void cancel(const QString& spec_id);
+    /// Cancels every request of the session.
     void cancelAll();
-    /// Restarts the scheduler with `n_parallel` slots (1..64) and a queue
-    /// bound of `max_queue` (the batch panel's concurrency and max queue);
-    /// the model stays loaded. Returns false when no model is loaded or
-    /// requests are in flight.
-    bool configureScheduler(int n_parallel, int max_queue);
-    /// Slots of the running scheduler (0 without a model).
+    /// Slots of the loaded session (0 without a model): requests that can
+    /// run at once, whatever the admission limits.
     int schedulerSlots() const;
-    /// Requests submitted and not yet finished.
-    int inFlight() const { return static_cast<int>(pending_.size()); }
+    /// Requests of the session submitted and not yet finished.
+    int inFlight() const;
 
     /// Live metrics for the charts: latency percentiles over the last
     /// `window_s` seconds (0 = since the model loaded), queue depth,
@@ -151,12 +218,12 @@ class EngineBridge : public QObject {
     /// from a GUI-thread timer (~10 Hz). Returns a zero snapshot when no
     /// model is loaded.
     LiveSnapshot snapshot(double window_s) const;
-    /// The scheduler's metrics clock now (ms; 0 without a model): where a
+    /// The session's metrics clock now (ms; 0 without a model): where a
     /// batch run starts, for spanStats().
     double metricsNowMs() const;
     /// The metrics store's statistics over (since_ms, now] on the metrics
-    /// clock: the span `workbench-cli batch` prints for its run (its store
-    /// holds that run only). A default (empty) WindowStats without a model.
+    /// clock: the span `workbench-cli batch` prints for its run. A default
+    /// (empty) WindowStats without a model.
     metrics::WindowStats spanStats(double since_ms) const;
 
   signals:
@@ -175,27 +242,57 @@ class EngineBridge : public QObject {
     void coldStartChanged(const wb::gui::ColdStart& cold);
 
   private:
-    struct Pending;
+    /// Work the engine thread hands to this thread, run in order by drain().
+    struct Delivery {
+        std::mutex mu;
+        std::vector<std::function<void()>> work;
+        bool posted = false;
+    };
+    /// A request submitted through this bridge, between submit and Finished.
+    struct Pending {
+        QPointer<QObject> context;
+        bool has_context = false;  // false: no receiver (the chat's signals are used)
+        Callbacks cb;
+        std::shared_ptr<const core::FinishedRequest> started;  // for the run-log row
+        std::string text;                                      // streamed so far
+        int64_t tokens = 0;
+    };
+    struct Batch;
+    struct LoadJob;
+    struct Loaded;
     void setState(State s);
     void updateBusy();
-    void install(std::shared_ptr<LoadedModel> lm, const ModelInfo& info, const LoadRequest& r);
-    void startScheduler(uint32_t n_parallel, uint32_t max_queue);
-    /// Moves the events the engine thread queued into signals (GUI thread).
-    void drain(const std::shared_ptr<LoadedModel>& lm);
-    RequestResult toResult(const Pending& p, const scheduler::Event& e) const;
+    void install(std::shared_ptr<Loaded> loaded, const ModelInfo& info, const LoadRequest& r);
+    /// A request's first token at `time_ms` (session clock), submitted at
+    /// `submitted_ms`: the end of the cold start if it is the session's first.
+    void noteFirstToken(double time_ms, double submitted_ms);
+    /// Queues `work` for this thread (any thread; one drain posted at a time).
+    void post(std::function<void()> work);
+    /// Runs the work queued for this thread.
+    void drain();
+    void onRequestEvent(const core::RequestEvent& e);
+    void onBatchEvent(quint64 batch, const core::BatchEvent& e);
 
-    std::shared_ptr<LoadedModel> model_;
+    std::shared_ptr<core::EngineSession> session_;
+    std::optional<std::string> chat_template_;  // tokenizer.chat_template of the loaded file
+    std::string chat_template_error_;           // why it could not be read ("" if it could)
+    QString session_template_;                  // the chat template choice set on the session
     ColdStart cold_;
+    std::chrono::steady_clock::time_point opened_;  // when the loaded model's load began
+    std::shared_ptr<Delivery> delivery_ = std::make_shared<Delivery>();
     ModelInfo info_;
     LoadRequest loaded_req_;
     QString backend_name_;
     State state_ = State::NoModel;
+    RunRecorder* recorder_ = nullptr;
+    double loaded_at_ms_ = 0;  // session clock at install, for snapshot's t_s
 
-    struct LoadJob;
     std::shared_ptr<LoadJob> loading_;
-    QHash<quint64, std::shared_ptr<Pending>> pending_;
-    QHash<QString, quint64> ticket_by_id_;
-    quint64 next_ticket_ = 1;
+    QHash<quint64, Pending> pending_;
+    QHash<QString, quint64> id_by_spec_;  // RequestSpec::id -> request id
+    QHash<quint64, RequestSpec> specs_;   // request id -> its RequestSpec (chat)
+    QHash<quint64, std::shared_ptr<Batch>> batches_;
+    quint64 next_batch_ = 1;
 };
 
 }  // namespace wb::gui

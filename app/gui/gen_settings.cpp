@@ -84,6 +84,21 @@ GenSettings GenSettings::forRequest(bool new_seed) const {
     return s;
 }
 
+core::GenerationRequest GenSettings::request(core::SeedPolicy seed_policy) const {
+    core::GenerationRequest r;
+    r.sampling.temperature = static_cast<float>(temperature);
+    r.sampling.top_k = top_k;
+    r.sampling.top_p = static_cast<float>(top_p);
+    r.sampling.min_p = static_cast<float>(min_p);
+    r.sampling.repeat_penalty = static_cast<float>(repeat_penalty);
+    r.sampling.repeat_last_n = repeat_last_n;
+    for (auto it = logit_bias.begin(); it != logit_bias.end(); ++it)
+        r.sampling.logit_bias.emplace_back(it.key(), static_cast<float>(it.value()));
+    r.max_tokens = max_tokens;
+    r.seed = {seed_policy, seed, 0};
+    return r;
+}
+
 quint64 GenSettings::drawSeed() {
     return QRandomGenerator::system()->generate();
 }

@@ -9,6 +9,8 @@
 #include <QMap>
 #include <QString>
 
+#include "core/generation_request.h"
+
 namespace wb::gui {
 
 /// Generation settings of one request or run.
@@ -47,6 +49,11 @@ struct GenSettings {
     /// A random seed in [0, 2^32) from the system's generator (32 bits, as
     /// llama.cpp draws its default seed: short enough to read and type).
     static quint64 drawSeed();
+    /// A request with these settings and no prompt yet: sampling, max
+    /// tokens and the seed (policy `seed_policy`: Fixed = this seed,
+    /// BasePlusIndex = this seed + the request's index, as `workbench-cli
+    /// batch` seeds its prompts).
+    core::GenerationRequest request(core::SeedPolicy seed_policy = core::SeedPolicy::Fixed) const;
 
     bool operator==(const GenSettings&) const = default;
 };

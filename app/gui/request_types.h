@@ -11,23 +11,25 @@
 #include <cstdint>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "gen_settings.h"
 
 namespace wb::gui {
 
 /// One request for the scheduler.
 struct RequestSpec {
-    QString id;      ///< caller's id, unique among requests in flight ("chat-3", "batch2:p17")
-    QString label;   ///< id shown and logged (the prompt set's id); empty = id
-    QString prompt;  ///< raw prompt text (BOS is added by the tokenizer); shown and logged
-    /// [n_prompt] token ids to run instead of tokenizing `prompt` (a chat
-    /// prompt rendered and tokenized by app/chat, BOS included); empty =
-    /// tokenize `prompt`.
-    std::vector<int32_t> prompt_tokens;
-    /// How a chat prompt was built, merged into the run log's settings:
-    /// prompt_mode "chat", chat_template, chat_template_sha256, add_bos,
-    /// pre_tokenizer, parse_special. Empty for a raw prompt.
-    QJsonObject prompt_format;
+    QString id;     ///< caller's id, unique among requests in flight ("chat-3", "batch2:p17")
+    QString label;  ///< id shown and logged (the prompt set's id); empty = id
+    /// Plain prompt text (BOS as the vocabulary says, no special tokens),
+    /// used when `messages` is empty.
+    QString prompt;
+    /// A chat conversation, rendered by the session with the chat template
+    /// `chat_template` names and tokenized with special tokens parsed
+    /// (chat::build_prompt, as `workbench-cli generate --chat`).
+    std::vector<chat::Message> messages;
+    /// "model" (the GGUF's tokenizer.chat_template) or a built-in's short
+    /// name ("chatml", ...); used with `messages`.
+    QString chat_template = QStringLiteral("model");
     GenSettings settings;      ///< sampling settings; settings.max_tokens is the limit
     int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
     int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
@@ -41,8 +43,11 @@ struct RequestResult {
     QString id;
     QString label;      ///< copied from RequestSpec::label
     qint64 run_id = 0;  ///< copied from RequestSpec::run_id
-    QString prompt;
-    QJsonObject prompt_format;  ///< copied from RequestSpec::prompt_format
+    QString prompt;     ///< the prompt the model saw (a chat: rendered by its template)
+    /// How a chat prompt became ids: prompt_mode "chat", chat_template,
+    /// chat_template_sha256, add_bos, pre_tokenizer, parse_special (as in
+    /// the run log's settings). Empty for a plain prompt.
+    QJsonObject prompt_format;
     QString output;
     QList<int> token_ids;  ///< generated token ids, in order
     /// stop | length | context | timeout | cancelled | rejected | error

@@ -6,21 +6,20 @@
 #include <QTemporaryDir>
 #include <QtConcurrent>
 
-#include "runlog/environment.h"
+#include "core/finished_request.h"
+#include "core/response_log.h"
 #include "runlog/run_log.h"
 
 namespace wb::gui {
 
 namespace {
 
+// The settings panel's values as JSON, numbers as numbers (the seed too).
 nlohmann::json to_json(const GenSettings& s) {
-    return nlohmann::json::parse(
+    nlohmann::json j = nlohmann::json::parse(
         QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact).toStdString());
-}
-
-std::optional<double> measured(double v) {
-    if (v < 0) return std::nullopt;
-    return v;
+    j["seed"] = static_cast<uint64_t>(s.seed);
+    return j;
 }
 
 }  // namespace
@@ -31,6 +30,7 @@ RunRecorder::RunRecorder(QObject* parent) : QObject(parent) {
 
 RunRecorder::~RunRecorder() {
     pool_.waitForDone();
+    logger_.reset();
     log_.reset();
     if (!scratch_dir_.isEmpty()) QDir(scratch_dir_).removeRecursively();
 }
@@ -42,11 +42,14 @@ QString RunRecorder::defaultPath() {
 }
 
 bool RunRecorder::open(const QString& path, QString* notice) {
+    pool_.waitForDone();
+    logger_.reset();
     log_.reset();
     inspection_.reset();
     try {
         QDir().mkpath(QFileInfo(path).absolutePath());
         log_ = std::make_shared<runlog::RunLog>(runlog::RunLog::open(path.toStdString()));
+        logger_ = std::make_shared<core::ResponseLogger>(log_);
         if (notice) notice->clear();
         return true;
     } catch (const runlog::OpenError& e) {
@@ -61,6 +64,8 @@ bool RunRecorder::open(const QString& path, QString* notice) {
 }
 
 bool RunRecorder::openReadOnly(const QString& path, QString* notice) {
+    pool_.waitForDone();
+    logger_.reset();
     log_.reset();
     try {
         const std::string p = path.toStdString();
@@ -93,109 +98,73 @@ QString RunRecorder::path() const {
 }
 
 qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
-                             const GenSettings& settings) {
-    if (!log_ || log_->read_only()) return 0;
-    runlog::RunKind k = runlog::RunKind::Chat;
-    if (kind == "batch")
-        k = runlog::RunKind::Batch;
-    else if (kind == "compare")
-        k = runlog::RunKind::Compare;
+                             const nlohmann::json& settings) {
+    if (!logger_) return 0;
     try {
-        return log_->begin_run(k, name.toStdString(), to_json(settings));
+        return logger_->begin_run(kind.toStdString(), name.toStdString(), settings);
     } catch (const std::exception& e) {
         emit failed(QString::fromUtf8(e.what()));
         return 0;
     }
 }
 
+qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
+                             const GenSettings& settings) {
+    return beginRun(kind, name, to_json(settings));
+}
+
 void RunRecorder::endRun(qint64 run_id) {
-    if (!log_ || run_id <= 0) return;
-    auto log = log_;
-    (void)QtConcurrent::run(&pool_, [this, log, run_id] {
+    if (!logger_ || run_id <= 0) return;
+    auto logger = logger_;
+    (void)QtConcurrent::run(&pool_, [this, logger, run_id] {
         try {
-            log->end_run(run_id);
+            logger->end_run(run_id);
         } catch (const std::exception& e) {
             emit failed(QString::fromUtf8(e.what()));
         }
     });
 }
 
-void RunRecorder::setModel(const QString& gguf_path, const QString& backend,
-                           const QString& device_name, const QString& device_type,
-                           const QString& driver_name, const QString& driver_version,
-                           const QString& api_version) {
-    if (!log_ || log_->read_only()) return;
-    auto log = log_;
-    runlog::DeviceInfo dev;
-    if (backend == "vulkan") {
-        dev.name = device_name.toStdString();
-        dev.type = device_type.toStdString();
-        dev.driver_name = driver_name.toStdString();
-        dev.driver_version = driver_version.toStdString();
-        dev.api_version = api_version.toStdString();
-    }
-    const std::string path = gguf_path.toStdString();
-    const std::string be = backend == "vulkan" ? "vulkan" : "cpu";
-    (void)QtConcurrent::run(&pool_, [this, log, dev, path, be] {
+void RunRecorder::started(std::shared_ptr<const core::FinishedRequest> started) {
+    if (!logger_ || !started || started->run_id <= 0) return;
+    auto logger = logger_;
+    (void)QtConcurrent::run(&pool_, [this, logger, started] {
         try {
-            model_version_id_ = log->ensure_model_version(path);
-            environment_id_ = log->ensure_environment(runlog::collect_environment(be, dev));
+            logger->start(*started);  // hashes the model file the first time
         } catch (const std::exception& e) {
-            model_version_id_.reset();
-            environment_id_.reset();
             emit failed(QString::fromUtf8(e.what()));
         }
+        if (const std::string err = logger->take_new_error(); !err.empty())
+            emit failed(QString::fromStdString(err));
     });
 }
 
-void RunRecorder::log(const RequestResult& r) {
-    if (!log_ || r.run_id <= 0) return;
-    auto log = log_;
-    (void)QtConcurrent::run(&pool_, [this, log, r] {
-        if (!model_version_id_ || !environment_id_) {
-            emit failed(tr("response %1 not logged: the model version is not known").arg(r.id));
-            return;
-        }
-        runlog::ResponseRecord rec;
-        rec.run_id = r.run_id;
-        rec.model_version_id = *model_version_id_;
-        rec.environment_id = *environment_id_;
-        rec.request_id = (r.label.isEmpty() ? r.id : r.label).toStdString();
-        rec.settings = to_json(r.settings);
-        rec.settings["prompt_mode"] = "raw";
-        // A chat prompt says how it became token ids (template, BOS, ...).
-        if (!r.prompt_format.isEmpty()) {
-            const nlohmann::json f = nlohmann::json::parse(
-                QJsonDocument(r.prompt_format).toJson(QJsonDocument::Compact).toStdString());
-            for (const auto& [key, value] : f.items()) rec.settings[key] = value;
-        }
-        rec.prompt = r.prompt.toStdString();
-        rec.prompt_tokens = r.prompt_tokens;
-        rec.output = r.output.toStdString();
-        rec.output_tokens = r.generated_tokens;
-        rec.finish_reason = r.finish_reason.toStdString();
-        rec.error = r.error.toStdString();
-        rec.queue_wait_ms = measured(r.queue_wait_ms);
-        rec.ttft_ms = measured(r.ttft_ms);
-        rec.tpot_ms = measured(r.tpot_ms);
-        rec.e2e_ms = measured(r.e2e_ms);
-        if (r.generated_tokens > 0) {
-            rec.prefill_tps = measured(r.prefill_tps);
-            rec.decode_tps = measured(r.decode_tps);
-        }
-        if (r.prompt_cached_tokens >= 0) {
-            rec.prompt_cached_tokens = r.prompt_cached_tokens;
-            rec.preemptions = r.preemptions;
-        }
-        rec.started_ms = r.start_utc_ms;
-        if (r.finish_utc_ms > 0) rec.finished_ms = r.finish_utc_ms;
+void RunRecorder::text(std::shared_ptr<const core::FinishedRequest> started,
+                       const std::string& output, int64_t tokens, double now_ms) {
+    if (!logger_ || !started || started->run_id <= 0) return;
+    auto logger = logger_;
+    (void)QtConcurrent::run(&pool_, [logger, started, output, tokens, now_ms] {
+        logger->text(*started, output, tokens, now_ms);  // never throws
+    });
+}
+
+void RunRecorder::finished(std::shared_ptr<const core::FinishedRequest> result) {
+    if (!logger_ || !result || result->run_id <= 0) return;
+    auto logger = logger_;
+    (void)QtConcurrent::run(&pool_, [this, logger, result] {
         try {
-            log->log_response(rec);
-            ++logged_;
-            emit logged(r.id);
+            const size_t before = logger->unlogged();
+            logger->finish(*result);
+            // Kept rows (a busy or full log) are retried with the next ones.
+            if (logger->unlogged() <= before) {
+                ++logged_;
+                emit logged(QString::fromStdString(result->label));
+            }
         } catch (const std::exception& e) {
             emit failed(QString::fromUtf8(e.what()));
         }
+        if (const std::string err = logger->take_new_error(); !err.empty())
+            emit failed(QString::fromStdString(err));
     });
 }
 

@@ -1,19 +1,29 @@
 #pragma once
-// Logs every chat and batch response of the app to the run log (app/runlog,
-// SQLite). Writes happen on one worker thread, in order, so the GUI thread
-// never waits on the database's fsync or on hashing a model file
-// (ensure_model_version computes the file's SHA-256 the first time).
+// Logs every response of the app to the run log (app/runlog, SQLite)
+// through the one row builder, core::ResponseLogger: a row when a request
+// starts, its text about once a second, the final fields in place (the
+// same rows `workbench-cli` writes). Writes happen on one worker thread, in
+// order, so the GUI thread never waits on the database's fsync or on
+// hashing a model file (the first row of a model computes its SHA-256).
 
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <string>
 
 #include "request_types.h"
 #include "runlog/integrity.h"
 #include "runlog/run_log.h"
+
+namespace wb::core {
+struct FinishedRequest;
+class ResponseLogger;
+}  // namespace wb::core
 
 namespace wb::gui {
 
@@ -54,22 +64,26 @@ class RunRecorder : public QObject {
     /// (else ~/.local/share/inference-workbench/runlog.sqlite).
     static QString defaultPath();
 
-    /// Starts a run ("chat" or "batch") with the settings it starts with;
-    /// returns its id, or 0 when the log is closed or the write fails.
-    /// Runs on the calling thread (one small transaction).
+    /// Starts a run ("chat", "batch" or "compare") with the settings it
+    /// starts with; returns its id, or 0 when the log is closed or the
+    /// write fails. Runs on the calling thread (one small transaction).
+    qint64 beginRun(const QString& kind, const QString& name, const nlohmann::json& settings);
+    /// The same with the settings panel's values as the run's settings
+    /// (numbers as numbers).
     qint64 beginRun(const QString& kind, const QString& name, const GenSettings& settings);
     /// Marks a run ended (on the worker, after the responses queued before it).
     void endRun(qint64 run_id);
 
-    /// The model and environment later responses are tagged with. Hashing
-    /// happens on the worker. `backend` is "vulkan" or "cpu"; the device
-    /// fields are empty for "cpu".
-    void setModel(const QString& gguf_path, const QString& backend, const QString& device_name,
-                  const QString& device_type, const QString& driver_name,
-                  const QString& driver_version, const QString& api_version);
-
-    /// Queues one finished response (ignored when r.run_id == 0).
-    void log(const RequestResult& r);
+    /// A request with a run id started (its Started event's snapshot): its
+    /// row is written, saying "interrupted" until finished() overwrites it.
+    void started(std::shared_ptr<const core::FinishedRequest> started);
+    /// The text it streamed so far and its token count, at `now_ms` on the
+    /// session clock; written at most about once a second.
+    void text(std::shared_ptr<const core::FinishedRequest> started, const std::string& output,
+              int64_t tokens, double now_ms);
+    /// The request finished: its row gets every final field (or is written
+    /// whole when it never started). Ignored when run_id is 0.
+    void finished(std::shared_ptr<const core::FinishedRequest> result);
 
     /// Responses written since open().
     qint64 loggedCount() const { return logged_.load(); }
@@ -84,13 +98,11 @@ class RunRecorder : public QObject {
 
   private:
     std::shared_ptr<runlog::RunLog> log_;
+    std::shared_ptr<core::ResponseLogger> logger_;  // null when read-only
     runlog::OpenProblem problem_ = runlog::OpenProblem::CannotOpen;
     std::optional<runlog::LogInspection> inspection_;
     QString scratch_dir_;  // the private salvaged copy of a damaged log, removed at exit
     QThreadPool pool_;     // one thread: writes stay in submission order
-    // Touched only on the pool thread.
-    std::optional<qint64> model_version_id_;
-    std::optional<qint64> environment_id_;
     std::atomic<qint64> logged_{0};
 };
 

@@ -29,6 +29,7 @@
 #include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/process.h"
+#include "common/raw_sqlite.h"
 #include "engine_bridge.h"
 #include "live_charts.h"
 #include "main_window.h"
@@ -73,6 +74,7 @@ class UiApp : public QObject {
     void stopCancelsLongReply();
     void batchOfTwentyAtConcurrencyFour();
     void batchSummaryMatchesCli();
+    void batchSameTokensAndSettingsAsCli();
 
   private:
     QTemporaryDir dir_;
@@ -316,9 +318,11 @@ void UiApp::batchOfTwentyAtConcurrencyFour() {
 
     // A GUI-thread timer at 10 ms: if the engine ever blocked this thread,
     // the gap between its ticks would show it.
+    // It also samples how many of the batch's requests run at once.
     QElapsedTimer clock;
     qint64 last = -1, longest = 0;
     int ticks = 0;
+    int max_running = 0;
     QTimer probe;
     probe.setInterval(10);
     connect(&probe, &QTimer::timeout, this, [&] {
@@ -326,21 +330,18 @@ void UiApp::batchOfTwentyAtConcurrencyFour() {
         if (last >= 0) longest = std::max(longest, now - last);
         last = now;
         ++ticks;
+        max_running = std::max(max_running, b->progress().running);
     });
     const int points_before = w_->charts()->pointCount();
     recorder_->waitForIdle();  // the chat replies' rows are written by now
     const qint64 logged_before = recorder_->loggedCount();
     QSignalSpy finished(b, &ui::BatchPanel::runFinished);
-    int max_running = 0;
-    auto c = connect(w_->bridge(), &gui::EngineBridge::requestStarted, this,
-                     [&] { max_running = std::max(max_running, b->progress().running); });
     clock.start();
     probe.start();
     QVERIFY(b->run());
     QVERIFY(b->isRunning());
     QVERIFY(QTest::qWaitFor([&] { return finished.count() == 1; }, 600000));
     probe.stop();
-    disconnect(c);
     const qint64 run_ms = clock.elapsed();
 
     const ui::BatchPanel::Progress p = b->progress();
@@ -387,6 +388,146 @@ void UiApp::batchOfTwentyAtConcurrencyFour() {
         if (o["run_kind"].toString() == "batch") ++batch_rows;
     }
     QCOMPARE(batch_rows, 20);
+}
+
+void UiApp::batchSameTokensAndSettingsAsCli() {
+    // The one request path: the same prompt file, settings and seed run
+    // through the Batch tab and through `workbench-cli batch` give the same
+    // token ids per prompt, the same settings JSON in the run log, and, run
+    // on one machine and device, the same environment row.
+    ui::BatchPanel* b = w_->batch();
+    const gui::LoadRequest& loaded = w_->bridge()->loadedRequest();
+    const int n_slots = w_->bridge()->schedulerSlots();
+    gui::GenSettings s = w_->settingsPanel()->settings();
+    s.temperature = 0.8;  // sampled, so the seeds matter
+    s.top_k = 40;
+    s.top_p = 0.95;
+    s.min_p = 0.05;
+    s.repeat_penalty = 1.1;
+    s.repeat_last_n = 64;
+    s.seed = 7;
+    s.fixed_seed = true;
+    s.max_tokens = 12;
+    w_->settingsPanel()->setSettings(s);
+    // Six prompts, one with its own stop string and max_tokens.
+    const QString prompts = dir_.filePath("same.jsonl");
+    {
+        QFile f(prompts);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            "{\"id\": \"a\", \"prompt\": \"Once upon a time\"}\n"
+            "{\"id\": \"b\", \"prompt\": \"The little dog\", \"max_tokens\": 5}\n"
+            "{\"id\": \"c\", \"prompt\": \"Lily wanted to\", \"stop\": [\".\"]}\n"
+            "{\"prompt\": \"One day, a bird\"}\n"
+            "{\"id\": 5, \"prompt\": \"Tom and Sue\"}\n"
+            "{\"id\": \"f\", \"prompt\": \"The sun was\"}\n");
+    }
+    QVERIFY(b->loadPromptFile(prompts));
+    b->setConcurrency(n_slots);
+    b->setMaxQueue(64);
+    b->setTimeoutMs(0);
+    QSignalSpy finished(b, &ui::BatchPanel::runFinished);
+    QVERIFY(b->run());
+    QVERIFY(QTest::qWaitFor([&] { return finished.count() == 1; }, 600000));
+    recorder_->waitForIdle();
+    QMap<QString, QList<int>> gui_ids;
+    for (int i = 0; i < b->results()->rowCount(); ++i)
+        gui_ids[b->results()->result(i).id] = b->results()->result(i).token_ids;
+    QCOMPARE(gui_ids.size(), 6);
+
+    // The CLI on the same file, logging into the same run log.
+    const QString db = dir_.filePath("runlog.sqlite");
+    const QString out = dir_.filePath("same-cli.jsonl");
+    QStringList args = {"batch",
+                        "-m",
+                        kModel,
+                        "--prompts",
+                        prompts,
+                        "--concurrency",
+                        QString::number(n_slots),
+                        "-c",
+                        QString::number(loaded.n_ctx),
+                        "-n",
+                        "12",
+                        "--temp",
+                        "0.8",
+                        "--top-k",
+                        "40",
+                        "--top-p",
+                        "0.95",
+                        "--min-p",
+                        "0.05",
+                        "--repeat-penalty",
+                        "1.1",
+                        "--repeat-last-n",
+                        "64",
+                        "--seed",
+                        "7",
+                        "--backend",
+                        backend_,
+                        "--db",
+                        db,
+                        "-q",
+                        "-o",
+                        out};
+    if (backend_ == "vulkan" && !loaded.device.isEmpty() && loaded.device != "cpu")
+        args << "--device" << loaded.device;
+    const wbtest::ProcessResult cli = wbtest::run_process(WB_CLI, args, 600000);
+    QVERIFY2(cli.code == 0, cli.err.constData());
+    QFile of(out);
+    QVERIFY(of.open(QIODevice::ReadOnly));
+    int records = 0;
+    for (const QByteArray& line : of.readAll().trimmed().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        QList<int> ids;
+        for (const QJsonValue v : o["token_ids"].toArray()) ids << v.toInt();
+        const QString id = o["id"].toString();
+        QVERIFY2(gui_ids.contains(id), qPrintable(id));
+        QVERIFY2(!ids.isEmpty(), qPrintable(id));
+        QCOMPARE(ids, gui_ids[id]);
+        ++records;
+    }
+    QCOMPARE(records, 6);
+
+    // The run log: the last two batch runs are the tab's and the CLI's.
+    const wbtest::RawSqlite raw(db);
+    const auto runs = raw.rows("SELECT id FROM runs WHERE kind = 'batch' ORDER BY id DESC LIMIT 2");
+    QCOMPARE(runs.size(), size_t(2));
+    const std::string cli_run = runs[0][0], gui_run = runs[1][0];
+    auto rows_of = [&](const std::string& run) {
+        std::map<std::string, std::vector<std::string>> m;
+        for (const auto& r : raw.rows("SELECT request_id, settings, environment_id, "
+                                      "model_version_id, finish_reason FROM responses "
+                                      "WHERE run_id = " +
+                                      run))
+            m[r[0]] = r;
+        return m;
+    };
+    const auto gui_rows = rows_of(gui_run), cli_rows = rows_of(cli_run);
+    QCOMPARE(gui_rows.size(), size_t(6));
+    QCOMPARE(cli_rows.size(), size_t(6));
+    for (const auto& [id, g] : gui_rows) {
+        const auto c = cli_rows.find(id);
+        QVERIFY2(c != cli_rows.end(), id.c_str());
+        // The settings JSON: equal as JSON (numbers as numbers, same keys).
+        const QJsonObject gs = QJsonDocument::fromJson(QByteArray::fromStdString(g[1])).object();
+        const QJsonObject cs =
+            QJsonDocument::fromJson(QByteArray::fromStdString(c->second[1])).object();
+        QVERIFY2(!gs.isEmpty() && gs == cs, (g[1] + "\n" + c->second[1]).c_str());
+        QVERIFY2(gs["seed"].isDouble(), g[1].c_str());
+        QCOMPARE(g[2], c->second[2]);  // one environment row for both surfaces
+        QCOMPARE(g[3], c->second[3]);  // one model version
+        QCOMPARE(g[4], c->second[4]);  // the same finish reason
+    }
+    // Seeds are the base + the prompt's index, as the CLI documents.
+    QCOMPARE(QJsonDocument::fromJson(QByteArray::fromStdString(gui_rows.at("f")[1]))
+                 .object()["seed"]
+                 .toInteger(),
+             qint64(7 + 5));
+    // One machine, one device: every row of the log, chat included, shares
+    // one environment.
+    QCOMPARE(raw.rows("SELECT COUNT(DISTINCT environment_id) FROM responses")[0][0],
+             std::string("1"));
 }
 
 void UiApp::batchSummaryMatchesCli() {

@@ -1,0 +1,205 @@
+#include "runlog/history.h"
+
+#include <filesystem>
+
+#include "runlog/model_label.h"
+#include "runlog/run_log.h"
+#include "runlog/schema.h"
+#include "runlog/sqlite_db.h"
+#include "runlog/time_utc.h"
+
+namespace wb::runlog {
+
+namespace {
+
+constexpr const char* kFrom =
+    " FROM responses r JOIN runs u ON u.id = r.run_id"
+    " JOIN model_versions m ON m.id = r.model_version_id"
+    " JOIN environments e ON e.id = r.environment_id";
+
+std::optional<std::string> opt_text(const Stmt& st, int col) {
+    if (st.is_null(col)) return std::nullopt;
+    return std::string(st.text(col));
+}
+
+std::optional<int64_t> opt_int(const Stmt& st, int col) {
+    if (st.is_null(col)) return std::nullopt;
+    return st.int64(col);
+}
+
+std::optional<double> opt_real(const Stmt& st, int col) {
+    if (st.is_null(col)) return std::nullopt;
+    return st.real(col);
+}
+
+void bind_all(Stmt& st, const std::vector<SqlValue>& binds) {
+    int i = 1;
+    for (const SqlValue& v : binds) {
+        if (const auto* n = std::get_if<int64_t>(&v))
+            st.bind(i++, *n);
+        else
+            st.bind(i++, std::string_view(std::get<std::string>(v)));
+    }
+}
+
+}  // namespace
+
+struct HistoryReader::Impl {
+    Db db;
+    int64_t version = 0;
+};
+
+HistoryReader::HistoryReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HistoryReader::HistoryReader(HistoryReader&&) noexcept = default;
+HistoryReader& HistoryReader::operator=(HistoryReader&&) noexcept = default;
+HistoryReader::~HistoryReader() = default;
+
+HistoryReader HistoryReader::open(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw OpenError(OpenProblem::CannotOpen, path + ": no run log here");
+    auto impl = std::make_unique<Impl>();
+    // NOMUTEX: the History tab uses its reader from the GUI thread only.
+    impl->db = Db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    sqlite3_busy_timeout(impl->db.get(), 2000);
+    if (impl->db.query_int("PRAGMA application_id", "read application id") != kApplicationId)
+        throw OpenError(OpenProblem::Foreign,
+                        path + ": a SQLite database, but not an Inference Workbench run log");
+    impl->version = impl->db.query_int("PRAGMA user_version", "read schema version");
+    if (impl->version > schema_version())
+        throw OpenError(OpenProblem::NewerSchema, path + ": schema version " +
+                                                      std::to_string(impl->version) +
+                                                      " is newer than this build supports (" +
+                                                      std::to_string(schema_version()) + ")");
+    return HistoryReader(std::move(impl));
+}
+
+const std::string& HistoryReader::path() const {
+    return impl_->db.path();
+}
+
+std::pair<int64_t, int64_t> HistoryReader::lists_key() const {
+    Stmt st(
+        impl_->db,
+        "SELECT (SELECT COUNT(*) FROM model_versions), (SELECT COALESCE(MAX(id), 0) FROM runs)");
+    if (!st.step()) return {0, 0};
+    return {st.int64(0), st.int64(1)};
+}
+
+std::vector<ModelChoice> HistoryReader::models() const {
+    std::vector<ModelChoice> out;
+    const std::string sql = std::string("SELECT m.id, ") + kModelLabelSql +
+                            ", COALESCE(m.name, ''), m.sha256 FROM model_versions m ORDER BY m.id";
+    Stmt st(impl_->db, sql.c_str());
+    while (st.step())
+        out.push_back({st.int64(0), std::string(st.text(1)), std::string(st.text(2)),
+                       std::string(st.text(3))});
+    return out;
+}
+
+std::vector<RunChoice> HistoryReader::runs(size_t limit) const {
+    std::vector<RunChoice> out;
+    Stmt st(impl_->db, "SELECT id, kind, name FROM runs ORDER BY id DESC LIMIT ?1");
+    st.bind(1, static_cast<int64_t>(limit));
+    while (st.step())
+        out.push_back({st.int64(0), std::string(st.text(1)), std::string(st.text(2))});
+    return out;
+}
+
+std::vector<HistoryRow> HistoryReader::rows(const ExportFilter& filter, size_t limit) const {
+    const FilterSql where = filter_sql(filter);
+    const std::string sql =
+        std::string("SELECT r.id, r.started_ms, r.run_id, u.kind, ") + kModelLabelSql +
+        ", r.request_id, r.finish_reason, substr(replace(r.prompt, char(10), ' '), 1, 60), "
+        "substr(replace(r.output, char(10), ' '), 1, 100), r.output_tokens, r.ttft_ms, "
+        "r.tpot_ms, r.e2e_ms" +
+        kFrom + " WHERE " + where.condition + " ORDER BY r.started_ms DESC, r.id DESC LIMIT ?";
+    Stmt st(impl_->db, sql.c_str());
+    bind_all(st, where.binds);
+    st.bind(static_cast<int>(where.binds.size()) + 1, static_cast<int64_t>(limit));
+    std::vector<HistoryRow> out;
+    while (st.step()) {
+        HistoryRow h;
+        h.id = st.int64(0);
+        h.started_ms = st.int64(1);
+        h.run_id = st.int64(2);
+        h.run_kind = std::string(st.text(3));
+        h.model = std::string(st.text(4));
+        h.request_id = std::string(st.text(5));
+        h.finish_reason = std::string(st.text(6));
+        h.prompt_preview = opt_text(st, 7);
+        h.output_preview = opt_text(st, 8);
+        h.output_tokens = opt_int(st, 9);
+        h.ttft_ms = opt_real(st, 10);
+        h.tpot_ms = opt_real(st, 11);
+        h.e2e_ms = opt_real(st, 12);
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
+ResponseDetail HistoryReader::detail(int64_t id) const {
+    // (name, SQL expression).
+    std::vector<std::pair<const char*, std::string>> cols = {
+        {"response_id", "r.id"},
+        {"started_utc", "r.started_ms"},
+        {"finished_utc", "r.finished_ms"},
+        {"run_id", "r.run_id"},
+        {"run_kind", "u.kind"},
+        {"run_name", "u.name"},
+        {"request_id", "r.request_id"},
+        {"model", kModelLabelSql},
+        {"model_name", "m.name"},
+        {"model_sha256", "m.sha256"},
+        {"model_path", "m.path"},
+        {"architecture", "m.architecture"},
+        {"file_type", "m.file_type_name"},
+        {"tensor_types", "m.tensor_types"},
+        {"n_params", "m.n_params"},
+        {"app_version", "e.app_version"},
+        {"git_commit", "e.git_commit"},
+        {"os", "e.os"},
+        {"cpu", "e.cpu"},
+        {"backend", "e.backend"},
+        {"device", "e.vk_device_name"},
+        {"device_type", "e.vk_device_type"},
+        {"driver", "e.vk_driver_name"},
+        {"driver_version", "e.vk_driver_version"},
+        {"vulkan_api", "e.vk_api_version"},
+        {"settings", "r.settings"},
+        {"redacted", "r.redacted"},
+        {"prompt", "r.prompt"},
+        {"prompt_tokens", "r.prompt_tokens"},
+        {"output", "r.output"},
+        {"output_tokens", "r.output_tokens"},
+        {"finish_reason", "r.finish_reason"},
+        {"error", "r.error"},
+        {"queue_wait_ms", "r.queue_wait_ms"},
+    };
+    for (const auto& c : std::initializer_list<std::pair<const char*, std::string>>{
+             {"ttft_ms", "r.ttft_ms"},
+             {"tpot_ms", "r.tpot_ms"},
+             {"e2e_ms", "r.e2e_ms"},
+             {"prefill_tps", "r.prefill_tps"},
+             {"decode_tps", "r.decode_tps"},
+             {"prompt_cached_tokens", "r.prompt_cached_tokens"},
+             {"preemptions", "r.preemptions"}})
+        cols.push_back(c);
+    std::string sql = "SELECT ";
+    for (size_t i = 0; i < cols.size(); ++i) sql += (i ? ", " : "") + cols[i].second;
+    sql += std::string(kFrom) + " WHERE r.id = ?1";
+    Stmt st(impl_->db, sql.c_str());
+    st.bind(1, id);
+    ResponseDetail out;
+    if (!st.step()) return out;
+    for (size_t i = 0; i < cols.size(); ++i) {
+        const int c = static_cast<int>(i);
+        std::optional<std::string> v = opt_text(st, c);
+        const std::string name = cols[i].first;
+        if (v && (name == "started_utc" || name == "finished_utc")) v = format_utc_ms(st.int64(c));
+        out.emplace_back(name, std::move(v));
+    }
+    return out;
+}
+
+}  // namespace wb::runlog
