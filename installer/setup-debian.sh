@@ -25,6 +25,9 @@ packages=(
   # Jinja2 oracle that writes the chat template tests' expected files, and a
   # float64 numpy forward pass of the architectures
   python3 python3-jinja2 python3-numpy
+  # fuzzing in CI (tests/fuzz/run_ci.sh): clang with libFuzzer and the
+  # sanitizer runtimes
+  clang-14 libclang-rt-14-dev
 )
 
 SUDO=""

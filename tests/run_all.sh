@@ -2,8 +2,9 @@
 # Sets up a Debian 12 machine, builds, and runs every test: the release
 # build's suite; the engine-only preset (no Qt) and a plain Release build
 # without presets must build; then the engine and CLI suites again under
-# AddressSanitizer and UndefinedBehaviorSanitizer. Exits non-zero on the
-# first failure.
+# AddressSanitizer and UndefinedBehaviorSanitizer; then a short run (a
+# minute per harness) of the libFuzzer harnesses over their kept corpora and
+# regression inputs. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,3 +34,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -LE gui
+
+# Fuzzing: every regression input replayed, then FUZZ_SECONDS (default 60)
+# per harness; a finding's input is kept in tests/fuzz/regressions.
+bash tests/fuzz/run_ci.sh
