@@ -9,10 +9,50 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include "units_text.h"
 
 namespace wb::ui {
+
+namespace detail {
+
+/// A one-line label that ends its text with "…" when narrower than the
+/// text (QLabel clips mid-letter); the whole text is in the tooltip.
+class ElidedLabel : public QLabel {
+  public:
+    using QLabel::QLabel;
+    void setFullText(const QString& text) {
+        full_ = text;
+        setToolTip(text);
+        updateGeometry();
+        refresh();
+    }
+    QSize sizeHint() const override {
+        const QMargins m = contentsMargins();
+        return {fontMetrics().horizontalAdvance(full_) + m.left() + m.right() + 2 * margin(),
+                QLabel::sizeHint().height()};
+    }
+    QSize minimumSizeHint() const override {
+        return {fontMetrics().horizontalAdvance(QStringLiteral("xxxx…")),
+                QLabel::minimumSizeHint().height()};
+    }
+
+  protected:
+    void resizeEvent(QResizeEvent* e) override {
+        QLabel::resizeEvent(e);
+        refresh();
+    }
+
+  private:
+    void refresh() {
+        QLabel::setText(
+            fontMetrics().elidedText(full_, Qt::ElideRight, contentsRect().width() - 2 * margin()));
+    }
+    QString full_;
+};
+
+}  // namespace detail
 
 ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     auto* l = new QHBoxLayout(this);
@@ -26,7 +66,11 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     recent_->setMenu(recentMenu_);
     model_ = new QLabel(tr("No model loaded"));
     model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    model_->setMinimumWidth(200);
+    model_->setObjectName("modelFile");
+    // What the file is (architecture, quantization, size), cut with "…"
+    // when the bar is narrow rather than mid-word.
+    summary_ = new detail::ElidedLabel;
+    summary_->setObjectName("modelSummary");
     progress_ = new QProgressBar;
     progress_->setRange(0, 100);
     progress_->setMaximumWidth(220);
@@ -38,29 +82,34 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     device_ = new QComboBox;
     device_->setToolTip(tr("Device the model runs on; picking another loads the model there"));
     device_->setMinimumWidth(180);
+    // The device's memory over what the model needs of it, two short lines
+    // (side by side they pushed the model's name off the bar).
     deviceMem_ = new QLabel;
-    plan_ = new QLabel;
-    plan_->setObjectName("memoryPlan");
+    planLabel_ = new QLabel;
+    planLabel_->setObjectName("memoryPlan");
+    planLabel_->hide();
+    auto* memory = new QVBoxLayout;
+    memory->setSpacing(0);
+    memory->addWidget(deviceMem_);
+    memory->addWidget(planLabel_);
 
     l->addWidget(open_);
     l->addWidget(recent_);
-    l->addWidget(model_, 1);
+    l->addWidget(model_);
+    l->addWidget(summary_, 1);
     l->addWidget(progress_);
     l->addWidget(cancel_);
     l->addWidget(new QLabel(tr("Device:")));
     l->addWidget(device_);
-    l->addWidget(deviceMem_);
-    l->addWidget(plan_);
+    l->addLayout(memory);
 
     connect(open_, &QPushButton::clicked, this, &ModelBar::openDialog);
     connect(cancel_, &QPushButton::clicked, this, &ModelBar::cancelLoadRequested);
     connect(device_, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i < 0 || i >= devices_.size()) return;
         const gui::DeviceEntry& d = devices_[i];
-        deviceMem_->setText(
-            d.memory_bytes > 0
-                ? tr("%1 device memory").arg(gui::bytes_text(static_cast<uint64_t>(d.memory_bytes)))
-                : QString());
+        plan_ = {};  // the plan was for the other device; a load sets the new one
+        showMemory();
         emit deviceChanged(d);
     });
 }
@@ -92,13 +141,7 @@ void ModelBar::selectDevice(const QString& backend, const QString& selector) {
     }
     const QSignalBlocker block(device_);
     device_->setCurrentIndex(pick);
-    if (pick < devices_.size()) {
-        const gui::DeviceEntry& d = devices_[pick];
-        deviceMem_->setText(
-            d.memory_bytes > 0
-                ? tr("%1 device memory").arg(gui::bytes_text(static_cast<uint64_t>(d.memory_bytes)))
-                : QString());
-    }
+    showMemory();
 }
 
 gui::DeviceEntry ModelBar::currentDevice() const {
@@ -118,11 +161,31 @@ void ModelBar::setRecent(const QStringList& paths) {
 }
 
 void ModelBar::setPlan(const gui::PlanText& plan) {
-    plan_->setText(plan.fits || plan.text.isEmpty()
-                       ? plan.text
-                       : tr("<span style='color:#b00020'>%1 (does not fit)</span>")
-                             .arg(plan.text.toHtmlEscaped()));
-    plan_->setToolTip(plan.tooltip);
+    plan_ = plan;
+    showMemory();
+}
+
+void ModelBar::showMemory() {
+    // Two short lines: "needs 5.42 MiB of 2.00 GiB" over "full
+    // 2,048-token context fits" (one long line pushed the model's name off).
+    const gui::DeviceEntry d = currentDevice();
+    const QString device =
+        d.memory_bytes > 0 ? gui::bytes_text(static_cast<uint64_t>(d.memory_bytes)) : QString();
+    QString top;
+    if (!plan_.need.isEmpty() && !device.isEmpty())
+        top = tr("needs %1 of %2").arg(plan_.need, device);
+    else if (!plan_.need.isEmpty())
+        top = tr("model needs %1").arg(plan_.need);
+    else if (!device.isEmpty())
+        top = tr("%1 device memory").arg(device);
+    deviceMem_->setText(
+        plan_.fits || plan_.need.isEmpty()
+            ? top
+            : tr("<span style='color:#b00020'>%1 (does not fit)</span>").arg(top.toHtmlEscaped()));
+    deviceMem_->setToolTip(plan_.tooltip);
+    planLabel_->setText(plan_.context);
+    planLabel_->setToolTip(plan_.tooltip);
+    planLabel_->setVisible(!plan_.context.isEmpty());
 }
 
 void ModelBar::setModel(const gui::ModelInfo& info) {
@@ -130,13 +193,13 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
         model_->setText(tr("No model loaded"));
         model_->setToolTip({});
         pathTip_.clear();
+        summary_->setFullText({});
         return;
     }
     // The file name first: a model and its quantized copies share
     // general.name, so the name alone does not say which file is loaded.
-    model_->setText(
-        QStringLiteral("<b>%1</b> · %2")
-            .arg(QFileInfo(info.path).fileName().toHtmlEscaped(), info.summary().toHtmlEscaped()));
+    model_->setText(QStringLiteral("<b>%1</b>").arg(info.fileName().toHtmlEscaped()));
+    summary_->setFullText(QStringLiteral("· ") + info.summary());
     // The path, the tensor types, and (setColdStart) the load's cold start.
     pathTip_ = info.tensor_types.isEmpty()
                    ? info.path

@@ -18,6 +18,10 @@ class QMenu;
 
 namespace wb::ui {
 
+namespace detail {
+class ElidedLabel;
+}
+
 /// Model bar with device picker.
 class ModelBar : public QWidget {
     Q_OBJECT
@@ -56,15 +60,20 @@ class ModelBar : public QWidget {
     void deviceChanged(const wb::gui::DeviceEntry& device);
 
   private:
+    /// Fills the two memory lines from plan_ and the chosen device.
+    void showMemory();
+
     QList<gui::DeviceEntry> devices_;
-    QLabel* model_;
-    QString pathTip_;  ///< the loaded model's file and tensor types, "" = none
+    QLabel* model_;                 ///< the file name
+    detail::ElidedLabel* summary_;  ///< "· llama · F32, 32.00 bpw · 293K params"
+    QString pathTip_;               ///< the loaded model's file and tensor types, "" = none
     QPushButton* open_;
     QToolButton* recent_;
     QMenu* recentMenu_;
     QComboBox* device_;
     QLabel* deviceMem_;
-    QLabel* plan_;
+    QLabel* planLabel_;   ///< the context part of the plan
+    gui::PlanText plan_;  ///< of the model being opened or loaded
     QProgressBar* progress_;
     QPushButton* cancel_;
 };

@@ -40,17 +40,21 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
                           .arg(bytes_text(need.weights), bytes_text(need.kv_cache),
                                bytes_text(need.activations), bytes_text(need.staging));
         if (device_bytes <= 0) {
-            out.text = QObject::tr("needs %1").arg(bytes_text(need.total()));
+            out.need = bytes_text(need.total());
+            out.text = QObject::tr("model needs %1").arg(out.need);
             return out;
         }
         const uint32_t best = model::largest_context(d, cp, model::PlanShape{}, k,
                                                      static_cast<uint64_t>(device_bytes), 1u << 22);
         out.fits = need.total() <= static_cast<uint64_t>(device_bytes);
         const uint32_t n_ctx_train = d.hp.n_ctx_train;
-        out.text =
-            QObject::tr("needs %1 of %2 · %3")
-                .arg(bytes_text(need.total()), bytes_text(static_cast<uint64_t>(device_bytes)),
-                     context_fit_text(best, n_ctx_train));
+        // The device's size is beside it in the model bar ("8.00 GiB device
+        // memory"): the text says what the model needs and what that leaves.
+        out.need = bytes_text(need.total());
+        out.context = context_fit_text(best, n_ctx_train);
+        out.text = QObject::tr("model needs %1 · %2").arg(out.need, out.context);
+        out.tooltip += QObject::tr("\n\nThe device has %1.")
+                           .arg(bytes_text(static_cast<uint64_t>(device_bytes)));
         out.tooltip += QObject::tr(
                            "\n\nLargest context that fits in device memory: %1 tokens "
                            "(KV cells shared by %2 parallel sequences).")
@@ -63,6 +67,8 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
                                .arg(count_text(n_ctx_train));
     } catch (const std::exception& e) {
         out.text.clear();
+        out.need.clear();
+        out.context.clear();
         out.tooltip = QString::fromUtf8(e.what());
     }
     return out;

@@ -10,9 +10,11 @@
 namespace wb::gui {
 
 struct PlanText {
-    /// "needs 1.20 GiB of 8.00 GiB · context fits up to 61,440 of 131,072
-    /// tokens", or "" when unknown
+    /// "model needs 1.20 GiB · context fits up to 61,440 of 131,072 tokens"
+    /// (the device's size is in the tooltip), or "" when unknown
     QString text;
+    QString need;     ///< what the model needs, "1.20 GiB"; "" when unknown
+    QString context;  ///< the context part of `text`; "" without a device size
     QString tooltip;  ///< the figures by purpose
     bool fits = true;
 };

@@ -458,7 +458,8 @@ void UiParts::resultsSortNumerically() {
 
 QTEST_MAIN(UiParts)
 void UiParts::memoryPlanIsReadable() {
-    // The model bar read "needs 0.00 GiB of 8.00 GiB · max context 1669888":
+    // The model bar read "needs 0.00 GiB of 8.00 GiB · max context 1669888"
+    // beside "8.0 GiB device memory":
     // a bare count of KV cells, far past the 2,048 tokens the bundled model
     // was trained on, and a size rounded to nothing.
     const QLocale before;
@@ -479,7 +480,8 @@ void UiParts::memoryPlanIsReadable() {
     const gui::PlanText p =
         gui::plan_text(QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf", 256,
                        1, qint64{8} << 30, true);
-    QVERIFY2(p.text.contains("MiB of 8.00 GiB"), qPrintable(p.text));
+    QVERIFY2(p.text.startsWith("model needs ") && p.text.contains(" MiB · "), qPrintable(p.text));
+    QVERIFY2(p.tooltip.contains("The device has 8.00 GiB."), qPrintable(p.tooltip));
     QVERIFY2(p.text.endsWith("full 2,048-token context fits"), qPrintable(p.text));
     QVERIFY2(!p.text.contains(QRegularExpression("\\d{5}")), qPrintable(p.text));
     QVERIFY2(p.tooltip.contains("trained on 2,048 tokens"), qPrintable(p.tooltip));

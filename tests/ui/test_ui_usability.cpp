@@ -42,6 +42,7 @@
 #include "history_view.h"
 #include "live_charts.h"
 #include "main_window.h"
+#include "memory_plan_text.h"
 #include "model_bar.h"
 #include "model_info.h"
 #include "quantize_dialog.h"
@@ -129,6 +130,7 @@ class UiUsability : public QObject {
     void quantizedCopyGoesWhereItCanBeWritten();
     void statusMessageBelongsToItsTab();
     void loadedModelIsNamedByItsFile();
+    void modelBarShowsItsWholeLine();
 
   private:
     QTemporaryDir dir_;
@@ -545,6 +547,50 @@ void UiUsability::loadedModelIsNamedByItsFile() {
     QVERIFY(QTest::qWaitFor([&] { return !w.chat()->isStreaming(); }, 120000));
     const QString transcript = w.chat()->transcript()->toPlainText();
     QVERIFY2(transcript.contains("stories260K.gguf on "), qPrintable(transcript));
+}
+
+void UiUsability::modelBarShowsItsWholeLine() {
+    // With a Vulkan device picked, the bar read "stories260K.gguf · llama ·
+    // llama · F32, 32.00 bpw · 2" (the parameter count cut off) next to
+    // "2.0 GiB device memory · needs 0.01 GiB of 2.00 GiB · …": the name
+    // and the device size were each said twice. The bar's width here is the
+    // main window's at its default 1400 px less the settings dock.
+    const QLocale before;
+    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+    ui::ModelBar bar;
+    gui::DeviceEntry dev;
+    dev.selector = "0";
+    dev.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+    dev.type = "cpu";
+    dev.backend = "vulkan";
+    dev.memory_bytes = qint64{2} << 30;
+    bar.setDevices({dev}, {});
+    bar.selectDevice("vulkan", "0");
+    bar.setModel(gui::ModelInfo::probe(kModel));
+    bar.setPlan(gui::plan_text(kModel, 2048, 4, dev.memory_bytes, true));
+    bar.resize(1100, bar.sizeHint().height());
+    bar.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&bar));
+    QString all;
+    for (QLabel* l : bar.findChildren<QLabel*>()) {
+        all += l->text() + " | ";
+        if (!l->isVisible()) continue;
+        QVERIFY2(l->width() >= l->sizeHint().width(),
+                 qPrintable(QString("\"%1\" %2 px wide, needs %3")
+                                .arg(l->text())
+                                .arg(l->width())
+                                .arg(l->sizeHint().width())));
+    }
+    QVERIFY2(all.contains("293K params"), qPrintable(all));
+    QVERIFY2(all.count("2.00 GiB") == 1, qPrintable(all));
+    // Narrower, the summary ends in "…" (whole in its tooltip), not mid-letter.
+    bar.resize(700, bar.height());
+    QTest::qWait(20);
+    auto* summary = bar.findChild<QLabel*>("modelSummary");
+    QVERIFY(summary);
+    QVERIFY2(summary->text().endsWith(QChar(0x2026)), qPrintable(summary->text()));
+    QVERIFY2(summary->toolTip().endsWith("293K params"), qPrintable(summary->toolTip()));
+    QLocale::setDefault(before);
 }
 
 QTEST_MAIN(UiUsability)
