@@ -145,6 +145,11 @@ void CpuExecModel::decode(const Batch& batch, std::vector<float>& logits) {
     CpuExecOps ops(*this, batch, slots, table, logits);
     logits.clear();
     desc_.arch->graph(desc_, ops);
+    // The weights are read in place from the mapping: if another program
+    // truncated the file, the pages past its end read as zeros and these
+    // logits are not the model's. Say so (gguf::Error naming the file)
+    // before the step's K/V is kept.
+    file_.check_intact();
     cells_.commit(batch, slots);
 }
 

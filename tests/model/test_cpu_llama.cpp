@@ -685,6 +685,36 @@ class TestCpuModel : public QObject {
             }
         }
     }
+
+    // The threaded executor keeps the mapping and reads the weights in
+    // place: a truncation after the load is reported by the next decode
+    // (naming the file), never a SIGBUS and never logits from zero pages.
+    void file_truncated_after_loading_fails_the_next_decode() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("cut-after.gguf").toStdString();
+        QVERIFY(QFile::copy(QString::fromStdString(kStories), QString::fromStdString(path)));
+        LoadOptions o;
+        o.backend = "cpu";
+        o.context.n_ctx = 64;
+        std::unique_ptr<Model> m = load_model(path, o);
+        uint64_t data_offset = 0;
+        {
+            const wb::gguf::File f = wb::gguf::File::open(path);
+            data_offset = f.data_offset();
+        }
+        QCOMPARE(::truncate(path.c_str(), static_cast<off_t>(data_offset + 8192)), 0);
+        Batch b;
+        b.add(1, 0, 0, true);
+        std::vector<float> logits;
+        try {
+            m->decode(b, logits);
+            QFAIL("a decode over a truncated file gave logits");
+        } catch (const wb::gguf::Error& e) {
+            QVERIFY2(QString(e.what()).contains("shrank while it was being read") &&
+                         QString(e.what()).startsWith(QString::fromStdString(path)),
+                     e.what());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCpuModel)
