@@ -10,6 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "gguf/file_type.h"
+
 namespace wb {
 
 namespace {
@@ -40,12 +42,7 @@ std::string read_input_file(const std::string& path, const std::string& what, ui
     if (::fstat(f.fd, &st) != 0)
         throw std::runtime_error(path + ": cannot read the " + what + ": " + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) {
-        const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
-                           : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                           : S_ISCHR(st.st_mode)  ? "a character device"
-                           : S_ISBLK(st.st_mode)  ? "a block device"
-                           : S_ISSOCK(st.st_mode) ? "a socket"
-                                                  : "not a plain file";
+        const char* kind = gguf::describe_file_type(st.st_mode);
         throw std::runtime_error(path + ": the " + what + " is not a regular file (it is " + kind +
                                  "); save it to a file and give that path");
     }

@@ -60,16 +60,32 @@ struct detail::SessionCore {
 
     std::unique_ptr<scheduler::Scheduler> sched;  // uses everything above; stopped first
 
-    std::shared_ptr<FinishedRequest> finished(Pending& p, const scheduler::Event& e) const {
+    // The request's own fields, the same in the Started snapshot and the
+    // Finished result: copied from a request still running (const
+    // Pending&), moved from one that has ended (Pending&&).
+    template <class P>
+    std::shared_ptr<FinishedRequest> describe(P&& p, uint64_t id) const {
         auto f = std::make_shared<FinishedRequest>();
         f->session_id = session_id;
-        f->id = e.id;
-        f->label = std::move(p.label);
-        f->client_id = std::move(p.client_id);
+        f->id = id;
+        f->label = std::forward<P>(p).label;
+        f->client_id = std::forward<P>(p).client_id;
         f->run_id = p.run_id;
         f->mode = p.mode;
-        f->messages = std::move(p.messages);
-        f->prompt = std::move(p.prompt);
+        f->messages = std::forward<P>(p).messages;
+        f->prompt = std::forward<P>(p).prompt;
+        f->refused = p.refused;
+        f->seed = p.seed;
+        f->seed_policy = p.seed_policy;
+        f->prompt_facts = std::forward<P>(p).prompt_facts;
+        f->settings = std::forward<P>(p).settings;
+        f->model_path = path;
+        f->device = device;
+        return f;
+    }
+
+    std::shared_ptr<FinishedRequest> finished(Pending&& p, const scheduler::Event& e) const {
+        std::shared_ptr<FinishedRequest> f = describe(std::move(p), e.id);
         f->prompt_tokens = e.prompt_tokens;
         f->prompt_tokens_cached = e.prompt_tokens_cached;
         f->prompt_tokens_computed = e.prompt_tokens_processed;
@@ -78,11 +94,6 @@ struct detail::SessionCore {
         f->output = e.output;
         f->finish_reason = scheduler::to_string(e.reason);
         f->message = e.message;
-        f->refused = p.refused;
-        f->seed = p.seed;
-        f->seed_policy = p.seed_policy;
-        f->prompt_facts = std::move(p.prompt_facts);
-        f->settings = std::move(p.settings);
         const metrics::RequestTimeline& t = e.timeline;
         f->times.submitted_ms = t.submitted_ms;
         f->times.admitted_ms = t.admitted_ms;
@@ -93,36 +104,20 @@ struct detail::SessionCore {
         f->times.finished_ms = t.finished_ms;
         f->times.itl_ms = e.metrics.itl_ms;
         f->submitted_utc_ms = utc_at_zero_ms + static_cast<int64_t>(std::llround(t.submitted_ms));
-        f->model_path = path;
-        f->device = device;
         return f;
     }
 
     // The request as it is admitted (RequestEvent::result of Started): what
     // a run-log row written at that moment holds.
     std::shared_ptr<FinishedRequest> started(const Pending& p, const scheduler::Event& e) const {
-        auto f = std::make_shared<FinishedRequest>();
-        f->session_id = session_id;
-        f->id = e.id;
-        f->label = p.label;
-        f->client_id = p.client_id;
-        f->run_id = p.run_id;
-        f->mode = p.mode;
-        f->messages = p.messages;
-        f->prompt = p.prompt;
+        std::shared_ptr<FinishedRequest> f = describe(p, e.id);
         f->prompt_tokens = p.prompt_tokens;
         f->prompt_tokens_cached = e.cached_tokens;
         f->finish_reason = "interrupted";  // what the row says until the finish overwrites it
-        f->seed = p.seed;
-        f->seed_policy = p.seed_policy;
-        f->prompt_facts = p.prompt_facts;
-        f->settings = p.settings;
         f->times.submitted_ms = std::isnan(p.submitted_ms) ? e.time_ms : p.submitted_ms;
         f->times.admitted_ms = e.time_ms;
         f->submitted_utc_ms =
             utc_at_zero_ms + static_cast<int64_t>(std::llround(f->times.submitted_ms));
-        f->model_path = path;
-        f->device = device;
         return f;
     }
 
@@ -145,7 +140,7 @@ struct detail::SessionCore {
                 if (sink && !resumed) start = started(it->second, e);
             }
             if (e.type == scheduler::EventType::Finished) {
-                fin = finished(it->second, e);
+                fin = finished(std::move(it->second), e);
                 pending.erase(it);
                 hook = finish_hook;
             }
@@ -351,7 +346,7 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
         re.type = RequestEvent::Type::Finished;
         re.id = res.id;
         re.time_ms = e.time_ms;
-        std::shared_ptr<FinishedRequest> fin = c.finished(p, e);
+        std::shared_ptr<FinishedRequest> fin = c.finished(std::move(p), e);
         EngineSession::FinishHook hook;
         {
             std::lock_guard lock(c.mu);

@@ -161,6 +161,8 @@ constexpr const char* kFrom =
     " JOIN model_versions m ON m.id = r.model_version_id"
     " JOIN environments e ON e.id = r.environment_id";
 
+}  // namespace
+
 void bind_all(Stmt& st, const std::vector<SqlValue>& binds) {
     int i = 1;
     for (const SqlValue& v : binds) {
@@ -170,8 +172,6 @@ void bind_all(Stmt& st, const std::vector<SqlValue>& binds) {
             st.bind(i++, std::string_view(std::get<std::string>(v)));
     }
 }
-
-}  // namespace
 
 const std::vector<std::string>& export_columns() {
     static const std::vector<std::string> names = [] {

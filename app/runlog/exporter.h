@@ -63,6 +63,13 @@ struct FilterSql {
 };
 FilterSql filter_sql(const ExportFilter& filter);
 
+class Stmt;  // runlog/sqlite_db.h
+
+/// Binds `binds` to the statement's placeholders 1..n in order (the
+/// statement was prepared from text holding a FilterSql's condition).
+/// Throws what Stmt::bind throws.
+void bind_all(Stmt& st, const std::vector<SqlValue>& binds);
+
 /// Called while exporting with the rows written so far and the number of
 /// rows the filter matches (counted with one SELECT COUNT(*) before the
 /// first row, only when a callback is given): every 1024 rows and once at

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "runlog/exporter.h"
 #include "runlog/model_label.h"
 #include "runlog/run_log.h"
 #include "runlog/schema.h"
@@ -30,16 +31,6 @@ std::optional<int64_t> opt_int(const Stmt& st, int col) {
 std::optional<double> opt_real(const Stmt& st, int col) {
     if (st.is_null(col)) return std::nullopt;
     return st.real(col);
-}
-
-void bind_all(Stmt& st, const std::vector<SqlValue>& binds) {
-    int i = 1;
-    for (const SqlValue& v : binds) {
-        if (const auto* n = std::get_if<int64_t>(&v))
-            st.bind(i++, *n);
-        else
-            st.bind(i++, std::string_view(std::get<std::string>(v)));
-    }
 }
 
 }  // namespace

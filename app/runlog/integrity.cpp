@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "gguf/file_type.h"
 #include "runlog/row_scan.h"
 #include "runlog/run_log.h"
 #include "runlog/schema.h"
@@ -44,15 +45,6 @@ const char* to_string(LogState s) {
 }
 
 namespace {
-
-const char* kind_of(mode_t m) {
-    if (S_ISDIR(m)) return "a folder";
-    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a plain file";
-}
 
 bool folder_writable(const std::string& path) {
     const fs::path parent = fs::path(path).parent_path();
@@ -128,8 +120,8 @@ LogInspection inspect_log(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
         r.state = LogState::NotRegular;
-        r.problem = std::string("it is not a regular file (it is ") + kind_of(st.st_mode) +
-                    "), so it cannot hold a run log";
+        r.problem = std::string("it is not a regular file (it is ") +
+                    gguf::describe_file_type(st.st_mode) + "), so it cannot hold a run log";
         return r;
     }
     if (::access(path.c_str(), R_OK) != 0) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "gguf/file_type.h"
 #include "runlog/integrity.h"
 #include "runlog/model_facts.h"
 #include "runlog/schema.h"
@@ -200,12 +201,7 @@ void require_regular_or_missing(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return;  // missing: created
     if (S_ISREG(st.st_mode)) return;
-    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a plain file";
+    const char* kind = gguf::describe_file_type(st.st_mode);
     throw OpenError(OpenProblem::CannotOpen,
                     path + ": is not a regular file (it is " + kind +
                         "), so it cannot hold a run log; pass --db with a file path, or --no-log");

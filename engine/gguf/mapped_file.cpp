@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "errors/errors.h"
+#include "gguf/file_type.h"
 
 namespace wb::gguf {
 
@@ -118,12 +119,7 @@ MappedFile::MappedFile(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        const char* what = S_ISDIR(st.st_mode)    ? "a folder"
-                           : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                           : S_ISCHR(st.st_mode)  ? "a character device"
-                           : S_ISBLK(st.st_mode)  ? "a block device"
-                           : S_ISSOCK(st.st_mode) ? "a socket"
-                                                  : "not a regular file";
+        const char* what = describe_file_type(st.st_mode);
         throw FileError(path, path + ": not a regular file (it is " + std::string(what) +
                                   "); give the path of a .gguf file");
     }
