@@ -35,6 +35,7 @@ cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -LE gui
 
-# Fuzzing: every regression input replayed, then FUZZ_SECONDS (default 60)
-# per harness; a finding's input is kept in tests/fuzz/regressions.
+# Fuzzing: every regression input replayed, then a fixed seed and number of
+# inputs per harness (repeatable; about a minute each); a finding's input is
+# kept in tests/fuzz/regressions.
 bash tests/fuzz/run_ci.sh

@@ -258,6 +258,12 @@ class TestChatTemplate : public QObject {
         QTest::newRow("mutation") << "{% set l = [] %}{{ l.append(1) }}"
                                   << static_cast<int>(Error::Kind::Security) << 1
                                   << "access to attribute 'append' of 'list' object is unsafe.";
+        // Found by fuzzing (a mutated Llama 3.2 template): Jinja2 builds a
+        // slice object here; without slice values it must be refused, not
+        // evaluated with nothing to slice.
+        QTest::newRow("slice in a tuple subscript")
+            << "{%- set messages = messages[1,:] %}" << syntax << 1
+            << "a slice inside a tuple subscript ('[a, b:c]') is not supported";
         QTest::newRow("type error") << "{{ 'a' - 1 }}" << static_cast<int>(Error::Kind::Type) << 1
                                     << "unsupported operand type(s) for -: 'str' and 'int'";
     }

@@ -737,6 +737,13 @@ class Parser {
             parts[0]->a = std::move(e);
             return std::move(parts[0]);
         }
+        // Python makes "x[1, 2:3]" a tuple holding a slice object; templates
+        // have no slice values, so such a key is refused here with its line
+        // rather than evaluated without an object to slice.
+        for (const ExprPtr& p : parts) {
+            if (parts.size() > 1 && p->kind == Expr::Kind::Slice)
+                fail(p->line, "a slice inside a tuple subscript ('[a, b:c]') is not supported");
+        }
         auto g = make(Expr::Kind::GetItem, line);
         g->a = std::move(e);
         if (parts.size() == 1) {
