@@ -18,13 +18,11 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "ggml/types.h"
-#include "quant/quantize_model.h"
+#include "quantize/quantize_job.h"
 
 namespace wb::ui {
 
 namespace {
-
-struct Cancelled {};
 
 QString upper_type(uint32_t id) {
     return QString::fromStdString(ggml::type_upper_name(id));
@@ -49,8 +47,7 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
       compareBtn_(new QPushButton(tr("Compare with original"), this)),
       progress_(new QProgressBar(this)),
       summary_(new QLabel(this)),
-      tensors_(new QTableWidget(0, 5, this)),
-      cancel_(std::make_shared<std::atomic<bool>>(false)) {
+      tensors_(new QTableWidget(0, 5, this)) {
     setWindowTitle(tr("Make quantized copy of %1").arg(QFileInfo(input).fileName()));
     // Every file type the quantizer writes (engine/quant/file_types.h),
     // Q4_K_M (what most downloads are) preselected.
@@ -87,8 +84,24 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
     buttons->addWidget(compareBtn_);
     auto* close = new QPushButton(tr("Close"), this);
     buttons->addWidget(close);
+    // Until "Make copy" there is nothing to show in the progress bar, the
+    // tensor table or the summary: a line says what will appear instead of
+    // empty boxes.
+    placeholder_ = new QLabel(
+        tr("Make copy writes the copy and lists every tensor here as it goes: its shape, the "
+           "type it had and the type written, and why where that is not the chosen type "
+           "(llama.cpp's mix: output at Q6_K, norms kept F32, rows a block does not divide)."),
+        this);
+    placeholder_->setObjectName("quantizePlaceholder");
+    placeholder_->setWordWrap(true);
+    placeholder_->setAlignment(Qt::AlignCenter);
+    placeholder_->setEnabled(false);  // greyed, as a hint
+    progress_->hide();
+    tensors_->hide();
+    summary_->hide();
     auto* lay = new QVBoxLayout(this);
     lay->addLayout(form);
+    lay->addWidget(placeholder_, 1);
     lay->addWidget(progress_);
     lay->addWidget(tensors_, 1);
     lay->addWidget(summary_);
@@ -110,7 +123,7 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
 }
 
 QuantizeDialog::~QuantizeDialog() {
-    cancel_->store(true);
+    if (job_) job_->cancel();
     watcher_.waitForFinished();
 }
 
@@ -151,7 +164,8 @@ QString QuantizeDialog::summaryText() const {
 }
 
 void QuantizeDialog::cancelRun() {
-    cancel_->store(true);
+    if (!job_) return;
+    job_->cancel();
     summary_->setText(tr("cancelling…"));
 }
 
@@ -172,7 +186,10 @@ void QuantizeDialog::onTensor(int index, int count, const QString& name, const Q
 void QuantizeDialog::start() {
     if (running_) return;
     running_ = true;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    placeholder_->hide();
+    progress_->show();
+    tensors_->show();
+    summary_->show();
     tensors_->setRowCount(0);
     progress_->setRange(0, 0);
     startBtn_->setEnabled(false);
@@ -182,37 +199,37 @@ void QuantizeDialog::start() {
     pure_->setEnabled(false);
     output_->setEnabled(false);
     browse_->setEnabled(false);
-    const std::string in = input_.toStdString(), out = output_->text().toStdString();
+    quantize::Request req;
+    req.input = input_.toStdString();
+    req.output = output_->text().toStdString();
+    req.target = quant::parse_target(type_->currentData().toString().toStdString());
+    req.options.pure = pure_->isChecked();
+    // The job runs on a worker; its progress comes here queued. The dialog
+    // keeps the job (cancel) and the worker keeps it alive while it runs.
+    auto job = std::make_shared<quantize::QuantizeJob>(std::move(req));
+    job_ = job;
     const QString out_q = output_->text();
-    const QString type_name = type_->currentData().toString();
-    const auto cancel = cancel_;
-    quant::QuantizeOptions opts;
-    opts.pure = pure_->isChecked();
-    watcher_.setFuture(QtConcurrent::run([this, in, out, out_q, type_name, cancel, opts] {
+    watcher_.setFuture(QtConcurrent::run([this, job, out_q] {
         QString message;
         bool ok = false;
         try {
-            const quant::Target t = quant::parse_target(type_name.toStdString());
-            const quant::QuantizeReport rep = quant::quantize_file(
-                in, out, t,
-                [this, cancel](size_t i, size_t n, const quant::TensorPlan& p) {
-                    if (cancel->load()) throw Cancelled{};  // the writer removes the partial file
-                    QMetaObject::invokeMethod(
-                        this,
-                        [this, i, n, name = QString::fromStdString(p.name),
-                         shape = QString::fromStdString(p.shape), from = upper_type(p.src_type),
-                         to = upper_type(p.dst_type), note = QString::fromStdString(p.note)] {
-                            onTensor(int(i), int(n), name, shape, from, to, note);
-                        },
-                        Qt::QueuedConnection);
-                },
-                opts);
+            const quant::QuantizeReport rep = job->run([this](const quantize::Progress& p) {
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, i = p.index, n = p.count, name = QString::fromStdString(p.plan.name),
+                     shape = QString::fromStdString(p.plan.shape),
+                     from = upper_type(p.plan.src_type), to = upper_type(p.plan.dst_type),
+                     note = QString::fromStdString(p.plan.note)] {
+                        onTensor(int(i), int(n), name, shape, from, to, note);
+                    },
+                    Qt::QueuedConnection);
+            });
             QStringList kept;
-            for (const quant::TensorPlan& p : rep.tensors) {
-                if (!p.note.empty())
-                    kept << QString::fromStdString(p.name) + " " + upper_type(p.dst_type);
+            for (const quant::TensorPlan& t : rep.tensors) {
+                if (!t.note.empty())
+                    kept << QString::fromStdString(t.name) + " " + upper_type(t.dst_type);
             }
-            const quant::TargetInfo& info = quant::target_info(t);
+            const quant::TargetInfo& info = quant::target_info(job->request().target);
             message = tr("Wrote %1 (%2, %3 bpw, %4 from %5). %6 of %7 tensors not %8: %9")
                           .arg(out_q, QString(info.upper))
                           .arg(rep.bpw(), 0, 'f', 2)
@@ -222,10 +239,8 @@ void QuantizeDialog::start() {
                           .arg(upper_type(uint32_t(info.default_type)),
                                kept.isEmpty() ? tr("none") : kept.join(", "));
             ok = true;
-        } catch (const Cancelled&) {
-            message = tr("Cancelled; no file written.");
-        } catch (const std::exception& e) {
-            message = tr("Failed: %1").arg(QString::fromStdString(e.what()));
+        } catch (const quantize::Error& e) {
+            message = failureText(e.kind(), QString::fromStdString(e.what()));
         }
         QMetaObject::invokeMethod(
             this,
@@ -245,6 +260,25 @@ void QuantizeDialog::start() {
             },
             Qt::QueuedConnection);
     }));
+}
+
+QString QuantizeDialog::failureText(quantize::ErrorKind kind, const QString& what) {
+    switch (kind) {
+        case quantize::ErrorKind::Cancelled:
+            return tr("Cancelled; no file written.");
+        case quantize::ErrorKind::Request:
+            return tr("Failed: choose another output file (%1).").arg(what);
+        case quantize::ErrorKind::InputFile:
+            return tr("Failed: the model cannot be read: %1").arg(what);
+        case quantize::ErrorKind::InputFormat:
+            return tr("Failed: the model is not a valid GGUF file: %1").arg(what);
+        case quantize::ErrorKind::Unsupported:
+            return tr("Failed: the model has a tensor type this quantizer cannot convert: %1")
+                .arg(what);
+        case quantize::ErrorKind::Output:
+            return tr("Failed: the copy cannot be written (no file left behind): %1").arg(what);
+    }
+    return tr("Failed: %1").arg(what);
 }
 
 }  // namespace wb::ui

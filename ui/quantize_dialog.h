@@ -1,8 +1,10 @@
 #pragma once
 // "Make quantized copy…": writes a copy of a GGUF model in any file type the
-// quantizer knows (F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, ..., Q2_K, Q4_0, ...)
-// with wb::quant::quantize_file (engine/quant) on a worker thread, with a
-// progress bar per tensor and Cancel (the partial file is removed). Each
+// quantizer knows (F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, ..., Q2_K, Q4_0, ...).
+// A thin Qt wrapper: the work is a quantize::QuantizeJob (app/quantize, the
+// same job `workbench-cli quantize` runs) on a worker thread, with a
+// progress bar per tensor and Cancel (the partial file is removed); the
+// failure line is chosen by the job's error kind. Each
 // tensor's row shows the type chosen and, where it is not the file type's
 // main type, the rule (llama.cpp's mix: output at Q6_K, ...; norms kept
 // F32; rows a block does not divide fall back). The summary gives the bits
@@ -10,8 +12,9 @@
 
 #include <QDialog>
 #include <QFutureWatcher>
-#include <atomic>
 #include <memory>
+
+#include "quantize/quantize_job.h"
 
 class QCheckBox;
 class QComboBox;
@@ -51,6 +54,10 @@ class QuantizeDialog : public QDialog {
     QTableWidget* tensorTable() const { return tensors_; }
     /// Summary / error line.
     QString summaryText() const;
+    /// The failure line for a job that threw kind `kind` with message
+    /// `what` ("Cancelled; no file written.", "Failed: the model is not a
+    /// valid GGUF file: …").
+    static QString failureText(quantize::ErrorKind kind, const QString& what);
 
   public slots:
     /// Starts writing the copy (no-op while running).
@@ -79,8 +86,10 @@ class QuantizeDialog : public QDialog {
     QPushButton* compareBtn_;
     QProgressBar* progress_;
     QLabel* summary_;
+    QLabel* placeholder_ = nullptr;  // what will appear, shown until the first start()
     QTableWidget* tensors_;
-    std::shared_ptr<std::atomic<bool>> cancel_;
+    std::shared_ptr<quantize::QuantizeJob>
+        job_;  // the running (or last) job; null before the first
     QFutureWatcher<void> watcher_;
     bool running_ = false;
 };

@@ -1,6 +1,7 @@
 // `workbench-cli quantize IN OUT --type TYPE`: writes a quantized copy of a
 // GGUF model with llama.cpp's per-tensor mix rules (engine/quant/
-// quantize_model.h says exactly what is kept, converted and why). The type
+// quantize_model.h says exactly what is kept, converted and why), through
+// the same quantize::QuantizeJob as the GUI's quantize dialog. The type
 // chosen for each tensor, the reason where it is not the file type's main
 // type, and the summary (bits per weight, tensors per type) go to stderr;
 // stdout stays empty so scripts can pipe.
@@ -12,7 +13,7 @@
 
 #include "args.h"
 #include "ggml/types.h"
-#include "quant/quantize_model.h"
+#include "quantize/quantize_job.h"
 
 namespace wb::cli {
 
@@ -86,19 +87,24 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     const std::string& in = args.positional[0];
     const std::string& out = args.positional[1];
     const bool quiet = args.has("quiet");
-    quant::QuantizeOptions opts;
-    opts.pure = args.has("pure");
+    quantize::Request req;
+    req.input = in;
+    req.output = out;
+    req.target = target;
+    req.options.pure = args.has("pure");
+    const quant::QuantizeOptions& opts = req.options;
 
-    const quant::QuantizeReport report = quant::quantize_file(
-        in, out, target,
-        [&](size_t i, size_t n, const quant::TensorPlan& p) {
-            if (quiet) return;
-            std::fprintf(stderr, "[%3zu/%zu] %-28s %-12s %6s -> %-6s%s%s\n", i + 1, n,
-                         p.name.c_str(), p.shape.c_str(), ggml::type_upper_name(p.src_type).c_str(),
-                         ggml::type_upper_name(p.dst_type).c_str(), p.note.empty() ? "" : "  ",
-                         p.note.c_str());
-        },
-        opts);
+    // Errors leave as the job throws them (quantize::Error, its message
+    // naming the file); main prints them. No partial output is left.
+    quantize::QuantizeJob job(std::move(req));
+    const quant::QuantizeReport report = job.run([&](const quantize::Progress& pr) {
+        if (quiet) return;
+        const quant::TensorPlan& p = pr.plan;
+        std::fprintf(stderr, "[%3zu/%zu] %-28s %-12s %6s -> %-6s%s%s\n", pr.index + 1, pr.count,
+                     p.name.c_str(), p.shape.c_str(), ggml::type_upper_name(p.src_type).c_str(),
+                     ggml::type_upper_name(p.dst_type).c_str(), p.note.empty() ? "" : "  ",
+                     p.note.c_str());
+    });
 
     const std::string mix = report.type_mix();
     std::fprintf(
