@@ -283,6 +283,7 @@ bool BatchPanel::run() {
     bar_->setRange(0, progress_.total);
     run_->setEnabled(false);
     cancel_->setEnabled(true);
+    emit runStarted();
     job_ = bridge_->runBatch(set_.entries, bo, this,
                              [this](const core::BatchEvent& e) { onEvent(e); });
     updateProgress();

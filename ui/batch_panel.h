@@ -100,6 +100,8 @@ class BatchPanel : public QWidget {
     void copySummary() const;
 
   signals:
+    /// run() started a run (its requests are submitted).
+    void runStarted();
     void runFinished(const wb::ui::BatchPanel::Progress& p);
 
   private:

@@ -38,8 +38,7 @@ ErrorDialog::ErrorDialog(const gui::UserError& e, QWidget* parent) : QDialog(par
     auto* buttons = new QDialogButtonBox;
     if (e.kind == gui::UserError::Kind::NoVulkanDevice ||
         e.kind == gui::UserError::Kind::ModelTooLarge) {
-        QPushButton* cpu =
-            buttons->addButton(tr("Use CPU reference"), QDialogButtonBox::AcceptRole);
+        QPushButton* cpu = buttons->addButton(tr("Use CPU"), QDialogButtonBox::AcceptRole);
         connect(cpu, &QPushButton::clicked, this, [this] { done(UseCpu); });
         cpu->setDefault(true);
     }

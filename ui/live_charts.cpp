@@ -165,8 +165,39 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
     memoryNote_->setStyleSheet("color: gray; font-size: 8pt");
     layout->addWidget(memoryNote_);
 
-    connect(window_, &QComboBox::currentIndexChanged, this, [this] { rescale(); });
+    connect(window_, &QComboBox::currentIndexChanged, this, [this] {
+        updateScopeTitles();
+        rescale();
+    });
     window_->setCurrentIndex(0);
+    updateScopeTitles();
+}
+
+QString LiveCharts::prefixCacheTitle() const {
+    // The rate counts every request admitted in the window, whatever tab
+    // sent it (the engine's metrics do not know tabs): said in the title,
+    // since a batch's own summary counts only its prompts.
+    const double w = windowSeconds();
+    if (w == kThisRun) return tr("Prefix cache hit rate, this run (all requests since it began)");
+    if (w > 0)
+        return tr("Prefix cache hit rate, last %1 min (all requests)").arg(w / 60.0, 0, 'g', 3);
+    return tr("Prefix cache hit rate since the model loaded (all requests)");
+}
+
+void LiveCharts::updateScopeTitles() {
+    QCustomPlot* p = plot(PrefixCache);
+    if (auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0))) {
+        title->setText(prefixCacheTitle());
+        p->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void LiveCharts::beginRun() {
+    // From the last sample on: the next snapshot's window starts here, not
+    // at the start of a chat turn that was still busy a moment ago.
+    run_start_ = last_t_;
+    run_end_ = last_t_;
+    busy_ = true;  // so the next busy sample continues this run, not a new one
 }
 
 double LiveCharts::statsWindowSeconds() const {

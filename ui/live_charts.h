@@ -36,6 +36,15 @@ class LiveCharts : public QWidget {
     void addSnapshot(const gui::LiveSnapshot& s);
     /// Forgets all points (a new model was loaded).
     void clear();
+    /// Starts a new run now (the Batch tab's Run): the "This run" window and
+    /// its statistics begin at the last sample even when requests of an
+    /// earlier run (a chat turn) were still busy, so a batch's figures are
+    /// not mixed with the chat turn before it.
+    void beginRun();
+    /// Title of the prefix-cache chart, naming its scope for the chosen
+    /// window: this run, the last N min, or since the model loaded; always
+    /// "all requests" (chat, batch, ... alike).
+    QString prefixCacheTitle() const;
     /// Samples received since the last clear().
     int pointCount() const { return points_; }
     /// Samples taken while requests were queued or running.
@@ -73,6 +82,7 @@ class LiveCharts : public QWidget {
   private:
     void exportDialog(Chart c);
     void rescale();
+    void updateScopeTitles();
     void showTooltip(Chart c, QMouseEvent* e);
 
     std::array<QCustomPlot*, kCharts> plots_{};

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -76,6 +77,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
         page->setProperty("tabKey", QString::fromLatin1(spec.key));
         tabs_->addTab(page, QCoreApplication::translate("tabs", spec.title));
     }
+    // Tab i is entry i of tab_specs() from here on (tabs are never moved).
     chat_ = tab<ChatView>("chat");
     batch_ = tab<BatchPanel>("batch");
     history_ = tab<HistoryView>("history");
@@ -145,15 +147,14 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
         dlg->show();
     });
 
-    // Devices: Vulkan ones first, the CPU reference always offered.
+    // Devices: Vulkan ones first, the CPU always offered.
     QString vk_error;
     const QList<gui::DeviceEntry> devices = gui::EngineBridge::devices(&vk_error);
     modelBar_->setDevices(devices, vk_error);
     const bool have_vulkan = devices.size() > 1;
     modelBar_->selectDevice(have_vulkan ? store_->backend() : "cpu", store_->device());
     if (!have_vulkan && !vk_error.isEmpty())
-        statusBar()->showMessage(
-            tr("No Vulkan device (%1): using the CPU reference.").arg(vk_error), 15000);
+        statusBar()->showMessage(tr("No Vulkan device (%1): using the CPU.").arg(vk_error), 15000);
     modelBar_->setRecent(store_->recentModels());
 
     connect(modelBar_, &ModelBar::openRequested, this, [this](const QString& p) { openModel(p); });
@@ -193,6 +194,9 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                 if (reloadPending_) applyContextSettings();
             });
     });
+    // A batch is a run of its own on the charts, even right after a chat
+    // turn (its prefix-cache rate is then the batch's, as its summary says).
+    connect(batch_, &BatchPanel::runStarted, charts_, &LiveCharts::beginRun);
     connect(batch_, &BatchPanel::runFinished, this, [this] {
         if (reloadPending_)
             QTimer::singleShot(0, this, [this] {
@@ -249,12 +253,10 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     updateStatus();
 }
 
-// Keys of the choices kept across restarts besides the generation settings.
+// Keys of the choices kept across restarts besides the generation settings
+// and the tabs' own (each under its key, through its TabHooks).
 namespace {
 const char* const kChartWindow = "view/chart_window_s";
-const char* const kConcurrency = "batch/concurrency";
-const char* const kMaxQueue = "batch/max_queue";
-const char* const kTimeout = "batch/timeout_ms";
 }  // namespace
 
 void MainWindow::showTabMessage(QWidget* tab, const QString& text, int timeout_ms) {
@@ -267,17 +269,50 @@ void MainWindow::showTabMessage(QWidget* tab, const QString& text, int timeout_m
 void MainWindow::restoreViewChoices() {
     QSettings& s = store_->raw();
     if (s.contains(kChartWindow)) charts_->setWindowSeconds(s.value(kChartWindow).toDouble());
-    if (s.contains(kConcurrency)) batch_->setConcurrency(s.value(kConcurrency).toInt());
-    if (s.contains(kMaxQueue)) batch_->setMaxQueue(s.value(kMaxQueue).toInt());
-    if (s.contains(kTimeout)) batch_->setTimeoutMs(s.value(kTimeout).toInt());
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const TabSpec& spec = tab_specs()[static_cast<size_t>(i)];
+        if (!spec.hooks.restore) continue;
+        s.beginGroup(QLatin1String(spec.key));
+        spec.hooks.restore(tabs_->widget(i), s);
+        s.endGroup();
+    }
 }
 
 void MainWindow::saveViewChoices() {
     QSettings& s = store_->raw();
     s.setValue(kChartWindow, charts_->windowSeconds());
-    s.setValue(kConcurrency, batch_->concurrency());
-    s.setValue(kMaxQueue, batch_->maxQueue());
-    s.setValue(kTimeout, batch_->timeoutMs());
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const TabSpec& spec = tab_specs()[static_cast<size_t>(i)];
+        if (!spec.hooks.save) continue;
+        s.beginGroup(QLatin1String(spec.key));
+        spec.hooks.save(tabs_->widget(i), s);
+        s.endGroup();
+    }
+}
+
+QStringList MainWindow::busyTabs() const {
+    QStringList busy;
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const TabSpec& spec = tab_specs()[static_cast<size_t>(i)];
+        const QString what = spec.hooks.busy ? spec.hooks.busy(tabs_->widget(i)) : QString();
+        if (!what.isEmpty())
+            busy << QStringLiteral("%1: %2").arg(QCoreApplication::translate("tabs", spec.title),
+                                                 what);
+    }
+    return busy;
+}
+
+void MainWindow::updateBusyMarks() {
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const TabSpec& spec = tab_specs()[static_cast<size_t>(i)];
+        const QString what = spec.hooks.busy ? spec.hooks.busy(tabs_->widget(i)) : QString();
+        const QString title = QCoreApplication::translate("tabs", spec.title);
+        // A dot after the title while the tab runs something, what it runs
+        // in the tab's tooltip: seen from any other tab.
+        const QString text = what.isEmpty() ? title : title + QStringLiteral(" \u25CF");
+        if (tabs_->tabText(i) != text) tabs_->setTabText(i, text);
+        if (tabs_->tabToolTip(i) != what) tabs_->setTabToolTip(i, what);
+    }
 }
 
 MainWindow::~MainWindow() = default;
@@ -334,9 +369,11 @@ void MainWindow::buildMenus() {
     batch->addAction(tr("Load &sample set"), batch_, &BatchPanel::loadSampleSet);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (int i = 0; i < tabs_->count() && i < static_cast<int>(tab_specs().size()); ++i) {
-        view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); })
-            ->setShortcut(tab_specs()[static_cast<size_t>(i)].shortcut);
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const TabSpec& spec = tab_specs()[static_cast<size_t>(i)];
+        view->addAction(QCoreApplication::translate("tabs", spec.title), this,
+                        [this, i] { tabs_->setCurrentIndex(i); })
+            ->setShortcut(spec.shortcut);
     }
     // The Settings dock can be closed with its title-bar button; this is the
     // way back (a checkable action that follows the dock's visibility).
@@ -512,6 +549,7 @@ void MainWindow::tick() {
     const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds());
     if (bridge_->hasModel()) charts_->addSnapshot(s);
     if (ticks_ % 5 == 0) {
+        updateBusyMarks();
         stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))
                                                : QString());
         if (bridge_->hasModel()) {
@@ -549,16 +587,19 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-    if (batch_->isRunning() && interactive_) {
-        const BatchPanel::Progress p = batch_->progress();
-        const auto answer = QMessageBox::question(
-            this, tr("Quit during a batch run?"),
-            tr("A batch run is going: %1 of %2 prompts finished. Quit and cancel the rest? The "
-               "cancelled prompts are logged as cancelled.")
-                .arg(p.done + p.failed)
-                .arg(p.total),
-            QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
-        if (answer != QMessageBox::Yes) {
+    // One question naming every busy tab (from the tabs' own hooks).
+    const QStringList busy = busyTabs();
+    if (!busy.isEmpty() && interactive_) {
+        QMessageBox box(
+            QMessageBox::Question, tr("Quit while tabs are busy?"),
+            tr("Quitting stops what these tabs run:\n%1\nStopped requests are logged "
+               "as cancelled.")
+                .arg(QStringLiteral("\u2022 ") + busy.join(QStringLiteral("\n\u2022 "))),
+            QMessageBox::Yes | QMessageBox::No, this);
+        box.setObjectName("confirmQuit");
+        box.setDefaultButton(QMessageBox::No);
+        box.button(QMessageBox::Yes)->setText(tr("Quit"));
+        if (box.exec() != QMessageBox::Yes) {
             e->ignore();
             return;
         }
@@ -568,12 +609,19 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     store_->setGen(settingsPanel_->settings());
     saveViewChoices();
     store_->sync();
-    // Deliver every request's last event now (the event loop ends after
-    // this): the batch run and the cancelled requests reach the run log and
-    // the runs are marked ended.
-    batch_->cancel();  // submits nothing more, so the run can end
+    // Each tab stops its work (submits nothing more, cancels), then every
+    // request's last event is delivered now (the event loop ends after
+    // this), so cancelled requests reach the run log; then each tab closes
+    // what it keeps open (its run is marked ended).
+    const auto each_tab = [this](std::function<void(QWidget*)> TabHooks::*hook) {
+        for (int i = 0; i < tabs_->count(); ++i) {
+            const TabHooks& h = tab_specs()[static_cast<size_t>(i)].hooks;
+            if (h.*hook) (h.*hook)(tabs_->widget(i));
+        }
+    };
+    each_tab(&TabHooks::stop);
     bridge_->shutdown();
-    chat_->endRun();
+    each_tab(&TabHooks::finish);
     QMainWindow::closeEvent(e);
 }
 

@@ -62,6 +62,10 @@ class MainWindow : public QMainWindow {
     QString engineStateText() const;
     /// Ticks of the metrics timer so far.
     int metricTicks() const { return ticks_; }
+    /// The tabs that run something closing would stop, as "Title: what"
+    /// (from each tab's TabHooks::busy, in tab order); empty when none.
+    /// Closing asks once, naming these, when the window is interactive.
+    QStringList busyTabs() const;
 
   signals:
     void modelReady(const wb::gui::ModelInfo& info);
@@ -95,10 +99,12 @@ class MainWindow : public QMainWindow {
     /// the engine goes idle or the batch run ends). Says so in the status bar.
     void applyContextSettings();
     void tick();
+    /// Marks busy tabs' titles (a dot) with what they run as the tooltip.
+    void updateBusyMarks();
     void updateStatus();
     void showShortcuts();
-    /// Chart window and the batch panel's concurrency, max queue and
-    /// timeout, kept in the settings store across restarts.
+    /// Chart window and each tab's saved state (TabHooks::save/restore,
+    /// under the tab's key), kept in the settings store across restarts.
     void restoreViewChoices();
     void saveViewChoices();
     /// Shows `text` from `tab` in the status bar for `timeout_ms` when that

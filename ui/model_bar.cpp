@@ -122,12 +122,16 @@ void ModelBar::setDevices(const QList<gui::DeviceEntry>& devices, const QString&
         const QString label =
             d.backend == "cpu" ? d.name : QStringLiteral("%1: %2").arg(d.selector, d.name);
         device_->addItem(label);
+        if (d.backend == "cpu")
+            device_->setItemData(device_->count() - 1,
+                                 tr("Threaded CPU kernels on the weights as stored (quantized "
+                                    "types kept); no GPU needed"),
+                                 Qt::ToolTipRole);
     }
     device_->setToolTip(
         vulkan_error.isEmpty()
             ? tr("Device the model runs on; picking another loads the model there")
-            : tr("Vulkan is not available: %1\nThe CPU reference is offered instead.")
-                  .arg(vulkan_error));
+            : tr("Vulkan is not available: %1\nThe CPU is offered instead.").arg(vulkan_error));
 }
 
 void ModelBar::selectDevice(const QString& backend, const QString& selector) {

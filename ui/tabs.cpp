@@ -1,9 +1,11 @@
 // The main window's tabs, in display order (see tabs.h). To add a tab,
-// write its widget and add one entry here.
+// write its widget and add one entry here; give it hooks when it runs
+// something that closing must stop or keeps choices across restarts.
 
 #include "tabs.h"
 
 #include <QCoreApplication>
+#include <QSettings>
 
 #include "batch_panel.h"
 #include "chat_view.h"
@@ -17,10 +19,65 @@ namespace wb::ui {
 
 namespace {
 
+QString tr_tabs(const char* text) {
+    return QCoreApplication::translate("tabs", text);
+}
+
 QWidget* make_chat(const TabContext& c) {
     auto* chat = new ChatView(c.bridge, c.recorder, c.settings);
-    chat->setStore(c.store);  // template choice per model, system prompt
+    chat->setStore(c.store);  // template choice per model, system prompt (saved as they change)
     return chat;
+}
+
+// A reply streaming is cancelled (logged as cancelled); the chat's run in
+// the run log ends once that last event has arrived.
+TabHooks chat_hooks() {
+    TabHooks h;
+    h.busy = [](QWidget* w) {
+        auto* chat = qobject_cast<ChatView*>(w);
+        return chat && chat->isStreaming() ? tr_tabs("a reply is being generated") : QString();
+    };
+    h.stop = [](QWidget* w) {
+        if (auto* chat = qobject_cast<ChatView*>(w)) chat->stop();
+    };
+    h.finish = [](QWidget* w) {
+        if (auto* chat = qobject_cast<ChatView*>(w)) chat->endRun();
+    };
+    return h;
+}
+
+QWidget* make_batch(const TabContext& c) {
+    return new BatchPanel(c.bridge, c.recorder, c.settings);
+}
+
+// Cancelling submits nothing more, so the run ends (and is marked ended in
+// the run log) when the engine delivers its requests' last events.
+TabHooks batch_hooks() {
+    TabHooks h;
+    h.busy = [](QWidget* w) {
+        auto* batch = qobject_cast<BatchPanel*>(w);
+        if (!batch || !batch->isRunning()) return QString();
+        const BatchPanel::Progress p = batch->progress();
+        return tr_tabs("batch run, %1 of %2 prompts finished").arg(p.done + p.failed).arg(p.total);
+    };
+    h.stop = [](QWidget* w) {
+        if (auto* batch = qobject_cast<BatchPanel*>(w)) batch->cancel();
+    };
+    h.save = [](QWidget* w, QSettings& s) {
+        auto* batch = qobject_cast<BatchPanel*>(w);
+        if (!batch) return;
+        s.setValue("concurrency", batch->concurrency());
+        s.setValue("max_queue", batch->maxQueue());
+        s.setValue("timeout_ms", batch->timeoutMs());
+    };
+    h.restore = [](QWidget* w, const QSettings& s) {
+        auto* batch = qobject_cast<BatchPanel*>(w);
+        if (!batch) return;
+        if (s.contains("concurrency")) batch->setConcurrency(s.value("concurrency").toInt());
+        if (s.contains("max_queue")) batch->setMaxQueue(s.value("max_queue").toInt());
+        if (s.contains("timeout_ms")) batch->setTimeoutMs(s.value("timeout_ms").toInt());
+    };
+    return h;
 }
 
 // The Compare tab loads its own models on the device chosen in the model
@@ -36,15 +93,47 @@ QWidget* make_compare(const TabContext& c) {
     return compare;
 }
 
+// Its work runs on its own threads, outside the engine session: stopping
+// cancels it and waits for them (a comparison cut short logs nothing).
+TabHooks compare_hooks() {
+    TabHooks h;
+    h.busy = [](QWidget* w) {
+        auto* compare = qobject_cast<compare::CompareTab*>(w);
+        return compare && compare->busy() ? tr_tabs("a comparison is running") : QString();
+    };
+    h.stop = [](QWidget* w) {
+        if (auto* compare = qobject_cast<compare::CompareTab*>(w)) compare->stopAndWait();
+    };
+    h.save = [](QWidget* w, QSettings& s) {
+        auto* compare = qobject_cast<compare::CompareTab*>(w);
+        if (!compare) return;
+        s.setValue("prompt", compare->prompt());
+        s.setValue("max_tokens", compare->maxTokens());
+        s.setValue("ppl_ctx", compare->perplexityContext());
+    };
+    h.restore = [](QWidget* w, const QSettings& s) {
+        auto* compare = qobject_cast<compare::CompareTab*>(w);
+        if (!compare) return;
+        if (s.contains("prompt")) compare->setPrompt(s.value("prompt").toString());
+        if (s.contains("max_tokens")) compare->setMaxTokens(s.value("max_tokens").toInt());
+        if (s.contains("ppl_ctx")) compare->setPerplexityContext(s.value("ppl_ctx").toInt());
+    };
+    return h;
+}
+
+QWidget* make_history(const TabContext&) {
+    return new HistoryView;
+}
+
 }  // namespace
 
 const std::vector<TabSpec>& tab_specs() {
     // clang-format off
     static const std::vector<TabSpec> specs = {
-        {"chat", QT_TRANSLATE_NOOP("tabs", "Chat"), QKeySequence(Qt::CTRL | Qt::Key_1), &make_chat},
-        {"batch", QT_TRANSLATE_NOOP("tabs", "Batch"), QKeySequence(Qt::CTRL | Qt::Key_2), [](const TabContext& c) -> QWidget* { return new BatchPanel(c.bridge, c.recorder, c.settings); }},
-        {"compare", QT_TRANSLATE_NOOP("tabs", "Compare"), QKeySequence(Qt::CTRL | Qt::Key_3), &make_compare},
-        {"history", QT_TRANSLATE_NOOP("tabs", "History"), QKeySequence(Qt::CTRL | Qt::Key_4), [](const TabContext&) -> QWidget* { return new HistoryView; }},
+        {"chat", QT_TRANSLATE_NOOP("tabs", "Chat"), QKeySequence(Qt::CTRL | Qt::Key_1), &make_chat, chat_hooks()},
+        {"batch", QT_TRANSLATE_NOOP("tabs", "Batch"), QKeySequence(Qt::CTRL | Qt::Key_2), &make_batch, batch_hooks()},
+        {"compare", QT_TRANSLATE_NOOP("tabs", "Compare"), QKeySequence(Qt::CTRL | Qt::Key_3), &make_compare, compare_hooks()},
+        {"history", QT_TRANSLATE_NOOP("tabs", "History"), QKeySequence(Qt::CTRL | Qt::Key_4), &make_history},
     };
     // clang-format on
     return specs;

@@ -15,6 +15,7 @@
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "run_recorder.h"
+#include "units_text.h"
 #include "vk/context.h"
 
 namespace wb::gui {
@@ -145,7 +146,7 @@ QList<DeviceEntry> EngineBridge::devices(QString* vulkan_error) {
     }
     DeviceEntry cpu;
     cpu.selector = "cpu";
-    cpu.name = tr("CPU (threaded, quantized kernels)");
+    cpu.name = backend_label("cpu", {});
     cpu.type = "cpu";
     cpu.backend = "cpu";
     out.append(cpu);
@@ -271,7 +272,8 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     info_ = info;
     loaded_req_ = r;
     const model::DeviceFacts& dev = session_->device();
-    backend_name_ = dev.backend == "cpu" ? QStringLiteral("cpu") : QString::fromStdString(dev.name);
+    backend_name_ =
+        backend_label(QString::fromStdString(dev.backend), QString::fromStdString(dev.name));
     loaded_at_ms_ = session_->now_ms();
     opened_ = loaded->opened;
     cold_ = loaded->cold;

@@ -44,8 +44,8 @@ namespace wb::gui {
 
 /// One entry of the device picker.
 struct DeviceEntry {
-    QString selector;         ///< passed to the engine ("0", "1", ...); "cpu" for the CPU reference
-    QString name;             ///< "llvmpipe (LLVM 15.0.6, 256 bits)" or "CPU reference"
+    QString selector;         ///< passed to the engine ("0", "1", ...); "cpu" for the CPU
+    QString name;             ///< "llvmpipe (LLVM 15.0.6, 256 bits)" or "CPU" (backend_label)
     QString type;             ///< "discrete-gpu", "integrated-gpu", "cpu", ...
     qint64 memory_bytes = 0;  ///< largest device-local heap (bytes); 0 = unknown
     QString backend;          ///< "vulkan" or "cpu"
@@ -160,7 +160,8 @@ class EngineBridge : public QObject {
     bool hasModel() const { return static_cast<bool>(session_); }
     const ModelInfo& modelInfo() const { return info_; }
     const LoadRequest& loadedRequest() const { return loaded_req_; }
-    /// "cpu" or the Vulkan device name of the loaded model.
+    /// The loaded model's backend as shown (backend_label): "CPU" or the
+    /// Vulkan device name.
     QString backendName() const { return backend_name_; }
     State state() const { return state_; }
     /// The loaded session (null without a model).

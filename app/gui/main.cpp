@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption noLog(QStringLiteral("no-log"),
                                    "Do not write responses to the run log.");
     const QCommandLineOption backend(QStringLiteral("backend"),
-                                     "Load on 'vulkan' or 'cpu' (the CPU reference).", "name");
+                                     "Load on 'vulkan' or 'cpu' (the threaded CPU kernels).", "name");
     const QCommandLineOption settings(QStringLiteral("settings"),
                                       "Keep settings in this INI file instead of the user's.",
                                       "file");

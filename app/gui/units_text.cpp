@@ -24,4 +24,9 @@ QString count_text(uint64_t n) {
     return l.toString(static_cast<qulonglong>(n));
 }
 
+QString backend_label(const QString& backend, const QString& device_name) {
+    if (backend == QLatin1String("cpu")) return QStringLiteral("CPU");
+    return device_name.isEmpty() ? backend : device_name;
+}
+
 }  // namespace wb::gui

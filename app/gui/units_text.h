@@ -17,4 +17,11 @@ QString bytes_text(uint64_t bytes);
 /// separator is forced on. Never throws.
 QString count_text(uint64_t n);
 
+/// The one name the GUI shows for a backend (device picker, model bar,
+/// status bar, chat footer, Compare captions): "CPU" for the backend
+/// "cpu" (the threaded CPU executor), else `device_name` (the Vulkan
+/// device, "llvmpipe (LLVM 15.0.6, 256 bits)"). Display only: stored
+/// values (settings, run log) keep "cpu" / "vulkan". Never throws.
+QString backend_label(const QString& backend, const QString& device_name);
+
 }  // namespace wb::gui

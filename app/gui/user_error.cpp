@@ -100,14 +100,14 @@ UserError classify_error(const std::exception& e, const QString& path) {
             u.where = QStringLiteral("file %1").arg(path);
             u.action = QStringLiteral(
                 "Lower the context size in Settings, pick a device with more memory, use a "
-                "smaller quantization, or run on the CPU reference.");
+                "smaller quantization, or run on the CPU.");
             return u;
         case wb::ErrorKind::Device:
             u.kind = UserError::Kind::NoVulkanDevice;
             u.title = QStringLiteral("No usable Vulkan device");
             u.where = file.isEmpty() ? QString() : QStringLiteral("while loading %1").arg(file);
             u.action = QStringLiteral(
-                "Run on the CPU reference instead (slower, same results), or install a Vulkan "
+                "Run on the CPU instead (slower, same results), or install a Vulkan "
                 "driver (for a CPU-only machine: apt-get install mesa-vulkan-drivers).");
             return u;
     }

@@ -48,6 +48,7 @@ class UiParts : public QObject {
     void modelInfoOfDefaultModel();
     void chartsTakePointsAndExport();
     void chartsThisRunWindowFitsLastRun();
+    void chartsBatchStartsItsOwnRun();
     void chartsKeepRunAfterReload();
     void chartsHoverReadout();
     void resultsSortNumerically();
@@ -356,6 +357,33 @@ gui::LiveSnapshot snap(double t_s, int running, double tps = 0) {
 }
 
 }  // namespace
+
+// Issue 20's screenshot: a batch started while a chat turn was still busy
+// merged into the chat's run, so the prefix-cache chart ("this run") counted
+// the chat turn's cached prompt while the batch summary said 0 of 205.
+// Starting a batch begins a run of its own; the title names the scope.
+void UiParts::chartsBatchStartsItsOwnRun() {
+    ui::LiveCharts charts;
+    QCOMPARE(charts.windowSeconds(), ui::LiveCharts::kThisRun);
+    QVERIFY2(charts.prefixCacheTitle().contains("this run") &&
+                 charts.prefixCacheTitle().contains("all requests"),
+             qPrintable(charts.prefixCacheTitle()));
+    // A chat turn busy 1.0 .. 2.0 s, the batch's Run pressed at 2.0 s with
+    // no idle sample in between, busy to 5.0 s.
+    for (int i = 0; i <= 20; ++i) charts.addSnapshot(snap(i * 0.1, i >= 10 ? 1 : 0));
+    charts.beginRun();
+    // The next snapshot's statistics reach back to the Run, not to the chat.
+    QVERIFY2(charts.statsWindowSeconds() < 0.35,
+             qPrintable(QString::number(charts.statsWindowSeconds())));
+    for (int i = 21; i <= 50; ++i) charts.addSnapshot(snap(i * 0.1, 4));
+    QCOMPARE(charts.lastRun().first, 2.0);
+    QVERIFY(std::abs(charts.statsWindowSeconds() - 3.2) < 1e-6);
+    charts.setWindowSeconds(60);
+    QCOMPARE(charts.prefixCacheTitle(),
+             QString("Prefix cache hit rate, last 1 min (all requests)"));
+    charts.setWindowSeconds(0);
+    QVERIFY(charts.prefixCacheTitle().contains("since the model loaded"));
+}
 
 void UiParts::chartsThisRunWindowFitsLastRun() {
     ui::LiveCharts charts;

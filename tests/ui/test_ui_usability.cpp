@@ -408,7 +408,7 @@ void UiUsability::pickingADeviceMovesTheModel() {
     QSignalSpy ready(&w, &ui::MainWindow::modelReady);
     w.openModel(kModel);
     QVERIFY(ready.wait(120000));
-    QCOMPARE(w.bridge()->backendName(), QString("cpu"));
+    QCOMPARE(w.bridge()->backendName(), QString("CPU"));
     auto* picker = w.modelBar()->findChild<QComboBox*>();
     QVERIFY(picker);
     picker->setCurrentIndex(vulkan);

@@ -10,6 +10,7 @@
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -60,6 +61,8 @@ CompareTab::CompareTab(QWidget* parent)
     cancelBtn_->setEnabled(false);
     progress_->setRange(0, 1);
     progress_->setValue(0);
+    progress_->setObjectName("compareProgress");
+    progress_->hide();  // shown while a run goes: a 0% bar before any run read as stuck
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -75,8 +78,25 @@ CompareTab::CompareTab(QWidget* parent)
     prog->addWidget(progress_, 1);
     prog->addWidget(status_, 2);
 
+    // Before any model is added the panes' place says what to do, instead
+    // of a blank area over an empty figures table.
+    empty_ = new QLabel(
+        tr("<p style='font-size:large'>Choose models to compare…</p>"
+           "<p><b>Add model…</b> the reference first (A), then one or more variants of it "
+           "(B, C, …), e.g. a copy from <i>Tools › Make quantized copy…</i>.</p>"
+           "<p><b>Run</b> streams each model's greedy reply to the same prompt side by side, "
+           "then fills the figures table and marks the tokens where a variant leaves A. "
+           "<b>Run test set…</b> scores perplexity, KL divergence and accuracy.</p>"),
+        this);
+    empty_->setObjectName("compareEmptyState");
+    empty_->setWordWrap(true);
+    empty_->setAlignment(Qt::AlignCenter);
+    empty_->setMargin(24);
+    paneStack_ = new QStackedWidget(this);
+    paneStack_->addWidget(empty_);
+    paneStack_->addWidget(paneSplit_);
     auto* vsplit = new QSplitter(Qt::Vertical, this);
-    vsplit->addWidget(paneSplit_);
+    vsplit->addWidget(paneStack_);
     vsplit->addWidget(table_);
     vsplit->addWidget(diff_);
     vsplit->setStretchFactor(0, 3);
@@ -104,7 +124,7 @@ CompareTab::CompareTab(QWidget* parent)
     connect(testBtn_, &QPushButton::clicked, this, &CompareTab::runTestSet);
     connect(cancelBtn_, &QPushButton::clicked, this, &CompareTab::cancel);
     pool_.setMaxThreadCount(8);
-    showStatus(tr("Add two or more models (the first is the reference A)."));
+    relabel();
 }
 
 CompareTab::~CompareTab() {
@@ -135,6 +155,12 @@ void CompareTab::relabel() {
     for (size_t i = 0; i < panes_.size(); ++i) {
         panes_[i]->setLabel(QString(QChar(static_cast<char16_t>(u'A' + (i % 26)))));
     }
+    // The empty state stands for the panes, the figures and the token view
+    // until the first model is added.
+    const bool empty = panes_.empty();
+    paneStack_->setCurrentWidget(empty ? static_cast<QWidget*>(empty_) : paneSplit_);
+    table_->setVisible(!empty);
+    diff_->setVisible(!empty);
     // The hint follows the models added (it kept asking for two or more
     // models after three were added).
     if (busy_) return;
@@ -166,6 +192,16 @@ void CompareTab::setPrompt(const QString& prompt) {
 void CompareTab::setMaxTokens(int n) {
     maxTokens_->setValue(n);
 }
+QString CompareTab::prompt() const {
+    return prompt_->text();
+}
+int CompareTab::maxTokens() const {
+    return maxTokens_->value();
+}
+void CompareTab::stopAndWait() {
+    cancel_->store(true);
+    pool_.waitForDone();
+}
 QString CompareTab::statusText() const {
     return status_->text();
 }
@@ -180,6 +216,7 @@ void CompareTab::setBusy(bool on) {
     addBtn_->setEnabled(!on);
     cancelBtn_->setEnabled(on);
     for (ComparePane* p : panes_) p->setRemovable(!on);
+    progress_->setVisible(on);
     if (on) {
         progress_->setRange(0, 0);  // busy until a progress message gives a fraction
     } else {

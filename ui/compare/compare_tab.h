@@ -31,6 +31,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QSplitter;
+class QStackedWidget;
 
 namespace wb::compare {
 struct CompareReport;
@@ -76,8 +77,17 @@ class CompareTab : public QWidget {
     int perplexityContext() const { return pplCtx_; }
 
     void setPrompt(const QString& prompt);
+    /// Greedy tokens per model, clamped to [1, 4096].
     void setMaxTokens(int n);
+    QString prompt() const;
+    int maxTokens() const;
+    /// A comparison or a test-set run is going.
     bool busy() const { return busy_; }
+    /// For closing the window: cancels the running work and blocks until
+    /// every worker thread has returned (within one token or one
+    /// perplexity chunk). Results still queued for the GUI thread are then
+    /// dropped; a comparison cut short writes no run-log rows.
+    void stopAndWait();
 
     ReportTable* table() const { return table_; }
     TokenDiffView* tokenView() const { return diff_; }
@@ -130,6 +140,8 @@ class CompareTab : public QWidget {
 
     std::vector<ComparePane*> panes_;
     QSplitter* paneSplit_;
+    QStackedWidget* paneStack_ = nullptr;  // the empty state or the panes
+    QLabel* empty_ = nullptr;              // "Choose models to compare…"
     QLineEdit* prompt_;
     QSpinBox* maxTokens_;
     QPushButton* addBtn_;

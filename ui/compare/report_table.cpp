@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "compare/compare.h"
+#include "units_text.h"
 
 namespace wb::ui::compare {
 
@@ -77,10 +78,13 @@ void ReportTable::setReport(const wb::compare::CompareReport& r) {
                           return bytes(m.kv_bytes) + QStringLiteral(" @%1").arg(m.n_ctx);
                       });
     rows.emplace_back(tr("device memory (engine)"), [](const ModelReport& m) {
-        return m.device_bytes ? bytes(*m.device_bytes) : tr("n/a (cpu)");
+        return m.device_bytes ? bytes(*m.device_bytes) : tr("n/a (CPU)");
     });
-    rows.emplace_back(tr("backend"),
-                      [](const ModelReport& m) { return QString::fromStdString(m.backend); });
+    rows.emplace_back(tr("backend"), [](const ModelReport& m) {
+        // as the model bar and the status bar name it
+        return gui::backend_label(QString::fromStdString(m.device.backend),
+                                  QString::fromStdString(m.backend));
+    });
     rows.emplace_back(tr("load time (ms)"), [](const ModelReport& m) { return num(m.load_ms, 1); });
     rows.emplace_back(tr("prefill tokens/s"),
                       [](const ModelReport& m) { return num(m.prefill_tps, 1); });
