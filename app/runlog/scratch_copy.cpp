@@ -22,12 +22,36 @@ namespace {
 
 constexpr char kMagic[] = "SQLite format 3";  // plus its NUL: 16 bytes
 
+// Up to `n` bytes of `path` from `offset` (fewer at the end of the file;
+// empty when it cannot be read). Read through SQLite's own VFS, never a
+// plain open()/close(): closing any descriptor of a file drops every POSIX
+// lock this process holds on it, including those of a SQLite connection
+// the app keeps open on the same log, after which another process may
+// checkpoint and delete the WAL under it
+// (https://sqlite.org/howtocorrupt.html, section 2.2). SQLite's unix VFS
+// keeps such a descriptor open until the process's locks are released.
 std::vector<uint8_t> read_at(const std::string& path, uint64_t offset, size_t n) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<uint8_t> buf(n);
-    if (!in.seekg(static_cast<std::streamoff>(offset))) return {};
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(n));
-    buf.resize(static_cast<size_t>(in.gcount()));
+    sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+    if (!vfs) return {};
+    std::vector<uint8_t> storage(static_cast<size_t>(vfs->szOsFile));
+    auto* file = reinterpret_cast<sqlite3_file*>(storage.data());
+    int out_flags = 0;
+    if (vfs->xOpen(vfs, path.c_str(), file, SQLITE_OPEN_READONLY | SQLITE_OPEN_MAIN_DB,
+                   &out_flags) != SQLITE_OK) {
+        if (file->pMethods) file->pMethods->xClose(file);
+        return {};
+    }
+    std::vector<uint8_t> buf;
+    sqlite3_int64 size = 0;
+    if (file->pMethods->xFileSize(file, &size) == SQLITE_OK &&
+        static_cast<uint64_t>(size) > offset) {
+        buf.resize(
+            static_cast<size_t>(std::min<uint64_t>(n, static_cast<uint64_t>(size) - offset)));
+        if (!buf.empty() && file->pMethods->xRead(file, buf.data(), static_cast<int>(buf.size()),
+                                                  static_cast<sqlite3_int64>(offset)) != SQLITE_OK)
+            buf.clear();
+    }
+    file->pMethods->xClose(file);
     return buf;
 }
 
