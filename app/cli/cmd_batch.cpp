@@ -255,6 +255,11 @@ int cmd_batch(const std::vector<std::string>& argv) {
         logger.emplace(log);
         bo.base.run_id = logger->begin_run("batch", *prompts_path, run_settings);
         logger->tags(model_path, session->device());  // hash the model before the run
+        try {  // the cold start, with the model (its first token comes with the first row)
+            logger->log_load(*session, "batch", bo.base.run_id);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
+        }
     }
 
     // 3. Run: the runner submits, events come back through the inbox and are

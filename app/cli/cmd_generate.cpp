@@ -225,6 +225,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
         req.run_id = logger->begin_run("generate", "generate",
                                        core::settings_json(req, sp.seed, session->facts()));
         logger->tags(path, session->device());  // errors before generating, not after
+        try {  // the cold start, with the model (its first token comes with the first row)
+            logger->log_load(*session, "generate", req.run_id);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
+        }
     }
 
     // Pieces stream from the engine thread through the inbox to stdout here.

@@ -51,6 +51,7 @@ struct detail::SessionCore {
     EngineFacts facts;
     model::DeviceFacts device;
     int64_t utc_at_zero_ms = 0;  // UTC ms of the scheduler clock's zero
+    SessionLoadTimes load_times;
 
     mutable std::mutex mu;  // pending, chat template, hook
     std::unordered_map<uint64_t, Pending> pending;
@@ -187,6 +188,13 @@ bool RequestHandle::cancel() const {
 std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
                                                    const SessionOptions& opts,
                                                    const LoadProgress& progress) {
+    using clock = std::chrono::steady_clock;
+    const clock::time_point opened = clock::now();
+    auto ms_since = [](clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+    };
+    SessionLoadTimes times;
+    times.opened_utc_ms = utc_now_ms();
     auto step = [&](double f, const char* what) {
         if (progress && !progress(f, what)) throw LoadCancelled();
     };
@@ -203,18 +211,27 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
         }
         chat.emplace(chat::choose_template(file, *vocab, opts.chat_template));
     }
+    times.vocab_ms = ms_since(opened);
     step(0.2, opts.load.backend == "cpu" ? "Loading weights (CPU reference)"
                                          : "Uploading weights to the device");
-    std::unique_ptr<model::Model> m =
-        opts.loader ? opts.loader(path, opts.load) : model::load_model(path, opts.load);
+    const clock::time_point load_start = clock::now();
+    std::unique_ptr<model::Model> m;
+    if (opts.loader) {
+        m = opts.loader(path, opts.load);
+    } else {
+        m = model::load_model_timed(path, opts.load, times.model);
+        times.phases_known = true;
+    }
+    times.model_load_ms = ms_since(load_start);
     if (!m) throw std::runtime_error(path + ": the model loader returned no model");
     step(0.9, "Starting the scheduler");
-    return std::unique_ptr<EngineSession>(
-        new EngineSession(path, std::move(*vocab), std::move(*chat), std::move(m), opts));
+    return std::unique_ptr<EngineSession>(new EngineSession(
+        path, std::move(*vocab), std::move(*chat), std::move(m), opts, times, opened));
 }
 
 EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
-                             std::unique_ptr<model::Model> model, const SessionOptions& opts)
+                             std::unique_ptr<model::Model> model, const SessionOptions& opts,
+                             SessionLoadTimes times, std::chrono::steady_clock::time_point opened)
     : core_(std::make_shared<detail::SessionCore>()) {
     static std::atomic<uint64_t> next_session_id{1};
     detail::SessionCore& c = *core_;
@@ -244,6 +261,19 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::Tem
     c.facts.prefill_chunk = p.prefill_chunk;
     c.facts.step_tokens = p.step_tokens;
     c.sched->start();
+    times.ready_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened)
+            .count();
+    times.clock_zero_ms = times.ready_ms - c.sched->now_ms();
+    c.load_times = times;
+}
+
+const SessionLoadTimes& EngineSession::load_times() const {
+    return core_->load_times;
+}
+
+uint64_t EngineSession::session_id() const {
+    return core_->session_id;
 }
 
 EngineSession::~EngineSession() {

@@ -59,6 +59,23 @@ struct SessionOptions {
         loader;
 };
 
+/// Where EngineSession::open's time went: the cold start up to a ready
+/// session, in ms on the steady clock (issue 20). The first token comes
+/// later: open until a request's first token = clock_zero_ms + its
+/// FinishedRequest::times.first_token_ms (the session clock).
+struct SessionLoadTimes {
+    int64_t opened_utc_ms = 0;  ///< when open() began, UTC ms since the Unix epoch
+    double vocab_ms = 0;        ///< mapping the file, reading the vocabulary and chat template
+    /// The model's own phases (model::load_model_timed). With a custom
+    /// SessionOptions::loader they are not known: phases_known false, only
+    /// model_load_ms.
+    model::LoadTimings model;
+    bool phases_known = false;
+    double model_load_ms = 0;  ///< the whole model load (the loader's call)
+    double ready_ms = 0;       ///< open() began until the scheduler runs
+    double clock_zero_ms = 0;  ///< open() began until the session clock's zero (now_ms() = 0)
+};
+
 /// One event of one request.
 struct RequestEvent {
     enum class Type {
@@ -214,10 +231,15 @@ class EngineSession {
     void reset_metrics();
     /// Milliseconds since the session started (steady clock).
     double now_ms() const;
+    /// How long open() took, by phase (the cold start up to ready).
+    const SessionLoadTimes& load_times() const;
+    /// This session's id, unique within the process (FinishedRequest::session_id).
+    uint64_t session_id() const;
 
   private:
     EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
-                  std::unique_ptr<model::Model> model, const SessionOptions& opts);
+                  std::unique_ptr<model::Model> model, const SessionOptions& opts,
+                  SessionLoadTimes times, std::chrono::steady_clock::time_point opened);
     std::shared_ptr<detail::SessionCore> core_;
 };
 

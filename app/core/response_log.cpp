@@ -1,5 +1,7 @@
 #include "core/response_log.h"
 
+#include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace wb::core {
@@ -30,6 +32,7 @@ runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& 
     r.finish_reason = f.finish_reason;
     if (!f.completed()) r.error = f.message;
     r.queue_wait_ms = f.queue_wait_ms();
+    r.prefill_ms = f.prefill_ms();
     r.ttft_ms = f.ttft_ms();
     r.tpot_ms = f.tpot_ms();
     r.e2e_ms = f.e2e_ms();
@@ -44,6 +47,38 @@ runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& 
     return r;
 }
 
+runlog::ModelLoadRecord model_load_record(const SessionLoadTimes& t, const EngineFacts& facts,
+                                          const model::DeviceFacts& device, const LogTags& tags,
+                                          std::string_view surface, std::optional<int64_t> run_id) {
+    runlog::ModelLoadRecord l;
+    l.model_version_id = tags.model_version_id;
+    l.environment_id = tags.environment_id;
+    l.run_id = run_id;
+    l.surface = std::string(surface);
+    l.settings = {{"backend", facts.backend},
+                  {"device", device.backend == "cpu" ? std::string() : device.name},
+                  {"n_ctx", facts.n_ctx},
+                  {"n_parallel", facts.n_parallel},
+                  {"kv_type", facts.kv_type}};
+    l.opened_ms = t.opened_utc_ms;
+    l.vocab_ms = t.vocab_ms;
+    if (t.phases_known) {
+        l.map_ms = t.model.map_ms;
+        l.parse_ms = t.model.parse_ms;
+        l.device_ms = t.model.device_ms;
+        l.upload_ms = t.model.upload_ms;
+        l.pipelines_ms = t.model.pipelines_ms;
+        l.pipelines = static_cast<int64_t>(t.model.pipelines);
+    }
+    l.ready_ms = t.ready_ms;
+    l.pipeline_cache_bytes = static_cast<int64_t>(t.model.pipeline_cache_bytes);
+    if (device.backend == "cpu")
+        l.pipeline_cache = "none";
+    else
+        l.pipeline_cache = t.model.pipeline_cache_bytes > 0 ? "warm" : "cold";
+    return l;
+}
+
 std::string row_key(const FinishedRequest& f) {
     return std::to_string(f.session_id) + ':' + std::to_string(f.id);
 }
@@ -53,11 +88,7 @@ ResponseLogger::ResponseLogger(std::shared_ptr<runlog::RunLog> log, double min_u
 
 int64_t ResponseLogger::begin_run(std::string_view kind, const std::string& name,
                                   const nlohmann::json& settings) {
-    for (runlog::RunKind k : {runlog::RunKind::Generate, runlog::RunKind::Chat,
-                              runlog::RunKind::Batch, runlog::RunKind::Compare})
-        if (runlog::to_string(k) == kind) return log_->begin_run(k, name, settings);
-    throw std::invalid_argument("run kind \"" + std::string(kind) +
-                                "\" is not one of generate, chat, batch, compare");
+    return log_->begin_run(kind, name, settings);
 }
 
 void ResponseLogger::end_run(int64_t run_id) {
@@ -84,6 +115,24 @@ LogTags ResponseLogger::tags(const std::string& model_path, const model::DeviceF
     return t;
 }
 
+int64_t ResponseLogger::log_load(const EngineSession& session, std::string_view surface,
+                                 std::optional<int64_t> run_id) {
+    return log_load(session.model_path(), session.device(), session.session_id(),
+                    session.load_times(), session.facts(), surface, run_id);
+}
+
+int64_t ResponseLogger::log_load(const std::string& model_path, const model::DeviceFacts& device,
+                                 uint64_t session_id, const SessionLoadTimes& times,
+                                 const EngineFacts& facts, std::string_view surface,
+                                 std::optional<int64_t> run_id) {
+    const LogTags t = tags(model_path, device);
+    const int64_t row =
+        log_->log_model_load(model_load_record(times, facts, device, t, surface, run_id));
+    std::lock_guard lock(mu_);
+    loads_[session_id] = {row, times.clock_zero_ms};
+    return row;
+}
+
 void ResponseLogger::start(const FinishedRequest& started) {
     if (started.run_id == 0) return;
     runlog::ResponseRecord r = response_record(started, tags(started.model_path, started.device));
@@ -103,6 +152,26 @@ void ResponseLogger::text(const FinishedRequest& started, const std::string& out
 }
 
 void ResponseLogger::finish(const FinishedRequest& f) {
+    // The session's first request with a token completes its cold start.
+    if (!std::isnan(f.times.first_token_ms)) {
+        std::optional<PendingLoad> load;
+        {
+            std::lock_guard lock(mu_);
+            if (auto it = loads_.find(f.session_id); it != loads_.end()) {
+                load = it->second;
+                loads_.erase(it);
+            }
+        }
+        if (load) {
+            try {
+                log_->set_model_load_first_token(load->row,
+                                                 load->clock_zero_ms + f.times.first_token_ms,
+                                                 f.ttft_ms().value_or(0.0));
+            } catch (const std::exception&) {
+                // The load row keeps "first token unknown"; responses go on.
+            }
+        }
+    }
     if (f.run_id == 0) return;
     rows_.finish(row_key(f), response_record(f, tags(f.model_path, f.device)));
 }

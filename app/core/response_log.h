@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/engine_session.h"
 #include "core/finished_request.h"
 #include "runlog/environment.h"
 #include "runlog/response_rows.h"
@@ -40,6 +41,15 @@ runlog::EnvironmentInfo environment_of(const model::DeviceFacts& device);
 /// The row for `f` (run id f.run_id). Pure function.
 runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& tags);
 
+/// The model_loads row of a session's load (run log schema v4): the phases
+/// of `t` (model phases only when t.phases_known), the load settings from
+/// `facts` (backend, n_ctx, n_parallel, kv_type) and `device` (name),
+/// pipeline cache "none" on the CPU, else "warm" when the on-disk cache
+/// held bytes at load and "cold" when not. Pure function.
+runlog::ModelLoadRecord model_load_record(const SessionLoadTimes& t, const EngineFacts& facts,
+                                          const model::DeviceFacts& device, const LogTags& tags,
+                                          std::string_view surface, std::optional<int64_t> run_id);
+
 /// The row key of a request in ResponseRows: "<session_id>:<id>".
 std::string row_key(const FinishedRequest& f);
 
@@ -59,9 +69,10 @@ class ResponseLogger {
 
     runlog::RunLog& log() { return *log_; }
 
-    /// Starts a run of `kind` ("chat", "batch", "generate" or "compare")
-    /// with the settings it starts with. Throws std::invalid_argument for
-    /// another kind, and what RunLog::begin_run throws.
+    /// Starts a run of `kind` ("chat", "batch", "generate", "compare" or a
+    /// new lowercase word such as "server") with the settings it starts
+    /// with. Throws what RunLog::begin_run throws (std::invalid_argument for
+    /// a kind that is not a lowercase word).
     int64_t begin_run(std::string_view kind, const std::string& name,
                       const nlohmann::json& settings);
     /// Ends the run. Throws what RunLog::end_run throws.
@@ -72,6 +83,22 @@ class ResponseLogger {
     /// ensure_model_version / ensure_environment throw; call it once before
     /// a run so that start() and finish() find it cached.
     LogTags tags(const std::string& model_path, const model::DeviceFacts& device);
+
+    /// Writes the cold start of `session`'s model load (a model_loads row,
+    /// model_load_record) for `surface` ("generate", "batch", "app", ...)
+    /// and the run it was opened for (nullopt: a load serving many runs),
+    /// and remembers it: the first request of that session that finishes
+    /// with a token sets the row's first_token_ms (open until that token)
+    /// and first_ttft_ms. Returns the row id. Throws what tags() and
+    /// RunLog::log_model_load throw (the caller warns and goes on).
+    int64_t log_load(const EngineSession& session, std::string_view surface,
+                     std::optional<int64_t> run_id);
+    /// The same from a session's facts, for a caller that keeps them
+    /// instead of the session (the app's recorder thread): its model path,
+    /// device, session id (EngineSession::session_id), load times and facts.
+    int64_t log_load(const std::string& model_path, const model::DeviceFacts& device,
+                     uint64_t session_id, const SessionLoadTimes& times, const EngineFacts& facts,
+                     std::string_view surface, std::optional<int64_t> run_id);
 
     /// Writes the row of a request that starts: `started` is its Started
     /// event's snapshot (finish reason "interrupted" until finish()).
@@ -105,6 +132,11 @@ class ResponseLogger {
     std::mutex mu_;
     std::map<std::string, int64_t> model_versions_;  // path -> id
     std::map<std::string, int64_t> environments_;    // device key -> id
+    struct PendingLoad {
+        int64_t row = 0;             // model_loads id
+        double clock_zero_ms = 0.0;  // SessionLoadTimes::clock_zero_ms
+    };
+    std::map<uint64_t, PendingLoad> loads_;  // session id -> load without first token yet
 };
 
 }  // namespace wb::core

@@ -164,10 +164,6 @@ void EngineBridge::loadModel(const LoadRequest& req) {
     const auto opened = std::chrono::steady_clock::now();
     QFuture<std::shared_ptr<Loaded>> f =
         QtConcurrent::run([req, opened](QPromise<std::shared_ptr<Loaded>>& promise) {
-            using clock = std::chrono::steady_clock;
-            auto ms_since = [](clock::time_point t0) {
-                return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-            };
             promise.setProgressRange(0, 100);
             auto loaded = std::make_shared<Loaded>();
             loaded->opened = opened;
@@ -176,22 +172,9 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             so.load.device = req.device == "cpu" ? std::string() : req.device.toStdString();
             so.load.context.n_ctx = static_cast<uint32_t>(req.n_ctx);
             so.load.context.n_seq_max = static_cast<uint32_t>(std::max(req.n_parallel, 1));
-            // The model's own load, timed by phase for the cold start.
-            model::LoadTimings lt;
-            so.loader = [&lt](const std::string& path, const model::LoadOptions& opts) {
-                return model::load_model_timed(path, opts, lt);
-            };
-            clock::time_point vocab_start = clock::now();
-            bool vocab_timed = false;
             try {
                 std::shared_ptr<core::EngineSession> s = core::EngineSession::open(
                     req.path.toStdString(), so, [&](double fraction, const std::string& step) {
-                        // The first step reads the vocabulary; the second
-                        // begins once it is read.
-                        if (fraction > 0.1 && !vocab_timed) {
-                            loaded->cold.vocab_ms = ms_since(vocab_start);
-                            vocab_timed = true;
-                        }
                         promise.setProgressValueAndText(static_cast<int>(fraction * 100),
                                                         QString::fromStdString(step));
                         return !promise.isCanceled();
@@ -201,11 +184,14 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             } catch (const core::LoadCancelled&) {
                 return;  // no result: the watcher reports a cancelled load
             }
-            loaded->cold.map_ms = lt.map_ms;
-            loaded->cold.parse_ms = lt.parse_ms;
-            loaded->cold.device_ms = lt.device_ms;
-            loaded->cold.upload_ms = lt.upload_ms;
-            loaded->cold.pipeline_cache_bytes = static_cast<qint64>(lt.pipeline_cache_bytes);
+            // The session timed its load by phase (the run log keeps the same figures).
+            const core::SessionLoadTimes& lt = loaded->session->load_times();
+            loaded->cold.vocab_ms = lt.vocab_ms;
+            loaded->cold.map_ms = lt.model.map_ms;
+            loaded->cold.parse_ms = lt.model.parse_ms;
+            loaded->cold.device_ms = lt.model.device_ms;
+            loaded->cold.upload_ms = lt.model.upload_ms;
+            loaded->cold.pipeline_cache_bytes = static_cast<qint64>(lt.model.pipeline_cache_bytes);
             // The file's own template text, for the Chat tab's choices (the
             // session renders with the one the tab picks).
             try {
@@ -280,6 +266,7 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     cold_.ready_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened_)
             .count();
+    if (recorder_) recorder_->modelLoaded(*session_);  // the cold start, with the model
     setState(State::Idle);
     emit modelLoaded(info_);
     emit coldStartChanged(cold_);

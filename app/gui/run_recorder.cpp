@@ -168,6 +168,21 @@ void RunRecorder::finished(std::shared_ptr<const core::FinishedRequest> result) 
     });
 }
 
+void RunRecorder::modelLoaded(const core::EngineSession& session) {
+    if (!logger_) return;
+    auto logger = logger_;
+    // The session's facts by value: the worker never holds the session.
+    (void)QtConcurrent::run(
+        &pool_, [this, logger, path = session.model_path(), device = session.device(),
+                 id = session.session_id(), times = session.load_times(), facts = session.facts()] {
+            try {
+                logger->log_load(path, device, id, times, facts, "app", std::nullopt);
+            } catch (const std::exception& e) {
+                emit failed(QString::fromUtf8(e.what()));
+            }
+        });
+}
+
 void RunRecorder::waitForIdle() {
     pool_.waitForDone();
 }

@@ -21,6 +21,7 @@
 #include "runlog/run_log.h"
 
 namespace wb::core {
+class EngineSession;
 struct FinishedRequest;
 class ResponseLogger;
 }  // namespace wb::core
@@ -84,6 +85,13 @@ class RunRecorder : public QObject {
     /// The request finished: its row gets every final field (or is written
     /// whole when it never started). Ignored when run_id is 0.
     void finished(std::shared_ptr<const core::FinishedRequest> result);
+
+    /// A model was loaded (EngineSession::open): its cold start is written
+    /// as a model_loads row of surface "app" (on the worker: the first load
+    /// of a file hashes it); the first request of that session with a token
+    /// completes it (finished()). Nothing when the log is closed or
+    /// read-only; a failed write is reported by failed().
+    void modelLoaded(const core::EngineSession& session);
 
     /// Responses written since open().
     qint64 loggedCount() const { return logged_.load(); }

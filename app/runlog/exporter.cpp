@@ -72,6 +72,7 @@ constexpr Column kColumns[] = {
     {"finish_reason", "r.finish_reason", Kind::Text},
     {"error", "r.error", Kind::Text},
     {"queue_wait_ms", "r.queue_wait_ms", Kind::Real},
+    {"prefill_ms", "r.prefill_ms", Kind::Real},
     {"ttft_ms", "r.ttft_ms", Kind::Real},
     {"tpot_ms", "r.tpot_ms", Kind::Real},
     {"e2e_ms", "r.e2e_ms", Kind::Real},
@@ -245,7 +246,13 @@ int64_t export_from(const Db& db, const ExportFilter& f, ExportFormat format, st
     std::string sql = "SELECT ";
     for (int i = 0; i < kNumColumns; ++i) {
         if (i) sql += ", ";
-        sql += kColumns[i].expr;
+        // A log opened read-only keeps its schema: a response column a later
+        // version added (prefill_ms in v4, ...) reads as NULL there.
+        const std::string_view expr = kColumns[i].expr;
+        if (expr.starts_with("r.") && !db.has_column("responses", expr.substr(2)))
+            sql += "NULL";
+        else
+            sql += expr;
     }
     sql += kFrom;
     sql += " WHERE " + where.condition + " ORDER BY r.started_ms, r.id";

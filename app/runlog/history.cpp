@@ -168,6 +168,7 @@ ResponseDetail HistoryReader::detail(int64_t id) const {
         {"queue_wait_ms", "r.queue_wait_ms"},
     };
     for (const auto& c : std::initializer_list<std::pair<const char*, std::string>>{
+             {"prefill_ms", "r.prefill_ms"},
              {"ttft_ms", "r.ttft_ms"},
              {"tpot_ms", "r.tpot_ms"},
              {"e2e_ms", "r.e2e_ms"},
@@ -177,7 +178,14 @@ ResponseDetail HistoryReader::detail(int64_t id) const {
              {"preemptions", "r.preemptions"}})
         cols.push_back(c);
     std::string sql = "SELECT ";
-    for (size_t i = 0; i < cols.size(); ++i) sql += (i ? ", " : "") + cols[i].second;
+    for (size_t i = 0; i < cols.size(); ++i) {
+        // A log opened read-only keeps its schema: later columns read as NULL.
+        const std::string& expr = cols[i].second;
+        const bool missing = expr.starts_with("r.") &&
+                             expr.find_first_of("( ") == std::string::npos &&
+                             !impl_->db.has_column("responses", std::string_view(expr).substr(2));
+        sql += (i ? ", " : "") + (missing ? std::string("NULL") : expr);
+    }
     sql += std::string(kFrom) + " WHERE r.id = ?1";
     Stmt st(impl_->db, sql.c_str());
     st.bind(1, id);

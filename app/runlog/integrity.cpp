@@ -359,6 +359,15 @@ SalvageReport salvage_log(const std::string& from, const std::string& to) {
                 ensure_parent("environments", column_int(row, cols, "environment_id"));
                 return true;
             });
+        // Cold starts (schema 4) whose model version, environment and run
+        // were salvaged too; the others are lost with their parents.
+        (void)copy_table(
+            src, dst, "model_loads", [&](const Stmt& row, const std::vector<std::string>& cols) {
+                const int64_t run = column_int(row, cols, "run_id");  // 0 for NULL: no run
+                return present("model_versions", column_int(row, cols, "model_version_id")) &&
+                       present("environments", column_int(row, cols, "environment_id")) &&
+                       (run == 0 || present("runs", run));
+            });
         tx.commit();
         rep.model_versions = mv.rows;
         rep.environments = env.rows;

@@ -36,6 +36,13 @@ std::string_view to_string(RunKind kind) {
     return "generate";
 }
 
+bool is_valid_run_kind(std::string_view kind) {
+    if (kind.empty() || kind.size() > 64) return false;
+    for (char c : kind)
+        if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+    return true;
+}
+
 bool is_valid_finish_reason(std::string_view r) {
     static constexpr std::array<std::string_view, 8> kReasons{
         "stop", "length", "context", "timeout", "cancelled", "rejected", "error", "interrupted"};
@@ -50,9 +57,9 @@ constexpr const char* kInsertResponse = R"sql(
 INSERT INTO responses (run_id, model_version_id, environment_id, request_id, settings, redacted,
     prompt, prompt_sha256, prompt_bytes, prompt_tokens, output, output_sha256, output_bytes,
     output_tokens, finish_reason, error, queue_wait_ms, ttft_ms, tpot_ms, e2e_ms, prefill_tps,
-    decode_tps, started_ms, finished_ms, prompt_cached_tokens, preemptions)
+    decode_tps, started_ms, finished_ms, prompt_cached_tokens, preemptions, prefill_ms)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-    ?20, ?21, ?22, ?23, ?24, ?25, ?26))sql";
+    ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27))sql";
 
 // SQLite's primary result code of a DbError mapped to what the user is told.
 OpenError to_open_error(const std::string& path, const DbError& e) {
@@ -162,9 +169,12 @@ struct RunLog::Impl {
         Stmt del(db, "DELETE FROM responses WHERE started_ms < ?1");
         del.bind(1, cutoff).run();
         const int64_t n = sqlite3_changes64(db.get());
+        Stmt loads(db, "DELETE FROM model_loads WHERE opened_ms < ?1");
+        loads.bind(1, cutoff).run();
         Stmt runs(db,
                   "DELETE FROM runs WHERE ended_ms IS NOT NULL AND ended_ms < ?1 AND NOT EXISTS "
-                  "(SELECT 1 FROM responses WHERE responses.run_id = runs.id)");
+                  "(SELECT 1 FROM responses WHERE responses.run_id = runs.id) AND NOT EXISTS "
+                  "(SELECT 1 FROM model_loads WHERE model_loads.run_id = runs.id)");
         runs.bind(1, cutoff).run();
         tx.commit();
         return n;
@@ -335,14 +345,23 @@ void RunLog::set_write_retry(int attempts, int busy_timeout_ms) {
 }
 
 int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings) {
+    return begin_run(to_string(kind), name, settings);
+}
+
+int64_t RunLog::begin_run(std::string_view kind, const std::string& name,
+                          const nlohmann::json& settings) {
     impl_->check_writable();
+    if (!is_valid_run_kind(kind))
+        throw std::invalid_argument("run kind \"" + std::string(kind) +
+                                    "\" is not a lowercase word (1 to 64 of a-z and _), e.g. "
+                                    "generate, chat, batch, compare, server");
     if (!settings.is_object())
         throw std::invalid_argument("run settings must be a JSON object, got " +
                                     std::string(settings.type_name()));
     std::lock_guard lock(impl_->mu);
     Stmt st(impl_->db,
             "INSERT INTO runs (kind, name, started_ms, settings) VALUES (?1, ?2, ?3, ?4)");
-    st.bind(1, to_string(kind)).bind(2, std::string_view(name)).bind(3, now_utc_ms());
+    st.bind(1, kind).bind(2, std::string_view(name)).bind(3, now_utc_ms());
     st.bind(4, std::string_view(json_text(settings)));
     run_write(st, "run \"" + name + "\" was not started", nullptr);
     return sqlite3_last_insert_rowid(impl_->db.get());
@@ -458,8 +477,8 @@ UPDATE responses SET run_id = ?1, model_version_id = ?2, environment_id = ?3, re
     prompt_tokens = ?10, output = ?11, output_sha256 = ?12, output_bytes = ?13,
     output_tokens = ?14, finish_reason = ?15, error = ?16, queue_wait_ms = ?17, ttft_ms = ?18,
     tpot_ms = ?19, e2e_ms = ?20, prefill_tps = ?21, decode_tps = ?22, started_ms = ?23,
-    finished_ms = ?24, prompt_cached_tokens = ?25, preemptions = ?26
-WHERE id = ?27)sql";
+    finished_ms = ?24, prompt_cached_tokens = ?25, preemptions = ?26, prefill_ms = ?27
+WHERE id = ?28)sql";
 
 void check_record(const ResponseRecord& r, const char* who) {
     if (!is_valid_finish_reason(r.finish_reason))
@@ -471,7 +490,7 @@ void check_record(const ResponseRecord& r, const char* who) {
                                     std::string(r.settings.type_name()));
 }
 
-// Binds the 26 columns of kInsertResponse / kUpdateResponse.
+// Binds the 27 columns of kInsertResponse / kUpdateResponse.
 void bind_record(Stmt& st, const ResponseRecord& r, bool redact) {
     st.bind(1, r.run_id).bind(2, r.model_version_id).bind(3, r.environment_id);
     st.bind(4, std::string_view(r.request_id)).bind(5, std::string_view(json_text(r.settings)));
@@ -497,6 +516,7 @@ void bind_record(Stmt& st, const ResponseRecord& r, bool redact) {
     st.bind(17, r.queue_wait_ms).bind(18, r.ttft_ms).bind(19, r.tpot_ms).bind(20, r.e2e_ms);
     st.bind(21, r.prefill_tps).bind(22, r.decode_tps).bind(23, r.started_ms);
     st.bind(24, r.finished_ms).bind(25, r.prompt_cached_tokens).bind(26, r.preemptions);
+    st.bind(27, r.prefill_ms);
 }
 
 }  // namespace
@@ -576,10 +596,68 @@ void RunLog::finish_response(int64_t id, const ResponseRecord& r) {
     const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
     Stmt st(impl_->db, kUpdateResponse);
     bind_record(st, r, redact);
-    st.bind(27, id);
+    st.bind(28, id);
     run_write(st, "response \"" + r.request_id + "\" keeps its started row for now", &r);
     if (sqlite3_changes64(impl_->db.get()) != 1)
         throw std::invalid_argument("finish_response: no response with id " + std::to_string(id));
+}
+
+int64_t RunLog::log_model_load(const ModelLoadRecord& l) {
+    impl_->check_writable();
+    if (!is_valid_run_kind(l.surface))
+        throw std::invalid_argument("log_model_load: surface \"" + l.surface +
+                                    "\" is not a lowercase word (1 to 64 of a-z and _)");
+    if (!l.settings.is_object())
+        throw std::invalid_argument("log_model_load: settings must be a JSON object, got " +
+                                    std::string(l.settings.type_name()));
+    if (l.pipeline_cache != "cold" && l.pipeline_cache != "warm" && l.pipeline_cache != "none")
+        throw std::invalid_argument("log_model_load: pipeline_cache \"" + l.pipeline_cache +
+                                    "\" is not one of cold, warm, none");
+    std::lock_guard lock(impl_->mu);
+    Stmt st(impl_->db, R"sql(
+        INSERT INTO model_loads (model_version_id, environment_id, run_id, surface, settings,
+            opened_ms, vocab_ms, map_ms, parse_ms, device_ms, upload_ms, pipelines_ms, pipelines,
+            ready_ms, pipeline_cache, pipeline_cache_bytes)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16))sql");
+    st.bind(1, l.model_version_id).bind(2, l.environment_id).bind(3, l.run_id);
+    st.bind(4, std::string_view(l.surface)).bind(5, std::string_view(json_text(l.settings)));
+    st.bind(6, l.opened_ms).bind(7, l.vocab_ms).bind(8, l.map_ms).bind(9, l.parse_ms);
+    st.bind(10, l.device_ms).bind(11, l.upload_ms).bind(12, l.pipelines_ms).bind(13, l.pipelines);
+    st.bind(14, l.ready_ms).bind(15, std::string_view(l.pipeline_cache));
+    st.bind(16, l.pipeline_cache_bytes);
+    try {
+        run_write(
+            st,
+            "the load of model version " + std::to_string(l.model_version_id) + " is not logged",
+            nullptr);
+    } catch (const DbError& e) {
+        if ((e.code() & 0xff) == SQLITE_CONSTRAINT)
+            throw DbError(std::string(e.what()) + " (model version " +
+                              std::to_string(l.model_version_id) + ", environment " +
+                              std::to_string(l.environment_id) + " and the run must exist)",
+                          e.code());
+        throw;
+    }
+    return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+void RunLog::set_model_load_first_token(int64_t load_id, double first_token_ms,
+                                        double first_ttft_ms) {
+    impl_->check_writable();
+    std::lock_guard lock(impl_->mu);
+    {
+        Stmt has(impl_->db, "SELECT 1 FROM model_loads WHERE id = ?1");
+        has.bind(1, load_id);
+        if (!has.step())
+            throw std::invalid_argument("set_model_load_first_token: no model load with id " +
+                                        std::to_string(load_id));
+    }
+    Stmt st(impl_->db,
+            "UPDATE model_loads SET first_token_ms = ?1, first_ttft_ms = ?2 "
+            "WHERE id = ?3 AND first_token_ms IS NULL");
+    st.bind(1, first_token_ms).bind(2, first_ttft_ms).bind(3, load_id);
+    run_write(st, "the first token of model load " + std::to_string(load_id) + " is not logged",
+              nullptr);
 }
 
 bool RunLog::redact_text() const {

@@ -61,12 +61,48 @@ class OpenError : public std::runtime_error {
     std::optional<LogInspection> inspection_;
 };
 
-/// What a run groups: one CLI generate, a chat session, a batch run or a
-/// comparison.
+/// The run kinds the product writes today: one CLI generate, a chat
+/// session, a batch run or a comparison. runs.kind is open-ended (schema
+/// v4): any other lowercase word ("server", "load_test") is stored as it
+/// is with begin_run(std::string_view, ...), no table rebuild needed.
 enum class RunKind { Generate, Chat, Batch, Compare };
 
 /// "generate" | "chat" | "batch" | "compare" (the runs.kind column).
 std::string_view to_string(RunKind kind);
+
+/// True for a run kind the runs table accepts: 1 to 64 characters, each
+/// a-z or '_' (the same rule as the table's CHECK).
+bool is_valid_run_kind(std::string_view kind);
+
+/// The cold start of one model load (one model_loads row, schema v4):
+/// where the time from "open" to a ready session went, by phase, in ms on
+/// the steady clock (model::LoadTimings and core::EngineSession's own
+/// steps); nullopt = not measured (e.g. a loader that reports no phases).
+struct ModelLoadRecord {
+    int64_t model_version_id = 0;  ///< from ensure_model_version()
+    int64_t environment_id = 0;    ///< from ensure_environment()
+    /// The run the model was opened for (a CLI generate or batch); nullopt
+    /// for a load that serves many runs (the app's loaded model).
+    std::optional<int64_t> run_id;
+    /// Who opened it, a lowercase word as a run kind: "generate", "batch",
+    /// "app", "compare", ...
+    std::string surface;
+    /// Load settings (JSON object): backend, device, n_ctx, n_parallel, kv_type.
+    nlohmann::json settings = nlohmann::json::object();
+    int64_t opened_ms = 0;            ///< UTC ms since the Unix epoch when the open began
+    std::optional<double> vocab_ms;   ///< vocabulary and chat template read
+    std::optional<double> map_ms;     ///< the model's mapping of the file
+    std::optional<double> parse_ms;   ///< metadata parse and tensor checks
+    std::optional<double> device_ms;  ///< Vulkan instance, device, pipeline-cache file (0 on CPU)
+    std::optional<double> upload_ms;  ///< weights to the device, KV pool (CPU: weight prep)
+    std::optional<double> pipelines_ms;  ///< compute pipelines created during the load
+    std::optional<int64_t> pipelines;    ///< how many
+    double ready_ms = 0;                 ///< open until the session was ready
+    /// "cold" (no on-disk pipeline cache), "warm" (one was found) or
+    /// "none" (a backend without pipelines: CPU).
+    std::string pipeline_cache = "none";
+    int64_t pipeline_cache_bytes = 0;  ///< bytes of the on-disk cache found at load
+};
 
 /// One finished response. Times: UTC ms since the Unix epoch; durations in
 /// ms; rates in tokens/s; nullopt = not measured (e.g. TTFT of a request
@@ -90,9 +126,12 @@ struct ResponseRecord {
     /// max tokens; interrupted: the process ended before the response
     /// finished, see RunLog::begin_response)
     std::string finish_reason = "stop";
-    std::string error;  ///< message when finish_reason is error/rejected, else ""
-    std::optional<double> queue_wait_ms;
-    std::optional<double> ttft_ms;
+    std::string error;                    ///< message when finish_reason is error/rejected, else ""
+    std::optional<double> queue_wait_ms;  ///< submit -> admitted (a slot took it)
+    /// admitted -> first token: the prompt's forward passes and the first
+    /// sample (schema v4; ttft_ms = queue_wait_ms + prefill_ms).
+    std::optional<double> prefill_ms;
+    std::optional<double> ttft_ms;  ///< submit -> first token
     std::optional<double> tpot_ms;
     std::optional<double> e2e_ms;
     std::optional<double> prefill_tps;
@@ -151,10 +190,16 @@ class RunLog {
     /// Path of the database file.
     const std::string& path() const;
 
-    /// Starts a run; `settings` (a JSON object) are the settings it was
-    /// started with. Returns the run id. Throws std::invalid_argument if
-    /// settings is not an object, DbError on a write failure (retried
-    /// while another program holds the write lock, as log_response()).
+    /// Starts a run of `kind` (is_valid_run_kind: "generate", "chat",
+    /// "batch", "compare" or a new kind such as "server"); `settings` (a
+    /// JSON object) are the settings it was started with. Returns the run
+    /// id. Throws std::invalid_argument naming the kind when it is not a
+    /// lowercase word, or when settings is not an object; DbError on a
+    /// write failure (retried while another program holds the write lock,
+    /// as log_response()).
+    int64_t begin_run(std::string_view kind, const std::string& name,
+                      const nlohmann::json& settings);
+    /// begin_run(to_string(kind), name, settings).
     int64_t begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings);
     /// Sets the run's end time to now. Throws std::invalid_argument for an
     /// unknown run id, DbError on a write failure (retried as begin_run()).
@@ -202,6 +247,20 @@ class RunLog {
     /// std::invalid_argument for an unknown id.
     void finish_response(int64_t id, const ResponseRecord& r);
 
+    /// Writes the cold start of one model load (a model_loads row) in its
+    /// own transaction and returns its id. Throws std::invalid_argument for
+    /// a surface that is not a lowercase word, settings that are not an
+    /// object, a pipeline_cache other than cold|warm|none; DbError when the
+    /// model version, environment or run does not exist, or the write fails
+    /// (retried while the log is locked, as log_response()).
+    int64_t log_model_load(const ModelLoadRecord& load);
+
+    /// Sets the first token of load `load_id`'s first request: open until
+    /// that token (ms) and the request's TTFT (ms). Only the first call for
+    /// a load changes the row. Throws std::invalid_argument for an unknown
+    /// id, DbError when the write fails.
+    void set_model_load_first_token(int64_t load_id, double first_token_ms, double first_ttft_ms);
+
     /// Redaction setting (stored in the database, default off).
     bool redact_text() const;
     void set_redact_text(bool on);
@@ -212,8 +271,8 @@ class RunLog {
     std::optional<int> retention_days() const;
     void set_retention_days(std::optional<int> days);
 
-    /// Deletes responses that started before now_ms - days * 86400000, and
-    /// ended runs left without responses. Returns the responses deleted.
+    /// Deletes responses and model loads that started before now_ms - days
+    /// * 86400000, and ended runs left without responses or loads. Returns the responses deleted.
     /// Throws std::invalid_argument for days < 0.
     int64_t prune_older_than_days(int days, int64_t now_ms);
 

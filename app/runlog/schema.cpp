@@ -202,7 +202,66 @@ CREATE INDEX responses_run ON responses(run_id);
 CREATE INDEX responses_model ON responses(model_version_id);
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations{{{0, kV1}, {1, kV2}, {2, kV3}}};
+// Version 4 (issue 13, issue 20):
+//  - runs.kind is open-ended: any lowercase word (generate, chat, batch,
+//    compare, and later server, load_test, ...) checked by its shape, not
+//    by a list, so a new kind needs no table rebuild. RunLog::begin_run
+//    checks the same shape and says so. SQLite cannot drop a CHECK in
+//    place, so `runs` is rebuilt (new table, copy, drop, rename). Other
+//    tables refer to runs(id) by name and id, and ids are copied as they
+//    are; migrate() runs every step with foreign keys off and checks them
+//    (PRAGMA foreign_key_check) before it commits.
+//  - responses.prefill_ms: admission to first token (ms), stored as
+//    measured beside queue_wait_ms and ttft_ms (core/finished_request.h:
+//    ttft = queue wait + prefill); NULL in older rows (not stored then).
+//  - model_loads: the cold start of each model load, by phase (ms on the
+//    steady clock), written when a surface opens a model
+//    (core::EngineSession); first_token_ms / first_ttft_ms when its first
+//    request produced a token.
+constexpr const char* kV4 = R"sql(
+CREATE TABLE runs_v4 (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT    NOT NULL CHECK (length(kind) BETWEEN 1 AND 64
+                                        AND kind NOT GLOB '*[^a-z_]*'),
+    name        TEXT    NOT NULL,
+    started_ms  INTEGER NOT NULL,
+    ended_ms    INTEGER,
+    settings    TEXT    NOT NULL CHECK (json_valid(settings))
+);
+INSERT INTO runs_v4 (id, kind, name, started_ms, ended_ms, settings)
+  SELECT id, kind, name, started_ms, ended_ms, settings FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_v4 RENAME TO runs;
+
+ALTER TABLE responses ADD COLUMN prefill_ms REAL;
+
+CREATE TABLE model_loads (
+    id                   INTEGER PRIMARY KEY,
+    model_version_id     INTEGER NOT NULL REFERENCES model_versions(id),
+    environment_id       INTEGER NOT NULL REFERENCES environments(id),
+    run_id               INTEGER REFERENCES runs(id),  -- the run it was opened for; NULL: the app's load (many runs)
+    surface              TEXT    NOT NULL CHECK (length(surface) BETWEEN 1 AND 64
+                                                 AND surface NOT GLOB '*[^a-z_]*'),
+    settings             TEXT    NOT NULL CHECK (json_valid(settings)),  -- backend, device, n_ctx, n_parallel, kv_type
+    opened_ms            INTEGER NOT NULL,  -- UTC ms when the open began
+    vocab_ms             REAL,              -- vocabulary and chat template read
+    map_ms               REAL,              -- the model's mapping of the file
+    parse_ms             REAL,              -- metadata parse, tensor checks
+    device_ms            REAL,              -- Vulkan instance, device, pipeline-cache file (0 on CPU)
+    upload_ms            REAL,              -- weights to the device, KV pool (CPU: weight prep)
+    pipelines_ms         REAL,              -- compute pipelines created during the load
+    pipelines            INTEGER,
+    ready_ms             REAL    NOT NULL,  -- open until the session is ready (scheduler started)
+    pipeline_cache       TEXT    NOT NULL CHECK (pipeline_cache IN ('cold', 'warm', 'none')),
+    pipeline_cache_bytes INTEGER NOT NULL,  -- on-disk pipeline cache found at load (bytes)
+    first_token_ms       REAL,              -- open until the first token of its first request
+    first_ttft_ms        REAL               -- that request's TTFT (its first prefill inside)
+);
+CREATE INDEX model_loads_model ON model_loads(model_version_id);
+CREATE INDEX model_loads_opened ON model_loads(opened_ms);
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations{{{0, kV1}, {1, kV2}, {2, kV3}, {3, kV4}}};
 
 }  // namespace
 
@@ -214,7 +273,38 @@ int schema_version() {
     return static_cast<int>(kMigrations.size());
 }
 
+namespace {
+
+// Foreign keys off while migrating (a step may rebuild a table others refer
+// to: https://sqlite.org/lang_altertable.html#otheralter, step 1), back to
+// what they were afterwards, whatever happens. PRAGMA foreign_keys cannot
+// change inside a transaction, so this wraps the steps' transactions.
+class ForeignKeysOff {
+  public:
+    explicit ForeignKeysOff(const Db& db)
+        : db_(db), was_on_(db.query_int("PRAGMA foreign_keys", "read foreign_keys") != 0) {
+        if (was_on_) db_.exec("PRAGMA foreign_keys = OFF", "migrate: foreign keys off");
+    }
+    ~ForeignKeysOff() {
+        if (!was_on_) return;
+        try {
+            db_.exec("PRAGMA foreign_keys = ON", "migrate: foreign keys on");
+        } catch (const DbError&) {
+            // The connection is closing or broken; the next open sets it again.
+        }
+    }
+    ForeignKeysOff(const ForeignKeysOff&) = delete;
+    ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+
+  private:
+    const Db& db_;
+    bool was_on_;
+};
+
+}  // namespace
+
 void migrate(const Db& db, std::span<const Migration> steps) {
+    const ForeignKeysOff fk_off(db);
     for (size_t k = 0; k < steps.size(); ++k) {
         const int from = steps[k].from;
         if (from != static_cast<int>(k))
@@ -229,6 +319,15 @@ void migrate(const Db& db, std::span<const Migration> steps) {
         db.exec(steps[k].sql, action);
         const std::string set_version = "PRAGMA user_version = " + std::to_string(from + 1);
         db.exec(set_version.c_str(), action);
+        // A step must leave every reference intact (ids copied as they are).
+        {
+            Stmt fk(db, "PRAGMA foreign_key_check");
+            if (fk.step())
+                throw DbError(db.path() + ": " + action + ": table " + std::string(fk.text(0)) +
+                                  " row " + std::to_string(fk.int64(1)) + " refers to a missing " +
+                                  std::string(fk.text(2)) + " row; the step was rolled back",
+                              SQLITE_CONSTRAINT);
+        }
         if (from == 0) {
             const std::string set_app = "PRAGMA application_id = " + std::to_string(kApplicationId);
             db.exec(set_app.c_str(), action);

@@ -35,7 +35,11 @@ int schema_version();
 /// user_version, each in its own transaction, until the file is at
 /// steps.size(). `steps[k].from` must equal k. Throws DbError naming the
 /// step ("migrate schema 0 -> 1: ...") when one fails; that step is rolled
-/// back. The caller checks beforehand that the file is not newer.
+/// back. Foreign keys are off while the steps run (a step may rebuild a
+/// table that others refer to) and restored afterwards; each step checks
+/// them (PRAGMA foreign_key_check) before it commits and throws DbError
+/// naming the table and row of a broken reference (the step rolled back).
+/// The caller checks beforehand that the file is not newer.
 void migrate(const Db& db, std::span<const Migration> steps);
 
 }  // namespace wb::runlog

@@ -49,6 +49,12 @@ void Db::exec(const char* sql, std::string_view action) const {
     }
 }
 
+bool Db::has_column(std::string_view table, std::string_view column) const {
+    Stmt st(*this, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+    st.bind(1, table).bind(2, column);
+    return st.step();
+}
+
 int64_t Db::query_int(const char* sql, std::string_view action) const {
     Stmt st(*this, sql);
     if (!st.step()) throw DbError(path_ + ": " + std::string(action) + ": no result row", 0);

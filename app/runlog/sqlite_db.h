@@ -49,6 +49,11 @@ class Db {
     void exec(const char* sql, std::string_view action) const;
     /// The single integer result of `sql` (e.g. "PRAGMA user_version").
     int64_t query_int(const char* sql, std::string_view action) const;
+    /// True when `table` has a column named `column` (PRAGMA table_info):
+    /// readers of a log opened read-only, which is not migrated, ask before
+    /// selecting a column a later schema added. Throws DbError on a read
+    /// failure.
+    bool has_column(std::string_view table, std::string_view column) const;
     /// Throws DbError built from the connection's last error.
     [[noreturn]] void fail(std::string_view action, int rc) const;
 
