@@ -22,6 +22,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
+#include <set>
 #include <sstream>
 
 #include "batch_panel.h"
@@ -30,6 +31,7 @@
 #include "common/data_dir.h"
 #include "common/process.h"
 #include "common/raw_sqlite.h"
+#include "compare/compare_tab.h"
 #include "engine_bridge.h"
 #include "live_charts.h"
 #include "main_window.h"
@@ -75,6 +77,7 @@ class UiApp : public QObject {
     void batchOfTwentyAtConcurrencyFour();
     void batchSummaryMatchesCli();
     void batchSameTokensAndSettingsAsCli();
+    void timingFieldsMeanTheSameOnEverySurface();
 
   private:
     QTemporaryDir dir_;
@@ -528,6 +531,99 @@ void UiApp::batchSameTokensAndSettingsAsCli() {
     // one environment.
     QCOMPARE(raw.rows("SELECT COUNT(DISTINCT environment_id) FROM responses")[0][0],
              std::string("1"));
+}
+
+void UiApp::timingFieldsMeanTheSameOnEverySurface() {
+    // Issue 13: a response's TTFT, queue wait and prefill mean the same
+    // from chat, batch, compare and generate, checked on the stored rows of
+    // one run log. By now it holds the Chat tab's replies and the Batch
+    // tab's and `workbench-cli batch`'s runs (the tests above); add a
+    // comparison from the Compare tab and a `workbench-cli generate`.
+    const QString db = dir_.filePath("runlog.sqlite");
+    auto* compare = w_->findChild<ui::compare::CompareTab*>();
+    QVERIFY(compare);
+    const gui::LoadRequest& loaded = w_->bridge()->loadedRequest();
+    const QString device = backend_ == "vulkan" && loaded.device != "cpu" ? loaded.device : "";
+    compare->setBackend(backend_, device);
+    compare->addModel(kModel);
+    compare->addModel(kModel);
+    compare->setMaxTokens(6);
+    compare->setPrompt("Once upon a time");
+    QSignalSpy compared(compare, &ui::compare::CompareTab::runLogged);
+    compare->runPrompt();
+    QVERIFY(compared.wait(300000));
+    QCOMPARE(compared.at(0).at(1).toInt(), 2);  // one response per model
+
+    QStringList args = {"generate", "-m", kModel,      "-p",     "The little dog", "-n", "8",
+                        "--temp",   "0",  "--backend", backend_, "--db",           db};
+    if (!device.isEmpty()) args << "--device" << device;
+    const wbtest::ProcessResult cli = wbtest::run_process(WB_CLI, args, 300000);
+    QVERIFY2(cli.code == 0, cli.err.constData());
+    recorder_->waitForIdle();
+
+    const wbtest::RawSqlite raw(db);
+    // Every response that produced a token, with its surface: the run kind,
+    // and for batch whether the tab or the CLI ran it (the CLI's run is
+    // named after the prompt file, as the tab's; the CLI's requests carry
+    // no "chat-"/"batch" client, so tell them by the later run id).
+    const auto rows = raw.rows(
+        "SELECT u.kind, r.run_id, r.request_id, quote(r.queue_wait_ms), quote(r.prefill_ms), "
+        "quote(r.ttft_ms), quote(r.e2e_ms), r.started_ms, quote(r.finished_ms), r.finish_reason "
+        "FROM responses r JOIN runs u ON u.id = r.run_id WHERE r.output_tokens > 0 "
+        "ORDER BY r.id");
+    std::map<std::string, int> per_kind;
+    std::set<std::string> batch_runs;
+    for (const auto& r : rows) {
+        const std::string what = r[0] + " run " + r[1] + " " + r[2];
+        // All three stored, as numbers.
+        for (int c : {3, 4, 5, 6}) QVERIFY2(r[c] != "NULL", (what + ": a NULL timing").c_str());
+        const double queue = std::stod(r[3]), prefill = std::stod(r[4]), ttft = std::stod(r[5]),
+                     e2e = std::stod(r[6]);
+        // TTFT counts from submit: queue wait + prefill, to the rounding of
+        // the stored doubles (not prefill alone, not from admission).
+        QVERIFY2(std::abs(ttft - (queue + prefill)) <= 1e-9 * std::max(1.0, ttft),
+                 (what + ": ttft " + r[5] + " != queue " + r[3] + " + prefill " + r[4]).c_str());
+        QVERIFY2(queue >= 0.0, (what + ": queue wait " + r[3]).c_str());
+        QVERIFY2(prefill > 0.0, (what + ": prefill " + r[4]).c_str());
+        QVERIFY2(ttft <= e2e, (what + ": ttft " + r[5] + " > e2e " + r[6]).c_str());
+        // Submit and finish times (UTC ms, rounded) agree with e2e.
+        QVERIFY2(r[8] != "NULL", (what + ": no finish time").c_str());
+        const double span = std::stod(r[8]) - std::stod(r[7]);
+        QVERIFY2(
+            span >= 0.0 && std::abs(span - e2e) <= 2.0,
+            (what + ": finished - started " + std::to_string(span) + " vs e2e " + r[6]).c_str());
+        ++per_kind[r[0]];
+        if (r[0] == "batch") batch_runs.insert(r[1]);
+    }
+    for (const char* kind : {"chat", "batch", "compare", "generate"})
+        QVERIFY2(per_kind[kind] > 0, kind);
+    QVERIFY(batch_runs.size() >= 2);  // the Batch tab's and the CLI's
+    // Some responses waited in the queue (the batch at full concurrency),
+    // so a TTFT measured from admission would have shown above.
+    QVERIFY(std::stoi(
+                raw.rows("SELECT count(*) FROM responses WHERE queue_wait_ms > 0.001")[0][0]) > 0);
+    // One machine, one device: one environment row across all surfaces.
+    QCOMPARE(raw.rows("SELECT COUNT(DISTINCT environment_id) FROM responses")[0][0],
+             std::string("1"));
+    QCOMPARE(raw.rows("SELECT COUNT(*) FROM environments")[0][0], std::string("1"));
+
+    // The cold starts: the app's load and the CLI's, each with the model and
+    // the environment of the responses, completed by its first token.
+    const auto loads = raw.rows(
+        "SELECT surface, quote(run_id), ready_ms, quote(first_token_ms), quote(first_ttft_ms), "
+        "environment_id, pipeline_cache FROM model_loads ORDER BY id");
+    std::set<std::string> surfaces;
+    for (const auto& l : loads) {
+        surfaces.insert(l[0]);
+        QVERIFY2(l[3] != "NULL" && l[4] != "NULL", (l[0] + ": no first token").c_str());
+        QVERIFY2(std::stod(l[3]) >= std::stod(l[2]), (l[0] + ": first token before ready").c_str());
+        QCOMPARE(l[5], raw.rows("SELECT environment_id FROM responses LIMIT 1")[0][0]);
+        QVERIFY2(backend_ == "vulkan" ? l[6] != "none" : l[6] == "none", l[6].c_str());
+    }
+    QVERIFY(surfaces.count("app") == 1);
+    QVERIFY(surfaces.count("batch") == 1);
+    QVERIFY(surfaces.count("generate") == 1);
+    QCOMPARE(loads.front()[1], std::string("NULL"));  // the app's load serves many runs
 }
 
 void UiApp::batchSummaryMatchesCli() {
