@@ -29,12 +29,14 @@
 #include <vector>
 
 #include "common/data_dir.h"
+#include "common/process.h"
 #include "common/raw_sqlite.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
 #include "runlog/integrity.h"
 #include "runlog/run_log.h"
 #include "runlog/schema.h"
+#include "runlog/scratch_copy.h"
 #include "runlog/sqlite_db.h"
 
 using namespace wb::runlog;
@@ -156,6 +158,37 @@ class TestRunLogIntegrity : public QObject {
     }
 
   private slots:
+    // The checks that read a log's bytes before SQLite does (a second
+    // strict open, the export's header check) run in the process that keeps
+    // the log open. They must not drop that connection's POSIX locks (a
+    // close() of any descriptor of the file drops them all): another
+    // program closing the log last would then checkpoint and delete the
+    // WAL under the open connection (https://sqlite.org/howtocorrupt.html
+    // section 2.2).
+    void header_checks_keep_the_open_connections_locks() {
+        const QString path = fresh_log();
+        RunLog log = RunLog::open(path.toStdString());  // WAL, kept open
+        const int64_t run = log.begin_run(RunKind::Batch, "kept", nlohmann::json::object());
+        QVERIFY(run > 0);
+        QVERIFY(QFile::exists(path + "-wal"));
+        QVERIFY(has_sqlite_header(path.toStdString()));
+        { RunLog second = RunLog::open(path.toStdString()); }
+        // Another program opens the log and closes it: it is not the last
+        // connection, so the WAL stays.
+        const wbtest::ProcessResult r =
+            wbtest::run_process("python3",
+                                {"-c",
+                                 "import sqlite3, sys\n"
+                                 "c = sqlite3.connect(sys.argv[1])\n"
+                                 "print(c.execute('SELECT count(*) FROM runs').fetchone()[0])\n"
+                                 "c.close()\n",
+                                 path},
+                                60000);
+        QCOMPARE(r.code, 0);
+        QVERIFY2(QFile::exists(path + "-wal"), "another program deleted the WAL of an open log");
+        QVERIFY(log.begin_run(RunKind::Batch, "after", nlohmann::json::object()) > run);
+    }
+
     // 8 KiB of garbage over two leaf pages of responses in the middle of
     // the file. It used to open silently (History showed what it could,
     // new rows went into the damaged file, export failed with raw SQL).
