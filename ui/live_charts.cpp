@@ -298,7 +298,10 @@ void LiveCharts::rescale() {
             const QCPRange r = p->graph(g)->getValueRange(found, QCP::sdBoth, QCPRange(lo, hi));
             if (found && std::isfinite(r.upper)) top = std::max(top, r.upper);
         }
-        p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
+        if (p == plot(PrefixCache))  // a rate: 0..1 always, a run at 0 clear of the axis line
+            p->yAxis->setRange(-0.05, 1.05);
+        else
+            p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
         p->replot(QCustomPlot::rpQueuedReplot);
     }
 }

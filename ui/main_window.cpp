@@ -548,8 +548,8 @@ void MainWindow::tick() {
     // writes the metrics store.
     const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds());
     if (bridge_->hasModel()) charts_->addSnapshot(s);
+    updateBusyMarks();  // every tick: a mark outliving its run by half a second read as stuck
     if (ticks_ % 5 == 0) {
-        updateBusyMarks();
         stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))
                                                : QString());
         if (bridge_->hasModel()) {

@@ -99,7 +99,8 @@ class MainWindow : public QMainWindow {
     /// the engine goes idle or the batch run ends). Says so in the status bar.
     void applyContextSettings();
     void tick();
-    /// Marks busy tabs' titles (a dot) with what they run as the tooltip.
+    /// Marks busy tabs' titles (a dot) with what they run as the tooltip;
+    /// every tick of the metrics timer (10 Hz).
     void updateBusyMarks();
     void updateStatus();
     void showShortcuts();

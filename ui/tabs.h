@@ -45,7 +45,7 @@ struct TabContext {
 struct TabHooks {
     /// What the tab runs that closing would stop, as a phrase for the close
     /// question ("batch run, 3 of 20 prompts finished"); "" when idle. The
-    /// window polls it (2 Hz) to mark the tab's title while busy and asks
+    /// window polls it (10 Hz) to mark the tab's title while busy and asks
     /// it when the window closes. Must be cheap and never throw.
     std::function<QString(QWidget*)> busy;
     /// Closing, step 1: stop what the tab runs: submit nothing more, cancel

@@ -145,6 +145,7 @@ int take_screenshots(ui::MainWindow& w, const QString& dir, const QString& model
     if (!wait_until([&] { return compared || !compare_error.isEmpty(); }, 300000))
         return fail("compare timed out");
     if (!compared) return fail(qPrintable(compare_error));
+    wait_until([] { return false; }, 300);  // a few ticks: the tab's busy mark goes
     if (!save(&w, dir + "/compare.png")) return 1;
 
     // History.

@@ -375,7 +375,14 @@ void UiParts::chartsBatchStartsItsOwnRun() {
     // The next snapshot's statistics reach back to the Run, not to the chat.
     QVERIFY2(charts.statsWindowSeconds() < 0.35,
              qPrintable(QString::number(charts.statsWindowSeconds())));
-    for (int i = 21; i <= 50; ++i) charts.addSnapshot(snap(i * 0.1, 4));
+    for (int i = 21; i <= 50; ++i) {
+        gui::LiveSnapshot s = snap(i * 0.1, 4);
+        s.prefix_hit_rate = 0;  // the batch's prompts share nothing
+        charts.addSnapshot(s);
+    }
+    // A rate of 0 is drawn above the axis line, not on it (it read as no data).
+    QVERIFY(charts.plot(ui::LiveCharts::PrefixCache)->yAxis->range().lower < 0);
+    QCOMPARE(charts.plot(ui::LiveCharts::PrefixCache)->yAxis->range().upper, 1.05);
     QCOMPARE(charts.lastRun().first, 2.0);
     QVERIFY(std::abs(charts.statsWindowSeconds() - 3.2) < 1e-6);
     charts.setWindowSeconds(60);
