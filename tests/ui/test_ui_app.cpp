@@ -562,14 +562,14 @@ void UiApp::timingFieldsMeanTheSameOnEverySurface() {
     recorder_->waitForIdle();
 
     const wbtest::RawSqlite raw(db);
-    // Every response that produced a token, with its surface: the run kind,
-    // and for batch whether the tab or the CLI ran it (the CLI's run is
-    // named after the prompt file, as the tab's; the CLI's requests carry
-    // no "chat-"/"batch" client, so tell them by the later run id).
+    // Every finished response that produced a token (a row still streaming
+    // says "interrupted" and has no end yet), with its surface: the run kind,
+    // and for batch the run (the tab's and the CLI's are two runs).
     const auto rows = raw.rows(
         "SELECT u.kind, r.run_id, r.request_id, quote(r.queue_wait_ms), quote(r.prefill_ms), "
         "quote(r.ttft_ms), quote(r.e2e_ms), r.started_ms, quote(r.finished_ms), r.finish_reason "
-        "FROM responses r JOIN runs u ON u.id = r.run_id WHERE r.output_tokens > 0 "
+        "FROM responses r JOIN runs u ON u.id = r.run_id WHERE r.output_tokens > 0 AND "
+        "r.finish_reason <> 'interrupted' "
         "ORDER BY r.id");
     std::map<std::string, int> per_kind;
     std::set<std::string> batch_runs;
