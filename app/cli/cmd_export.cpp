@@ -22,6 +22,7 @@
 #include "args.h"
 #include "common_options.h"
 #include "runlog/exporter.h"
+#include "runlog/history.h"
 #include "runlog/integrity.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
@@ -62,7 +63,7 @@ const CommandSpec kExportSpec{
 
 const CommandSpec kLogSpec{
     "log",
-    "path|config|prune|check|salvage",
+    "path|config|prune|check|salvage|loads",
     "Run-log maintenance: location, redaction, retention, pruning, checks, salvage.",
     "  path     print the database path\n"
     "  config   show the settings; change them with --redact and --retention-days\n"
@@ -74,6 +75,8 @@ const CommandSpec kLogSpec{
     "           <name>-salvaged-<time>.sqlite beside it); the damaged file is not\n"
     "           changed. --replace then also puts the new log in its place and\n"
     "           keeps the damaged one as <name>.damaged-<time>\n"
+    "  loads    the cold start of the last model loads (newest first): phases in ms,\n"
+    "           open to ready, pipeline cache, open to the first token\n"
     "With --redact on, new responses keep only the SHA-256 and byte length of\n"
     "their prompt and output. With --retention-days N, responses older than N\n"
     "days are deleted whenever the log is opened.",
@@ -306,8 +309,36 @@ int cmd_log(const std::vector<std::string>& argv) {
                     path.c_str());
         return 0;
     }
+    if (sub == "loads") {
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec))
+            throw std::runtime_error(path + ": no run log here (nothing logged yet, or pass --db)");
+        const runlog::HistoryReader reader = runlog::HistoryReader::open(path);
+        const std::vector<runlog::ModelLoadRow> loads = reader.model_loads(20);
+        if (loads.empty()) {
+            std::printf("%s: no model loads logged yet\n", path.c_str());
+            return 0;
+        }
+        auto ms = [](const std::optional<double>& v) {
+            char b[32];
+            if (!v) return std::string("-");
+            std::snprintf(b, sizeof b, "%.1f", *v);
+            return std::string(b);
+        };
+        std::printf("%-24s %-9s %-7s %-5s %7s %7s %7s %7s %8s %8s %9s  %s\n", "opened (UTC)",
+                    "surface", "backend", "cache", "vocab", "map", "parse", "device", "upload",
+                    "ready", "1st token", "model");
+        for (const runlog::ModelLoadRow& l : loads)
+            std::printf("%-24s %-9s %-7s %-5s %7s %7s %7s %7s %8s %8s %9s  %s\n",
+                        runlog::format_utc_ms(l.opened_ms).c_str(), l.surface.c_str(),
+                        l.backend.c_str(), l.pipeline_cache.c_str(), ms(l.vocab_ms).c_str(),
+                        ms(l.map_ms).c_str(), ms(l.parse_ms).c_str(), ms(l.device_ms).c_str(),
+                        ms(l.upload_ms).c_str(), ms(l.ready_ms).c_str(),
+                        ms(l.first_token_ms).c_str(), l.model.c_str());
+        return 0;
+    }
     throw UsageError("log: unknown subcommand '" + sub +
-                     "' (path, config, prune, check or salvage)");
+                     "' (path, config, prune, check, salvage or loads)");
 }
 
 }  // namespace wb::cli

@@ -129,6 +129,40 @@ std::vector<HistoryRow> HistoryReader::rows(const ExportFilter& filter, size_t l
     return out;
 }
 
+std::vector<ModelLoadRow> HistoryReader::model_loads(size_t limit) const {
+    std::vector<ModelLoadRow> out;
+    if (!impl_->db.has_column("model_loads", "id")) return out;  // before schema 4
+    const std::string sql =
+        std::string("SELECT l.id, l.opened_ms, l.surface, l.run_id, ") + kModelLabelSql +
+        ", coalesce(json_extract(l.settings, '$.backend'), ''), l.pipeline_cache, l.vocab_ms, "
+        "l.map_ms, l.parse_ms, l.device_ms, l.upload_ms, l.pipelines_ms, l.ready_ms, "
+        "l.first_token_ms, l.first_ttft_ms FROM model_loads l "
+        "JOIN model_versions m ON m.id = l.model_version_id ORDER BY l.id DESC LIMIT ?1";
+    Stmt st(impl_->db, sql.c_str());
+    st.bind(1, static_cast<int64_t>(limit));
+    while (st.step()) {
+        ModelLoadRow r;
+        r.id = st.int64(0);
+        r.opened_ms = st.int64(1);
+        r.surface = std::string(st.text(2));
+        r.run_id = opt_int(st, 3);
+        r.model = std::string(st.text(4));
+        r.backend = std::string(st.text(5));
+        r.pipeline_cache = std::string(st.text(6));
+        r.vocab_ms = opt_real(st, 7);
+        r.map_ms = opt_real(st, 8);
+        r.parse_ms = opt_real(st, 9);
+        r.device_ms = opt_real(st, 10);
+        r.upload_ms = opt_real(st, 11);
+        r.pipelines_ms = opt_real(st, 12);
+        r.ready_ms = st.real(13);
+        r.first_token_ms = opt_real(st, 14);
+        r.first_ttft_ms = opt_real(st, 15);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 ResponseDetail HistoryReader::detail(int64_t id) const {
     // (name, SQL expression).
     std::vector<std::pair<const char*, std::string>> cols = {

@@ -53,6 +53,22 @@ struct RunChoice {
     std::string name;
 };
 
+/// One model load's cold start (a model_loads row, schema 4), in ms on the
+/// steady clock; nullopt = not measured.
+struct ModelLoadRow {
+    int64_t id = 0;
+    int64_t opened_ms = 0;  ///< UTC ms since the Unix epoch when the open began
+    std::string surface;    ///< "generate", "batch", "app", ...
+    std::optional<int64_t> run_id;
+    std::string model;           ///< the model version's label (model_label.h)
+    std::string backend;         ///< settings.backend ("vulkan", "cpu")
+    std::string pipeline_cache;  ///< "cold", "warm" or "none"
+    std::optional<double> vocab_ms, map_ms, parse_ms, device_ms, upload_ms, pipelines_ms;
+    double ready_ms = 0;                   ///< open until the session was ready
+    std::optional<double> first_token_ms;  ///< open until its first request's first token
+    std::optional<double> first_ttft_ms;   ///< that request's TTFT
+};
+
 /// Every tag of one response as (name, value as text, nullopt = NULL), in a
 /// fixed order: ids, times, run, model version, environment, settings,
 /// prompt, output, finish reason, timings.
@@ -84,6 +100,11 @@ class HistoryReader {
     std::vector<HistoryRow> rows(const ExportFilter& filter, size_t limit = 10000) const;
     /// Every tag of response `id`; empty when there is none.
     ResponseDetail detail(int64_t id) const;
+
+    /// The newest `limit` model loads (cold starts), newest first; empty for
+    /// a log older than schema 4 (opened read-only, not migrated). Throws
+    /// DbError on a read failure.
+    std::vector<ModelLoadRow> model_loads(size_t limit = 100) const;
 
   private:
     struct Impl;

@@ -447,6 +447,43 @@ class TestRunLogCli : public QObject {
             QString("5"));  // 1 from generate + 4
     }
 
+    // Issue 20: the cold start is logged with the model. `generate` and
+    // `batch` each write one model_loads row (their run, the model version
+    // and environment of their responses), completed by the first token;
+    // `log loads` prints them.
+    void coldStartIsLoggedWithTheModel() {
+        const QString db = dir_.filePath("loads.sqlite");
+        const QString prompts = dir_.filePath("loads.jsonl");
+        write_prompts(prompts, 3);
+        QCOMPARE(run(kCli, {"generate", "-m", kModel, "-p", "Once", "-n", "3", "--db", db,
+                            "--backend", "cpu"})
+                     .code,
+                 0);
+        QCOMPARE(run(kCli, {"batch", "-m", kModel, "--prompts", prompts, "-n", "3", "--db", db,
+                            "-q", "--backend", "cpu"})
+                     .code,
+                 0);
+        const auto loads =
+            query(db,
+                  "SELECT l.surface, u.kind, l.model_version_id = r.model_version_id, "
+                  "l.environment_id = r.environment_id, l.pipeline_cache, "
+                  "l.first_token_ms IS NOT NULL AND l.first_token_ms >= l.ready_ms, "
+                  "l.upload_ms IS NOT NULL, json_extract(l.settings, '$.backend') "
+                  "FROM model_loads l JOIN runs u ON u.id = l.run_id "
+                  "JOIN responses r ON r.run_id = l.run_id GROUP BY l.id ORDER BY l.id");
+        QCOMPARE(loads.size(), 2);
+        QCOMPARE(loads[0],
+                 (QStringList{"generate", "generate", "1", "1", "none", "1", "1", "cpu"}));
+        QCOMPARE(loads[1], (QStringList{"batch", "batch", "1", "1", "none", "1", "1", "cpu"}));
+        const Run shown = run(kCli, {"log", "loads", "--db", db});
+        QVERIFY2(shown.code == 0, shown.err.constData());
+        const QList<QByteArray> lines = shown.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 3);  // header, batch, generate (newest first)
+        QVERIFY2(lines[1].contains(" batch ") && lines[2].contains(" generate "),
+                 shown.out.constData());
+        QVERIFY2(!lines[2].trimmed().split(' ').contains("-"), shown.out.constData());
+    }
+
     // The run log's disk fills up mid-batch (a 200 KiB tmpfs): the batch
     // used to abort on the first failed write, dropping the response it had
     // just finished. Now it runs to the end, every result record is on
