@@ -181,6 +181,9 @@ void print_profile(const char* title, const RunProfile& p, double per) {
     std::printf("host ms: prepare %.4f, record %.4f, submit to fence %.4f, logits readback %.4f\n",
                 p.host.prepare_ms / per, p.host.record_ms / per, p.host.submit_wait_ms / per,
                 p.host.readback_ms / per);
+    std::printf("(%llu of %llu calls recorded their command buffer, the rest replayed one)\n",
+                static_cast<unsigned long long>(p.host.recorded),
+                static_cast<unsigned long long>(p.host.calls));
 }
 
 nlohmann::json profile_json(const RunProfile& p, double per) {
@@ -195,7 +198,9 @@ nlohmann::json profile_json(const RunProfile& p, double per) {
              {{"prepare", p.host.prepare_ms / per},
               {"record", p.host.record_ms / per},
               {"submit_to_fence", p.host.submit_wait_ms / per},
-              {"logits_readback", p.host.readback_ms / per}}}};
+              {"logits_readback", p.host.readback_ms / per}}},
+            {"calls", p.host.calls},
+            {"recorded", p.host.recorded}};
 }
 
 }  // namespace

@@ -62,9 +62,12 @@ struct MemoryReport {
 /// clear_profile() while profiling is on, in milliseconds: where a step's
 /// time goes besides the device's own work (the per-op profile).
 struct HostTimes {
-    uint64_t calls = 0;           ///< decode() calls summed
-    double prepare_ms = 0.0;      ///< cell placement, cell table, RoPE angles, input uploads
-    double record_ms = 0.0;       ///< recording the command buffer (descriptor sets, dispatches)
+    uint64_t calls = 0;     ///< decode() calls summed
+    uint64_t recorded = 0;  ///< of which recorded their command buffer (the rest replayed one;
+                            ///< equal to calls on backends without replay)
+    double prepare_ms = 0.0;  ///< cell placement, cell table, RoPE angles, input uploads
+    double record_ms = 0.0;   ///< recording the command buffer (descriptor sets, dispatches),
+                              ///< or finding the step's recorded one
     double submit_wait_ms = 0.0;  ///< queue submit until the fence signals, plus timestamp reads
     double readback_ms = 0.0;     ///< copying the logits to the caller
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -144,7 +145,11 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
         longest.max_span = cells_.size();
         (void)m.kernels->plan_attention(longest);
     }
-    m.rec = std::make_unique<vk::Recorder>(c);
+    m.replay = opts.replay;
+    m.barriers = opts.barriers;
+    if (const char* e = std::getenv("WB_VK_REPLAY"); e && std::string(e) == "0") m.replay = false;
+    if (const char* e = std::getenv("WB_VK_BARRIERS"); e && std::string(e) == "full")
+        m.barriers = vk::Barriers::Full;
     for (const MatDesc& md : desc_.mats) m.mats.push_back(upload_mat(c, desc_, md));
     for (const VecDesc& vd : desc_.vecs) m.vecs.push_back(upload_vec(c, desc_, vd));
     for (TensorRef& t : desc_.tensors) t.data = nullptr;  // the File may close

@@ -22,6 +22,7 @@
 #include "vk/context.h"
 #include "vk/kernels.h"
 #include "vk/profile.h"
+#include "vk/recorder.h"
 
 namespace wb::gguf {
 class File;
@@ -33,6 +34,13 @@ namespace wb::model {
 struct VkModelOptions {
     vk::ContextOptions device;  ///< device selector, validation, binding limit
     bool profile = false;       ///< timestamp every op (see profile())
+    /// Keep each recorded step's command buffer and submit it again when a
+    /// later step has the same shape (tokens, outputs, attention plans)
+    /// instead of recording the graph again (env WB_VK_REPLAY=0 turns it off).
+    bool replay = true;
+    /// Barrier placement (vk::Recorder); Full only to compare against
+    /// (env WB_VK_BARRIERS=full).
+    vk::Barriers barriers = vk::Barriers::Tracked;
 };
 
 /// Host phases of decode() (model.h's HostTimes: prepare, record, submit

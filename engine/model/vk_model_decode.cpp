@@ -3,6 +3,7 @@
 // VkOps into one command buffer, one submit, one fence wait.
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -23,16 +24,35 @@ using vk::Buffer;
 using vk::Memory;
 using vk::Purpose;
 
-/// Grows `b` to hold at least `bytes` (contents are not kept).
-void ensure(vk::Context& c, Buffer& b, uint64_t bytes, Memory mem,
-            Purpose p = Purpose::Activations) {
+/// Grows `b` to hold at least `bytes` (contents are not kept). A buffer
+/// that is reallocated drops every recorded step (they bind the old one).
+/// `headroom`: round up to a power of two, for inputs that grow a little
+/// every step (the cell table), so recorded steps stay valid.
+/// (A template because VkModel::Impl is private to VkModel and its friends.)
+template <class Impl>
+void ensure(Impl& m, Buffer& b, uint64_t bytes, Memory mem, Purpose p = Purpose::Activations,
+            bool headroom = false) {
     if (b.valid() && b.size() >= bytes) return;
+    if (headroom) bytes = std::bit_ceil(std::max<uint64_t>(bytes, 256));
+    m.steps.clear();
     b = Buffer();  // free first: peak memory stays at one copy
-    b = Buffer(c, std::max<uint64_t>(bytes, 4), mem, p);
+    b = Buffer(*m.ctx, std::max<uint64_t>(bytes, 4), mem, p);
 }
 
 bool same_rope(const RopeConfig& a, const RopeConfig& b) {
     return a.freq_base == b.freq_base && a.freq_scale == b.freq_scale;
+}
+
+/// Attention shapes that differ at most in max_span.
+bool same_shape(const vk::AttentionShape& a, const vk::AttentionShape& b) {
+    return a.n_tok == b.n_tok && a.n_head == b.n_head && a.n_head_kv == b.n_head_kv &&
+           a.head_dim == b.head_dim && a.kv_stride == b.kv_stride && a.q_stride == b.q_stride &&
+           a.o_stride == b.o_stride && a.scale == b.scale && a.window == b.window &&
+           a.softcap == b.softcap;
+}
+
+bool same_plan(const vk::AttentionPlan& a, const vk::AttentionPlan& b) {
+    return a.path == b.path && a.n_split == b.n_split && a.chunk == b.chunk;
 }
 
 }  // namespace
@@ -40,11 +60,11 @@ bool same_rope(const RopeConfig& a, const RopeConfig& b) {
 /// The graph's ops as dispatches recorded into the model's Recorder.
 class VkOps final : public Ops {
   public:
-    VkOps(VkModel& model, uint32_t n_tok, uint32_t n_out, uint32_t max_span)
+    VkOps(VkModel& model, vk::Recorder& rec, uint32_t n_tok, uint32_t n_out, uint32_t max_span)
         : m_(*model.impl_),
           model_(model),
           K_(*m_.kernels),
-          R_(*m_.rec),
+          R_(rec),
           n_tok_(n_tok),
           n_out_(n_out),
           max_span_(max_span) {}
@@ -58,7 +78,7 @@ class VkOps final : public Ops {
         }
         // Every act() of a graph comes before its first op, so a buffer
         // that grows here is not yet used by this command buffer.
-        ensure(*m_.ctx, m_.acts[i], uint64_t{n_rows(rows)} * width * 4, Memory::Device);
+        ensure(m_, m_.acts[i], uint64_t{n_rows(rows)} * width * 4, Memory::Device);
         return Act{static_cast<uint32_t>(i), 0, width, width, rows};
     }
 
@@ -120,6 +140,7 @@ class VkOps final : public Ops {
         if (q.col != 0) throw std::logic_error("attention: q must start at column 0");
         const vk::AttentionShape s = shape(a, q.stride, o.stride);
         const vk::AttentionPlan plan = K_.plan_attention(s);
+        note_plan(s, plan);
         K_.attention(R_, buf(q), m_.k_cache[a.layer], m_.v_cache[a.layer], m_.cell_table, m_.spans,
                      buf(o), s, model_.ctx_.kv_type == KvType::F16, plan, &m_.att_part);
     }
@@ -176,7 +197,19 @@ class VkOps final : public Ops {
         return s;
     }
 
+    /// The attention calls' shapes and plans, distinct ones in order:
+    /// a recorded step is valid for a later step only where every shape
+    /// plans the same way at the later step's longest span.
+    const std::vector<std::pair<vk::AttentionShape, vk::AttentionPlan>>& plans() const {
+        return plans_;
+    }
+
   private:
+    void note_plan(const vk::AttentionShape& s, const vk::AttentionPlan& p) {
+        for (const auto& [s2, p2] : plans_)
+            if (same_shape(s, s2)) return;
+        plans_.emplace_back(s, p);
+    }
     uint32_t n_rows(Rows r) const { return r == Rows::Tokens ? n_tok_ : n_out_; }
     Buffer& buf(const Act& a) { return m_.acts[a.buf]; }
     static void whole(const Act& a, const char* op) {
@@ -188,6 +221,7 @@ class VkOps final : public Ops {
     vk::Kernels& K_;
     vk::Recorder& R_;
     uint32_t n_tok_, n_out_, max_span_;
+    std::vector<std::pair<vk::AttentionShape, vk::AttentionPlan>> plans_;
 };
 
 void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
@@ -221,15 +255,15 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
     // (rope.h), the same numbers on every device; one set per frequency
     // configuration (gemma3's sliding-window layers have their own).
     const uint64_t t = n_tok, o = std::max(n_out, 1u);
-    ensure(c, m.ids, t * 4, Memory::Host);
-    ensure(c, m.cells, t * 4, Memory::Host);
-    ensure(c, m.spans, t * 8, Memory::Host);
-    ensure(c, m.out_ids, o * 4, Memory::Host);
-    ensure(c, m.cell_table, table.cells.size() * 4, Memory::Host);
-    ensure(c, m.readback, o * hp_.n_vocab * 4, Memory::Host, Purpose::Staging);
+    ensure(m, m.ids, t * 4, Memory::Host);
+    ensure(m, m.cells, t * 4, Memory::Host);
+    ensure(m, m.spans, t * 8, Memory::Host);
+    ensure(m, m.out_ids, o * 4, Memory::Host);
+    ensure(m, m.cell_table, table.cells.size() * 4, Memory::Host, Purpose::Activations, true);
+    ensure(m, m.readback, o * hp_.n_vocab * 4, Memory::Host, Purpose::Staging);
     const bool two_ropes = !same_rope(hp_.rope, hp_.rope_swa);
     for (int r = 0; r < (two_ropes ? 2 : 1); ++r) {
-        ensure(c, m.cs[r], t * std::max(half_rot, 1u) * 2 * 4, Memory::Host);
+        ensure(m, m.cs[r], t * std::max(half_rot, 1u) * 2 * 4, Memory::Host);
         if (half_rot == 0) continue;
         std::vector<float> cs(size_t{n_tok} * half_rot * 2);  // [n_tok, n_rot/2, (cos, sin)]
         rope_cos_sin(hp_, r == 0 ? hp_.rope : hp_.rope_swa, batch.pos.data(), n_tok, cs.data());
@@ -246,29 +280,66 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
     // and windowed layers split differently), allocated before recording.
     uint32_t max_span = 0;
     for (uint32_t i = 0; i < n_tok; ++i) max_span = std::max(max_span, table.spans[2 * i + 1]);
-    VkOps ops(*this, n_tok, n_out, max_span);
     {
-        AttnParams a;
-        a.n_head = hp_.n_head;
-        a.n_head_kv = hp_.n_head_kv;
-        a.head_dim = hp_.head_dim;
         uint64_t part = 0;
         for (uint32_t window : {0u, hp_.n_swa}) {
-            a.window = window;
-            const vk::AttentionShape s = ops.shape(a, 0, 0);
+            vk::AttentionShape s;
+            s.n_tok = n_tok;
+            s.n_head = hp_.n_head;
+            s.n_head_kv = hp_.n_head_kv;
+            s.head_dim = hp_.head_dim;
+            s.window = window;
+            s.max_span = max_span;
             part = std::max(part,
                             vk::Kernels::attention_partials_bytes(s, m.kernels->plan_attention(s)));
         }
-        if (part) ensure(c, m.att_part, part, Memory::Device);
+        if (part) ensure(m, m.att_part, part, Memory::Device);
     }
 
-    // 3. Record the graph (one command buffer).
+    // 3. A recorded step of this shape is submitted again (replay), else
+    // the graph is recorded into a new command buffer (one submit, one
+    // fence wait either way).
     const Clock::time_point t_record = Clock::now();
-    m.rec->begin(profiling_);
-    desc_.arch->graph(desc_, ops);
-    // 4. One submit, one fence wait.
-    const Clock::time_point t_submit = Clock::now();
-    m.rec->submit(profiling_ ? &profile_ : nullptr);
+    const std::vector<uint32_t> key{n_tok, n_out, profiling_ ? 1u : 0u};
+    vk::Profile* prof = profiling_ ? &profile_ : nullptr;
+    auto hit = m.steps.end();
+    if (m.replay) {
+        hit = std::find_if(m.steps.begin(), m.steps.end(), [&](const Impl::Step& st) {
+            if (st.key != key) return false;
+            for (const auto& [s, plan] : st.plans) {
+                vk::AttentionShape now = s;
+                now.max_span = max_span;
+                if (!same_plan(m.kernels->plan_attention(now), plan)) return false;
+            }
+            return true;
+        });
+    }
+    Clock::time_point t_submit;
+    if (hit != m.steps.end()) {
+        std::rotate(m.steps.begin(), hit, hit + 1);  // most recently used first
+        t_submit = Clock::now();
+        m.steps.front().rec->resubmit(prof);
+    } else {
+        // Reuse the least recently used step's command buffer when full.
+        std::unique_ptr<vk::Recorder> rec = std::move(m.spare);
+        if (!rec && m.steps.size() >= Impl::kMaxSteps) {
+            rec = std::move(m.steps.back().rec);
+            m.steps.pop_back();
+        }
+        if (!rec) rec = std::make_unique<vk::Recorder>(c, m.barriers);
+        VkOps ops(*this, *rec, n_tok, n_out, max_span);
+        rec->begin(profiling_, m.replay);
+        desc_.arch->graph(desc_, ops);  // act() may reallocate (and drop the recorded steps)
+        t_submit = Clock::now();
+        rec->submit(prof);
+        if (profiling_) host_times_.recorded += 1;
+        if (m.replay) {
+            m.steps.insert(m.steps.begin(), Impl::Step{key, ops.plans(), std::move(rec)});
+            if (m.steps.size() > Impl::kMaxSteps) m.steps.pop_back();
+        } else {
+            m.spare = std::move(rec);  // recorded afresh every step
+        }
+    }
     const Clock::time_point t_done = Clock::now();
 
     // 5. The pass succeeded: the cells now hold the batch.

@@ -26,7 +26,21 @@ struct VkMat {
 struct VkModel::Impl {
     std::unique_ptr<vk::Context> ctx;  // first member: destroyed last
     std::unique_ptr<vk::Kernels> kernels;
-    std::unique_ptr<vk::Recorder> rec;
+    /// Recorded steps by shape (StepKey), most recently used first, at
+    /// most kMaxSteps: decode() replays one whose key matches. Dropped
+    /// whenever a buffer they bind is reallocated (ensure()).
+    struct Step {
+        std::vector<uint32_t> key;  ///< n_tok, n_out, profiling
+        /// Attention shapes recorded and their plans (split-K depends on
+        /// the longest span, which grows every step).
+        std::vector<std::pair<vk::AttentionShape, vk::AttentionPlan>> plans;
+        std::unique_ptr<vk::Recorder> rec;
+    };
+    static constexpr size_t kMaxSteps = 16;
+    std::vector<Step> steps;
+    std::unique_ptr<vk::Recorder> spare;  ///< the one command buffer when replay is off
+    bool replay = true;
+    vk::Barriers barriers = vk::Barriers::Tracked;
     std::vector<VkMat> mats;                   // [n_mats] by MatId
     std::vector<vk::Buffer> vecs;              // [n_vecs] f32, by VecId
     std::vector<vk::Buffer> k_cache, v_cache;  // [n_layer] [n_ctx, kv_dim] f32 or packed f16

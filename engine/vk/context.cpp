@@ -50,7 +50,8 @@ bool layer_available(const char* name) {
 }
 
 /// vkCreateInstance with a message that says what to install when it fails.
-VkInstance create_instance(bool validation, VkDebugUtilsMessengerCreateInfoEXT* messenger_info) {
+VkInstance create_instance(bool validation, bool sync_validation,
+                           VkDebugUtilsMessengerCreateInfoEXT* messenger_info) {
     VkApplicationInfo app{};
     app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
     app.pApplicationName = "Inference Workbench";
@@ -76,6 +77,19 @@ VkInstance create_instance(bool validation, VkDebugUtilsMessengerCreateInfoEXT* 
     ci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
     ci.ppEnabledExtensionNames = exts.data();
     if (validation) ci.pNext = messenger_info;  // also catches instance creation messages
+    const VkValidationFeatureEnableEXT sync =
+        VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features{};
+    if (validation && sync_validation) {
+        features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+        features.enabledValidationFeatureCount = 1;
+        features.pEnabledValidationFeatures = &sync;
+        features.pNext = messenger_info;
+        ci.pNext = &features;
+        exts.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        ci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+        ci.ppEnabledExtensionNames = exts.data();
+    }
 
     VkInstance inst = VK_NULL_HANDLE;
     const VkResult r = vkCreateInstance(&ci, nullptr, &inst);
@@ -109,7 +123,7 @@ std::string cache_dir() {
 }  // namespace
 
 std::vector<DeviceInfo> list_devices() {
-    VkInstance inst = create_instance(false, nullptr);
+    VkInstance inst = create_instance(false, false, nullptr);
     std::vector<DeviceInfo> out;
     try {
         const auto devs = physical_devices(inst);
@@ -127,6 +141,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& opts_in) {
     ctx->opts_ = opts_in;
     ContextOptions& opts = ctx->opts_;
     if (env_flag("WB_VK_VALIDATION")) opts.validation = true;
+    if (env_flag("WB_VK_SYNC_VALIDATION")) opts.sync_validation = true;
 
     VkDebugUtilsMessengerCreateInfoEXT mi{};
     if (opts.validation) {
@@ -140,7 +155,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& opts_in) {
         mi.pfnUserCallback = &ValidationLog::callback;
         mi.pUserData = ctx->validation_.get();
     }
-    ctx->instance_ = create_instance(opts.validation, &mi);
+    ctx->instance_ = create_instance(opts.validation, opts.sync_validation, &mi);
     if (opts.validation) {
         auto create_fn = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
             vkGetInstanceProcAddr(ctx->instance_, "vkCreateDebugUtilsMessengerEXT"));

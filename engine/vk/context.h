@@ -43,6 +43,10 @@ struct ContextOptions {
     /// GPU paths of the whole forward pass on lavapipe. Loop-limit splits
     /// (Kernels::plan_attention) still apply.
     bool gpu_kernels = false;
+    /// With validation: also the layer's synchronization validation
+    /// (VK_EXT_validation_features), which reports read-after-write and
+    /// other hazards a missing barrier leaves (also env WB_VK_SYNC_VALIDATION=1).
+    bool sync_validation = false;
 };
 
 /// Heap usage and budget from VK_EXT_memory_budget.

@@ -21,6 +21,10 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
     }
     bindings_ = desc.bindings;
     bindings_.resize(desc.n_buffers, Binding::Storage);
+    // Uniform texel buffers are read-only; storage buffers as the shader declares.
+    access_ = spirv_binding_access(desc.spirv, desc.spirv_bytes, desc.n_buffers);
+    for (uint32_t i = 0; i < desc.n_buffers; ++i)
+        if (bindings_[i] != Binding::Storage) access_[i] = BindingAccess{true, false};
     VkDevice dev = ctx.device();
     try {
         VkShaderModuleCreateInfo smi{};

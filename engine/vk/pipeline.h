@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vk/context.h"
+#include "vk/spirv_access.h"
 
 namespace wb::vk {
 
@@ -54,6 +55,9 @@ class Pipeline {
     VkPipeline handle() const { return pipeline_; }
     VkPipelineLayout layout() const { return layout_; }
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
+    /// [n_buffers] what the shader may do with each binding (readonly /
+    /// writeonly in its source), for the recorder's barrier placement.
+    const std::vector<BindingAccess>& access() const { return access_; }
 
   private:
     void destroy();
@@ -63,6 +67,7 @@ class Pipeline {
     uint32_t n_buffers_ = 0;
     uint32_t push_bytes_ = 0;
     std::vector<Binding> bindings_;
+    std::vector<BindingAccess> access_;
     VkShaderModule module_ = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;

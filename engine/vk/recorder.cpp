@@ -14,21 +14,13 @@ constexpr uint32_t kTexelsPerSet = 2;   // texel-buffer bindings per set, on ave
 constexpr uint32_t kMaxQueries = 8192;  // timestamps per command buffer (ops + 1)
 }  // namespace
 
-Recorder::Recorder(Context& ctx) : ctx_(ctx) {
+Recorder::Recorder(Context& ctx, Barriers barriers) : ctx_(ctx), barriers_(barriers) {
     VkCommandBufferAllocateInfo ai{};
     ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
     ai.commandPool = ctx.command_pool();
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     check(vkAllocateCommandBuffers(ctx.device(), &ai, &cmd_), "vkAllocateCommandBuffers");
-    if (ctx.info().timestamps) {
-        VkQueryPoolCreateInfo qi{};
-        qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        qi.queryCount = kMaxQueries;
-        check(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
-        query_capacity_ = kMaxQueries;
-    }
 }
 
 Recorder::~Recorder() {
@@ -38,15 +30,27 @@ Recorder::~Recorder() {
     if (cmd_) vkFreeCommandBuffers(dev, ctx_.command_pool(), 1, &cmd_);
 }
 
-void Recorder::begin(bool timestamps) {
+void Recorder::begin(bool timestamps, bool reusable) {
     for (VkDescriptorPool p : pools_)
         check(vkResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
     pool_index_ = 0;
     op_names_.clear();
+    n_barriers_ = 0;
+    hazards_.barrier();
+    ended_ = false;
+    reusable_ = reusable;
+    if (timestamps && ctx_.info().timestamps && !queries_) {
+        VkQueryPoolCreateInfo qi{};
+        qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = kMaxQueries;
+        check(vkCreateQueryPool(ctx_.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
+        query_capacity_ = kMaxQueries;
+    }
     check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
     VkCommandBufferBeginInfo bi{};
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    bi.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
     timestamps_ = timestamps && queries_ != VK_NULL_HANDLE;
     if (timestamps_) {
@@ -94,12 +98,35 @@ void Recorder::barrier() {
     const VkPipelineStageFlags stages =
         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    hazards_.barrier();
+}
+
+void Recorder::order(const std::vector<HazardTracker::Id>& reads,
+                     const std::vector<HazardTracker::Id>& writes) {
+    if (barriers() != Barriers::Tracked) return;  // Full: a barrier follows every op
+    if (hazards_.conflicts(reads, writes)) {
+        barrier();
+        ++n_barriers_;
+    }
+    hazards_.add(reads, writes);
+}
+
+void Recorder::after_op(const std::string& op) {
+    if (timestamps_ && op_names_.size() + 1 < query_capacity_) {
+        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
+                            static_cast<uint32_t>(op_names_.size() + 1));
+    }
+    op_names_.push_back(op);
+    if (barriers() == Barriers::Full) {
+        barrier();
+        ++n_barriers_;
+    }
 }
 
 void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers,
                         const void* push, uint32_t gx, uint32_t gy, uint32_t gz,
                         const std::string& op) {
-    if (buffers.size() != p.n_buffers()) {
+    if (buffers.size() != p.n_buffers() || buffers.size() > kBuffersPerSet) {
         throw std::invalid_argument("dispatch " + p.name() + ": " + std::to_string(buffers.size()) +
                                     " buffers given, pipeline has " +
                                     std::to_string(p.n_buffers()));
@@ -115,6 +142,8 @@ void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> 
     std::vector<VkDescriptorBufferInfo> infos(buffers.size());
     std::vector<VkBufferView> views(buffers.size());
     std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    reads_.clear();
+    writes_.clear();
     uint32_t i = 0;
     for (const Buffer* b : buffers) {
         writes[i] = {};
@@ -133,35 +162,31 @@ void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> 
             writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
             writes[i].pTexelBufferView = &views[i];
         }
+        const auto id = reinterpret_cast<HazardTracker::Id>(b->handle());
+        if (p.access()[i].reads) reads_.push_back(id);
+        if (p.access()[i].writes) writes_.push_back(id);
         ++i;
     }
-    vkUpdateDescriptorSets(ctx_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
-                           nullptr);
+    vkUpdateDescriptorSets(ctx_.device(), i, writes.data(), 0, nullptr);
 
+    order(reads_, writes_);
     vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
     vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0,
                             nullptr);
     if (p.push_bytes())
         vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes(), push);
     vkCmdDispatch(cmd_, gx, gy, gz);
-    if (timestamps_ && op_names_.size() + 1 < query_capacity_) {
-        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
-                            static_cast<uint32_t>(op_names_.size() + 1));
-    }
-    op_names_.push_back(op);
-    barrier();
+    after_op(op);
 }
 
 void Recorder::copy(const Buffer& src, uint64_t src_off, Buffer& dst, uint64_t dst_off,
                     uint64_t bytes) {
+    reads_.assign(1, reinterpret_cast<HazardTracker::Id>(src.handle()));
+    writes_.assign(1, reinterpret_cast<HazardTracker::Id>(dst.handle()));
+    order(reads_, writes_);
     VkBufferCopy region{src_off, dst_off, bytes};
     vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
-    if (timestamps_ && op_names_.size() + 1 < query_capacity_) {
-        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
-                            static_cast<uint32_t>(op_names_.size() + 1));
-    }
-    op_names_.push_back("copy");
-    barrier();
+    after_op("copy");
 }
 
 void Recorder::submit(Profile* profile) {
@@ -175,6 +200,18 @@ void Recorder::submit(Profile* profile) {
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
     check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
     ctx_.submit_and_wait(cmd_);
+    ended_ = true;
+    read_timestamps(profile);
+}
+
+void Recorder::resubmit(Profile* profile) {
+    if (!ended_ || !reusable_)
+        throw std::logic_error("Recorder::resubmit: no reusable recording was submitted");
+    ctx_.submit_and_wait(cmd_);
+    read_timestamps(profile);
+}
+
+void Recorder::read_timestamps(Profile* profile) {
     if (!timestamps_ || !profile || op_names_.empty()) return;
     const uint32_t n =
         static_cast<uint32_t>(std::min<size_t>(op_names_.size() + 1, query_capacity_));

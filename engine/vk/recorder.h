@@ -1,9 +1,18 @@
 #pragma once
 // vk::Recorder: records a whole ubatch (or a test's dispatches) into ONE
 // command buffer — dispatches with their descriptor sets and push
-// constants, a barrier after each, optional timestamp queries around every
-// op — then submits it once and waits on one fence (Kompute's
-// record-then-submit).
+// constants, barriers, optional timestamp queries around every op — then
+// submits it once and waits on one fence (Kompute's record-then-submit).
+//
+// Barriers: by default (Barriers::Tracked) a barrier goes only before an op
+// that reads or writes a buffer an earlier op since the last barrier wrote,
+// or writes one it read (HazardTracker, from each shader's readonly /
+// writeonly bindings); Barriers::Full puts one after every op. Timestamps
+// always use Full, so each op's time is its own.
+//
+// Replay: a command buffer begun `reusable` can be submitted again with
+// resubmit() as long as every buffer it binds still exists; its
+// descriptor sets live as long as the recording (until the next begin()).
 
 #include <vulkan/vulkan.h>
 
@@ -14,54 +23,80 @@
 
 #include "vk/buffer.h"
 #include "vk/context.h"
+#include "vk/hazards.h"
 #include "vk/pipeline.h"
 #include "vk/profile.h"
 
 namespace wb::vk {
 
+/// Where the recorder puts barriers (see the file comment).
+enum class Barriers { Tracked, Full };
+
 class Recorder {
   public:
-    explicit Recorder(Context& ctx);
+    explicit Recorder(Context& ctx, Barriers barriers = Barriers::Tracked);
     ~Recorder();
     Recorder(const Recorder&) = delete;
     Recorder& operator=(const Recorder&) = delete;
 
     /// Starts a new command buffer (resets descriptor pools and queries).
     /// `timestamps`: write a timestamp after every op if the device can.
-    void begin(bool timestamps);
+    /// `reusable`: the recording may be submitted again (resubmit()).
+    void begin(bool timestamps, bool reusable = false);
 
     /// Binds `buffers` to bindings 0..n-1 (whole buffers: as storage
     /// buffers, or through their 16-byte texel views where the pipeline's
     /// binding kind says so; see Buffer::texel_view), pushes `push`
-    /// (pipeline.push_bytes() bytes), dispatches gx*gy*gz workgroups, then a
-    /// compute->compute barrier. `op` names the row in the profile.
-    /// Throws std::invalid_argument on a binding-count mismatch, a group
-    /// count over maxComputeWorkGroupCount, or a texel binding of a buffer
-    /// larger than maxTexelBufferElements texels.
+    /// (pipeline.push_bytes() bytes) and dispatches gx*gy*gz workgroups,
+    /// after a barrier when an earlier op conflicts (see Barriers). `op`
+    /// names the row in the profile. Throws std::invalid_argument on a
+    /// binding-count mismatch, a group count over maxComputeWorkGroupCount,
+    /// or a texel binding of a buffer larger than maxTexelBufferElements texels.
     void dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push,
                   uint32_t gx, uint32_t gy, uint32_t gz, const std::string& op);
 
-    /// vkCmdCopyBuffer of `bytes` + a barrier.
+    /// vkCmdCopyBuffer of `bytes` (with a barrier as for dispatch()).
     void copy(const Buffer& src, uint64_t src_off, Buffer& dst, uint64_t dst_off, uint64_t bytes);
 
     /// Ends, submits, waits on the fence, and (if timestamps were on) adds
     /// each op's GPU time to `profile` when it is non-null.
     void submit(Profile* profile = nullptr);
 
+    /// Submits the last recording again (begun `reusable`, then submit()ed)
+    /// and waits, adding timestamps to `profile` as submit() does. Throws
+    /// std::logic_error when there is no such recording.
+    void resubmit(Profile* profile = nullptr);
+
     /// Ops recorded since begin().
     size_t n_ops() const { return op_names_.size(); }
+    /// Barriers between ops recorded since begin() (not the final one that
+    /// makes results visible to the host).
+    size_t n_barriers() const { return n_barriers_; }
+    /// The barrier mode in effect for the current recording.
+    Barriers barriers() const { return timestamps_ ? Barriers::Full : barriers_; }
 
   private:
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
     void barrier();
+    /// Tracked mode: a barrier first when this op conflicts with earlier ones.
+    void order(const std::vector<HazardTracker::Id>& reads,
+               const std::vector<HazardTracker::Id>& writes);
+    void after_op(const std::string& op);
+    void read_timestamps(Profile* profile);
 
     Context& ctx_;
+    Barriers barriers_;
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;
     std::vector<VkDescriptorPool> pools_;
     size_t pool_index_ = 0;
-    VkQueryPool queries_ = VK_NULL_HANDLE;
+    VkQueryPool queries_ = VK_NULL_HANDLE;  // created on the first timestamped begin()
     uint32_t query_capacity_ = 0;
     bool timestamps_ = false;
+    bool reusable_ = false;
+    bool ended_ = false;  // recorded and submitted: resubmit() may run it again
+    size_t n_barriers_ = 0;
+    HazardTracker hazards_;
+    std::vector<HazardTracker::Id> reads_, writes_;  // scratch, per op
     std::vector<std::string> op_names_;
 };
 

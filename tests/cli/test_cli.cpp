@@ -83,6 +83,9 @@ class TestCli : public QObject {
         for (const char* k : {"prepare", "record", "submit_to_fence", "logits_readback"})
             QVERIFY2(host[k].isDouble() && host[k].toDouble() >= 0.0, k);
         QVERIFY(host["submit_to_fence"].toDouble() > 0.0);
+        // Decode steps of one shape replay the first one's command buffer.
+        QCOMPARE(step["calls"].toInt(), 4);
+        QCOMPARE(step["recorded"].toInt(), 1);
     }
 
     void generate_on_cpu_reference_equals_golden() {
