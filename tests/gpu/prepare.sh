@@ -2,7 +2,8 @@
 # Packs what the GPU check (tests/gpu/run.sh) needs into one git-ignored
 # archive, build/gpu-bundle.tar.xz, because the GPU machine has no Qt, no
 # Vulkan SDK and builds nothing:
-#   bin/     test_vk_kernels, test_vk_llama, test_vk_arch_golden, test_scheduler, workbench-cli
+#   bin/     test_vk_kernels, test_vk_llama, test_vk_arch_golden, test_vk_host, test_scheduler,
+#            workbench-cli
 #            (stripped copies)
 #   lib/     the ldd-resolved libraries they need that a bare machine may
 #            lack (Qt6Core/Qt6Test, ICU, pcre2, ...); never glibc/libstdc++
@@ -12,7 +13,7 @@
 #   data/    models/stories260K.gguf, golden/ and golden2/ (the tests' fixtures, from tests/data)
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default: build/release)
 # Build first, e.g.:
-#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_vk_arch_golden test_scheduler workbench-cli
+#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_vk_host test_vk_arch_golden test_scheduler workbench-cli
 # Then copy build/gpu-bundle.tar.xz to the GPU machine and run, from a checkout there:
 #   bash tests/gpu/run.sh build/gpu-bundle.tar.xz
 set -euo pipefail
@@ -22,13 +23,13 @@ DATA=${WB_TEST_DATA_DIR:-$ROOT/tests/data}
 STAGE=$ROOT/build/gpu-bundle
 OUT_TAR=$ROOT/build/gpu-bundle.tar.xz
 
-bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_llama"
+bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_llama" "$BUILD/tests/vk/test_vk_host"
   "$BUILD/tests/model/test_vk_arch_golden" "$BUILD/tests/scheduler/test_scheduler"
   "$BUILD/app/cli/workbench-cli")
 for b in "${bins[@]}"; do
   if [ ! -x "$b" ]; then
     echo "prepare.sh: missing $b; build it first:" >&2
-    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_vk_arch_golden test_scheduler workbench-cli" >&2
+    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_vk_host test_vk_arch_golden test_scheduler workbench-cli" >&2
     exit 1
   fi
 done

@@ -1,35 +1,68 @@
 #!/bin/bash
-# GPU check, one call on a machine with a real GPU (e.g. an NVIDIA H200
-# with no Qt and no Vulkan SDK installed). Unpacks the bundle made by
-# tests/gpu/prepare.sh, finds a Vulkan loader and driver, then runs the
-# shader tests, the golden forward-pass tests and the scheduler's batch
-# invariance tests (validation layer on when carried), `workbench-cli
-# bench` with the per-op profile and `bench --concurrency 1,4,8,16,32`
-# (issue: serving throughput), and prints a short table last. Logs go to $OUT when the caller sets it, else
-# /tmp/wb-gpu-out.
-# Usage (repo root): bash tests/gpu/run.sh [build/gpu-bundle.tar.xz]
+# GPU check, one call on a machine with a real GPU (an NVIDIA H200 with no
+# Qt and no Vulkan SDK installed), from a checkout there:
+#   bash tests/gpu/run.sh [build/gpu-bundle.tar.xz]
+# Unpacks the bundle made here by tests/gpu/prepare.sh, finds a Vulkan
+# loader and driver, then, in this order, each step cut short so the whole
+# stays inside WB_GPU_BUDGET_S seconds (default 500, for a 600 s command):
+#   1. correctness: the shader tests, the forward pass against llama.cpp's
+#      goldens, the architecture goldens, barrier placement / replay and the
+#      scheduler's batch invariance, validation layer on when carried;
+#   2. figures: real-shape synthetic models written by `workbench-cli synth`
+#      (Mistral-7B and TinyLlama-1.1B shapes; F16, Q8_0, Q4_0, Q4_K_M), each
+#      benched (pp512 / tg128, JSON) and deleted, 7B Q4_0 first (the goal
+#      figures), the per-op profile of one 7B decode step, cold start of the
+#      7B file, `bench --concurrency 1,8,32` on 7B Q4_K_M;
+#   3. a summary table (device line, figures, share of memory bandwidth).
+# Output, at most 8 files (what the device machine sends back), written as
+# it goes so a cut-short run still returns what it did: summary.txt,
+# tests.log, bench.jsonl, bench.log, synth.log, devices.txt. Folder: $OUT
+# when the caller sets it, else /tmp/wb-gpu-out.
+#
+# WB_GPU_DRY_RUN=1 runs every step on tiny shapes on any device (lavapipe
+# here): stories260K quantized with `workbench-cli quantize` instead of the
+# synthetic models, short benches, the quick tests only; it checks the
+# script's CPU-side parts before device time is spent.
 set -u
 BUNDLE=${1:-build/gpu-bundle.tar.xz}
 LOGS=${OUT:-/tmp/wb-gpu-out}
-WORK=/tmp/wb-gpu
+DRY=${WB_GPU_DRY_RUN:-0}
+BUDGET=${WB_GPU_BUDGET_S:-500}
+WORK=${WB_GPU_WORK:-/tmp/wb-gpu}
+START=$SECONDS
 mkdir -p "$LOGS"
 rm -rf "$WORK" && mkdir -p "$WORK"
-if [ ! -f "$BUNDLE" ]; then echo "run.sh: no bundle $BUNDLE (run tests/gpu/prepare.sh here first)"; exit 1; fi
+SUMMARY=$LOGS/summary.txt
+: >"$SUMMARY"
+: >"$LOGS/tests.log"
+: >"$LOGS/bench.jsonl"
+: >"$LOGS/bench.log"
+: >"$LOGS/synth.log"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+left() { echo $((BUDGET - (SECONDS - START))); }
+# limit SECONDS: the smaller of SECONDS and what is left of the budget
+# minus 15 s for the summary; 0 when nothing is left.
+limit() {
+  local l=$(($(left) - 15))
+  if [ "$l" -le 0 ]; then echo 0; elif [ "$1" -lt "$l" ]; then echo "$1"; else echo "$l"; fi
+}
+
+if [ ! -f "$BUNDLE" ]; then say "run.sh: no bundle $BUNDLE (run tests/gpu/prepare.sh first)"; exit 1; fi
 tar -xJf "$BUNDLE" -C "$WORK" || exit 1
 B=$WORK/gpu-bundle
 
-# Vulkan loader: the device README's carried debs first, else the bundled one.
-if [ -d .gl ] && [ "$(id -u)" = 0 ]; then
+# Vulkan loader: Debian packages sent along in .gl first, else the bundled one.
+if [ -d .gl ] && [ "$(id -u)" = 0 ] && ls .gl/*.deb >/dev/null 2>&1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
-  echo "run.sh: no system Vulkan loader; using the bundled libvulkan.so.1"
+  say "run.sh: no system Vulkan loader; using the bundled libvulkan.so.1"
   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$B/vulkan
 fi
-export WB_TEST_DATA_DIR=$B/data
-export XDG_CACHE_HOME=/tmp/wb-gpu-cache
+export WB_TEST_DATA_DIR=${WB_TEST_DATA_DIR:-$B/data}
+export XDG_CACHE_HOME=$WORK/cache XDG_DATA_HOME=$WORK/data XDG_CONFIG_HOME=$WORK/config
 if [ -f "$B/layers/VkLayer_khronos_validation.json" ]; then
   export VK_LAYER_PATH=$B/layers
   VALIDATION=on
@@ -38,53 +71,172 @@ else
   VALIDATION=off
 fi
 CLI=$B/bin/workbench-cli
-MODEL=$B/data/models/stories260K.gguf
 
 # Driver: found by itself normally; else point the loader at NVIDIA's ICD.
-if ! "$CLI" devices >"$LOGS/devices.txt" 2>&1 || ! grep -qi 'discrete\|integrated' "$LOGS/devices.txt"; then
+if [ "$DRY" = 1 ]; then
+  "$CLI" devices >"$LOGS/devices.txt" 2>&1
+elif ! "$CLI" devices >"$LOGS/devices.txt" 2>&1 || ! grep -qi 'discrete\|integrated' "$LOGS/devices.txt"; then
   icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   if [ -f "$icd" ]; then
     export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
     "$CLI" devices >"$LOGS/devices.txt" 2>&1
   fi
 fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >>"$LOGS/devices.txt" 2>/dev/null
 cat "$LOGS/devices.txt"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | tee "$LOGS/nvidia-smi.txt"
+DEVICE=$(grep -m1 '^\*' "$LOGS/devices.txt" | sed 's/^\*[0-9]*: //')
+say "device:     ${DEVICE:-none found} $(tail -1 "$LOGS/devices.txt" | grep -i nvidia)"
+say "validation: $VALIDATION   dry run: $DRY   budget: ${BUDGET} s"
 
-run_test() {  # name -> "passed/failed" summary from Qt Test's Totals line
-  local name=$1 start=$SECONDS
-  "$B/bin/$name" >"$LOGS/$name.txt" 2>&1
+# ---- 1. correctness -------------------------------------------------------
+run_test() {  # NAME MAX_S [ARGS...]: one Qt Test executable, its Totals line
+  local name=$1 max=$2 t0=$SECONDS
+  shift 2
+  local lim
+  lim=$(limit "$max")
+  if [ "$lim" -le 0 ]; then say "$(printf '%-20s | %s' "$name" 'skipped: out of time')"; return; fi
+  echo "===== $name $*" >>"$LOGS/tests.log"
+  timeout "$lim" "$B/bin/$name" "$@" >"$WORK/test.txt" 2>&1
   local rc=$?
+  cat "$WORK/test.txt" >>"$LOGS/tests.log"
   local totals
-  totals=$(grep -E '^Totals:' "$LOGS/$name.txt" | sed 's/, [0-9]* blacklisted//')
-  grep -E '^(FAIL|QWARN|QINFO)' "$LOGS/$name.txt" | head -20
-  echo "$name|rc=$rc ${totals:-no Totals line (crashed?)}|$((SECONDS - start)) s" >>"$WORK/table"
+  totals=$(grep -E '^Totals:' "$WORK/test.txt" | sed 's/, [0-9]* blacklisted//')
+  grep -E '^FAIL' "$WORK/test.txt" | head -5 | tee -a "$SUMMARY"
+  [ "$rc" = 124 ] && totals="timed out after $lim s"
+  say "$(printf '%-20s | rc=%-3s %-52s | %4d s' "$name" "$rc" "${totals:-no Totals line (crashed?)}" $((SECONDS - t0)))"
 }
-: >"$WORK/table"
-run_test test_vk_kernels
-run_test test_vk_llama
-run_test test_vk_arch_golden
-run_test test_scheduler
+say ""
+say "test                 | result                                                    | time"
+if [ "$DRY" = 1 ]; then
+  run_test test_vk_host 300 binding_access_from_spirv hazard_tracker_never_misses_a_dependency
+  run_test test_vk_kernels 300 rms_norm add_rms_norm swiglu_and_add
+else
+  run_test test_vk_kernels 90
+  run_test test_vk_llama 90
+  run_test test_vk_arch_golden 60
+  run_test test_vk_host 45
+  run_test test_scheduler 45
+fi
 
-"$CLI" bench -m "$MODEL" -p 64 -n 64 -r 5 --profile >"$LOGS/bench_p64_n64.txt" 2>&1
-echo "bench rc=$?" >>"$LOGS/bench_p64_n64.txt"
-"$CLI" bench -m "$MODEL" -p 512 -n 128 -r 3 --kv-type f16 >"$LOGS/bench_p512_n128_f16kv.txt" 2>&1
-"$CLI" bench -m "$MODEL" --concurrency 1,4,8,16,32 >"$LOGS/bench_concurrency.txt" 2>&1
-echo "bench rc=$?" >>"$LOGS/bench_concurrency.txt"
-cat "$LOGS/bench_p64_n64.txt" "$LOGS/bench_p512_n128_f16kv.txt" "$LOGS/bench_concurrency.txt"
-echo "story:" && "$CLI" generate -m "$MODEL" -p "Once upon a time" -n 48 --temp 0 2>"$LOGS/generate_stderr.txt" | tee "$LOGS/generate.txt"
-tail -3 "$LOGS/generate_stderr.txt"
+# ---- 2. figures -------------------------------------------------------------
+# Synthetic models in real shapes: weights random, written by the project's
+# own tool. One place to adapt when synth's options change.
+synth_model() {  # SHAPE TYPE PATH
+  if [ "$DRY" = 1 ]; then
+    # Tiny stand-in: the bundled model in the wanted type.
+    local src=$B/data/models/stories260K.gguf
+    if [ "$2" = f32 ]; then cp "$src" "$3"; else "$CLI" quantize -q -t "$2" "$src" "$3"; fi
+  else
+    "$CLI" synth --shape "$1" --type "$2" -o "$3"
+  fi
+}
+export -f synth_model
+export CLI B DRY
+HAVE_SYNTH=1
+if [ "$DRY" != 1 ] && ! "$CLI" synth --help >/dev/null 2>&1; then
+  HAVE_SYNTH=0
+  say "figures: this build has no 'workbench-cli synth'; real-shape figures skipped"
+fi
+if [ "$DRY" = 1 ]; then PP=16 TG=8 REPS=1; else PP=512 TG=128 REPS=2; fi
+MODEL=$WORK/model.gguf
 
-echo
-echo "==================== GPU check summary ===================="
-echo "device:     $(grep -m1 '^\*' "$LOGS/devices.txt" | sed 's/^\*[0-9]*: //')"
-echo "validation: $VALIDATION"
-printf '%-16s | %-60s | %s\n' test result time
-while IFS='|' read -r n r t; do printf '%-16s | %-60s | %s\n' "$n" "$r" "$t"; done <"$WORK/table"
-for f in bench_p64_n64 bench_p512_n128_f16kv; do
-  grep -E '^\| (pp|tg)' "$LOGS/$f.txt" | sed "s/^/$f /"
-done
-echo "decode step, bench -p 64 -n 64 --profile (largest ops, then host phases):"
-awk '/one decode step/{on=1} on&&/^(mul_mat|attention|add_rms|total|host ms)/' "$LOGS/bench_p64_n64.txt" | head -8
-echo "concurrency (bench --concurrency):"
-grep -E '^ +(conc|[0-9]+) ' "$LOGS/bench_concurrency.txt"
+# bench_model SHAPE TYPE [extra figures...]: write, bench, optionally
+# profile / cold start / concurrency, delete.
+bench_model() {
+  local shape=$1 type=$2
+  shift 2
+  local lim t0=$SECONDS
+  [ "$HAVE_SYNTH" = 1 ] || return
+  lim=$(limit 240)
+  if [ "$lim" -le 30 ]; then say "$(printf '%-12s %-7s | skipped: out of time' "$shape" "$type")"; return; fi
+  rm -f "$MODEL"
+  echo "===== synth $shape $type" >>"$LOGS/synth.log"
+  if ! timeout "$lim" bash -c 'synth_model "$@"' _ "$shape" "$type" "$MODEL" >>"$LOGS/synth.log" 2>&1; then
+    say "$(printf '%-12s %-7s | synth failed or timed out (synth.log)' "$shape" "$type")"
+    rm -f "$MODEL"
+    return
+  fi
+  local t_synth=$((SECONDS - t0))
+  lim=$(limit 150)
+  echo "===== bench $shape $type -p $PP -n $TG -r $REPS" >>"$LOGS/bench.log"
+  timeout "$lim" "$CLI" bench -m "$MODEL" -p "$PP" -n "$TG" -r "$REPS" -c $((PP + TG)) --json \
+    >"$WORK/bench.json" 2>>"$LOGS/bench.log"
+  local rc=$?
+  if [ "$rc" = 0 ]; then
+    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["shape"]=sys.argv[2]; j["type"]=sys.argv[3]; j["synth_s"]=int(sys.argv[4]); print(json.dumps(j))' \
+      "$WORK/bench.json" "$shape" "$type" "$t_synth" >>"$LOGS/bench.jsonl"
+  else
+    say "$(printf '%-12s %-7s | bench rc=%s (bench.log)' "$shape" "$type" "$rc")"
+  fi
+  for extra in "$@"; do
+    lim=$(limit 120)
+    [ "$lim" -le 10 ] && { say "$shape $type $extra: skipped, out of time"; continue; }
+    case $extra in
+      profile)  # per-op GPU time of one decode step at depth PP, and host phases
+        echo "===== profile $shape $type" >>"$LOGS/bench.log"
+        timeout "$lim" "$CLI" bench -m "$MODEL" -p "$PP" -n 16 -r 1 -c $((PP + 16)) --profile \
+          >>"$LOGS/bench.log" 2>&1
+        ;;
+      cold)  # load (file pages dropped where allowed) to first token
+        echo "===== cold start $shape $type" >>"$LOGS/bench.log"
+        sync
+        echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "(page cache not dropped)" >>"$LOGS/bench.log"
+        local c0 ms
+        c0=$(date +%s%N)
+        timeout "$lim" "$CLI" generate -m "$MODEL" -p "Once upon a time" -n 1 --temp 0 --no-log \
+          >>"$LOGS/bench.log" 2>&1
+        ms=$((($(date +%s%N) - c0) / 1000000))
+        say "$(printf '%-12s %-7s | cold start to first token: %d ms (process start, load, prefill, 1 token)' \
+          "$shape" "$type" "$ms")"
+        ;;
+      concurrency)
+        echo "===== concurrency $shape $type" >>"$LOGS/bench.log"
+        for n in 1 8 32; do
+          lim=$(limit 90)
+          [ "$lim" -le 10 ] && break
+          timeout "$lim" "$CLI" bench -m "$MODEL" --concurrency "$n" --requests $((2 * n)) -p 32 \
+            -n "$([ "$DRY" = 1 ] && echo 8 || echo 32)" -c 128 --kv-type f16 >>"$LOGS/bench.log" 2>&1
+        done
+        ;;
+    esac
+  done
+  rm -f "$MODEL"
+}
+
+say ""
+if [ "$DRY" = 1 ]; then
+  bench_model mistral-7b q4_0 profile cold
+  bench_model mistral-7b f32 concurrency
+  bench_model tinyllama-1.1b q8_0
+else
+  bench_model mistral-7b q4_0 profile cold
+  bench_model mistral-7b f16
+  bench_model mistral-7b q4_k_m concurrency
+  bench_model tinyllama-1.1b q4_0
+  bench_model mistral-7b q8_0
+  bench_model tinyllama-1.1b f16
+  bench_model tinyllama-1.1b q8_0
+  bench_model tinyllama-1.1b q4_k_m
+fi
+
+# ---- 3. summary ---------------------------------------------------------------
+say ""
+python3 - "$LOGS/bench.jsonl" <<'EOF' | tee -a "$SUMMARY"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+BW = 4.8e12  # H200 HBM3e bytes/s (datasheet); the share is a lower bound on what decode reads
+print(f"{'shape':<15} {'type':<7} {'GiB':>6} {'pp t/s':>9} {'tg t/s':>8} {'tg % of 4.8 TB/s':>17} {'synth s':>8}")
+for r in rows:
+    gib = r["weight_bytes"] / 2**30
+    tg = r["tg"]["median"]
+    bw = 100.0 * tg * r["weight_bytes"] / BW
+    print(f"{r['shape']:<15} {r['type']:<7} {gib:6.2f} {r['pp']['median']:9.1f} {tg:8.1f} {bw:16.1f}% {r.get('synth_s', 0):8d}")
+if rows:
+    print(f"(pp{rows[0]['pp']['tokens']} / tg{rows[0]['tg']['tokens']}, median of {rows[0]['repetitions']} after one warm-up; device {rows[0]['device']})")
+EOF
+echo "decode step profile (largest ops, then host phases):" | tee -a "$SUMMARY"
+awk '/one decode step/{on=1} on&&/^(mul_mat|attention|add_rms|rope|total|host ms)/' "$LOGS/bench.log" | head -8 | tee -a "$SUMMARY"
+echo "concurrency (one run per level; speedup: compare the out tok/s rows):" | tee -a "$SUMMARY"
+grep -m1 -E '^ conc ' "$LOGS/bench.log" | tee -a "$SUMMARY"
+grep -E '^ +[0-9]+ ' "$LOGS/bench.log" | tee -a "$SUMMARY"
+say "total: $((SECONDS - START)) s of a ${BUDGET} s budget"
