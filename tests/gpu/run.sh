@@ -20,9 +20,9 @@
 # when the caller sets it, else /tmp/wb-gpu-out.
 #
 # WB_GPU_DRY_RUN=1 runs every step on tiny shapes on any device (lavapipe
-# here): stories260K quantized with `workbench-cli quantize` instead of the
-# synthetic models, short benches, the quick tests only; it checks the
-# script's CPU-side parts before device time is spent.
+# here): one-layer TinyLlama-shaped models with a 512-token vocabulary,
+# short benches, a few quick tests; it checks the script's CPU-side parts
+# before device time is spent.
 set -u
 BUNDLE=${1:-build/gpu-bundle.tar.xz}
 LOGS=${OUT:-/tmp/wb-gpu-out}
@@ -123,11 +123,10 @@ fi
 # own tool. One place to adapt when synth's options change.
 synth_model() {  # SHAPE TYPE PATH
   if [ "$DRY" = 1 ]; then
-    # Tiny stand-in: the bundled model in the wanted type.
-    local src=$B/data/models/stories260K.gguf
-    if [ "$2" = f32 ]; then cp "$src" "$3"; else "$CLI" quantize -q -t "$2" "$src" "$3"; fi
+    # Tiny stand-in: one TinyLlama layer, a small vocabulary.
+    "$CLI" synth -q --shape tinyllama-1.1b --layers 1 --vocab 512 --type "$2" "$3"
   else
-    "$CLI" synth --shape "$1" --type "$2" -o "$3"
+    "$CLI" synth -q --shape "$1" --type "$2" "$3"
   fi
 }
 export -f synth_model
@@ -206,7 +205,7 @@ bench_model() {
 say ""
 if [ "$DRY" = 1 ]; then
   bench_model mistral-7b q4_0 profile cold
-  bench_model mistral-7b f32 concurrency
+  bench_model mistral-7b f16 concurrency
   bench_model tinyllama-1.1b q8_0
 else
   bench_model mistral-7b q4_0 profile cold
