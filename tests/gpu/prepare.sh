@@ -10,10 +10,11 @@
 #   vulkan/  libvulkan.so.1 (used only when the machine has no loader)
 #   layers/  VK_LAYER_KHRONOS_validation (.so + manifest) so the tests keep
 #            the validation layer on there too
-#   data/    models/stories260K.gguf, golden/ and golden2/ (the tests' fixtures, from tests/data)
+#   data/    models/stories260K.gguf, golden/ and the golden2/ files the bundled tests read
+#            (each tiny model's F16 file and goldens, llama-spm's Q4_K_M file), from tests/data
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default: build/release)
 # Build first, e.g.:
-#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_vk_host test_vk_arch_golden test_scheduler workbench-cli
+#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_vk_host test_kquant_golden test_vk_arch_golden test_scheduler workbench-cli
 # Then copy build/gpu-bundle.tar.xz to the GPU machine and run, from a checkout there:
 #   bash tests/gpu/run.sh build/gpu-bundle.tar.xz
 set -euo pipefail
@@ -24,12 +25,13 @@ STAGE=$ROOT/build/gpu-bundle
 OUT_TAR=$ROOT/build/gpu-bundle.tar.xz
 
 bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_llama" "$BUILD/tests/vk/test_vk_host"
+  "$BUILD/tests/vk/test_kquant_golden"
   "$BUILD/tests/model/test_vk_arch_golden" "$BUILD/tests/scheduler/test_scheduler"
   "$BUILD/app/cli/workbench-cli")
 for b in "${bins[@]}"; do
   if [ ! -x "$b" ]; then
     echo "prepare.sh: missing $b; build it first:" >&2
-    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_vk_host test_vk_arch_golden test_scheduler workbench-cli" >&2
+    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_vk_host test_kquant_golden test_vk_arch_golden test_scheduler workbench-cli" >&2
     exit 1
   fi
 done
@@ -66,7 +68,13 @@ fi
 
 cp "$DATA/models/stories260K.gguf" "$STAGE/data/models/"
 cp "$DATA"/golden/stories260K_* "$STAGE/data/golden/"
+# golden2 without what the bundled tests do not read (tokenizer goldens,
+# quantization tables, K-quant files other than Q4_K_M): the bundle and the
+# checkout sent with it must stay under the GPU machine's 64 MiB.
 cp -r "$DATA/golden2" "$STAGE/data/"
+rm -rf "$STAGE/data/golden2/tokenizer" "$STAGE/data/golden2/quant_blocks.json"
+rm -f "$STAGE"/data/golden2/*/quant_files.json
+find "$STAGE/data/golden2" -name '*-q*.gguf' ! -name '*-q4_k_m.gguf' -delete
 
 tar -C "$ROOT/build" -cJf "$OUT_TAR" gpu-bundle
 echo "prepare.sh: wrote $OUT_TAR ($(du -h "$OUT_TAR" | cut -f1))"

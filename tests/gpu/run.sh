@@ -114,6 +114,7 @@ else
   run_test test_vk_kernels 90
   run_test test_vk_llama 90
   run_test test_vk_arch_golden 60
+  run_test test_kquant_golden 45 "matches_dequantf32_runs:f16 vulkan" "matches_dequantf32_runs:q4_k_m vulkan"
   run_test test_vk_host 45
   run_test test_scheduler 45
 fi
