@@ -169,6 +169,8 @@ int child(const ParsedArgs& args) {
         {"load_wall_ms", load_wall_ms},
         {"to_first_token_ms", process_ms + ms_between(t_main, t_first)},
         {"pipelines", lt.pipelines},
+        {"pipelines_compile_ms", lt.pipelines_compile_ms},
+        {"pipeline_threads", lt.pipeline_threads},
         {"pipeline_cache_bytes", lt.pipeline_cache_bytes},
         {"first_token", first},
         {"backend", m->backend_name()},
@@ -346,8 +348,15 @@ int cmd_bench_cold_start(const std::vector<std::string>& argv) {
         }
         std::printf("\n");
     }
-    std::printf("pipelines created: %d; the model file stays in the OS page cache between runs\n",
-                modes[0].runs.front().value("pipelines", 0));
+    const int threads = modes[0].runs.front().value("pipeline_threads", 0);
+    std::printf(
+        "pipelines created: %d, compiled %s; the model file stays in the OS page cache "
+        "between runs\n",
+        modes[0].runs.front().value("pipelines", 0),
+        threads > 0 ? ("on " + std::to_string(threads) +
+                       " threads beside the recording (pipeline creation = time waited)")
+                          .c_str()
+                    : "in the caller on first use (WB_VK_PIPELINE_THREADS=0)");
     return 0;
 }
 

@@ -79,8 +79,11 @@ std::unique_ptr<Model> load_copying(const gguf::File& file, const ModelDesc& des
 
 void add_pipeline_times(const Model& m, LoadTimings& t) {
     if (const auto* vk = dynamic_cast<const VkModel*>(&m)) {
-        t.pipelines_ms = vk->pipeline_stats().create_ms;
-        t.pipelines = vk->pipeline_stats().created;
+        const vk::Kernels::PipelineStats s = vk->pipeline_stats();
+        t.pipelines_ms = s.create_ms;
+        t.pipelines = s.created;
+        t.pipelines_compile_ms = s.compile_ms;
+        t.pipeline_threads = s.compile_threads;
     }
 }
 

@@ -31,12 +31,18 @@ struct LoadOptions {
 /// first use, so pipelines_ms and pipelines are read after the first
 /// request (add_pipeline_times); until then they are 0.
 struct LoadTimings {
-    double map_ms = 0.0;        ///< open and mmap the GGUF file
-    double parse_ms = 0.0;      ///< header, metadata, tensor infos, tensor checks
-    double device_ms = 0.0;     ///< Vulkan instance and device, pipeline-cache file (0 on CPU)
-    double upload_ms = 0.0;     ///< weights to the device, KV pool allocated (CPU: weight prep)
-    double pipelines_ms = 0.0;  ///< creating compute pipelines (Vulkan)
-    uint32_t pipelines = 0;     ///< compute pipelines created
+    double map_ms = 0.0;     ///< open and mmap the GGUF file
+    double parse_ms = 0.0;   ///< header, metadata, tensor infos, tensor checks
+    double device_ms = 0.0;  ///< Vulkan instance and device, pipeline-cache file (0 on CPU)
+    double upload_ms = 0.0;  ///< weights to the device, KV pool allocated (CPU: weight prep)
+    /// Host time blocked on compute pipelines (Vulkan): modules, layouts
+    /// and waiting for the driver's compiles, which run on
+    /// pipeline_threads worker threads beside the recording (0: in the
+    /// caller, one after another; see vk::Kernels::PipelineStats).
+    double pipelines_ms = 0.0;
+    uint32_t pipelines = 0;             ///< compute pipelines created
+    double pipelines_compile_ms = 0.0;  ///< the compiles' own times, summed over threads
+    uint32_t pipeline_threads = 0;
     /// Bytes the on-disk pipeline cache held for this device at load (0:
     /// every pipeline compiled cold).
     uint64_t pipeline_cache_bytes = 0;

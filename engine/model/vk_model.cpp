@@ -213,7 +213,7 @@ const vk::DeviceInfo& VkModel::device_info() const {
 const vk::ValidationLog* VkModel::validation() const {
     return impl_->ctx->validation();
 }
-const vk::Kernels::PipelineStats& VkModel::pipeline_stats() const {
+vk::Kernels::PipelineStats VkModel::pipeline_stats() const {
     return impl_->kernels->pipeline_stats();
 }
 uint64_t VkModel::pipeline_cache_loaded_bytes() const {

@@ -111,7 +111,7 @@ class VkModel : public Model {
     const VkLoadTimes& load_times() const { return load_times_; }
     /// Pipelines created so far (on first use: the first ubatches create
     /// theirs) and the time that took.
-    const vk::Kernels::PipelineStats& pipeline_stats() const;
+    vk::Kernels::PipelineStats pipeline_stats() const;
     /// Bytes of the on-disk pipeline cache found at load (0: cold).
     uint64_t pipeline_cache_loaded_bytes() const;
 

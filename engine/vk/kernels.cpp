@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "ggml/types.h"
 #include "spirv_all.h"  // generated: spv_<variant>[] arrays
@@ -101,9 +103,28 @@ Kernels::Kernels(Context& ctx, bool allow_subgroup_ops) : ctx_(ctx) {
     // attention_row: a workgroup is one SIMD batch of heads on lavapipe.
     wg_row_ = pow2_floor(std::clamp<uint32_t>(sg, 8, 64));
     loop_budget_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    // Compiles side by side: one thread per core (WB_VK_PIPELINE_THREADS=N
+    // sets N; 0 compiles each pipeline in the caller on first use).
+    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (const char* e = std::getenv("WB_VK_PIPELINE_THREADS")) threads = std::max(0, std::atoi(e));
+    if (threads > 0)
+        compile_queue_ = std::make_unique<CompileQueue>(static_cast<unsigned>(threads));
 }
 
 Kernels::~Kernels() = default;
+
+Kernels::PipelineStats Kernels::pipeline_stats() const {
+    PipelineStats s;
+    s.created = static_cast<uint32_t>(pipelines_.size());
+    s.create_ms = create_ms_;
+    s.compile_threads = compile_queue_ ? compile_queue_->threads() : 0;
+    for (const auto& [key, p] : pipelines_) {
+        s.create_ms += p->waited_ms();
+        s.compile_ms += p->compile_ms();
+    }
+    if (!compile_queue_) s.compile_ms = s.create_ms;  // compiled inside create
+    return s;
+}
 
 KernelConfig Kernels::config_for(const DeviceInfo& d, bool gpu_kernels) {
     // The same choices as the constructor.
@@ -143,10 +164,9 @@ const Pipeline& Kernels::get(const std::string& variant, uint32_t n_buffers, uin
         desc.spec.insert(desc.spec.end(), extra.begin(), extra.end());
     }
     const auto t0 = std::chrono::steady_clock::now();
-    auto p = std::make_unique<Pipeline>(ctx_, desc);
-    pipeline_stats_.create_ms +=
+    auto p = std::make_unique<Pipeline>(ctx_, desc, compile_queue_.get());
+    create_ms_ +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++pipeline_stats_.created;
     const Pipeline& ref = *p;
     pipelines_.emplace(key, std::move(p));
     return ref;

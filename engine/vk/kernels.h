@@ -225,11 +225,18 @@ class Kernels {
     /// and the wall time that took, in ms: shader module, layouts and
     /// vkCreateComputePipelines, i.e. the driver's compile, or a lookup in
     /// the pipeline cache when Context's on-disk cache already had it.
+    /// The driver's compiles run on up to `compile_threads` threads beside
+    /// the recording (vk::CompileQueue; WB_VK_PIPELINE_THREADS=0 compiles
+    /// each on first use, one after another), so create_ms is the host
+    /// time blocked on pipelines (building modules and layouts, waiting
+    /// for compiles) and compile_ms the sum of the compiles' own times.
     struct PipelineStats {
         uint32_t created = 0;
         double create_ms = 0.0;
+        double compile_ms = 0.0;
+        uint32_t compile_threads = 0;  ///< 0: compiled on first use, in the caller
     };
-    const PipelineStats& pipeline_stats() const { return pipeline_stats_; }
+    PipelineStats pipeline_stats() const;
 
     /// The tiled mat x mat shader can run on this device.
     bool has_mat_mat() const { return mat_mat_ok_; }
@@ -261,8 +268,11 @@ class Kernels {
     bool subgroup_ops_ = false;                     ///< mat x vec (Vec) uses the matvec_sg variants
     uint32_t wg_row_ = 8;                           ///< attention_row: one subgroup
     bool loop_budget_ = false;                      ///< CPU device: see plan_attention()
+    // Declared before pipelines_: a pipeline's destructor waits for its
+    // queued compile, so the queue must outlive them.
+    std::unique_ptr<CompileQueue> compile_queue_;
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
-    PipelineStats pipeline_stats_;
+    double create_ms_ = 0.0;  // modules, layouts and in-caller compiles
 };
 
 }  // namespace wb::vk

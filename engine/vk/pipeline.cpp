@@ -1,12 +1,31 @@
 #include "vk/pipeline.h"
 
+#include <chrono>
 #include <stdexcept>
 
 #include "vk/error.h"
 
 namespace wb::vk {
 
-Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
+CompileQueue::CompileQueue(unsigned threads)
+    : threads_(std::max(1u, std::min(threads, 1024u))), slots_(threads_) {}
+
+std::shared_future<void> CompileQueue::run(std::function<void()> job) {
+    return std::async(std::launch::async,
+                      [this, job = std::move(job)] {
+                          slots_.acquire();
+                          try {
+                              job();
+                          } catch (...) {
+                              slots_.release();
+                              throw;
+                          }
+                          slots_.release();
+                      })
+        .share();
+}
+
+Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc, CompileQueue* queue)
     : ctx_(ctx), name_(desc.name), n_buffers_(desc.n_buffers), push_bytes_(desc.push_bytes) {
     if (desc.push_bytes > ctx.info().max_push_constants) {
         throw std::invalid_argument("pipeline " + desc.name + ": " +
@@ -59,32 +78,64 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
         pli.pPushConstantRanges = desc.push_bytes ? &pcr : nullptr;
         check(vkCreatePipelineLayout(dev, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
 
-        std::vector<VkSpecializationMapEntry> entries(desc.spec.size());
-        for (uint32_t i = 0; i < desc.spec.size(); ++i) {
-            entries[i] = {i, i * 4u, 4u};
+        if (queue) {
+            compiled_ = queue->run([this, spec = desc.spec] { compile(spec); });
+        } else {
+            compile(desc.spec);
         }
-        VkSpecializationInfo si{};
-        si.mapEntryCount = static_cast<uint32_t>(entries.size());
-        si.pMapEntries = entries.data();
-        si.dataSize = desc.spec.size() * 4;
-        si.pData = desc.spec.data();
-
-        VkComputePipelineCreateInfo cpi{};
-        cpi.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-        cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-        cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        cpi.stage.module = module_;
-        cpi.stage.pName = "main";
-        cpi.stage.pSpecializationInfo = desc.spec.empty() ? nullptr : &si;
-        cpi.layout = layout_;
-        const VkResult r =
-            vkCreateComputePipelines(dev, ctx.pipeline_cache(), 1, &cpi, nullptr, &pipeline_);
-        if (r != VK_SUCCESS)
-            throw Error("vkCreateComputePipelines(" + desc.name + "): " + result_name(r), r);
     } catch (...) {
         destroy();
         throw;
     }
+}
+
+void Pipeline::compile(std::vector<uint32_t> spec) {
+    const auto t0 = std::chrono::steady_clock::now();
+    VkDevice dev = ctx_.device();
+    std::vector<VkSpecializationMapEntry> entries(spec.size());
+    for (uint32_t i = 0; i < spec.size(); ++i) {
+        entries[i] = {i, i * 4u, 4u};
+    }
+    VkSpecializationInfo si{};
+    si.mapEntryCount = static_cast<uint32_t>(entries.size());
+    si.pMapEntries = entries.data();
+    si.dataSize = spec.size() * 4;
+    si.pData = spec.data();
+
+    VkComputePipelineCreateInfo cpi{};
+    cpi.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cpi.stage.module = module_;
+    cpi.stage.pName = "main";
+    cpi.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+    cpi.layout = layout_;
+    const VkResult r =
+        vkCreateComputePipelines(dev, ctx_.pipeline_cache(), 1, &cpi, nullptr, &pipeline_);
+    if (r != VK_SUCCESS)
+        throw Error("vkCreateComputePipelines(" + name_ + "): " + result_name(r), r);
+    compile_ms_ =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+VkPipeline Pipeline::handle() const {
+    if (compiled_.valid() && !done_.load(std::memory_order_acquire)) {
+        if (compiled_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+            const auto t0 = std::chrono::steady_clock::now();
+            compiled_.wait();
+            waited_ms_ = waited_ms_.load() + std::chrono::duration<double, std::milli>(
+                                                 std::chrono::steady_clock::now() - t0)
+                                                 .count();
+        }
+        compiled_.get();  // rethrows the compile's error
+        done_.store(true, std::memory_order_release);
+    }
+    return pipeline_;
+}
+
+bool Pipeline::ready() const {
+    return !compiled_.valid() || done_.load(std::memory_order_acquire) ||
+           compiled_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
 Pipeline::~Pipeline() {
@@ -92,6 +143,8 @@ Pipeline::~Pipeline() {
 }
 
 void Pipeline::destroy() {
+    // A queued compile still uses the module and layout: let it finish.
+    if (compiled_.valid()) compiled_.wait();
     VkDevice dev = ctx_.device();
     if (pipeline_) vkDestroyPipeline(dev, pipeline_, nullptr);
     if (layout_) vkDestroyPipelineLayout(dev, layout_, nullptr);

@@ -4,11 +4,22 @@
 // specialization constants (ids 0..k-1, all 32-bit; id 0 is the workgroup
 // size by convention of shaders/include/common.glsl). Built through the
 // Context's pipeline cache.
+//
+// The driver's compile (vkCreateComputePipelines) may run on a worker
+// thread of a CompileQueue: layouts exist at once, so a recorder can
+// allocate and write descriptor sets; handle() waits for the compile. The
+// first step of a model thus compiles its pipelines side by side and
+// beside the recording instead of one after another (issue: cold start).
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <semaphore>
 #include <string>
 #include <vector>
 
@@ -37,12 +48,32 @@ struct PipelineDesc {
     std::vector<uint32_t> spec;     ///< specialization constants, ids 0..spec.size()-1
 };
 
+/// Runs pipeline compiles on worker threads, at most `threads` at once
+/// (Vulkan allows vkCreateComputePipelines from several threads on one
+/// device and one internally synchronized VkPipelineCache).
+class CompileQueue {
+  public:
+    /// `threads` >= 1 compiles at a time.
+    explicit CompileQueue(unsigned threads);
+    unsigned threads() const { return threads_; }
+    /// Starts `job` on its own thread once one of the `threads` slots is
+    /// free; the future holds the job's exception, if any.
+    std::shared_future<void> run(std::function<void()> job);
+
+  private:
+    unsigned threads_;
+    std::counting_semaphore<1024> slots_;
+};
+
 class Pipeline {
   public:
-    /// Throws vk::Error when a call fails (e.g. a shader the driver rejects)
-    /// and std::invalid_argument when push_bytes exceeds the device limit
-    /// or `bindings` is neither empty nor n_buffers long.
-    Pipeline(Context& ctx, const PipelineDesc& desc);
+    /// Builds the shader module and layouts here; the compile runs here too
+    /// when `queue` is null, else on one of the queue's threads (handle()
+    /// waits for it). Throws vk::Error when a call fails (e.g. a shader the
+    /// driver rejects; for a queued compile, from handle()) and
+    /// std::invalid_argument when push_bytes exceeds the device limit or
+    /// `bindings` is neither empty nor n_buffers long.
+    Pipeline(Context& ctx, const PipelineDesc& desc, CompileQueue* queue = nullptr);
     ~Pipeline();
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -52,7 +83,15 @@ class Pipeline {
     uint32_t push_bytes() const { return push_bytes_; }
     /// Kind of binding i (< n_buffers()).
     Binding binding(uint32_t i) const { return bindings_[i]; }
-    VkPipeline handle() const { return pipeline_; }
+    /// The compiled pipeline; waits for a queued compile (the wait is
+    /// added to waited_ms()) and rethrows its vk::Error.
+    VkPipeline handle() const;
+    /// Whether handle() would return without waiting.
+    bool ready() const;
+    /// Wall time of the driver's compile, ms (0 until it finished).
+    double compile_ms() const { return compile_ms_.load(); }
+    /// Host time spent inside handle() waiting for the compile, ms.
+    double waited_ms() const { return waited_ms_.load(); }
     VkPipelineLayout layout() const { return layout_; }
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
     /// [n_buffers] what the shader may do with each binding (readonly /
@@ -60,6 +99,7 @@ class Pipeline {
     const std::vector<BindingAccess>& access() const { return access_; }
 
   private:
+    void compile(std::vector<uint32_t> spec);
     void destroy();
 
     Context& ctx_;
@@ -71,7 +111,11 @@ class Pipeline {
     VkShaderModule module_ = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
-    VkPipeline pipeline_ = VK_NULL_HANDLE;
+    VkPipeline pipeline_ = VK_NULL_HANDLE;   // written by compile(), before compiled_ is ready
+    std::shared_future<void> compiled_;      // valid only for a queued compile
+    mutable std::atomic<bool> done_{false};  // compiled_ finished without an error
+    std::atomic<double> compile_ms_{0.0};
+    mutable std::atomic<double> waited_ms_{0.0};
 };
 
 }  // namespace wb::vk

@@ -9,6 +9,16 @@ namespace wb::vk {
 
 namespace {
 constexpr uint32_t kSetsPerPool = 512;
+
+void record_dispatch(VkCommandBuffer cmd, const Pipeline& p, VkDescriptorSet set, const void* push,
+                     uint32_t gx, uint32_t gy, uint32_t gz) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0,
+                            nullptr);
+    if (p.push_bytes())
+        vkCmdPushConstants(cmd, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes(), push);
+    vkCmdDispatch(cmd, gx, gy, gz);
+}
 constexpr uint32_t kBuffersPerSet = 8;
 constexpr uint32_t kTexelsPerSet = 2;   // texel-buffer bindings per set, on average
 constexpr uint32_t kMaxQueries = 8192;  // timestamps per command buffer (ops + 1)
@@ -35,6 +45,8 @@ void Recorder::begin(bool timestamps, bool reusable) {
         check(vkResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
     pool_index_ = 0;
     op_names_.clear();
+    held_.clear();
+    holding_ = false;
     n_barriers_ = 0;
     hazards_.barrier();
     ended_ = false;
@@ -89,6 +101,20 @@ VkDescriptorSet Recorder::allocate_set(VkDescriptorSetLayout layout) {
     }
 }
 
+void Recorder::record_or_hold(std::function<void(VkCommandBuffer)> cmd) {
+    if (holding_) {
+        held_.push_back(std::move(cmd));
+    } else {
+        cmd(cmd_);
+    }
+}
+
+void Recorder::flush_held() {
+    for (auto& cmd : held_) cmd(cmd_);  // Pipeline::handle() waits for each compile
+    held_.clear();
+    holding_ = false;
+}
+
 void Recorder::barrier() {
     VkMemoryBarrier mb{};
     mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
@@ -97,7 +123,9 @@ void Recorder::barrier() {
                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     const VkPipelineStageFlags stages =
         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    record_or_hold([mb, stages](VkCommandBuffer cmd) {
+        vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    });
     hazards_.barrier();
 }
 
@@ -113,8 +141,10 @@ void Recorder::order(const std::vector<HazardTracker::Id>& reads,
 
 void Recorder::after_op(const std::string& op) {
     if (timestamps_ && op_names_.size() + 1 < query_capacity_) {
-        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
-                            static_cast<uint32_t>(op_names_.size() + 1));
+        record_or_hold(
+            [q = queries_, i = static_cast<uint32_t>(op_names_.size() + 1)](VkCommandBuffer cmd) {
+                vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q, i);
+            });
     }
     op_names_.push_back(op);
     if (barriers() == Barriers::Full) {
@@ -170,12 +200,16 @@ void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> 
     vkUpdateDescriptorSets(ctx_.device(), i, writes.data(), 0, nullptr);
 
     order(reads_, writes_);
-    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
-    vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0,
-                            nullptr);
-    if (p.push_bytes())
-        vkCmdPushConstants(cmd_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes(), push);
-    vkCmdDispatch(cmd_, gx, gy, gz);
+    if (!holding_ && !p.ready()) holding_ = true;
+    if (holding_) {
+        const auto* bytes = static_cast<const uint8_t*>(push);
+        std::vector<uint8_t> pushed(bytes, bytes + (push ? p.push_bytes() : 0));
+        held_.push_back([&p, set, pushed = std::move(pushed), gx, gy, gz](VkCommandBuffer cmd) {
+            record_dispatch(cmd, p, set, pushed.empty() ? nullptr : pushed.data(), gx, gy, gz);
+        });
+    } else {
+        record_dispatch(cmd_, p, set, push, gx, gy, gz);
+    }
     after_op(op);
 }
 
@@ -184,12 +218,15 @@ void Recorder::copy(const Buffer& src, uint64_t src_off, Buffer& dst, uint64_t d
     reads_.assign(1, reinterpret_cast<HazardTracker::Id>(src.handle()));
     writes_.assign(1, reinterpret_cast<HazardTracker::Id>(dst.handle()));
     order(reads_, writes_);
-    VkBufferCopy region{src_off, dst_off, bytes};
-    vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+    const VkBufferCopy region{src_off, dst_off, bytes};
+    record_or_hold([s = src.handle(), d = dst.handle(), region](VkCommandBuffer cmd) {
+        vkCmdCopyBuffer(cmd, s, d, 1, &region);
+    });
     after_op("copy");
 }
 
 void Recorder::submit(Profile* profile) {
+    flush_held();
     // Make shader/transfer writes visible to the host reading mapped memory.
     VkMemoryBarrier mb{};
     mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;

@@ -10,6 +10,11 @@
 // writeonly bindings); Barriers::Full puts one after every op. Timestamps
 // always use Full, so each op's time is its own.
 //
+// Pipelines still compiling (vk::CompileQueue): from the first op whose
+// pipeline is not ready, the recorder keeps the commands on the host, in
+// order, and puts them into the command buffer at submit(), waiting there
+// for the compiles; descriptor sets and barrier placement are done at once.
+//
 // Replay: a command buffer begun `reusable` can be submitted again with
 // resubmit() as long as every buffer it binds still exists; its
 // descriptor sets live as long as the recording (until the next begin()).
@@ -17,6 +22,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -77,6 +83,11 @@ class Recorder {
 
   private:
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+    /// Puts `cmd` into the command buffer now, or after the commands held
+    /// back for a pipeline that is still compiling (see the file comment).
+    void record_or_hold(std::function<void(VkCommandBuffer)> cmd);
+    /// Writes the held-back commands (waiting for their pipelines).
+    void flush_held();
     void barrier();
     /// Tracked mode: a barrier first when this op conflicts with earlier ones.
     void order(const std::vector<HazardTracker::Id>& reads,
@@ -98,6 +109,8 @@ class Recorder {
     HazardTracker hazards_;
     std::vector<HazardTracker::Id> reads_, writes_;  // scratch, per op
     std::vector<std::string> op_names_;
+    bool holding_ = false;  // a pipeline was not ready: commands wait in held_
+    std::vector<std::function<void(VkCommandBuffer)>> held_;
 };
 
 }  // namespace wb::vk

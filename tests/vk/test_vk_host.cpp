@@ -221,6 +221,26 @@ class TestVkHost : public QObject {
         expect_clean(*full);
     }
 
+    void compiles_beside_recording_match_compiles_in_caller() {
+        // Pipelines compiled on worker threads while the first steps are
+        // recorded (their commands held back until submit) against each
+        // pipeline compiled in the caller on first use: identical logits,
+        // validation clean (its thread-safety checks included).
+        const uint64_t seed = vk::test::test_seed();
+        qputenv("WB_VK_PIPELINE_THREADS", "0");
+        auto in_caller = make_model(options(false, vk::Barriers::Tracked, false), 256);
+        qunsetenv("WB_VK_PIPELINE_THREADS");
+        auto beside = make_model(options(false, vk::Barriers::Tracked, false), 256);
+        const auto a = run_steps(*in_caller, 20, 4, seed);
+        const auto b = run_steps(*beside, 20, 4, seed);
+        QVERIFY(identical(a, b));
+        QCOMPARE(in_caller->pipeline_stats().compile_threads, 0u);
+        QVERIFY(beside->pipeline_stats().compile_threads >= 1);
+        QCOMPARE(beside->pipeline_stats().created, in_caller->pipeline_stats().created);
+        expect_clean(*in_caller);
+        expect_clean(*beside);
+    }
+
     void replayed_steps_match_recorded_steps_data() {
         QTest::addColumn<bool>("gpu_kernels");
         QTest::addColumn<uint32_t>("n_prompt");
