@@ -316,7 +316,7 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
     }
     Clock::time_point t_submit;
     if (hit != m.steps.end()) {
-        std::rotate(m.steps.begin(), hit, hit + 1);  // most recently used first
+        m.steps.splice(m.steps.begin(), m.steps, hit);  // most recently used first
         t_submit = Clock::now();
         m.steps.front().rec->resubmit(prof);
     } else {
@@ -334,7 +334,7 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
         rec->submit(prof);
         if (profiling_) host_times_.recorded += 1;
         if (m.replay) {
-            m.steps.insert(m.steps.begin(), Impl::Step{key, ops.plans(), std::move(rec)});
+            m.steps.push_front(Impl::Step{key, ops.plans(), std::move(rec)});
             if (m.steps.size() > Impl::kMaxSteps) m.steps.pop_back();
         } else {
             m.spare = std::move(rec);  // recorded afresh every step

@@ -2,6 +2,7 @@
 // Private to the Vulkan forward pass (vk_model.cpp, vk_model_decode.cpp):
 // the device objects behind VkModel.
 
+#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +38,10 @@ struct VkModel::Impl {
         std::unique_ptr<vk::Recorder> rec;
     };
     static constexpr size_t kMaxSteps = 16;
-    std::vector<Step> steps;
+    // A list: moving a hit to the front and adding one there never moves
+    // the others (and GCC 12's -O3 -Wnull-dereference misreads the
+    // vector insert of a Step).
+    std::list<Step> steps;
     std::unique_ptr<vk::Recorder> spare;  ///< the one command buffer when replay is off
     bool replay = true;
     vk::Barriers barriers = vk::Barriers::Tracked;
