@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_stats.h"
 #include "common_options.h"
 #include "cpu/isa.h"
 #include "ggml/types.h"
@@ -69,21 +70,12 @@ struct Stats {
     double median = 0, stdev = 0, min = 0, max = 0;
 };
 
+// The shared summary, with zeros (not NaN) for a phase with no samples so
+// the table and JSON print numbers.
 Stats stats(std::vector<double> v) {
-    Stats s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    s.min = v.front();
-    s.max = v.back();
-    double mean = 0;
-    for (double x : v) mean += x;
-    mean /= static_cast<double>(n);
-    double var = 0;
-    for (double x : v) var += (x - mean) * (x - mean);
-    s.stdev = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0.0;
-    return s;
+    if (v.empty()) return {};
+    const RepeatStats r = repeat_stats(std::move(v));
+    return {r.median, r.stdev, r.min, r.max};
 }
 
 /// Per-op GPU times and host phases of one prefill or one decode run.

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_stats.h"
 #include "common_options.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
@@ -225,21 +226,6 @@ std::string run_child(const std::vector<std::string>& argv, const std::string& c
     return text;
 }
 
-struct Spread {
-    double median = NAN, min = NAN, max = NAN;
-};
-
-Spread spread(std::vector<double> v) {
-    Spread s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    s.min = v.front();
-    s.max = v.back();
-    return s;
-}
-
 const std::pair<const char*, const char*> kPhases[] = {
     {"process_start_ms", "process start"},   {"vocab_ms", "vocabulary"},
     {"hash_ms", "hash (SHA-256)"},           {"map_ms", "file map"},
@@ -318,7 +304,7 @@ int cmd_bench_cold_start(const std::vector<std::string>& argv) {
             for (const auto& [key, label] : kPhases) {
                 std::vector<double> v;
                 for (const auto& r : mode.runs) v.push_back(r.value(key, 0.0));
-                const Spread s = spread(v);
+                const RepeatStats s = repeat_stats(v);
                 phases[key] = {{"median", s.median}, {"min", s.min}, {"max", s.max}};
             }
             j["modes"].push_back(
@@ -341,7 +327,7 @@ int cmd_bench_cold_start(const std::vector<std::string>& argv) {
         for (const Mode& mode : modes) {
             std::vector<double> v;
             for (const auto& r : mode.runs) v.push_back(r.value(key, 0.0));
-            const Spread s = spread(v);
+            const RepeatStats s = repeat_stats(v);
             char cell[64];
             std::snprintf(cell, sizeof cell, "%.1f [%.1f-%.1f]", s.median, s.min, s.max);
             std::printf(" %28s", cell);

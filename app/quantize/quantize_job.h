@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "errors/errors.h"
 #include "quant/file_types.h"
 #include "quant/quantize_model.h"
 
@@ -33,14 +34,7 @@ const char* to_string(ErrorKind kind);
 
 /// What run() throws. what() keeps the underlying message, which names the
 /// file and, for a malformed input, the byte offset and field.
-class Error : public std::runtime_error {
-  public:
-    Error(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
-    ErrorKind kind() const { return kind_; }
-
-  private:
-    ErrorKind kind_;
-};
+using Error = KindError<ErrorKind>;
 
 /// One step of a running job: reported before tensor `index` is written.
 struct Progress {

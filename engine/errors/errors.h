@@ -44,15 +44,22 @@ inline const char* to_string(ErrorKind k) {
     return "?";
 }
 
-/// Base of the typed errors. Catch it to learn the kind of any of them.
-class Error : public std::runtime_error {
+/// A std::runtime_error that carries a kind from the enum `Kind`, so a
+/// catch switches on kind() instead of matching what(). The engine's errors
+/// use ErrorKind; a job with failures of its own (quantize::Error) names its
+/// own enum. what() is the message as given (it names what and where).
+template <typename Kind>
+class KindError : public std::runtime_error {
   public:
-    Error(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
-    ErrorKind kind() const { return kind_; }
+    KindError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+    Kind kind() const { return kind_; }
 
   private:
-    ErrorKind kind_;
+    Kind kind_;
 };
+
+/// Base of the engine's typed errors. Catch it to learn the kind of any of them.
+using Error = KindError<ErrorKind>;
 
 /// A file that cannot be opened or read. what(): "<path>: cannot open: <reason>".
 class FileError : public Error {

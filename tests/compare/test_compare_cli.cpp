@@ -12,10 +12,13 @@
 #include <cmath>
 
 #include "common/data_dir.h"
+#include "common/file_hash.h"
 #include "common/json_fixtures.h"
 #include "common/process.h"
 
 namespace {
+
+using wbtest::file_sha256;
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
 const QString kData = QString::fromStdString(wbtest::data_dir());
@@ -25,14 +28,6 @@ using Result = wbtest::ProcessResult;
 
 Result run(const QStringList& args) {
     return wbtest::run_process(kCli, args);
-}
-
-QByteArray file_sha256(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    QCryptographicHash h(QCryptographicHash::Sha256);
-    h.addData(&f);
-    return h.result().toHex();
 }
 
 }  // namespace

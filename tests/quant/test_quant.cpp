@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/json_fixtures.h"
 #include "common/data_dir.h"
+#include "common/file_hash.h"
+#include "common/json_fixtures.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
@@ -27,6 +28,8 @@ using wb::gguf::Value;
 using wb::gguf::ValueType;
 
 namespace {
+
+using wbtest::file_sha256;
 
 const std::string kGolden = wbtest::data_dir() + "/golden/quant/";
 const std::string kModel = wbtest::data_dir() + "/models/stories260K.gguf";
@@ -53,14 +56,6 @@ QByteArray sha256(const void* p, size_t n) {
     return QCryptographicHash::hash(QByteArrayView(static_cast<const char*>(p), qsizetype(n)),
                                     QCryptographicHash::Sha256)
         .toHex();
-}
-
-QByteArray file_sha256(const std::string& path) {
-    QFile f(QString::fromStdString(path));
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    QCryptographicHash h(QCryptographicHash::Sha256);
-    h.addData(&f);
-    return h.result().toHex();
 }
 
 const char* type_label(uint32_t t) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/data_dir.h"
+#include "common/file_hash.h"
 #include "quantize/quantize_job.h"
 
 using wb::quantize::Error;
@@ -24,16 +25,10 @@ using wb::quantize::Request;
 
 namespace {
 
+using wbtest::file_sha256;
+
 const std::string kGolden = wbtest::data_dir() + "/golden/quant/";
 const std::string kModel = wbtest::data_dir() + "/models/stories260K.gguf";
-
-QByteArray file_sha256(const std::string& path) {
-    QFile f(QString::fromStdString(path));
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    QCryptographicHash h(QCryptographicHash::Sha256);
-    h.addData(&f);
-    return h.result().toHex();
-}
 
 // The SHA-256 llama.cpp's copy `name` has (golden/quant/SHA256SUMS).
 QByteArray golden_sha256(const char* name) {
