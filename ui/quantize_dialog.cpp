@@ -241,6 +241,10 @@ void QuantizeDialog::start() {
             ok = true;
         } catch (const quantize::Error& e) {
             message = failureText(e.kind(), QString::fromStdString(e.what()));
+        } catch (const std::exception& e) {
+            // Backstop: run() types its errors, but an exception left in the
+            // future would keep the dialog "running" and rethrow on close.
+            message = tr("Quantizing failed: %1").arg(QString::fromStdString(e.what()));
         }
         QMetaObject::invokeMethod(
             this,

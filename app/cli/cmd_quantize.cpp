@@ -92,7 +92,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     req.output = out;
     req.target = target;
     req.options.pure = args.has("pure");
-    const quant::QuantizeOptions& opts = req.options;
+    const quant::QuantizeOptions opts = req.options;  // a copy: req is moved into the job
 
     // Errors leave as the job throws them (quantize::Error, its message
     // naming the file); main prints them. No partial output is left.

@@ -63,6 +63,11 @@ quant::QuantizeReport QuantizeJob::run(const ProgressFn& progress) {
         throw Error(ErrorKind::Request, e.what());
     } catch (const std::runtime_error& e) {  // gguf::File::open: cannot read, not a regular file
         throw Error(ErrorKind::InputFile, e.what());
+    } catch (const std::exception& e) {
+        // bad_alloc, length_error, out_of_range: sizes read from a malformed
+        // file that no reader check caught. Still one typed error, so every
+        // caller's catch of Error sees it and nothing escapes a worker thread.
+        throw Error(ErrorKind::InputFormat, request_.input + ": cannot quantize: " + e.what());
     }
 }
 

@@ -150,8 +150,15 @@ void QuantizeJobTest::failuresAreTyped() {
         QCOMPARE(failure_kind(job), int(ErrorKind::Output));
     }
     {
-        QuantizeJob job(request(kModel, wb::quant::Target::Q8_0));  // over its own input
+        // Over its own input: a private copy, so a broken guard overwrites
+        // the copy, never the fixture every other test reads.
+        const std::string self = d.filePath("self.gguf").toStdString();
+        QVERIFY(QFile::copy(QString::fromStdString(kModel), QString::fromStdString(self)));
+        Request r = request(self, wb::quant::Target::Q8_0);
+        r.input = self;
+        QuantizeJob job(r);
         QCOMPARE(failure_kind(job), int(ErrorKind::Request));
+        QCOMPARE(file_sha256(self), file_sha256(kModel));  // the input is untouched
     }
     QVERIFY(!std::filesystem::exists(out));
 }
