@@ -42,6 +42,8 @@ struct LoadTimings {
     double pipelines_ms = 0.0;
     uint32_t pipelines = 0;             ///< compute pipelines created
     double pipelines_compile_ms = 0.0;  ///< the compiles' own times, summed over threads
+    /// Worker threads the compiles could run on at once (0: compiled in
+    /// the caller; WB_VK_PIPELINE_THREADS, vk::Kernels).
     uint32_t pipeline_threads = 0;
     /// Bytes the on-disk pipeline cache held for this device at load (0:
     /// every pipeline compiled cold).

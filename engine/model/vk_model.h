@@ -114,6 +114,10 @@ class VkModel : public Model {
     vk::Kernels::PipelineStats pipeline_stats() const;
     /// Bytes of the on-disk pipeline cache found at load (0: cold).
     uint64_t pipeline_cache_loaded_bytes() const;
+    /// Pipeline barriers between ops summed over every command buffer
+    /// recorded so far (a replayed step adds nothing): how many ordering
+    /// points VkModelOptions::barriers put in, whether profiling is on or not.
+    uint64_t barriers_recorded() const { return barriers_recorded_; }
 
   private:
     friend class VkOps;
@@ -126,6 +130,7 @@ class VkModel : public Model {
     bool profiling_ = false;
     vk::Profile profile_;
     HostTimes host_times_;
+    uint64_t barriers_recorded_ = 0;
     VkLoadTimes load_times_;
     std::unique_ptr<Impl> impl_;
 };

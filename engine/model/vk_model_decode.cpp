@@ -26,14 +26,21 @@ using vk::Purpose;
 
 /// Grows `b` to hold at least `bytes` (contents are not kept). A buffer
 /// that is reallocated drops every recorded step (they bind the old one).
-/// `headroom`: round up to a power of two, for inputs that grow a little
-/// every step (the cell table), so recorded steps stay valid.
+/// `headroom`: round up to a power of two (capped at the binding limit),
+/// for inputs that grow a little every step (the cell table), so recorded
+/// steps stay valid.
 /// (A template because VkModel::Impl is private to VkModel and its friends.)
 template <class Impl>
 void ensure(Impl& m, Buffer& b, uint64_t bytes, Memory mem, Purpose p = Purpose::Activations,
             bool headroom = false) {
     if (b.valid() && b.size() >= bytes) return;
-    if (headroom) bytes = std::bit_ceil(std::max<uint64_t>(bytes, 256));
+    if (headroom) {
+        // Never past what one binding may cover: the limit need not be a
+        // power of two (maxStorageBufferRange is 2^32 - 1 on many drivers),
+        // and a size that passed the caller's limit check must still bind.
+        const uint64_t limit = m.ctx->binding_limit();
+        bytes = std::max(bytes, std::min(std::bit_ceil(std::max<uint64_t>(bytes, 256)), limit));
+    }
     m.steps.clear();
     b = Buffer();  // free first: peak memory stays at one copy
     b = Buffer(*m.ctx, std::max<uint64_t>(bytes, 4), mem, p);
@@ -332,6 +339,7 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
         desc_.arch->graph(desc_, ops);  // act() may reallocate (and drop the recorded steps)
         t_submit = Clock::now();
         rec->submit(prof);
+        barriers_recorded_ += rec->n_barriers();
         if (profiling_) host_times_.recorded += 1;
         if (m.replay) {
             m.steps.push_front(Impl::Step{key, ops.plans(), std::move(rec)});

@@ -103,10 +103,17 @@ Kernels::Kernels(Context& ctx, bool allow_subgroup_ops) : ctx_(ctx) {
     // attention_row: a workgroup is one SIMD batch of heads on lavapipe.
     wg_row_ = pow2_floor(std::clamp<uint32_t>(sg, 8, 64));
     loop_budget_ = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    // Compiles side by side: one thread per core (WB_VK_PIPELINE_THREADS=N
-    // sets N; 0 compiles each pipeline in the caller on first use).
+    // Compiles side by side, at most one per core at once (each compile
+    // starts a thread that waits for one of the queue's slots).
+    // WB_VK_PIPELINE_THREADS=N allows N at once; 0 compiles each pipeline in
+    // the caller on first use; a value that is not a whole number from 0 to
+    // 1024 is ignored.
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (const char* e = std::getenv("WB_VK_PIPELINE_THREADS")) threads = std::max(0, std::atoi(e));
+    if (const char* e = std::getenv("WB_VK_PIPELINE_THREADS"); e && *e) {
+        char* end = nullptr;
+        const long n = std::strtol(e, &end, 10);
+        if (*end == '\0' && n >= 0 && n <= 1024) threads = static_cast<int>(n);
+    }
     if (threads > 0)
         compile_queue_ = std::make_unique<CompileQueue>(static_cast<unsigned>(threads));
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <system_error>
 
 #include "vk/error.h"
 
@@ -78,11 +79,17 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc, CompileQueue* queue)
         pli.pPushConstantRanges = desc.push_bytes ? &pcr : nullptr;
         check(vkCreatePipelineLayout(dev, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
 
+        bool queued = false;
         if (queue) {
-            compiled_ = queue->run([this, spec = desc.spec] { compile(spec); });
-        } else {
-            compile(desc.spec);
+            try {
+                compiled_ = queue->run([this, spec = desc.spec] { compile(spec); });
+                queued = true;
+            } catch (const std::system_error&) {
+                // No thread to be had (a process at its thread limit): compile
+                // here, slower to start but the same pipeline.
+            }
         }
+        if (!queued) compile(desc.spec);
     } catch (...) {
         destroy();
         throw;
@@ -123,9 +130,9 @@ VkPipeline Pipeline::handle() const {
         if (compiled_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
             const auto t0 = std::chrono::steady_clock::now();
             compiled_.wait();
-            waited_ms_ = waited_ms_.load() + std::chrono::duration<double, std::milli>(
-                                                 std::chrono::steady_clock::now() - t0)
-                                                 .count();
+            waited_ms_.fetch_add(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
         }
         compiled_.get();  // rethrows the compile's error
         done_.store(true, std::memory_order_release);

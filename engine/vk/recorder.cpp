@@ -156,7 +156,12 @@ void Recorder::after_op(const std::string& op) {
 void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers,
                         const void* push, uint32_t gx, uint32_t gy, uint32_t gz,
                         const std::string& op) {
-    if (buffers.size() != p.n_buffers() || buffers.size() > kBuffersPerSet) {
+    if (buffers.size() > kBuffersPerSet) {
+        throw std::invalid_argument("dispatch " + p.name() + ": " + std::to_string(buffers.size()) +
+                                    " buffers given, at most " + std::to_string(kBuffersPerSet) +
+                                    " fit one descriptor set");
+    }
+    if (buffers.size() != p.n_buffers()) {
         throw std::invalid_argument("dispatch " + p.name() + ": " + std::to_string(buffers.size()) +
                                     " buffers given, pipeline has " +
                                     std::to_string(p.n_buffers()));
