@@ -316,7 +316,11 @@ int cmd_log(const std::vector<std::string>& argv) {
         const runlog::HistoryReader reader = runlog::HistoryReader::open(path);
         const std::vector<runlog::ModelLoadRow> loads = reader.model_loads(20);
         if (loads.empty()) {
-            std::printf("%s: no model loads logged yet\n", path.c_str());
+            // Logs written before schema 4 have none: say how one is made.
+            std::printf(
+                "%s: no model loads logged yet (generate, batch and the app log each model "
+                "they open)\n",
+                path.c_str());
             return 0;
         }
         auto ms = [](const std::optional<double>& v) {

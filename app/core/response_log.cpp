@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace wb::core {
 
@@ -67,8 +68,13 @@ runlog::ModelLoadRecord model_load_record(const SessionLoadTimes& t, const Engin
         l.parse_ms = t.model.parse_ms;
         l.device_ms = t.model.device_ms;
         l.upload_ms = t.model.upload_ms;
-        l.pipelines_ms = t.model.pipelines_ms;
-        l.pipelines = static_cast<int64_t>(t.model.pipelines);
+        // Vulkan creates its pipelines on first use, inside the first
+        // request (their time is part of first_token_ms): at load they are
+        // not known, so NULL, never a measured-looking 0.
+        if (t.model.pipelines > 0) {
+            l.pipelines_ms = t.model.pipelines_ms;
+            l.pipelines = static_cast<int64_t>(t.model.pipelines);
+        }
     }
     l.ready_ms = t.ready_ms;
     l.pipeline_cache_bytes = static_cast<int64_t>(t.model.pipeline_cache_bytes);
@@ -167,8 +173,12 @@ void ResponseLogger::finish(const FinishedRequest& f) {
                 log_->set_model_load_first_token(load->row,
                                                  load->clock_zero_ms + f.times.first_token_ms,
                                                  f.ttft_ms().value_or(0.0));
-            } catch (const std::exception&) {
-                // The load row keeps "first token unknown"; responses go on.
+            } catch (const std::exception& e) {
+                // The load row keeps "first token unknown"; responses go on,
+                // and the failure is told like a failed response write.
+                std::lock_guard lock(mu_);
+                load_error_ =
+                    std::string("the first token of the model load is not logged: ") + e.what();
             }
         }
     }
@@ -186,6 +196,10 @@ std::string ResponseLogger::last_error() const {
     return rows_.last_error();
 }
 std::string ResponseLogger::take_new_error() {
+    {
+        std::lock_guard lock(mu_);
+        if (!load_error_.empty()) return std::exchange(load_error_, std::string());
+    }
     return rows_.take_new_error();
 }
 

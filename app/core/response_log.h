@@ -89,8 +89,10 @@ class ResponseLogger {
     /// and the run it was opened for (nullopt: a load serving many runs),
     /// and remembers it: the first request of that session that finishes
     /// with a token sets the row's first_token_ms (open until that token)
-    /// and first_ttft_ms. Returns the row id. Throws what tags() and
-    /// RunLog::log_model_load throw (the caller warns and goes on).
+    /// and first_ttft_ms. With several requests at once, one that finishes
+    /// later may have had its first token a little earlier; the row keeps
+    /// the first finisher's, which is what a user of that request waited. Returns the row id.
+    /// Throws what tags() and RunLog::log_model_load throw (the caller warns and goes on).
     int64_t log_load(const EngineSession& session, std::string_view surface,
                      std::optional<int64_t> run_id);
     /// The same from a session's facts, for a caller that keeps them
@@ -123,7 +125,8 @@ class ResponseLogger {
     /// The last write failure in one sentence ("" when none).
     std::string last_error() const;
     /// Each distinct failure once, for a warning when it happens ("" when
-    /// the last one was already taken).
+    /// the last one was already taken); a failed first-token update of a
+    /// model load comes first.
     std::string take_new_error();
 
   private:
@@ -137,6 +140,7 @@ class ResponseLogger {
         double clock_zero_ms = 0.0;  // SessionLoadTimes::clock_zero_ms
     };
     std::map<uint64_t, PendingLoad> loads_;  // session id -> load without first token yet
+    std::string load_error_;                 // a failed first-token update, not yet taken
 };
 
 }  // namespace wb::core

@@ -172,7 +172,7 @@ LogInspection inspect_log(const std::string& path) {
             r.readable_responses = res.rows;
             r.unreadable_responses = res.skipped_ids;
         }
-        for (const char* t : {"runs", "model_versions", "environments"})
+        for (const char* t : {"runs", "model_versions", "environments", "model_loads"})
             if (has_table(db, t))
                 r.unreadable_other_rows += scan_table(db, t, "1", [](const Stmt&) {}).skipped_ids;
     } catch (const DbError& e) {
@@ -200,6 +200,10 @@ std::string SalvageReport::summary() const {
              " responses on damaged pages could not be read";
     if (rejected_rows > 0)
         s += "; " + std::to_string(rejected_rows) + " damaged rows were left out";
+    if (model_loads > 0) s += "; " + std::to_string(model_loads) + " model loads copied";
+    if (model_loads_lost > 0)
+        s += "; " + std::to_string(model_loads_lost) +
+             " model loads could not be read or lost their model, environment or run";
     if (placeholders > 0)
         s += "; " + std::to_string(placeholders) +
              " runs, model versions or environments could not be read and were recreated as "
@@ -361,7 +365,7 @@ SalvageReport salvage_log(const std::string& from, const std::string& to) {
             });
         // Cold starts (schema 4) whose model version, environment and run
         // were salvaged too; the others are lost with their parents.
-        (void)copy_table(
+        const CopyResult loads = copy_table(
             src, dst, "model_loads", [&](const Stmt& row, const std::vector<std::string>& cols) {
                 const int64_t run = column_int(row, cols, "run_id");  // 0 for NULL: no run
                 return present("model_versions", column_int(row, cols, "model_version_id")) &&
@@ -375,6 +379,8 @@ SalvageReport salvage_log(const std::string& from, const std::string& to) {
         rep.responses = resp.rows;
         rep.unreadable_responses = resp.scan.skipped_ids;
         rep.rejected_rows = mv.rejected + env.rejected + runs.rejected + resp.rejected;
+        rep.model_loads = loads.rows;
+        rep.model_loads_lost = loads.rejected + loads.scan.skipped_ids;
         done = true;
     } catch (...) {
         if (!done) {

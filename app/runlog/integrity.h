@@ -69,6 +69,10 @@ struct SalvageReport {
     /// to but that could not be read: recreated as "(lost ...)" rows so the
     /// responses keep their links.
     int64_t placeholders = 0;
+    int64_t model_loads = 0;  ///< cold-start rows copied (schema 4)
+    /// Cold-start rows left out: unreadable, refused by the schema, or
+    /// whose model version, environment or run was not salvaged.
+    int64_t model_loads_lost = 0;
     bool header_rebuilt = false;
     std::string summary() const;  ///< "salvaged 80 responses ... from X into Y ..."
 };

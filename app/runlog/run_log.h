@@ -95,9 +95,11 @@ struct ModelLoadRecord {
     std::optional<double> parse_ms;   ///< metadata parse and tensor checks
     std::optional<double> device_ms;  ///< Vulkan instance, device, pipeline-cache file (0 on CPU)
     std::optional<double> upload_ms;  ///< weights to the device, KV pool (CPU: weight prep)
-    std::optional<double> pipelines_ms;  ///< compute pipelines created during the load
-    std::optional<int64_t> pipelines;    ///< how many
-    double ready_ms = 0;                 ///< open until the session was ready
+    /// Compute pipelines created during the load; unset (NULL) when none
+    /// were (Vulkan creates them in the first request: see first_token_ms).
+    std::optional<double> pipelines_ms;
+    std::optional<int64_t> pipelines;  ///< how many
+    double ready_ms = 0;               ///< open until the session was ready
     /// "cold" (no on-disk pipeline cache), "warm" (one was found) or
     /// "none" (a backend without pipelines: CPU).
     std::string pipeline_cache = "none";

@@ -305,6 +305,20 @@ class ForeignKeysOff {
 
 void migrate(const Db& db, std::span<const Migration> steps) {
     const ForeignKeysOff fk_off(db);
+    // A reference that is already broken (an edit by another program, an
+    // old bug) is the log's damage, not a failed step: say so before any
+    // step runs, naming the row, and change nothing.
+    if (!steps.empty() &&
+        db.query_int("PRAGMA user_version", "read schema version") <= steps.back().from) {
+        Stmt fk(db, "PRAGMA foreign_key_check");
+        if (fk.step())
+            throw DbError(db.path() + ": the run log is damaged: table " + std::string(fk.text(0)) +
+                              " row " + std::to_string(fk.int64(1)) + " refers to a missing " +
+                              std::string(fk.text(2)) + " row, so it is not migrated to schema " +
+                              std::to_string(steps.back().from + 1) +
+                              "; nothing was changed (open it read-only to export what it holds)",
+                          SQLITE_CONSTRAINT);
+    }
     for (size_t k = 0; k < steps.size(); ++k) {
         const int from = steps[k].from;
         if (from != static_cast<int>(k))

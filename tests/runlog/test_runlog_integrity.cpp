@@ -158,6 +158,46 @@ class TestRunLogIntegrity : public QObject {
     }
 
   private slots:
+    // Cold starts (model_loads, schema 4) are salvaged with the rest, and
+    // one whose run cannot be kept is counted as lost, never dropped
+    // without a word.
+    void salvageCountsModelLoads() {
+        const QString path = fresh_log();
+        {
+            RunLog log = RunLog::open(path.toStdString());
+            const int64_t mv = log.ensure_model_version(kStories);
+            const int64_t env = log.ensure_environment(collect_environment("cpu"));
+            const int64_t kept_run = log.begin_run("generate", "kept", nlohmann::json::object());
+            const int64_t gone_run = log.begin_run("generate", "gone", nlohmann::json::object());
+            for (const int64_t run : {kept_run, gone_run}) {
+                ModelLoadRecord l;
+                l.model_version_id = mv;
+                l.environment_id = env;
+                l.run_id = run;
+                l.surface = "generate";
+                l.settings = {{"backend", "cpu"}};
+                l.opened_ms = 1796207000000;
+                l.ready_ms = 5.0;
+                log.log_model_load(l);
+            }
+        }
+        {
+            // Another program deletes a run that has no responses: its
+            // load now refers to nothing.
+            const Raw raw(path, true);
+            raw.exec("PRAGMA foreign_keys = OFF; DELETE FROM runs WHERE name = 'gone';");
+        }
+        to_rollback_journal(path);
+        const QString out = QFileInfo(path).path() + "/salvaged.sqlite";
+        const SalvageReport rep = salvage_log(path.toStdString(), out.toStdString());
+        QCOMPARE(rep.model_loads, int64_t(1));
+        QCOMPARE(rep.model_loads_lost, int64_t(1));
+        QCOMPARE(rep.responses, int64_t(kResponses));
+        QVERIFY2(QString::fromStdString(rep.summary()).contains("1 model loads could not be read"),
+                 rep.summary().c_str());
+        QCOMPARE(Raw(out).rows("SELECT count(*) FROM model_loads")[0][0], std::string("1"));
+    }
+
     // The checks that read a log's bytes before SQLite does (a second
     // strict open, the export's header check) run in the process that keeps
     // the log open. They must not drop that connection's POSIX locks (a

@@ -268,6 +268,31 @@ class TestRunLogMigration : public QObject {
         QCOMPARE(raw.rows("SELECT count(*) FROM runs")[0][0], std::string("4"));
     }
 
+    // A v3 log whose reference was already broken (another program deleted
+    // a run) is reported as damaged, naming the row, before any step runs:
+    // not blamed on the migration, and not changed.
+    void brokenReferenceBeforeMigratingIsReported() {
+        const QString path = fixture_copy();
+        {
+            const wbtest::RawSqlite raw(path, true);
+            raw.exec("PRAGMA foreign_keys = OFF");
+            raw.exec("DELETE FROM runs WHERE id = 3");
+        }
+        try {
+            RunLog log = RunLog::open(path.toStdString());
+            QFAIL("a log with a broken reference was migrated");
+        } catch (const OpenError& e) {
+            const QString what = e.what();
+            QVERIFY2(what.contains("damaged") && what.contains("refers to a missing runs row") &&
+                         what.contains("responses row") && !what.contains("migrate schema"),
+                     e.what());
+        }
+        const wbtest::RawSqlite raw(path);
+        QCOMPARE(raw.rows("PRAGMA user_version")[0][0], std::string("3"));
+        QCOMPARE(raw.rows("SELECT count(*) FROM runs")[0][0], std::string("3"));
+        QCOMPARE(raw.rows("SELECT count(*) FROM responses")[0][0], std::string("6"));
+    }
+
     // Run kinds are open-ended: a new kind needs no table rebuild, a kind
     // that is not a lowercase word is refused by the code and by the table.
     void runKindsAreOpenEnded() {
