@@ -12,6 +12,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSettings>
@@ -84,6 +86,7 @@ class UiTabs : public QObject {
     void cpuBackendHasOneName();
     void compareShowsEmptyStateBeforeModels();
     void quantizeDialogShowsPlaceholderUntilStart();
+    void everyListedTabIsInTabBarViewMenuAndShortcutHelp();
 };
 
 void UiTabs::busyTabsAreNamedOnceAndStoppedOnQuit() {
@@ -284,6 +287,44 @@ void UiTabs::quantizeDialogShowsPlaceholderUntilStart() {
     QVERIFY(done.wait(120000));
     QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
     QCOMPARE(dlg.tensorTable()->rowCount(), 48);
+}
+
+// Adding a tab is one entry in ui::tab_specs(): the tab bar, the View menu
+// (title and shortcut) and the shortcut help all come from that list.
+void UiTabs::everyListedTabIsInTabBarViewMenuAndShortcutHelp() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    const std::vector<ui::TabSpec>& specs = ui::tab_specs();
+    QCOMPARE(w.tabs()->count(), int(specs.size()));
+    QMenu* view = nullptr;
+    QAction* help = nullptr;
+    for (QAction* a : w.menuBar()->actions()) {
+        QMenu* m = a->menu();
+        if (!m) continue;
+        if (m->title().remove('&') == "View") view = m;
+        for (QAction* b : m->actions())
+            if (b->text().remove('&') == "Keyboard shortcuts") help = b;
+    }
+    QVERIFY(view);
+    QVERIFY(help);
+    QStringList seen;
+    QTimer* ok = answer_boxes(this, QMessageBox::Ok, &seen);
+    help->trigger();  // a modal box, answered by the timer
+    delete ok;
+    QCOMPARE(seen.size(), 1);
+    for (size_t i = 0; i < specs.size(); ++i) {
+        const QString title = QCoreApplication::translate("tabs", specs[i].title);
+        QCOMPARE(w.tabs()->tabText(int(i)), title);
+        bool in_menu = false;
+        for (QAction* a : view->actions())
+            in_menu = in_menu || (a->text() == title && a->shortcut() == specs[i].shortcut);
+        QVERIFY2(in_menu, qPrintable(title + " is not in the View menu with its shortcut"));
+        const QString line = specs[i].shortcut.toString(QKeySequence::NativeText) + "  " + title;
+        QVERIFY2(seen[0].contains(line), qPrintable(line + " missing from: " + seen[0]));
+    }
 }
 
 QTEST_MAIN(UiTabs)
