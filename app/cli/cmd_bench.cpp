@@ -66,16 +66,13 @@ const CommandSpec kSpec{
 
 using Clock = std::chrono::steady_clock;
 
-struct Stats {
-    double median = 0, stdev = 0, min = 0, max = 0;
-};
+using Stats = RepeatStats;
 
 // The shared summary, with zeros (not NaN) for a phase with no samples so
 // the table and JSON print numbers.
 Stats stats(std::vector<double> v) {
-    if (v.empty()) return {};
-    const RepeatStats r = repeat_stats(std::move(v));
-    return {r.median, r.stdev, r.min, r.max};
+    if (v.empty()) return {0.0, 0.0, 0.0, 0.0};
+    return repeat_stats(std::move(v));
 }
 
 /// Per-op GPU times and host phases of one prefill or one decode run.
