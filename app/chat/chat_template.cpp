@@ -82,7 +82,10 @@ TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& v
     } catch (const gguf::Error& e) {
         read_error = e.what();
     }
-    return choose_template(source, read_error, vocab, requested);
+    TemplateChoice c = choose_template(source, read_error, vocab, requested);
+    if (!c.note.empty() && source && !source->empty() && read_error.empty())
+        c.note = file.path() + ": " + c.note;
+    return c;
 }
 
 TemplateChoice choose_template(const std::optional<std::string>& model_source,
@@ -111,7 +114,19 @@ TemplateChoice choose_template(const std::optional<std::string>& model_source,
                                                      fallback_text};
     }
     try {
-        return {ChatTemplate::from_source(*model_source, "model"), ""};
+        ChatTemplate t = ChatTemplate::from_source(*model_source, "model");
+        // One short conversation as a probe: a template that parses but
+        // cannot render a single user turn within the limits (a value
+        // nested without end, a string doubled past the memory budget, a
+        // loop past the time limit) is hostile or broken, and would fail
+        // every request and every keystroke's token count after it.
+        try {
+            t.render({{"user", "Hello"}}, true, token_text(vocab, vocab.bos()),
+                     token_text(vocab, vocab.eos()));
+        } catch (const jinja::Error& e) {
+            if (e.kind() == jinja::Error::Kind::Limit) throw;
+        }
+        return {std::move(t), ""};
     } catch (const jinja::Error& e) {
         return {ChatTemplate::builtin(fallback), "the model's chat template cannot be used (" +
                                                      std::string(e.what()) + "); " + fallback_text};

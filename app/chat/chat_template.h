@@ -78,9 +78,10 @@ struct TemplateChoice {
 
 /// Picks the template: `requested` = "" or "model" for the GGUF's own
 /// (tokenizer.chat_template), or a built-in's short name. A model without a
-/// template, or whose template does not parse, falls back to
-/// guess_builtin_format() with a note. Throws std::invalid_argument for an
-/// unknown name.
+/// template, or whose template does not parse or hits a limit
+/// (jinja::Error Kind::Limit) rendering one user turn, falls back to
+/// guess_builtin_format() with a note naming the model file and the
+/// error. Throws std::invalid_argument for an unknown name.
 TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& vocab,
                                const std::string& requested = "");
 

@@ -79,7 +79,9 @@ for f in "${fuzzers[@]}"; do
         budget=(-seed="$seed" -runs="${runs[$f]}")
         echo "fuzz $f: ${runs[$f]} inputs, seed $seed"
     fi
-    if ! "$bin" "$fresh" "$corpus" "$build/seeds/$f" "${budget[@]}" \
+    dict=()
+    [ -f "tests/fuzz/$f.dict" ] && dict=(-dict="tests/fuzz/$f.dict")
+    if ! "$bin" "$fresh" "$corpus" "$build/seeds/$f" "${budget[@]}" "${dict[@]}" \
         -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len="${max_len[$f]}" \
         -artifact_prefix="$artifacts/" -print_final_stats=1 > "$build/fuzz-$f.log" 2>&1; then
         status=1

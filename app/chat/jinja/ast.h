@@ -57,6 +57,7 @@ struct Expr {
     std::vector<std::string> ops;  // Compare operators
     std::vector<std::pair<ExprPtr, ExprPtr>> pairs;  // Dict
     ArgList args;                                    // Call, Filter, Test
+    int height = 1;  // levels of this tree: 1 + the highest operand's (kMaxExpressionDepth)
 
     Expr(Kind k, int l) : kind(k), line(l) {}
 };

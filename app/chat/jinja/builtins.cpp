@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <map>
 
 #include "chat/jinja/interp.h"
@@ -44,6 +45,39 @@ std::optional<std::string> str_arg(const Args& a, size_t i, std::string_view nam
 std::string need_str(const Value& v, std::string_view what) {
     if (!v.is_string()) fail_type(std::string(what) + " must be str, not " + v.type_name());
     return v.as_string();
+}
+
+// str.replace(old, new, count) with the result's size checked against the
+// render's memory budget before it is built ('a'*1000 with each 'a'
+// replaced by 1000 more is 10^6 bytes, twice over 10^9).
+std::string checked_replace(const std::string& s, const std::string& from, const std::string& to,
+                            int64_t count) {
+    size_t hits = 0;
+    if (from.empty()) {
+        hits = py::length(s) + 1;
+    } else {
+        for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + from.size()))
+            ++hits;
+    }
+    if (count >= 0) hits = std::min(hits, static_cast<size_t>(count));
+    size_t grow = 0;
+    if (to.size() > from.size() && __builtin_mul_overflow(hits, to.size() - from.size(), &grow))
+        grow = std::numeric_limits<size_t>::max() - s.size();
+    need_bytes(s.size() + grow);
+    return py::replace(s, from, to, count);
+}
+
+// Upper bound on the parts str.split(sep) makes, checked against the
+// budget before the parts exist (each part becomes a value of its own).
+void need_split(const std::string& s, const std::optional<std::string>& sep) {
+    size_t parts = 1;
+    if (sep && !sep->empty()) {
+        for (size_t p = s.find(*sep); p != std::string::npos; p = s.find(*sep, p + sep->size()))
+            ++parts;
+    } else {
+        for (const char c : s) parts += c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    }
+    need_bytes(parts * (sizeof(Value) + sizeof(std::string)));
 }
 
 // jinja2 make_attrgetter: "a.b.0" looked up part by part with getitem.
@@ -219,7 +253,7 @@ Value f_replace(Interp&, const Value& v, Args& a) {
     const Value* from = arg(a, 0, "old");
     const Value* to = arg(a, 1, "new");
     if (!from || !to) fail_type("replace() needs the old and the new text");
-    return Value(py::replace(v.str(), from->str(), to->str(), int_arg(a, 2, "count", -1)));
+    return Value(checked_replace(v.str(), from->str(), to->str(), int_arg(a, 2, "count", -1)));
 }
 
 Value f_join(Interp& in, const Value& v, Args& a) {
@@ -232,6 +266,7 @@ Value f_join(Interp& in, const Value& v, Args& a) {
         first = false;
         const Value x = attribute ? attr_path(in, item, *attribute) : item;
         out += x.is_list() && x.as_list().generator ? "<generator object>" : x.str();
+        need_bytes(out.size());
     }
     return Value(out);
 }
@@ -412,6 +447,7 @@ Value f_center(Interp&, const Value& v, Args& a) {
     const size_t len = py::length(s);
     if (len >= width) return Value(s);
     const size_t pad = width - len;
+    need_bytes(s.size() + pad);
     // Python's str.center puts the extra space on the right for odd padding
     // unless the width is odd (then on the left).
     const size_t left = pad / 2 + (pad & width & 1);
@@ -428,6 +464,12 @@ Value f_indent(Interp&, const Value& v, Args& a) {
     const bool first = bool_arg(a, 1, "first", false);
     const bool blank = bool_arg(a, 2, "blank", false);
     const std::string s = v.str() + "\n";
+    size_t n_lines = 1;
+    for (const char c : s) n_lines += c == '\n';
+    size_t grow = 0;
+    if (__builtin_mul_overflow(n_lines, indention.size(), &grow))
+        grow = std::numeric_limits<size_t>::max() - s.size();
+    need_bytes(s.size() + grow);
     const std::vector<std::string> lines = splitlines(s, false);
     std::string rv;
     if (blank) {
@@ -831,6 +873,7 @@ Value str_method(const std::string& s, const std::string& name, bool& found) {
             const std::optional<std::string> sep = str_arg(a, 0, "sep");
             const int64_t maxsplit = int_arg(a, 1, "maxsplit", -1);
             std::vector<std::string> parts;
+            need_split(s, sep);
             try {
                 parts =
                     name == "split" ? py::split(s, sep, maxsplit) : py::rsplit(s, sep, maxsplit);
@@ -857,9 +900,9 @@ Value str_method(const std::string& s, const std::string& name, bool& found) {
             const Value* from = arg(a, 0, "old");
             const Value* to = arg(a, 1, "new");
             if (!from || !to) fail_type("replace() takes at least 2 arguments");
-            return Value(py::replace(s, need_str(*from, "replace() argument 1"),
-                                     need_str(*to, "replace() argument 2"),
-                                     int_arg(a, 2, "count", -1)));
+            return Value(checked_replace(s, need_str(*from, "replace() argument 1"),
+                                         need_str(*to, "replace() argument 2"),
+                                         int_arg(a, 2, "count", -1)));
         });
     }
     if (name == "find" || name == "rfind" || name == "count" || name == "index") {
@@ -891,6 +934,7 @@ Value str_method(const std::string& s, const std::string& name, bool& found) {
                 it->is_list() ? it->as_list().items : std::vector<Value>{};
             if (it->is_string()) {
                 const std::vector<uint32_t> cps = py::code_points(it->as_string());
+                need_bytes(cps.size() * (s.size() + 4));
                 for (size_t i = 0; i < cps.size(); ++i) {
                     if (i) out += s;
                     out += py::encode(cps, i, i + 1);
@@ -900,12 +944,14 @@ Value str_method(const std::string& s, const std::string& name, bool& found) {
             for (size_t i = 0; i < items.size(); ++i) {
                 if (i) out += s;
                 out += need_str(items[i], "sequence item " + std::to_string(i));
+                need_bytes(out.size());
             }
             return Value(out);
         });
     }
     if (name == "splitlines") {
         return bound(name, [s](Args& a) {
+            need_split(s, std::string("\n"));
             const std::vector<std::string> lines = splitlines(s, bool_arg(a, 0, "keepends", false));
             return Value::list(std::vector<Value>(lines.begin(), lines.end()));
         });
@@ -1087,8 +1133,11 @@ void add_globals(Interp& in, std::unordered_map<std::string, Value>& g) {
         }
         for (const auto& [k, v] : a.keyword) d->set(Value(k), v);
         if (!ns) return Value(d);
+        const Value sealed(d);  // checks the depth of what the namespace is given
         auto n = std::make_shared<Namespace>();
         n->attrs = *d;
+        n->depth = d->depth;
+        if (RenderBudget* b = RenderBudget::current()) b->adopt(n);
         return Value(n);
     };
     g["namespace"] =

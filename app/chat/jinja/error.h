@@ -37,4 +37,17 @@ class Error : public std::runtime_error {
     std::string message_;
 };
 
+/// Thrown below the evaluator (built-ins, values, the render budget), which
+/// turns it into an Error with the template name and the line it was
+/// evaluating.
+struct Failure {
+    Error::Kind kind;
+    std::string message;
+};
+
+/// Throws Failure{Kind::Type, message}.
+[[noreturn]] inline void fail_type(std::string message) {
+    throw Failure{Error::Kind::Type, std::move(message)};
+}
+
 }  // namespace wb::chat::jinja

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
+#include <stdexcept>
 
 #include "chat/jinja/lexer.h"
 #include "chat/jinja/parser.h"
@@ -103,7 +105,9 @@ void Interp::step() {
         fail(Error::Kind::Limit, line_,
              "rendering took more than " + std::to_string(opts_.limits.max_steps) + " steps");
     }
-    if ((steps_ & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) {
+    // Every step reads the clock (tens of nanoseconds): one slow filter
+    // between two checks is bounded by the memory budget, not by luck.
+    if (std::chrono::steady_clock::now() > deadline_) {
         fail(Error::Kind::Limit, line_,
              "rendering took longer than " + std::to_string(opts_.limits.max_time.count()) + " ms");
     }
@@ -128,7 +132,15 @@ std::string Interp::run(const Body& body, const Value& variables) {
         }
     }
     out_.emplace_back();
-    exec(body);
+    try {
+        exec(body);
+    } catch (const Failure& f) {  // a limit hit by a value, outside any built-in
+        fail(f.kind, line_, f.message);
+    } catch (const std::bad_alloc&) {
+        fail(Error::Kind::Limit, line_, "out of memory while rendering");
+    } catch (const std::length_error&) {
+        fail(Error::Kind::Limit, line_, "a string or list grew past its maximum size");
+    }
     return std::move(out_.back());
 }
 
@@ -173,7 +185,11 @@ void Interp::assign(const Target& t, const Value& v, int line) {
                  "cannot assign attribute '" + t.ns_attr + "' on '" + t.names[0] +
                      "', which is not a namespace() object");
         }
-        ns.as_namespace().attrs.set(Value(t.ns_attr), v);
+        try {
+            set_attribute(ns.as_namespace(), t.ns_attr, v);
+        } catch (const Failure& f) {
+            fail(f.kind, line, f.message);
+        }
         return;
     }
     if (!t.unpack) {
@@ -529,6 +545,7 @@ std::vector<Value> Interp::iterate(const Value& v) {
         return keys;
     }
     if (v.is_string()) {
+        need_bytes(v.as_string().size() * (sizeof(uint32_t) + sizeof(Value)));
         const std::vector<uint32_t> cps = py::code_points(v.as_string());
         std::vector<Value> out;
         for (size_t i = 0; i < cps.size(); ++i) out.emplace_back(py::encode(cps, i, i + 1));
@@ -692,7 +709,15 @@ Value Interp::eval_binary(const Expr& e) {
     const Value b = eval(*e.b);
     line_ = e.line;
     const std::string& op = e.name;
-    if (op == "~") return Value(a.str() + b.str());
+    if (op == "~") {
+        try {
+            const std::string x = a.str(), y = b.str();
+            need_bytes(x.size() + y.size());
+            return Value(x + y);
+        } catch (const Failure& f) {
+            fail(f.kind, e.line, "'~': " + f.message);
+        }
+    }
     if (a.is_undefined()) fail_undefined(a, e.line);
     if (b.is_undefined()) fail_undefined(b, e.line);
     try {
@@ -705,9 +730,13 @@ Value Interp::eval_binary(const Expr& e) {
                 return Value(r);
             }
             if (nums) return Value(a.to_double() + b.to_double());
-            if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+            if (a.is_string() && b.is_string()) {
+                need_bytes(a.as_string().size() + b.as_string().size());
+                return Value(a.as_string() + b.as_string());
+            }
             if (a.is_list() && b.is_list() && !a.as_list().generator && !b.as_list().generator &&
                 a.as_list().tuple == b.as_list().tuple) {
+                need_bytes((a.as_list().items.size() + b.as_list().items.size()) * sizeof(Value));
                 std::vector<Value> items = a.as_list().items;
                 items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
                 return Value::list(std::move(items), a.as_list().tuple);
@@ -734,15 +763,25 @@ Value Interp::eval_binary(const Expr& e) {
             const Value* count = seq == &a ? &b : &a;
             if (seq && is_int_like(*count)) {
                 const int64_t n = std::max<int64_t>(0, int_of(*count));
-                const size_t unit =
-                    seq->is_string() ? seq->as_string().size() : seq->as_list().items.size();
-                if (unit * static_cast<size_t>(n) > opts_.limits.max_output_bytes) {
+                const size_t unit = seq->is_string() ? seq->as_string().size()
+                                                     : seq->as_list().items.size() * sizeof(Value);
+                size_t total = 0;
+                if (__builtin_mul_overflow(unit, static_cast<size_t>(n), &total))
+                    total = std::numeric_limits<size_t>::max();
+                if (total > opts_.limits.max_output_bytes) {
                     throw Failure{Error::Kind::Limit,
                                   "repeated sequence would exceed the output limit"};
                 }
+                need_bytes(total);
                 if (seq->is_string()) {
+                    // Doubling: log2(n) appends, not n ('x' * 4000000).
+                    const std::string& unit_text = seq->as_string();
                     std::string s;
-                    for (int64_t i = 0; i < n; ++i) s += seq->as_string();
+                    s.reserve(total);
+                    if (n > 0) s = unit_text;
+                    while (s.size() * 2 <= total && !s.empty()) s += s;
+                    // What is left is a whole number of units: a prefix of s.
+                    if (s.size() < total) s.append(s, 0, total - s.size());
                     return Value(std::move(s));
                 }
                 std::vector<Value> items;
@@ -853,6 +892,12 @@ Value Interp::eval_compare(const Expr& e) {
 Template Template::parse(std::string_view source, std::string name) {
     Template t;
     t.name_ = std::move(name);
+    if (source.size() > kMaxTemplateBytes) {
+        throw Error(Error::Kind::Limit, t.name_, 0,
+                    "the template is " + std::to_string(source.size()) + " bytes, more than the " +
+                        std::to_string(kMaxTemplateBytes >> 20) +
+                        " MiB a chat template may be (the largest real ones are about 17 KB)");
+    }
     const std::vector<Token> tokens = lex(source, t.name_);
     KnownNames known{[](std::string_view n) { return has_filter(n); },
                      [](std::string_view n) { return has_test(n); }};
@@ -862,7 +907,21 @@ Template Template::parse(std::string_view source, std::string name) {
 
 std::string Template::render(const Value& variables, const RenderOptions& options) const {
     if (!body_) throw Error(Error::Kind::Syntax, name_, 0, "template was never parsed");
+    // Declared before the interpreter so that every value the render made
+    // (scopes, globals) is freed while its budget is still current.
+    RenderBudget budget(options.limits.max_bytes_held,
+                        std::chrono::steady_clock::now() + options.limits.max_time,
+                        options.limits.max_time.count());
+    struct Report {
+        const RenderBudget& b;
+        RenderStats* out;
+        const uint64_t* steps;
+        ~Report() {
+            if (out) *out = RenderStats{b.peak(), b.made(), *steps};
+        }
+    };
     Interp in(name_, options);
+    const Report report{budget, options.stats, &in.steps()};
     return in.run(*body_, variables);
 }
 

@@ -16,16 +16,6 @@
 
 namespace wb::chat::jinja {
 
-/// Thrown by built-ins; the evaluator adds the template name and line.
-struct Failure {
-    Error::Kind kind;
-    std::string message;
-};
-
-[[noreturn]] inline void fail_type(std::string message) {
-    throw Failure{Error::Kind::Type, std::move(message)};
-}
-
 class Interp {
   public:
     Interp(const std::string& name, const RenderOptions& options);
@@ -45,6 +35,8 @@ class Interp {
     /// Counts one unit of work; throws Error(Limit) past the step or time limit.
     void step();
     const RenderOptions& options() const { return opts_; }
+    /// Steps evaluated so far.
+    const uint64_t& steps() const { return steps_; }
 
   private:
     enum class Flow { Normal, Break, Continue };

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "chat/jinja/error.h"
+#include "chat/jinja/template.h"
 
 namespace wb::chat::jinja {
 
@@ -420,6 +421,34 @@ class Parser {
 
     ExprPtr make(Expr::Kind k, int line) { return std::make_unique<Expr>(k, line); }
 
+    // Fixes a finished node's height and refuses a tree deeper than
+    // kMaxExpressionDepth. Chains (a + b + c, a.b.c, a|f|g, a(b)(c)) are
+    // built in loops, not by recursion, so the nesting guard alone would let
+    // them grow as deep as the input is long, and every later walk of the
+    // tree (checking names, evaluating, freeing) recurses once per level.
+    ExprPtr seal(ExprPtr e) {
+        int h = 0;
+        auto see = [&h](const ExprPtr& x) {
+            if (x) h = std::max(h, x->height);
+        };
+        for (const ExprPtr* x : {&e->a, &e->b, &e->c, &e->d}) see(*x);
+        for (const ExprPtr& x : e->items) see(x);
+        for (const auto& [k, v] : e->pairs) {
+            see(k);
+            see(v);
+        }
+        for (const ExprPtr& x : e->args.positional) see(x);
+        for (const auto& [k, x] : e->args.keyword) see(x);
+        e->height = h + 1;
+        if (e->height > kMaxExpressionDepth) {
+            throw Error(Error::Kind::Limit, name_, e->line,
+                        "expression nests deeper than " + std::to_string(kMaxExpressionDepth) +
+                            " levels (each link of a chain of operators, attributes, "
+                            "subscripts, calls, filters or tests counts one)");
+        }
+        return e;
+    }
+
     bool tuple_end(std::initializer_list<std::string_view> extra) const {
         const Token& t = cur();
         if (t.kind == TokenKind::VarEnd || t.kind == TokenKind::BlockEnd ||
@@ -453,7 +482,7 @@ class Parser {
         auto e = make(Expr::Kind::List, line);
         e->is_tuple = true;
         e->items = std::move(items);
-        return e;
+        return seal(std::move(e));
     }
 
     ExprPtr expression(bool with_condexpr) {
@@ -471,9 +500,10 @@ class Parser {
             c->b = std::move(e);
             if (is_name("else")) {
                 next();
+                Depth guard(*this, line);  // "a if b else c if d else ..." recurses here
                 c->c = cond_expr();
             }
-            e = std::move(c);
+            e = seal(std::move(c));
         }
         return e;
     }
@@ -485,7 +515,7 @@ class Parser {
             next();
             o->a = std::move(e);
             o->b = and_expr();
-            e = std::move(o);
+            e = seal(std::move(o));
         }
         return e;
     }
@@ -497,7 +527,7 @@ class Parser {
             next();
             o->a = std::move(e);
             o->b = not_expr();
-            e = std::move(o);
+            e = seal(std::move(o));
         }
         return e;
     }
@@ -508,7 +538,7 @@ class Parser {
             auto n = make(Expr::Kind::Not, cur().line);
             next();
             n->a = not_expr();
-            return n;
+            return seal(std::move(n));
         }
         return compare();
     }
@@ -543,7 +573,7 @@ class Parser {
         c->items.push_back(std::move(first));
         for (auto& o : operands) c->items.push_back(std::move(o));
         c->ops = std::move(ops);
-        return c;
+        return seal(std::move(c));
     }
 
     ExprPtr binary(std::string op, ExprPtr l, ExprPtr r, int line) {
@@ -551,7 +581,7 @@ class Parser {
         b->name = std::move(op);
         b->a = std::move(l);
         b->b = std::move(r);
-        return b;
+        return seal(std::move(b));
     }
 
     ExprPtr math1() {
@@ -605,6 +635,7 @@ class Parser {
             next();
             e = make(neg ? Expr::Kind::Neg : Expr::Kind::Pos, line);
             e->a = unary(false);
+            e = seal(std::move(e));
         } else {
             e = primary();
         }
@@ -673,7 +704,7 @@ class Parser {
                 e->items.push_back(expression(true));
             }
             next();
-            return e;
+            return seal(std::move(e));
         }
         if (is_op("{")) {
             next();
@@ -686,7 +717,7 @@ class Parser {
                 e->pairs.emplace_back(std::move(k), expression(true));
             }
             next();
-            return e;
+            return seal(std::move(e));
         }
         fail(line, "unexpected " + describe(t) + " where a value was expected");
     }
@@ -701,7 +732,7 @@ class Parser {
                     g->a = std::move(e);
                     g->name = cur().text;
                     next();
-                    e = std::move(g);
+                    e = seal(std::move(g));
                 } else if (cur().kind == TokenKind::Integer) {
                     auto g = make(Expr::Kind::GetItem, line);
                     g->a = std::move(e);
@@ -709,7 +740,7 @@ class Parser {
                     g->b->value =
                         Value(static_cast<int64_t>(std::strtoll(cur().text.c_str(), nullptr, 10)));
                     next();
-                    e = std::move(g);
+                    e = seal(std::move(g));
                 } else {
                     fail(line, "expected an attribute name after '.', got " + describe(cur()));
                 }
@@ -735,7 +766,7 @@ class Parser {
         if (parts.empty()) fail(line, "empty subscript '[]'");
         if (parts.size() == 1 && parts[0]->kind == Expr::Kind::Slice) {
             parts[0]->a = std::move(e);
-            return std::move(parts[0]);
+            return seal(std::move(parts[0]));
         }
         // Python makes "x[1, 2:3]" a tuple holding a slice object; templates
         // have no slice values, so such a key is refused here with its line
@@ -752,9 +783,9 @@ class Parser {
             auto t = make(Expr::Kind::List, line);
             t->is_tuple = true;
             t->items = std::move(parts);
-            g->b = std::move(t);
+            g->b = seal(std::move(t));
         }
-        return g;
+        return seal(std::move(g));
     }
 
     // One item inside [...]: an expression or a slice "a:b:c".
@@ -773,7 +804,7 @@ class Parser {
             next();
             if (!is_op("]") && !is_op(",")) s->d = expression(true);
         }
-        return s;
+        return seal(std::move(s));
     }
 
     ArgList call_args() {
@@ -804,7 +835,7 @@ class Parser {
         auto c = make(Expr::Kind::Call, cur().line);
         c->a = std::move(callee);
         c->args = call_args();
-        return c;
+        return seal(std::move(c));
     }
 
     std::string dotted_name(std::string_view what) {
@@ -825,7 +856,7 @@ class Parser {
         f->unknown = !known_.filter(f->name);  // checked by check_names()
         f->a = std::move(operand);
         if (is_op("(")) f->args = call_args();
-        return f;
+        return seal(std::move(f));
     }
 
     ExprPtr filter_expr(ExprPtr e) {
@@ -868,7 +899,7 @@ class Parser {
                 fail(c.line, "tests cannot be chained with 'is'");
             t->args.positional.push_back(postfix(primary()));
         }
-        return t;
+        return seal(std::move(t));
     }
 
     const std::vector<Token>& t_;

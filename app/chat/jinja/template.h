@@ -17,9 +17,15 @@
 // import / extends / block, *args in calls, raw blocks; they are syntax
 // errors naming the construct.
 //
-// Rendering never hangs or exhausts memory: RenderLimits bound the
-// recursion depth, the output size, the number of evaluation steps and the
-// wall-clock time; hitting one is an Error (Kind::Limit).
+// A template is code that arrives inside a downloaded model, so parsing and
+// rendering never crash, hang or exhaust memory: the source is refused
+// over kMaxTemplateBytes; expressions nest at most kMaxExpressionDepth
+// levels (every link of an operator, attribute, subscript, call, filter or
+// test chain counts); values nest at most kMaxValueDepth levels; and
+// RenderLimits bound the bytes the render's values hold at once, the
+// output size, macro recursion, the number of evaluation steps and the
+// wall-clock time (read on every step). Hitting one is an Error
+// (Kind::Limit) naming the limit and the line being evaluated.
 
 #include <chrono>
 #include <cstdint>
@@ -28,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "chat/jinja/budget.h"
 #include "chat/jinja/error.h"
 #include "chat/jinja/value.h"
 
@@ -35,8 +42,18 @@ namespace wb::chat::jinja {
 
 struct Stmt;
 
+/// Largest template source parse() accepts (bytes). The largest real
+/// template seen (a tool-calling one) is about 17 KB.
+inline constexpr size_t kMaxTemplateBytes = 1u << 20;
+
+/// Deepest expression tree parse() accepts: `a + b + c` is 3 levels, and so
+/// is `a.b.c` or `a|f|g`.
+inline constexpr int kMaxExpressionDepth = 256;
+
 /// Bounds on one render.
 struct RenderLimits {
+    size_t max_bytes_held =
+        64u << 20;  ///< bytes the render's strings, lists and dicts hold at once
     size_t max_output_bytes = 8u << 20;  ///< text produced, captured blocks included (bytes)
     int max_call_depth = 64;             ///< nested macro calls and recursive loops
     uint64_t max_steps = 20'000'000;     ///< statements, expressions and loop items evaluated
@@ -48,6 +65,8 @@ struct RenderOptions {
     /// strftime_now(format) global: the current local time formatted with
     /// strftime when empty; tests set a fixed clock.
     std::function<std::string(const std::string& format)> strftime_now;
+    /// Filled with what the render used, when not null (also when it fails).
+    RenderStats* stats = nullptr;
 };
 
 /// A parsed template. Immutable and cheap to copy (the tree is shared);
@@ -55,7 +74,9 @@ struct RenderOptions {
 class Template {
   public:
     /// Parses `source`. `name` prefixes error messages ("<name>:<line>: ...").
-    /// Throws Error (Kind::Syntax) for a template that does not parse.
+    /// Throws Error (Kind::Syntax) for a template that does not parse, and
+    /// Error (Kind::Limit, line 0) for a source over kMaxTemplateBytes or an
+    /// expression deeper than kMaxExpressionDepth.
     static Template parse(std::string_view source, std::string name = "template");
 
     /// Renders with `variables` (a dict: messages, add_generation_prompt,

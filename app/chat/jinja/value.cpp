@@ -6,7 +6,102 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "chat/jinja/error.h"
+
 namespace wb::chat::jinja {
+
+namespace {
+
+// Values whose destruction is being finished without recursion (see
+// dispose); null when no disposal runs on this thread.
+thread_local std::vector<Value>* t_pending = nullptr;
+
+void bury(std::vector<Value>& pending, Value& v) {
+    if (v.is_list() || v.is_dict() || v.is_namespace()) pending.push_back(std::move(v));
+}
+
+// Frees the containers among `items`/`pairs` one at a time from a work
+// list instead of through nested destructors, so a list nested 200,000
+// deep is freed in constant stack. A nested call (a container freed while
+// the list is drained) only adds to the list.
+void dispose(std::vector<Value>* items, std::vector<std::pair<Value, Value>>* pairs) noexcept {
+    const bool outermost = t_pending == nullptr;
+    std::vector<Value> local;
+    std::vector<Value>& pending = outermost ? local : *t_pending;
+    try {
+        if (items) {
+            for (Value& v : *items) bury(pending, v);
+        }
+        if (pairs) {
+            for (auto& [k, v] : *pairs) {
+                bury(pending, k);
+                bury(pending, v);
+            }
+        }
+    } catch (...) {
+        // Out of memory for the work list: what was not moved is freed by
+        // the ordinary destructors (bounded by kMaxValueDepth in practice).
+        if (!outermost) return;
+    }
+    if (!outermost) return;
+    t_pending = &pending;
+    while (!pending.empty()) {
+        Value v = std::move(pending.back());
+        pending.pop_back();
+    }  // v's children, if this was its last reference, were added to `pending`
+    t_pending = nullptr;
+}
+
+[[noreturn]] void too_deep(const char* what) {
+    throw Failure{Error::Kind::Limit, std::string(what) + " nests deeper than " +
+                                          std::to_string(kMaxValueDepth) +
+                                          " levels of lists, dicts and namespaces"};
+}
+
+}  // namespace
+
+List::~List() {
+    dispose(&items, nullptr);
+}
+
+Dict::~Dict() {
+    dispose(nullptr, &items);
+}
+
+Value::Value(std::shared_ptr<List> l) : v_(std::move(l)) {
+    List& x = *std::get<std::shared_ptr<List>>(v_);
+    if (x.sealed) return;
+    int d = 0;
+    for (const Value& i : x.items) d = std::max(d, i.depth());
+    if (d + 1 > kMaxValueDepth) too_deep("a list");
+    x.depth = d + 1;
+    x.held.take(sizeof(List) + x.items.size() * sizeof(Value));
+    x.sealed = true;
+}
+
+Value::Value(std::shared_ptr<Dict> dict) : v_(std::move(dict)) {
+    Dict& x = *std::get<std::shared_ptr<Dict>>(v_);
+    if (x.sealed) return;
+    int d = 0;
+    for (const auto& [k, v] : x.items) d = std::max({d, k.depth(), v.depth()});
+    if (d + 1 > kMaxValueDepth) too_deep("a dict");
+    x.depth = d + 1;
+    x.held.take(sizeof(Dict) + x.items.size() * 2 * sizeof(Value));
+    x.sealed = true;
+}
+
+int Value::depth() const {
+    if (is_list()) return as_list().depth;
+    if (is_dict()) return as_dict().depth;
+    if (is_namespace()) return as_namespace().depth;
+    return 0;
+}
+
+void set_attribute(Namespace& ns, const std::string& name, Value v) {
+    if (v.depth() + 1 > kMaxValueDepth) too_deep("a namespace");
+    ns.depth = std::max(ns.depth, v.depth() + 1);
+    ns.attrs.set(Value(name), std::move(v));
+}
 
 const Value* Dict::find(const Value& key) const {
     for (const auto& [k, v] : items) {
@@ -212,8 +307,14 @@ struct JsonWriter {
                                     k.type_name());
     }
 
+    RenderBudget* budget = RenderBudget::current();
+
     void write(const Value& v, std::string& out, int level) {
         if (++depth > 200) throw std::invalid_argument("tojson: value nested too deeply");
+        if (budget) {  // a shared sublist is written once per reference
+            budget->tick();
+            budget->need(out.size());
+        }
         if (v.is_none()) {
             out += "null";
         } else if (v.is_bool()) {
@@ -343,6 +444,72 @@ std::string Value::str() const {
     return repr();
 }
 
+namespace {
+
+// repr() of nested values with the render's limits: the text is checked
+// against the memory budget as it grows (a list holding the same list
+// twice, 60 times over, would print 2^60 items), a namespace inside itself
+// prints as <Namespace {...}>, and nesting is bounded even where a
+// namespace changed after it was put in a list.
+struct Printer {
+    RenderBudget* budget = RenderBudget::current();
+    std::vector<const Namespace*> open;
+    int depth = 0;
+
+    void print(const Value& v, std::string& out) {
+        if (++depth > 2 * kMaxValueDepth) too_deep("a value being printed");
+        if (budget) {
+            budget->tick();
+            budget->need(out.size());
+        }
+        if (v.is_list()) {
+            const List& l = v.as_list();
+            if (l.generator) {
+                out += "<generator object>";
+            } else {
+                out += l.tuple ? "(" : "[";
+                for (size_t i = 0; i < l.items.size(); ++i) {
+                    if (i) out += ", ";
+                    print(l.items[i], out);
+                }
+                if (l.tuple && l.items.size() == 1) out += ',';
+                out += l.tuple ? ")" : "]";
+            }
+        } else if (v.is_dict()) {
+            out += "{";
+            pairs(v.as_dict(), out);
+            out += "}";
+        } else if (v.is_namespace()) {
+            const Namespace* ns = &v.as_namespace();
+            if (std::find(open.begin(), open.end(), ns) != open.end()) {
+                out += "<Namespace {...}>";
+            } else {
+                open.push_back(ns);
+                out += "<Namespace {";
+                pairs(ns->attrs, out);
+                out += "}>";
+                open.pop_back();
+            }
+        } else {
+            out += v.repr();
+        }
+        --depth;
+    }
+
+    void pairs(const Dict& d, std::string& out) {
+        bool first = true;
+        for (const auto& [k, v] : d.items) {
+            if (!first) out += ", ";
+            first = false;
+            print(k, out);
+            out += ": ";
+            print(v, out);
+        }
+    }
+};
+
+}  // namespace
+
 std::string Value::repr() const {
     if (is_undefined()) return "Undefined";
     if (is_none()) return "None";
@@ -350,42 +517,28 @@ std::string Value::repr() const {
     if (is_int()) return std::to_string(as_int());
     if (is_float()) return python_repr_float(as_float());
     if (is_string()) return python_repr_string(as_string());
-    if (is_list()) {
-        const List& l = as_list();
-        if (l.generator) return "<generator object>";
-        std::string out = l.tuple ? "(" : "[";
-        for (size_t i = 0; i < l.items.size(); ++i) {
-            if (i) out += ", ";
-            out += l.items[i].repr();
-        }
-        if (l.tuple && l.items.size() == 1) out += ',';
-        out += l.tuple ? ")" : "]";
-        return out;
-    }
-    if (is_dict()) {
-        std::string out = "{";
-        bool first = true;
-        for (const auto& [k, v] : as_dict().items) {
-            if (!first) out += ", ";
-            first = false;
-            out += k.repr() + ": " + v.repr();
-        }
-        return out + "}";
-    }
-    if (is_namespace()) {
-        std::string out = "<Namespace {";
-        bool first = true;
-        for (const auto& [k, v] : as_namespace().attrs.items) {
-            if (!first) out += ", ";
-            first = false;
-            out += k.repr() + ": " + v.repr();
-        }
-        return out + "}>";
-    }
-    return "<function " + as_function().name + ">";
+    if (is_function()) return "<function " + as_function().name + ">";
+    Printer p;
+    std::string out;
+    p.print(*this, out);
+    return out;
 }
 
+namespace {
+
+bool equals_at(const Value& a, const Value& b, int depth);
+
+}  // namespace
+
 bool equals(const Value& a, const Value& b) {
+    return equals_at(a, b, 0);
+}
+
+namespace {
+
+bool equals_at(const Value& a, const Value& b, int depth) {
+    if (depth > 2 * kMaxValueDepth) too_deep("a value being compared");
+    tick_work();
     if (a.is_number() && b.is_number()) {
         if ((a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool())) {
             const int64_t x = a.is_bool() ? a.as_bool() : a.as_int();
@@ -400,20 +553,22 @@ bool equals(const Value& a, const Value& b) {
     if (a.is_list() && b.is_list()) {
         const List& x = a.as_list();
         const List& y = b.as_list();
-        if (x.generator || y.generator) return &x == &y;
+        if (&x == &y) return true;
+        if (x.generator || y.generator) return false;
         if (x.tuple != y.tuple || x.items.size() != y.items.size()) return false;
         for (size_t i = 0; i < x.items.size(); ++i) {
-            if (!equals(x.items[i], y.items[i])) return false;
+            if (!equals_at(x.items[i], y.items[i], depth + 1)) return false;
         }
         return true;
     }
     if (a.is_dict() && b.is_dict()) {
         const Dict& x = a.as_dict();
         const Dict& y = b.as_dict();
+        if (&x == &y) return true;
         if (x.items.size() != y.items.size()) return false;
         for (const auto& [k, v] : x.items) {
             const Value* w = y.find(k);
-            if (!w || !equals(v, *w)) return false;
+            if (!w || !equals_at(v, *w, depth + 1)) return false;
         }
         return true;
     }
@@ -422,7 +577,9 @@ bool equals(const Value& a, const Value& b) {
     return false;
 }
 
-bool less_than(const Value& a, const Value& b) {
+bool less_than_at(const Value& a, const Value& b, int depth) {
+    if (depth > 2 * kMaxValueDepth) too_deep("a value being compared");
+    tick_work();
     if (a.is_number() && b.is_number()) {
         if ((a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool())) {
             const int64_t x = a.is_bool() ? a.as_bool() : a.as_int();
@@ -437,12 +594,18 @@ bool less_than(const Value& a, const Value& b) {
         const auto& x = a.as_list().items;
         const auto& y = b.as_list().items;
         for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-            if (!equals(x[i], y[i])) return less_than(x[i], y[i]);
+            if (!equals_at(x[i], y[i], depth + 1)) return less_than_at(x[i], y[i], depth + 1);
         }
         return x.size() < y.size();
     }
     throw std::invalid_argument("'<' not supported between instances of '" + a.type_name() +
                                 "' and '" + b.type_name() + "'");
+}
+
+}  // namespace
+
+bool less_than(const Value& a, const Value& b) {
+    return less_than_at(a, b, 0);
 }
 
 std::string to_json(const Value& v, bool ensure_ascii, int indent,
