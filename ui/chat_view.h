@@ -127,6 +127,9 @@ class ChatView : public QWidget {
     QComboBox* templateBox() const { return templateBox_; }
     /// "template in use · where it came from" line.
     QLabel* templateInfo() const { return templateInfo_; }
+    /// Why the chosen template is not the one used (a model template that
+    /// does not parse or hits a limit); hidden when there is nothing to say.
+    QLabel* templateNotice() const { return notice_; }
     /// Token meter text: "Prompt 123 / 512 tokens ...".
     QLabel* meterLabel() const { return meterLabel_; }
     QProgressBar* meter() const { return meter_; }

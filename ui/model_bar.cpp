@@ -71,6 +71,13 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     // when the bar is narrow rather than mid-word.
     summary_ = new detail::ElidedLabel;
     summary_->setObjectName("modelSummary");
+    // A model whose own template is refused (it does not parse or hits a
+    // limit: the template is code from the file) says so where the model
+    // is named; the whole reason is in the tooltip and the Chat tab.
+    templateNote_ = new QLabel;
+    templateNote_->setObjectName("templateNote");
+    templateNote_->setStyleSheet(QStringLiteral("color: #b35900;"));
+    templateNote_->hide();
     progress_ = new QProgressBar;
     progress_->setRange(0, 100);
     progress_->setMaximumWidth(220);
@@ -97,6 +104,7 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     l->addWidget(recent_);
     l->addWidget(model_);
     l->addWidget(summary_, 1);
+    l->addWidget(templateNote_);
     l->addWidget(progress_);
     l->addWidget(cancel_);
     l->addWidget(new QLabel(tr("Device:")));
@@ -198,8 +206,12 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
         model_->setToolTip({});
         pathTip_.clear();
         summary_->setFullText({});
+        templateNote_->hide();
         return;
     }
+    templateNote_->setVisible(!info.template_note.isEmpty());
+    templateNote_->setText(tr("⚠ chat template not used"));
+    templateNote_->setToolTip(info.template_note);
     // The file name first: a model and its quantized copies share
     // general.name, so the name alone does not say which file is loaded.
     model_->setText(QStringLiteral("<b>%1</b>").arg(info.fileName().toHtmlEscaped()));

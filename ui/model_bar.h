@@ -47,6 +47,8 @@ class ModelBar : public QWidget {
     void setColdStart(const gui::ColdStart& cold);
     /// The model name's label (tests read its tooltip).
     QLabel* modelLabel() const { return model_; }
+    /// Shown when the model's own chat template cannot be used (tests read it).
+    QLabel* templateNoteLabel() const { return templateNote_; }
     /// Shows progress (0..1) and the step; fraction < 0 hides the bar.
     void setLoading(double fraction, const QString& step);
 
@@ -66,6 +68,7 @@ class ModelBar : public QWidget {
     QList<gui::DeviceEntry> devices_;
     QLabel* model_;                 ///< the file name
     detail::ElidedLabel* summary_;  ///< "· llama · F32, 32.00 bpw · 293K params"
+    QLabel* templateNote_;          ///< why the model's chat template is not used
     QString pathTip_;               ///< the loaded model's file and tensor types, "" = none
     QPushButton* open_;
     QToolButton* recent_;

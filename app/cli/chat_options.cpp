@@ -1,5 +1,7 @@
 #include "chat_options.h"
 
+#include "chat/json_input.h"
+
 namespace wb::cli {
 
 std::vector<OptionSpec> chat_template_options() {
@@ -45,6 +47,11 @@ nlohmann::ordered_json chat_vars_from_args(const ParsedArgs& args) {
             throw UsageError("--chat-var: '" + kv + "' is not KEY=VALUE");
         }
         const std::string value = kv.substr(eq + 1);
+        try {
+            chat::check_json_depth(value, "--chat-var " + kv.substr(0, eq));
+        } catch (const chat::JsonInputError& e) {
+            throw UsageError(e.what());
+        }
         nlohmann::ordered_json v = nlohmann::ordered_json::parse(value, nullptr, false);
         vars[kv.substr(0, eq)] = v.is_discarded() ? nlohmann::ordered_json(value) : v;
     }

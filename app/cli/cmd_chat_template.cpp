@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "chat/chat_template.h"
+#include "chat/json_input.h"
 #include "chat_options.h"
 #include "common_options.h"
 #include "gguf/gguf.h"
@@ -75,8 +76,12 @@ int cmd_chat_template(const std::vector<std::string>& argv) {
     std::string input;
     char buf[65536];
     for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;) input.append(buf, n);
-    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(input, nullptr, false);
-    if (doc.is_discarded()) throw UsageError("chat-template: stdin is not valid JSON");
+    nlohmann::ordered_json doc;
+    try {
+        doc = chat::parse_json_input(input, "chat-template: stdin");
+    } catch (const chat::JsonInputError& e) {
+        throw UsageError(e.what());
+    }
     nlohmann::ordered_json vars = chat_vars_from_args(args);
     nlohmann::ordered_json messages = doc;
     if (doc.is_object()) {

@@ -224,6 +224,8 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             }
             s = fut.result();
             info = ModelInfo::probe(r.path);
+            if (info.has_chat_template)
+                info.template_note = QString::fromStdString(s->session->template_note());
         } catch (...) {
             // QtConcurrent wraps the worker's exceptions that do not derive
             // from QException in a QUnhandledException whose what() is only

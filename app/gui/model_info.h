@@ -20,7 +20,12 @@ struct ModelInfo {
     int n_ctx_train = 0;  ///< <arch>.context_length, 0 if absent
     int n_layer = 0;
     bool has_chat_template = false;  ///< tokenizer.chat_template present
-    QString tokenizer;               ///< tokenizer.ggml.model
+    /// Why the model's own chat template is not used, naming the file and
+    /// the error (a limit it hit, a syntax error), "" when it is or there is
+    /// none to use. Filled by the loader (EngineSession::template_note), not
+    /// by probe().
+    QString template_note;
+    QString tokenizer;  ///< tokenizer.ggml.model
 
     /// Reads the header of `path` with wb::gguf::File. Throws
     /// wb::gguf::Error (what: "<path>: offset N: field: problem") for a

@@ -10,9 +10,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "common/data_dir.h"
+#include "common/gguf_set_string.h"
 #include "common/json_fixtures.h"
 
 namespace {
@@ -57,6 +59,13 @@ QString ids_line(const QJsonArray& a) {
     QStringList s;
     for (const auto& v : a) s << QString::number(v.toInt());
     return s.join(' ');
+}
+
+const QString kRepro = kData + "/repro/templates-and-limits/";
+
+QByteArray messages_json() {
+    QFile f(kRepro + "messages.json");
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 QString model_path(const QString& m) {
@@ -141,6 +150,85 @@ class TestCliChat : public QObject {
         QVERIFY2(chatml.code == 0, chatml.err.constData());
         QCOMPARE(QString::fromUtf8(chatml.out),
                  QString("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
+    }
+
+    // The hostile templates of tests/data/repro/templates-and-limits as
+    // template files: an error naming the file, line 1 and the limit, exit
+    // code 1, never a signal.
+    void hostileTemplateFilesEndInALimitError_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("nested-value") << "nested-value-200k.jinja"
+                                      << "nests deeper than 512";
+        QTest::newRow("print-nested") << "print-nested-100k.jinja"
+                                      << "nests deeper than 512";
+        QTest::newRow("chain-plus") << "chain-plus-80k.jinja"
+                                    << "expression nests deeper";
+        QTest::newRow("string-doubling") << "string-doubling.jinja"
+                                         << "memory budget";
+        QTest::newRow("list-doubling") << "list-doubling.jinja"
+                                       << "memory budget";
+        QTest::newRow("center-huge") << "center-huge.jinja"
+                                     << "memory budget";
+        QTest::newRow("replace-blowup") << "replace-blowup.jinja"
+                                        << "memory budget";
+    }
+    void hostileTemplateFilesEndInALimitError() {
+        QFETCH(QString, file);
+        QFETCH(QString, says);
+        const QString path = kRepro + file;
+        const Run r = run_cli({"chat-template", path}, messages_json());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains((path + ":1: ").toUtf8()), r.err.constData());
+        QVERIFY2(r.err.contains(says.toUtf8()), r.err.constData());
+    }
+
+    // The same templates inside a model (stories260K with its
+    // tokenizer.chat_template set): chat-template and generate --chat say
+    // why the model's template is not used, naming the file and the limit,
+    // and go on with the built-in Llama 2 format.
+    void hostileTemplatesInAModelFallBackWithAReason_data() {
+        hostileTemplateFilesEndInALimitError_data();
+    }
+    void hostileTemplatesInAModelFallBackWithAReason() {
+        QFETCH(QString, file);
+        QFETCH(QString, says);
+        QTemporaryDir dir;
+        const QString model = dir.filePath("hostile.gguf");
+        QFile src(kRepro + file);
+        QVERIFY(src.open(QIODevice::ReadOnly));
+        wbtest::gguf_set_string((kData + "/models/stories260K.gguf").toStdString(),
+                                model.toStdString(), "tokenizer.chat_template",
+                                src.readAll().toStdString());
+        const Run r = run_cli({"chat-template", model}, messages_json());
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.err.contains((model + ": the model's chat template cannot be used").toUtf8()),
+                 r.err.constData());
+        QVERIFY2(r.err.contains(says.toUtf8()), r.err.constData());
+        QVERIFY2(r.err.contains("using the built-in Llama 2 format"), r.err.constData());
+        QVERIFY2(r.out.contains("[INST]"), r.out.constData());
+
+        const Run g = run_cli({"generate", "-m", model, "--chat", "--user", "Hi", "-n", "2",
+                               "--temp", "0", "--backend", "cpu", "--no-log"});
+        QVERIFY2(g.code == 0, g.err.constData());
+        QVERIFY2(g.err.contains(says.toUtf8()), g.err.constData());
+    }
+
+    // Messages nested 120k deep on stdin: refused before parsing, with the
+    // line and column of the bracket that opens level 257 (exit code 2).
+    void deepMessagesAreRefusedWithLineAndColumn() {
+        QFile f(kRepro + "deep-messages-120k.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const Run r = run_cli({"chat-template", model_path("qwen2")}, f.readAll());
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("stdin: line 1, column 257: JSON nests deeper than 256"),
+                 r.err.constData());
+        // And in a --chat-var value.
+        const Run v =
+            run_cli({"chat-template", model_path("qwen2"), "--chat-var", "x=" + QString(300, '[')},
+                    R"([{"role": "user", "content": "y"}])");
+        QCOMPARE(v.code, 2);
+        QVERIFY2(v.err.contains("--chat-var x: line 1, column 257"), v.err.constData());
     }
 
     void generateChatUsesTheTemplate() {
