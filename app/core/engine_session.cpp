@@ -336,9 +336,11 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
                     break;
             }
         } catch (const std::exception& e) {
-            problem = std::string(p.mode == PromptMode::Chat ? "chat prompt cannot be rendered: "
-                                                             : "prompt cannot be tokenized: ") +
-                      e.what();
+            // The template came from the model file: name it (a limit the
+            // template hit reads "model:12: ..." on its own).
+            problem = p.mode == PromptMode::Chat
+                          ? "chat prompt cannot be rendered (" + c.path + "): " + e.what()
+                          : std::string("prompt cannot be tokenized: ") + e.what();
         }
     }
     p.settings = settings_json(req, p.seed, c.facts, p.prompt_facts);
@@ -458,8 +460,14 @@ std::string EngineSession::template_note() const {
 
 chat::ChatPrompt EngineSession::chat_prompt(const std::vector<chat::Message>& messages,
                                             const nlohmann::ordered_json& chat_vars) const {
-    return chat::build_prompt(*chat_template(), core_->vocab, messages,
-                              /*add_generation_prompt=*/true, chat_vars);
+    try {
+        return chat::build_prompt(*chat_template(), core_->vocab, messages,
+                                  /*add_generation_prompt=*/true, chat_vars);
+    } catch (const chat::jinja::Error& e) {
+        // The same error, naming the model file the template came from.
+        throw chat::jinja::Error(e.kind(), "chat template of " + core_->path + ": model", e.line(),
+                                 e.message());
+    }
 }
 
 const std::string& EngineSession::model_path() const {

@@ -210,7 +210,8 @@ class EngineSession {
     /// The prompt a chat request with `messages` (and `chat_vars`) would
     /// run: rendered with chat_template(), tokenized with special tokens
     /// parsed (chat::build_prompt). For token meters and context checks
-    /// before submitting. Throws what chat::build_prompt throws.
+    /// before submitting. Throws what chat::build_prompt throws; a
+    /// jinja::Error names the model file ("chat template of PATH: model:3: ...").
     chat::ChatPrompt chat_prompt(
         const std::vector<chat::Message>& messages,
         const nlohmann::ordered_json& chat_vars = nlohmann::ordered_json::object()) const;

@@ -214,6 +214,30 @@ class TestCliChat : public QObject {
         QVERIFY2(g.err.contains(says.toUtf8()), g.err.constData());
     }
 
+    // A template that renders one turn (the probe at open) but hits a
+    // limit on a longer conversation: that request fails with an error
+    // naming the model file, the template line and the limit; no signal.
+    void limitHitByALaterConversationNamesModelAndLine() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("late.gguf");
+        wbtest::gguf_set_string(
+            (kData + "/models/stories260K.gguf").toStdString(), model.toStdString(),
+            "tokenizer.chat_template",
+            "{% for m in messages %}{{ m.content }}\n{% endfor %}\n"
+            "{% if messages|length > 1 %}{{ 'a'|center(1000000000) }}{% endif %}");
+        const Run one = run_cli({"generate", "-m", model, "--chat", "--user", "Hi", "-n", "2",
+                                 "--temp", "0", "--backend", "cpu", "--no-log"});
+        QVERIFY2(one.code == 0, one.err.constData());
+        QVERIFY2(!one.err.contains("cannot be used"), one.err.constData());
+        const Run two =
+            run_cli({"generate", "-m", model, "--chat", "--user", "Hi", "--assistant", "Hello",
+                     "--user", "Bye", "-n", "2", "--temp", "0", "--backend", "cpu", "--no-log"});
+        QCOMPARE(two.code, 1);
+        QVERIFY2(two.err.contains(model.toUtf8()), two.err.constData());
+        QVERIFY2(two.err.contains("model:3: "), two.err.constData());
+        QVERIFY2(two.err.contains("memory budget"), two.err.constData());
+    }
+
     // Messages nested 120k deep on stdin: refused before parsing, with the
     // line and column of the bracket that opens level 257 (exit code 2).
     void deepMessagesAreRefusedWithLineAndColumn() {
