@@ -14,6 +14,7 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTextBrowser>
+#include <QTextCharFormat>
 #include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -321,13 +322,17 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     hideDropOffer();
     turns.append({true, text, {}, {}, {}});
     turns.append({false, {}, {}, {}, {}});
+    // Streaming from here on, so the empty reply is drawn without its
+    // links and footer: tokens go into its body, not after "Regenerate".
+    const QString id = QStringLiteral("chat-%1").arg(++counter_);
+    active_id_ = id;
     render();
     const gui::GenSettings s = settings_();
     if (run_id_ == 0 && recorder_ != nullptr)
         run_id_ =
             recorder_->beginRun("chat", tr("chat with %1").arg(bridge_->modelInfo().fileName()), s);
     gui::RequestSpec spec;
-    spec.id = QStringLiteral("chat-%1").arg(++counter_);
+    spec.id = id;
     // A chat prompt goes as its messages, rendered by the session with the
     // template picked here (the same build_prompt as the meter's ids above);
     // plain text is tokenized by the session exactly as those ids were.
@@ -342,7 +347,6 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     // the result's settings (footer, run log).
     spec.settings = s.forRequest(new_seed);
     spec.run_id = run_id_;
-    active_id_ = spec.id;
     setStatus({});
     updateButtons();
     updateMeter();
@@ -617,7 +621,7 @@ void ChatView::onToken(const QString& id, int token, const QString& piece) {
     // than re-rendering: O(piece) per token.
     QTextCursor c(transcript_->document());
     c.movePosition(QTextCursor::End);
-    c.insertText(piece);
+    c.insertText(piece, QTextCharFormat());  // plain text, whatever precedes it
     QScrollBar* bar = transcript_->verticalScrollBar();
     bar->setValue(bar->maximum());
 }

@@ -20,6 +20,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QTextCursor>
 #include <QUrl>
 #include <QtTest>
 #include <memory>
@@ -152,6 +153,29 @@ class UiChat : public QObject {
         QCOMPARE(r.token_ids.first(), rec["generated_ids"].toArray().first().toInt());
         QCOMPARE(chat.turns().size(), 4);
         QVERIFY(chat.input()->toPlainText().isEmpty());
+    }
+
+    // While a reply streams it has no Copy / Regenerate links: tokens go
+    // into its body as plain text (they were appended after the links,
+    // blue and underlined, until the reply ended). send() draws the
+    // transcript before returning, so this is checked before any token.
+    void streamingReplyIsPlainTextBeforeItsLinks() {
+        gui::GenSettings s = s_;
+        s.max_tokens = 6;
+        ui::ChatView chat(bridge_.get(), nullptr, [&] { return s; });
+        QSignalSpy done(&chat, &ui::ChatView::replyFinished);
+        QVERIFY(chat.send("Hello"));
+        QVERIFY(chat.isStreaming());
+        QCOMPARE(chat.transcript()->toPlainText().count("Regenerate"), 0);
+        QTextCursor end(chat.transcript()->document());
+        end.movePosition(QTextCursor::End);
+        QVERIFY(!end.charFormat().isAnchor());
+        QVERIFY(QTest::qWaitFor([&] { return !done.isEmpty(); }, 300000));
+        const QString after = chat.transcript()->toPlainText();
+        QCOMPARE(after.count("Regenerate"), 1);
+        const QString reply = chat.turns().last().text;
+        QVERIFY2(reply.isEmpty() || after.indexOf(reply.trimmed()) < after.indexOf("Regenerate"),
+                 qPrintable(after));
     }
 
     // A system prompt replaces the template's default system block exactly
