@@ -15,6 +15,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <utility>
 
 #include "common/data_dir.h"
 #include "common/process.h"
@@ -26,6 +27,11 @@ const QString kData = QString::fromStdString(wbtest::data_dir());
 const QString kNan = kData + "/repro/nan_all_output.gguf";
 const QString kShortVocab = kData + "/repro/vocab_short400.gguf";
 const QString kEmbdF16 = kData + "/repro/C_type_embd_f16.gguf";
+// golden2's tiny models damaged (tests/data/repro/README.md): NaN norms, a
+// NaN dmin in every Q4_K block, a Q4_K tensor typed F16.
+const QString kNanNorms = kData + "/repro/nan-norms-q4_0.gguf";
+const QString kNanDmin = kData + "/repro/nan-dmin-qwen2-q4_k_m.gguf";
+const QString kTypeSwapped = kData + "/repro/type-swapped-llama3.gguf";
 
 using Run = wbtest::ProcessResult;
 
@@ -66,6 +72,32 @@ class TestBadInput : public QObject {
             QVERIFY2(r.err.contains("sampling output token 0 (from the prefill of 5 prompt "
                                     "tokens): logits are not finite: 512 of 512 values are NaN"),
                      qPrintable(show(r)));
+        }
+    }
+
+    // Non-finite weights in a quantized model (NaN norms, NaN Q4_K dmin, a
+    // tensor whose type field does not match its data): the CPU backend's
+    // int8 activation quantizer dropped the NaN and generate printed tokens,
+    // while cpu-ref said the logits are not finite. Now --backend cpu fails
+    // with exactly the reference's message line, and prints no token.
+    void non_finite_weights_are_the_reference_error_on_cpu() {
+        for (const QString& model : {kNanNorms, kNanDmin, kTypeSwapped}) {
+            auto error_line = [&](const char* backend) {
+                const Run r = cli({"generate", "-m", model, "-p", "Once upon a time", "-n", "4",
+                                   "--temp", "0", "--backend", backend, "--no-log"});
+                const int at = r.err.indexOf("logits are not finite");
+                const int from = r.err.lastIndexOf('\n', at) + 1;
+                const int to = r.err.indexOf('\n', at);
+                return std::make_pair(r, at < 0 ? QByteArray() : r.err.mid(from, to - from));
+            };
+            const auto [ref, ref_line] = error_line("cpu-ref");
+            QVERIFY2(ref.code == 1 && !ref_line.isEmpty(), qPrintable(model + "\n" + show(ref)));
+            QVERIFY2(ref_line.contains("sampling output token 0 (from the prefill of"),
+                     ref_line.constData());
+            const auto [cpu, cpu_line] = error_line("cpu");
+            QVERIFY2(cpu.code == 1, qPrintable(model + "\n" + show(cpu)));
+            QCOMPARE(cpu_line, ref_line);
+            QVERIFY2(cpu.out.isEmpty(), qPrintable(model + "\n" + show(cpu)));  // no tokens
         }
     }
 
