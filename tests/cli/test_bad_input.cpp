@@ -101,6 +101,19 @@ class TestBadInput : public QObject {
         }
     }
 
+    // quantize of a source with NaN values or scales wrote a model of NaN;
+    // now it is refused, naming the tensor and the block, and no output is
+    // left.
+    void quantize_refuses_non_finite_source() {
+        const QString out = dir_.filePath("nan-q8.gguf");
+        const Run r = cli({"quantize", kNanDmin, out, "--type", "q8_0", "-q"});
+        QVERIFY2(r.code == 1, qPrintable(show(r)));
+        QVERIFY2(r.err.contains("tensor 'blk.0.attn_k.weight': Q4_K block 0 (row 0, values "
+                                "0..255) decodes to NaN"),
+                 qPrintable(show(r)));
+        QVERIFY(!QFile::exists(out));
+    }
+
     // The same model in batch: each record ends with "error" and the step;
     // the run itself finishes (it used to take the process down).
     void nan_logits_batch_records_the_error() {
