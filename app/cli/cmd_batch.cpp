@@ -233,6 +233,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     so.step_tokens = step_tokens;
     so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
+    print_warnings(session->vocab().load_warnings());
 
     core::BatchOptions bo;
     bo.base.max_tokens = n_predict;

@@ -172,6 +172,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     so.limits.max_queue = 1;
     if (chat_mode) so.chat_template = args.get("chat-format").value_or("");
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
+    print_warnings(session->vocab().load_warnings());
     const double load_ms = ms_between(t_load, Clock::now());
     model::Model& m = session->model();
     if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)

@@ -1,6 +1,7 @@
 #include "common_options.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <random>
 
@@ -88,6 +89,10 @@ sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {
         s.seed &= uint64_t{std::numeric_limits<int64_t>::max()};  // printable back as --seed
     }
     return s;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
 std::string run_log_path(const ParsedArgs& args) {

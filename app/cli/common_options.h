@@ -57,4 +57,9 @@ sampling::SamplingParams sampling_from_args(const ParsedArgs& args);
 /// (from default_db_path) when --db is absent and no data folder is known.
 std::string run_log_path(const ParsedArgs& args);
 
+/// Prints each of `warnings` (a model's load warnings,
+/// tokenizer::Vocab::load_warnings()) to stderr, one line "warning: <text>"
+/// each. Never throws.
+void print_warnings(const std::vector<std::string>& warnings);
+
 }  // namespace wb::cli

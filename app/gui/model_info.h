@@ -4,6 +4,7 @@
 // quantization, size, and whether it carries a chat template.
 
 #include <QString>
+#include <QStringList>
 
 namespace wb::gui {
 
@@ -21,6 +22,10 @@ struct ModelInfo {
     int n_layer = 0;
     bool has_chat_template = false;  ///< tokenizer.chat_template present
     QString tokenizer;               ///< tokenizer.ggml.model
+    /// What the loaded session read but did not use, one sentence each
+    /// naming the file and the GGUF key (tokenizer::Vocab::load_warnings());
+    /// filled when a model is loaded, empty from probe().
+    QStringList load_warnings;
 
     /// Reads the header of `path` with wb::gguf::File. Throws
     /// wb::gguf::Error (what: "<path>: offset N: field: problem") for a

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -28,10 +29,12 @@ const QString kNan = kData + "/repro/nan_all_output.gguf";
 const QString kShortVocab = kData + "/repro/vocab_short400.gguf";
 const QString kEmbdF16 = kData + "/repro/C_type_embd_f16.gguf";
 // golden2's tiny models damaged (tests/data/repro/README.md): NaN norms, a
-// NaN dmin in every Q4_K block, a Q4_K tensor typed F16.
+// NaN dmin in every Q4_K block, a Q4_K tensor typed F16, a BOS id past the
+// vocabulary.
 const QString kNanNorms = kData + "/repro/nan-norms-q4_0.gguf";
 const QString kNanDmin = kData + "/repro/nan-dmin-qwen2-q4_k_m.gguf";
 const QString kTypeSwapped = kData + "/repro/type-swapped-llama3.gguf";
+const QString kBosOutOfRange = kData + "/repro/bos-out-of-range-llama3.gguf";
 
 using Run = wbtest::ProcessResult;
 
@@ -112,6 +115,34 @@ class TestBadInput : public QObject {
                                 "0..255) decodes to NaN"),
                  qPrintable(show(r)));
         QVERIFY(!QFile::exists(out));
+    }
+
+    // tokenizer.ggml.bos_token_id one past the vocabulary: token 11 (",",
+    // BPE's default BOS) was put before every prompt while info said "bos:
+    // none". Now a warning names the key, and no BOS is added, the same in
+    // tokenize, info and generate.
+    void out_of_range_bos_is_a_warning_and_no_bos() {
+        const QByteArray warning =
+            "warning: " + kBosOutOfRange.toUtf8() +
+            ": tokenizer.ggml.bos_token_id = 2304 is not a token id of this vocabulary (2304 "
+            "tokens, ids 0..2303); read as no such token, so no BOS is put before prompts";
+        const Run t = cli({"tokenize", "-m", kBosOutOfRange, "-p", "Hello", "--pieces"});
+        QVERIFY2(t.code == 0, qPrintable(show(t)));
+        QVERIFY2(t.err.contains(warning), qPrintable(show(t)));
+        // "Hello" in the tiny Llama-3-style vocabulary, nothing before it.
+        QCOMPARE(t.out, QByteArray("39\t\"H\"\n301\t\"el\"\n385\t\"lo\"\n"));
+        const Run i = cli({"info", kBosOutOfRange});
+        QVERIFY2(i.code == 0, qPrintable(show(i)));
+        QVERIFY2(i.err.contains(warning), qPrintable(show(i)));
+        QVERIFY2(
+            i.out.contains("bos:             none\n") && i.out.contains("add_bos:         no\n"),
+            qPrintable(show(i)));
+        const Run g = cli({"generate", "-m", kBosOutOfRange, "-p", "Hello", "-n", "0", "--json",
+                           "--backend", "cpu", "--no-log"});
+        QVERIFY2(g.code == 0, qPrintable(show(g)));
+        QVERIFY2(g.err.contains(warning), qPrintable(show(g)));
+        QCOMPARE(QJsonDocument::fromJson(g.out).object()["prompt_token_ids"].toArray(),
+                 (QJsonArray{39, 301, 385}));
     }
 
     // The same model in batch: each record ends with "error" and the step;
