@@ -225,8 +225,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
             throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
     }
     std::shared_ptr<runlog::RunLog> log;
-    if (!args.has("no-log"))
-        log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
+    if (!args.has("no-log")) log = open_run_log(args);
     const std::string model_path = resolve_model_path(args.get("model"));
     core::SessionOptions so = batch_session_options(model_path, args, concurrency);
     so.prefill_chunk = chunk;

@@ -152,8 +152,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     // Run log, opened strictly before any work: a bad database file is
     // reported (and nothing generated) rather than silently not logged.
     std::shared_ptr<runlog::RunLog> log;
-    if (!args.has("no-log"))
-        log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
+    if (!args.has("no-log")) log = open_run_log(args);
 
     const Clock::time_point t_load = Clock::now();
     model::LoadOptions lo;
