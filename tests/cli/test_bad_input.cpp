@@ -151,7 +151,10 @@ class TestBadInput : public QObject {
         const QString out = dir_.filePath("nan.jsonl");
         const Run r = cli({"batch", "-m", kNan, "--prompts", prompts_, "-n", "4", "--no-log",
                            "--backend", "cpu", "-q", "-o", out});
-        QVERIFY2(r.code == 0, qPrintable(show(r)));
+        // Every request failed, so the run did (its status was 0).
+        QVERIFY2(r.code == 1, qPrintable(show(r)));
+        QVERIFY2(r.err.contains("batch: 2 of 2 requests failed (error 2), 0 completed"),
+                 qPrintable(show(r)));
         QFile f(out);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
