@@ -280,6 +280,24 @@ class TestBatchCli : public QObject {
         QVERIFY2(!ok.err.contains("failed"), ok.err.constData());
     }
 
+    // A line with both "prompt" and "messages" ran the prompt and dropped
+    // the conversation without a word; now it is a malformed line, named.
+    void prompt_and_messages_on_one_line_is_an_error() {
+        const QString prompts = dir_.filePath("both.jsonl");
+        write_file(prompts,
+                   "{\"prompt\": \"Once upon a time\"}\n"
+                   "{\"prompt\": \"Hi\", \"messages\": [{\"role\": \"user\", \"content\": "
+                   "\"Hi\"}]}\n");
+        const Run r = run(
+            {"batch", "--prompts", prompts, "-n", "2", "--backend", "cpu", "--no-log", "--quiet"});
+        QVERIFY2(r.code == 1, r.err.constData());
+        QVERIFY2(r.err.contains("both.jsonl:2: has both \"prompt\" and \"messages\""),
+                 r.err.constData());
+        QVERIFY2(r.err.contains("1 malformed line(s)") && r.err.contains("nothing was run"),
+                 r.err.constData());
+        QVERIFY(r.out.isEmpty());
+    }
+
     void unwritable_summary_fails_before_running() {
         const QString prompts = dir_.filePath("nosummary.txt");
         write_file(prompts, "Hi\n");
