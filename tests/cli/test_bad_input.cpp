@@ -81,8 +81,9 @@ class TestBadInput : public QObject {
     // Non-finite weights in a quantized model (NaN norms, NaN Q4_K dmin, a
     // tensor whose type field does not match its data): the CPU backend's
     // int8 activation quantizer dropped the NaN and generate printed tokens,
-    // while cpu-ref said the logits are not finite. Now --backend cpu fails
-    // with exactly the reference's message line, and prints no token.
+    // while cpu-ref and Vulkan said the logits are not finite. Now --backend
+    // cpu fails with exactly the reference's message line, as Vulkan does,
+    // and prints no token.
     void non_finite_weights_are_the_reference_error_on_cpu() {
         for (const QString& model : {kNanNorms, kNanDmin, kTypeSwapped}) {
             auto error_line = [&](const char* backend) {
@@ -97,10 +98,12 @@ class TestBadInput : public QObject {
             QVERIFY2(ref.code == 1 && !ref_line.isEmpty(), qPrintable(model + "\n" + show(ref)));
             QVERIFY2(ref_line.contains("sampling output token 0 (from the prefill of"),
                      ref_line.constData());
-            const auto [cpu, cpu_line] = error_line("cpu");
-            QVERIFY2(cpu.code == 1, qPrintable(model + "\n" + show(cpu)));
-            QCOMPARE(cpu_line, ref_line);
-            QVERIFY2(cpu.out.isEmpty(), qPrintable(model + "\n" + show(cpu)));  // no tokens
+            for (const char* backend : {"cpu", "vulkan"}) {
+                const auto [r, line] = error_line(backend);
+                QVERIFY2(r.code == 1, qPrintable(model + " " + backend + "\n" + show(r)));
+                QCOMPARE(line, ref_line);
+                QVERIFY2(r.out.isEmpty(), qPrintable(model + "\n" + show(r)));  // no tokens
+            }
         }
     }
 
