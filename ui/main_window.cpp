@@ -454,11 +454,14 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     // The charts keep the last run on screen (they continue their time axis
     // after a reload) until the next run starts.
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
-    statusBar()->showMessage(tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
-                                 .arg(info.fileName(), bridge_->backendName())
-                                 .arg(loaded.n_ctx)
-                                 .arg(loaded.n_parallel),
-                             8000);
+    QString loadedText = tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
+                             .arg(info.fileName(), bridge_->backendName())
+                             .arg(loaded.n_ctx)
+                             .arg(loaded.n_parallel);
+    // What the loader did not use (a special token id outside the
+    // vocabulary): said where the load is, and kept longer.
+    for (const QString& w : info.load_warnings) loadedText += tr(" Warning: %1").arg(w);
+    statusBar()->showMessage(loadedText, info.load_warnings.isEmpty() ? 8000 : 30000);
     updateStatus();
     emit modelReady(info);
     // The panel changed while this load ran (it used the values of its start).

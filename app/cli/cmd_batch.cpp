@@ -60,6 +60,8 @@ const CommandSpec kSpec{
     "and kept up to date, so even kill -9 leaves rows saying \"interrupted\". A\n"
     "busy or full run log never ends the run: rows are kept and retried, and the\n"
     "exit status is 1 if some could not be logged (or some records not written).\n"
+    "It is 1 as well when any request failed (finish reason error, rejected or\n"
+    "timeout); the end says how many of how many, by reason.\n"
     "A progress line and the metrics table (count, mean, p50, p90, p95, p99,\n"
     "max of queue wait, TTFT, ITL, TPOT, end-to-end latency; tokens/s) go to\n"
     "stderr. TTFT counts from submission, as vLLM's benchmark does. Each\n"
@@ -132,6 +134,14 @@ extern "C" void on_sigint(int sig) {
         std::signal(sig, SIG_DFL);
         std::raise(sig);
     }
+}
+
+// A finish reason that means the request did not complete: it failed
+// (error: refused as invalid, or the model failed; rejected: queue full or
+// prompt longer than the context; timeout: over --timeout-ms or
+// --queue-timeout-ms). Cancelled requests are the interrupt's own status.
+bool is_failure(const std::string& finish_reason) {
+    return finish_reason == "error" || finish_reason == "rejected" || finish_reason == "timeout";
 }
 
 nlohmann::json num_or_null(double v) {
@@ -225,14 +235,14 @@ int cmd_batch(const std::vector<std::string>& argv) {
             throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
     }
     std::shared_ptr<runlog::RunLog> log;
-    if (!args.has("no-log"))
-        log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
+    if (!args.has("no-log")) log = open_run_log(args);
     const std::string model_path = resolve_model_path(args.get("model"));
     core::SessionOptions so = batch_session_options(model_path, args, concurrency);
     so.prefill_chunk = chunk;
     so.step_tokens = step_tokens;
     so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
+    print_warnings(session->vocab().load_warnings());
 
     core::BatchOptions bo;
     bo.base.max_tokens = n_predict;
@@ -289,7 +299,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const bool tty = isatty(fileno(stderr)) != 0;
     const size_t total = pf.entries.size();
     size_t finished = 0;
-    size_t refused = 0;  // error or rejected without ever being queued
+    size_t refused = 0;                      // error or rejected without ever being queued
+    std::map<std::string, size_t> failures;  // finish reason -> requests (is_failure)
     bool interrupted = false;
     auto last_progress = std::chrono::steady_clock::now();
     // Each response's row is written when it starts, carries the streamed
@@ -334,6 +345,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
             ++finished;
             const core::FinishedRequest& f = *e.result;
             if (f.refused) ++refused;
+            if (is_failure(f.finish_reason)) ++failures[f.finish_reason];
             const std::string line =
                 result_record(f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             if (logger) {
@@ -436,6 +448,22 @@ int cmd_batch(const std::vector<std::string>& argv) {
                      "batch: %zu responses could not be logged: %s; their result records are "
                      "in %s\n",
                      unlogged, logger->last_error().c_str(), out_name.c_str());
+        failed = true;
+    }
+    // Requests that did not complete: the run failed, even when every one
+    // was refused (it used to end with status 0 and only the records said so).
+    size_t n_failed = 0;
+    std::string failed_reasons;
+    for (const auto& [reason, count] : failures) {
+        n_failed += count;
+        failed_reasons +=
+            (failed_reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    }
+    if (n_failed > 0) {
+        std::fprintf(stderr,
+                     "batch: %zu of %zu requests failed (%s), %zu completed; each failed "
+                     "record's message says why\n",
+                     n_failed, total, failed_reasons.c_str(), total - n_failed);
         failed = true;
     }
     if (interrupted) return 128 + g_signal.load();  // 130 for SIGINT, 143 for SIGTERM

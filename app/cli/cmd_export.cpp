@@ -142,7 +142,9 @@ runlog::RunLog open_existing(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw std::runtime_error(path + ": no run log here (nothing logged yet, or pass --db)");
-    return runlog::RunLog::open(path);
+    runlog::RunLog log = runlog::RunLog::open(path);
+    print_open_notices(log);
+    return log;
 }
 
 int64_t parse_time(const ParsedArgs& args, const char* name) {
@@ -245,6 +247,7 @@ int cmd_log(const std::vector<std::string>& argv) {
     }
     if (sub == "config") {
         runlog::RunLog log = runlog::RunLog::open(path);
+        print_open_notices(log);
         if (const auto r = args.get("redact")) {
             if (*r != "on" && *r != "off")
                 throw UsageError("--redact: '" + *r + "' is not on or off");

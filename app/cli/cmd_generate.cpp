@@ -152,8 +152,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     // Run log, opened strictly before any work: a bad database file is
     // reported (and nothing generated) rather than silently not logged.
     std::shared_ptr<runlog::RunLog> log;
-    if (!args.has("no-log"))
-        log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
+    if (!args.has("no-log")) log = open_run_log(args);
 
     const Clock::time_point t_load = Clock::now();
     model::LoadOptions lo;
@@ -172,6 +171,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     so.limits.max_queue = 1;
     if (chat_mode) so.chat_template = args.get("chat-format").value_or("");
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
+    print_warnings(session->vocab().load_warnings());
     const double load_ms = ms_between(t_load, Clock::now());
     model::Model& m = session->model();
     if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)

@@ -18,6 +18,7 @@
 #include "model/vk_model.h"
 #include "quant/file_info.h"
 #include "runnable.h"
+#include "tokenizer/vocab.h"
 #include "vk/context.h"
 #include "vk/kernels.h"
 
@@ -62,15 +63,10 @@ std::string human_bytes(uint64_t b) {
     return buf;
 }
 
-std::string token_text(const gguf::File& f, std::optional<int64_t> id) {
-    if (!id) return "none";
-    if (*id < 0 || *id == 0xFFFFFFFFll) return "none";
-    std::string s = std::to_string(*id);
-    if (const gguf::Value* toks = f.get_array("tokenizer.ggml.tokens", gguf::ValueType::String);
-        toks && static_cast<uint64_t>(*id) < toks->array_str.size()) {
-        s += " '" + toks->array_str[static_cast<size_t>(*id)] + "'";
-    }
-    return s;
+// "<id> '<text>'", or "none" for -1.
+std::string token_text(const tokenizer::Vocab& v, int32_t id) {
+    if (id < 0) return "none";
+    return std::to_string(id) + " '" + v.text(id) + "'";
 }
 
 }  // namespace
@@ -143,19 +139,16 @@ int cmd_info(const std::vector<std::string>& argv) {
     std::printf("output:          %s\n",
                 hp.tied_embeddings ? "tied to token_embd" : "output.weight");
 
-    const std::string tok_model = f.get_string("tokenizer.ggml.model").value_or("(none)");
-    const gguf::Value* toks = f.get_array("tokenizer.ggml.tokens", gguf::ValueType::String);
-    std::optional<bool> add_bos = f.get_bool("tokenizer.ggml.add_bos_token");
-    std::printf("\ntokenizer:       %s, %zu tokens\n", tok_model.c_str(),
-                toks ? toks->array_size() : size_t{0});
-    std::printf("bos:             %s\n",
-                token_text(f, f.get_int("tokenizer.ggml.bos_token_id")).c_str());
-    std::printf("eos:             %s\n",
-                token_text(f, f.get_int("tokenizer.ggml.eos_token_id")).c_str());
-    // llama.cpp's default when the key is absent: add BOS for SentencePiece.
-    std::printf("add_bos:         %s\n",
-                add_bos ? (*add_bos ? "yes" : "no")
-                        : (tok_model == "llama" ? "yes (default for llama/SPM)" : "no (default)"));
+    // The special tokens as the engine reads them (a runnable file's
+    // vocabulary loads: check_runnable loaded it), so info says what
+    // generate and tokenize do; what the loader did not use is a warning.
+    const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(f);
+    print_warnings(vocab.load_warnings());
+    std::printf("\ntokenizer:       %s, %d tokens\n", vocab.model().c_str(), vocab.n_tokens());
+    std::printf("bos:             %s\n", token_text(vocab, vocab.bos()).c_str());
+    std::printf("eos:             %s\n", token_text(vocab, vocab.eos()).c_str());
+    std::printf("add_bos:         %s%s\n", vocab.add_bos() ? "yes" : "no",
+                f.find("tokenizer.ggml.add_bos_token") ? "" : " (the tokenizer's default)");
 
     std::printf("\n%-28s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");
     uint64_t n_params = 0, weight_bytes = 0;

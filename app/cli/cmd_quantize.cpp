@@ -52,6 +52,8 @@ const CommandSpec& spec() {
         "types equal llama-quantize's. 1-D tensors (norms) are copied as stored. A\n"
         "row length that is not a multiple of 32 is written as F16 (llama-quantize\n"
         "refuses such a model). Tensor data is streamed, so memory use stays small.\n"
+        "A source value (or block scale) that is NaN or infinite is refused, naming\n"
+        "the tensor and the block, and no output is left.\n"
         "\n"
         "Types:\n" +
             type_help(),

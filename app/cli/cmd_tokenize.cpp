@@ -50,6 +50,7 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
     if (!text) throw UsageError("tokenize: -p TEXT is required");
     const gguf::File f = gguf::File::open(resolve_model_path(args.get("model")));
     const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(f);
+    print_warnings(vocab.load_warnings());
     const std::vector<int32_t> ids =
         vocab.tokenize(*text, !args.has("no-bos"), args.has("parse-special"));
     if (args.has("pieces")) {

@@ -1,6 +1,7 @@
 #include "common_options.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <random>
 
@@ -88,6 +89,21 @@ sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {
         s.seed &= uint64_t{std::numeric_limits<int64_t>::max()};  // printable back as --seed
     }
     return s;
+}
+
+std::shared_ptr<runlog::RunLog> open_run_log(const ParsedArgs& args) {
+    auto log = std::make_shared<runlog::RunLog>(runlog::RunLog::open(run_log_path(args)));
+    print_open_notices(*log);
+    return log;
+}
+
+void print_open_notices(const runlog::RunLog& log) {
+    for (const runlog::OpenNotice& n : log.open_notices())
+        std::fprintf(stderr, "%s: %s\n", n.warning ? "warning" : "note", n.text.c_str());
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
 std::string run_log_path(const ParsedArgs& args) {

@@ -9,12 +9,14 @@
 // CommandSpec's options, then read them back with the *_from_args helpers.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "model/load.h"
+#include "runlog/run_log.h"
 #include "sampling/sampler.h"
 
 namespace wb::cli {
@@ -56,5 +58,19 @@ sampling::SamplingParams sampling_from_args(const ParsedArgs& args);
 /// absent, so --db works where HOME is unset. Throws std::runtime_error
 /// (from default_db_path) when --db is absent and no data folder is known.
 std::string run_log_path(const ParsedArgs& args);
+
+/// Opens the run log for writing (runlog::RunLog::open on run_log_path())
+/// and prints what the open did or saw to stderr, one line each ("note:
+/// created the run log's folder ...", "warning: ... open to other users").
+/// Throws as RunLog::open.
+std::shared_ptr<runlog::RunLog> open_run_log(const ParsedArgs& args);
+
+/// Prints `log`'s open_notices() to stderr as open_run_log() does.
+void print_open_notices(const runlog::RunLog& log);
+
+/// Prints each of `warnings` (a model's load warnings,
+/// tokenizer::Vocab::load_warnings()) to stderr, one line "warning: <text>"
+/// each. Never throws.
+void print_warnings(const std::vector<std::string>& warnings);
 
 }  // namespace wb::cli

@@ -30,6 +30,15 @@ std::string parse_json_line(const std::string& line, PromptEntry& e) {
         return std::string("not valid JSON: ") + ex.what();
     }
     if (!j.is_object()) return "not a JSON object";
+    // A chat line: prompt files hold plain prompts, so "messages" would be
+    // dropped without a word (and with "prompt" beside it, which of the two
+    // was meant is unknown).
+    if (j.contains("messages")) {
+        return j.contains("prompt")
+                   ? "has both \"prompt\" and \"messages\"; give one \"prompt\" (prompt files "
+                     "hold plain-text prompts, \"messages\" is not read)"
+                   : "\"messages\" is not read from prompt files; give the text as \"prompt\"";
+    }
     auto p = j.find("prompt");
     if (p == j.end()) return "\"prompt\" is missing";
     if (!p->is_string()) return "\"prompt\" is not a string";

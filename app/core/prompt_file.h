@@ -37,7 +37,9 @@ struct PromptFile {
 /// line starts with '{', plain text otherwise. Blank lines are skipped in
 /// both. JSONL: each line one object with a non-empty string "prompt";
 /// optional "id" (string or integer), "max_tokens" (integer >= 1), "stop"
-/// (string or array of strings); other keys are ignored. Plain text: the
+/// (string or array of strings); other keys are ignored, except
+/// "messages" (a chat conversation), which is an error on its line, alone or
+/// beside "prompt" (it would be dropped without a word). Plain text: the
 /// line is the prompt (a trailing CR is dropped). A leading UTF-8 byte order
 /// mark is skipped before the format is chosen. Duplicate ids are errors
 /// (results are matched by id). Never throws for bad content: every problem

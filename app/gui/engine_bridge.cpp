@@ -258,6 +258,9 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     chat_template_error_ = std::move(loaded->chat_template_error);
     session_template_ = QStringLiteral("model");  // the session opened with the file's own
     info_ = info;
+    info_.load_warnings.clear();
+    for (const std::string& w : session_->vocab().load_warnings())
+        info_.load_warnings << QString::fromStdString(w);
     loaded_req_ = r;
     const model::DeviceFacts& dev = session_->device();
     backend_name_ =

@@ -4,6 +4,7 @@
 // quantization, size, and whether it carries a chat template.
 
 #include <QString>
+#include <QStringList>
 
 namespace wb::gui {
 
@@ -25,7 +26,11 @@ struct ModelInfo {
     /// none to use. Filled by the loader (EngineSession::template_note), not
     /// by probe().
     QString template_note;
-    QString tokenizer;  ///< tokenizer.ggml.model
+    QString tokenizer;               ///< tokenizer.ggml.model
+    /// What the loaded session read but did not use, one sentence each
+    /// naming the file and the GGUF key (tokenizer::Vocab::load_warnings());
+    /// filled when a model is loaded, empty from probe().
+    QStringList load_warnings;
 
     /// Reads the header of `path` with wb::gguf::File. Throws
     /// wb::gguf::Error (what: "<path>: offset N: field: problem") for a

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QStringList>
 #include <QTemporaryDir>
 #include <QtConcurrent>
 
@@ -47,10 +48,17 @@ bool RunRecorder::open(const QString& path, QString* notice) {
     log_.reset();
     inspection_.reset();
     try {
-        QDir().mkpath(QFileInfo(path).absolutePath());
+        // RunLog::open makes a missing folder itself, private (0700).
         log_ = std::make_shared<runlog::RunLog>(runlog::RunLog::open(path.toStdString()));
         logger_ = std::make_shared<core::ResponseLogger>(log_);
-        if (notice) notice->clear();
+        if (notice) {
+            // A folder made, or one open to other users: said on success too.
+            QStringList lines;
+            for (const runlog::OpenNotice& n : log_->open_notices())
+                lines << (n.warning ? QObject::tr("Warning: %1") : QObject::tr("Note: %1"))
+                             .arg(QString::fromStdString(n.text));
+            *notice = lines.join('\n');
+        }
         return true;
     } catch (const runlog::OpenError& e) {
         problem_ = e.problem();

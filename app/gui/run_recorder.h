@@ -40,7 +40,9 @@ class RunRecorder : public QObject {
     /// false with the reason in `notice` (naming the file, what is wrong
     /// and, for a damaged log, how many responses can still be read);
     /// problem() and inspection() then say which case it is, so the app can
-    /// offer the choices (ui/run_log_dialog.h).
+    /// offer the choices (ui/run_log_dialog.h). On success `notice` holds
+    /// RunLog::open_notices() ("Note: created the run log's folder ...",
+    /// "Warning: ... open to other users ..."), one a line, or is empty.
     bool open(const QString& path, QString* notice);
     /// Why the last open() failed.
     runlog::OpenProblem problem() const { return problem_; }

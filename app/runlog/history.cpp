@@ -4,8 +4,10 @@
 
 #include "runlog/exporter.h"
 #include "runlog/model_label.h"
+#include "runlog/row_scan.h"
 #include "runlog/run_log.h"
 #include "runlog/schema.h"
+#include "runlog/scratch_copy.h"
 #include "runlog/sqlite_db.h"
 #include "runlog/time_utc.h"
 
@@ -50,13 +52,28 @@ HistoryReader HistoryReader::open(const std::string& path) {
     if (!std::filesystem::is_regular_file(path, ec))
         throw OpenError(OpenProblem::CannotOpen, path + ": no run log here");
     auto impl = std::make_unique<Impl>();
-    // NOMUTEX: the History tab uses its reader from the GUI thread only.
-    impl->db = Db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
-    sqlite3_busy_timeout(impl->db.get(), 2000);
-    if (impl->db.query_int("PRAGMA application_id", "read application id") != kApplicationId)
-        throw OpenError(OpenProblem::Foreign,
-                        path + ": a SQLite database, but not an Inference Workbench run log");
-    impl->version = impl->db.query_int("PRAGMA user_version", "read schema version");
+    try {
+        // NOMUTEX: the History tab uses its reader from the GUI thread only.
+        impl->db = Db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+        sqlite3_busy_timeout(impl->db.get(), 2000);
+        if (impl->db.query_int("PRAGMA application_id", "read application id") != kApplicationId)
+            throw OpenError(OpenProblem::Foreign,
+                            path + ": a SQLite database, but not an Inference Workbench run log");
+        impl->version = impl->db.query_int("PRAGMA user_version", "read schema version");
+    } catch (const DbError& e) {
+        // What the file is, in the words export and the strict open use,
+        // not SQLite's "file is not a database".
+        if (!is_damage(e)) throw;
+        if (has_sqlite_header(path) || guess_page_size(path) != 0)
+            throw OpenError(OpenProblem::Corrupt,
+                            path + ": the run log is damaged, so it cannot be read (" + e.what() +
+                                "); `workbench-cli log check --db " + path +
+                                "` says what can still be read, `log salvage` copies it out");
+        throw OpenError(OpenProblem::NotSqlite,
+                        path +
+                            ": not a SQLite database, so not a run log (is --db pointing at "
+                            "another file?); nothing was changed");
+    }
     if (impl->version > schema_version())
         throw OpenError(OpenProblem::NewerSchema, path + ": schema version " +
                                                       std::to_string(impl->version) +

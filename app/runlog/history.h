@@ -79,8 +79,10 @@ class HistoryReader {
     /// Opens the run log at `path` read-only, with a connection of its own
     /// (it never creates, migrates or prunes the file; WAL lets the app's
     /// writer go on meanwhile). Throws OpenError (CannotOpen: no such file;
-    /// Foreign: not a run log; NewerSchema: written by a newer build) and
-    /// DbError ("file is not a database", ...).
+    /// NotSqlite: another kind of file, "<path>: not a SQLite database, so
+    /// not a run log ..."; Corrupt: a damaged log, pointing to `log check`
+    /// and `log salvage`; Foreign: not a run log; NewerSchema: written by a
+    /// newer build) and DbError for other SQLite failures (a busy lock).
     static HistoryReader open(const std::string& path);
     HistoryReader(HistoryReader&&) noexcept;
     HistoryReader& operator=(HistoryReader&&) noexcept;

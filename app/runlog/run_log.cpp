@@ -1,6 +1,8 @@
 #include "runlog/run_log.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -74,6 +76,10 @@ OpenError to_open_error(const std::string& path, const DbError& e) {
         case SQLITE_PERM:
             return {OpenProblem::ReadOnly, path + ": the run log cannot be written (" + e.what() +
                                                "); check the file's and its folder's permissions"};
+        case SQLITE_FULL:
+            return {OpenProblem::CannotOpen,
+                    path + ": cannot set up the run log: the disk is full (" + e.what() +
+                        "); free some space, pass --db with a file on another disk, or --no-log"};
         default:
             return {OpenProblem::CannotOpen, e.what()};
     }
@@ -134,6 +140,7 @@ struct RunLog::Impl {
             throw DbError(db.path() + ": the run log is open read-only; nothing is written to it",
                           SQLITE_READONLY);
     }
+    std::vector<OpenNotice> notices;  // open_notices()
     mutable std::mutex mu;
     std::optional<Stmt> insert_response;
     int64_t sha256_count = 0;
@@ -192,6 +199,9 @@ const std::string& RunLog::path() const {
 const Db& RunLog::db() const {
     return impl_->db;
 }
+const std::vector<OpenNotice>& RunLog::open_notices() const {
+    return impl_->notices;
+}
 
 namespace {
 
@@ -229,6 +239,81 @@ OpenError damaged_error(const std::string& path) {
     return {OpenProblem::Corrupt, insp.message() + damaged_advice(path), insp};
 }
 
+// "0755": the permission bits of a mode as chmod writes them.
+std::string mode_text(mode_t mode) {
+    char b[8];
+    std::snprintf(b, sizeof b, "%04o", static_cast<unsigned>(mode & 07777));
+    return b;
+}
+
+// What open() made, so that a failed open takes it away again.
+struct Created {
+    std::vector<std::string> folders;  // outermost first
+    bool file = false;
+};
+
+// Removes what `c` lists for the log at `path` (its -wal, -shm and
+// -journal too, when the file is ours); folders only when empty.
+void remove_created(const std::string& path, const Created& c) {
+    if (c.file)
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+            ::unlink((path + suffix).c_str());
+    for (auto it = c.folders.rbegin(); it != c.folders.rend(); ++it) ::rmdir(it->c_str());
+}
+
+// The log's folder: each missing level made 0700 (one note naming the
+// folder); an existing one that group or others may enter is left as it
+// is, with a warning. Throws OpenError (CannotOpen) when a level cannot be made.
+void prepare_folder(const std::string& path, Created& created, std::vector<OpenNotice>& notices) {
+    const fs::path dir = fs::path(path).parent_path();
+    const fs::path folder = dir.empty() ? fs::path(".") : dir;
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode) && (st.st_mode & 077) != 0)
+            notices.push_back(
+                {true, folder.string() + ": the run log's folder is open to other users (mode " +
+                           mode_text(st.st_mode) +
+                           "); the log itself is created private (0600), the folder is left as "
+                           "it is (`chmod 700 " +
+                           folder.string() + "` makes it private)"});
+        return;
+    }
+    // The missing levels, outermost first.
+    std::vector<fs::path> missing;
+    for (fs::path f = folder; !f.empty(); f = f.parent_path()) {
+        if (::stat(f.c_str(), &st) == 0) break;
+        missing.insert(missing.begin(), f);
+        if (f == f.parent_path()) break;
+    }
+    for (const fs::path& f : missing) {
+        if (::mkdir(f.c_str(), 0700) == 0) {
+            created.folders.push_back(f.string());
+        } else if (errno != EEXIST) {  // EEXIST: made meanwhile by another process
+            const std::string why = std::strerror(errno);
+            remove_created(path, created);
+            throw OpenError(OpenProblem::CannotOpen,
+                            path + ": cannot create folder " + f.string() + ": " + why);
+        }
+    }
+    notices.push_back({false, "created the run log's folder " + folder.string() +
+                                  " (mode 0700: only you can read it)"});
+}
+
+// Creates the missing log file empty, mode 0600 (whatever the umask), so
+// that SQLite opens a private file and gives its -wal and -shm the same
+// mode. An existing file is left as it is.
+void create_private_file(const std::string& path, Created& created) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST) return;  // made meanwhile by another process: theirs
+        const std::string why = std::strerror(errno);
+        remove_created(path, created);
+        throw OpenError(OpenProblem::CannotOpen, path + ": cannot create the run log: " + why);
+    }
+    ::close(fd);
+    created.file = true;
+}
+
 }  // namespace
 
 RunLog RunLog::open(const std::string& path) {
@@ -240,13 +325,23 @@ RunLog RunLog::open(const std::string& path) {
     // A file that is there but not SQLite: a damaged header of a real log,
     // or another file (a typo). Decided from its bytes, before SQLite.
     if (fs::file_size(p, ec) > 0 && !ec && !has_sqlite_header(path)) throw damaged_error(path);
-    if (p.has_parent_path() && !fs::exists(p.parent_path(), ec)) {
-        fs::create_directories(p.parent_path(), ec);
-        if (ec)
-            throw OpenError(
-                OpenProblem::CannotOpen,
-                path + ": cannot create folder " + p.parent_path().string() + ": " + ec.message());
+    Created created;
+    std::vector<OpenNotice> notices;
+    prepare_folder(path, created, notices);
+    if (!fs::exists(p, ec)) create_private_file(path, created);
+    try {
+        RunLog log = open_prepared(path);
+        log.impl_->notices = std::move(notices);
+        return log;
+    } catch (...) {
+        // Nothing of a log that could not be set up stays behind (a full
+        // disk used to leave an empty runlog.sqlite).
+        remove_created(path, created);
+        throw;
     }
+}
+
+RunLog RunLog::open_prepared(const std::string& path) {
     auto impl = std::make_unique<Impl>();
     try {
         impl->db = Db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);

@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runlog/environment.h"
 #include "runlog/integrity.h"
@@ -156,18 +157,36 @@ inline constexpr const char* kInterruptedError =
     "the process ended before this response finished (killed, crashed or the machine went "
     "down); the output is the text streamed until then";
 
+/// Something RunLog::open() did or saw that the user should be told: a
+/// folder it created, an existing folder that other users can enter.
+struct OpenNotice {
+    bool warning = false;  ///< true: a warning (a folder open to others); false: a note
+    std::string text;      ///< one sentence naming the folder and its mode
+};
+
 class RunLog {
   public:
     /// Strict open (the CLI and the app): creates the file (and its folder)
     /// if missing, runs SQLite's quick integrity check, migrates an older
-    /// schema, applies the retention setting. Throws OpenError for every
-    /// bad file and never modifies, renames or moves such a file:
-    /// CannotOpen for a folder, FIFO or device (/dev/null) or a folder that
-    /// cannot be made; NotSqlite for another kind of file; Corrupt for a
-    /// damaged run log (quick_check fails, or its header is damaged), with
-    /// inspection() counting what can still be read and what() saying what
-    /// to do; Foreign; NewerSchema; ReadOnly.
+    /// schema, applies the retention setting. The log holds prompts and
+    /// outputs, so what it creates is private whatever the umask: missing
+    /// folders mode 0700, the file 0600 before SQLite opens it (SQLite gives
+    /// its -wal and -shm files the file's mode); each folder created is an
+    /// open_notices() note. An existing folder that group or others can
+    /// read or enter is left as it is, with a warning there. When the open
+    /// fails after creating the file (a full disk), the file, its -wal/-shm
+    /// and the folders it created are removed again. Throws OpenError for
+    /// every bad file and never modifies, renames or moves such a file:
+    /// CannotOpen for a folder, FIFO or device (/dev/null), a folder or file
+    /// that cannot be made, or a full disk; NotSqlite for another kind of
+    /// file; Corrupt for a damaged run log (quick_check fails, or its header
+    /// is damaged), with inspection() counting what can still be read and
+    /// what() saying what to do; Foreign; NewerSchema; ReadOnly.
     static RunLog open(const std::string& path);
+
+    /// What open() did or saw that the user should be told, in order (empty
+    /// for an existing log in a private folder, and after open_readonly()).
+    const std::vector<OpenNotice>& open_notices() const;
 
     /// Opens an existing run log for reading only (History, export of a
     /// log that cannot be written): no integrity check, no migration, no
@@ -289,6 +308,9 @@ class RunLog {
   private:
     struct Impl;
     explicit RunLog(std::unique_ptr<Impl> impl);
+    // open() once the folder and file exist: SQLite's open, the checks and
+    // migration (throws as open()).
+    static RunLog open_prepared(const std::string& path);
     void run_write(Stmt& st, const std::string& what, const ResponseRecord* r);
     std::unique_ptr<Impl> impl_;
 };

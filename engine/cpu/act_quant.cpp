@@ -3,16 +3,30 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace wb::cpu {
 
 namespace {
 
 /// Scale and quantized values of one block of n floats (round to nearest
-/// even, |q| <= 127). Returns the sum of the quants.
+/// even, |q| <= 127). Returns the sum of the quants. A block holding NaN or
+/// an infinity gets the scale NaN and zero quants, so every dot product
+/// with it is NaN, as the f32 reference's is (std::max alone would skip a
+/// NaN and quantize the rest as if it were not there).
 int32_t quantize_block(const float* x, int n, float* d, int8_t* qs) {
     float amax = 0.0f;
-    for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+    bool finite = true;
+    for (int i = 0; i < n; ++i) {
+        const float a = std::fabs(x[i]);
+        finite = finite && a <= std::numeric_limits<float>::max();  // false for NaN too
+        amax = std::max(amax, a);
+    }
+    if (!finite) {
+        *d = std::numeric_limits<float>::quiet_NaN();
+        std::memset(qs, 0, static_cast<size_t>(n));
+        return 0;
+    }
     *d = amax / 127.0f;
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
     int32_t sum = 0;

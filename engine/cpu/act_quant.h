@@ -8,7 +8,9 @@
 //    k-quants (Q4_K, Q6_K), whose sub-block minimums and offsets need them.
 //  - ActKind::F32: the row unchanged (F32/F16 weights, dequantize fallback).
 // Quantization: d = max|x| / 127 over the block, q = round(x / d) (ties to
-// even), so |x - d q| <= d / 2 for every element.
+// even), so |x - d q| <= d / 2 for every element. A block with a NaN or an
+// infinity gets d = NaN (and zero quants): the dot products that read it are
+// NaN, so non-finite activations reach the logits as on the f32 reference.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +44,8 @@ int act_block_size(ActKind kind) noexcept;
 size_t act_row_bytes(ActKind kind, int64_t n) noexcept;
 
 /// Quantizes x[n] into dst (act_row_bytes(kind, n) bytes, 4-byte aligned).
-/// n must be a multiple of act_block_size(kind).
+/// n must be a multiple of act_block_size(kind). Never fails: a block with a
+/// non-finite value gets the scale NaN (see above); F32 copies x unchanged.
 void quantize_act(ActKind kind, const float* x, void* dst, int64_t n) noexcept;
 
 }  // namespace wb::cpu

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -72,6 +73,38 @@ std::vector<TensorPlan> plan_tensors(const gguf::File& in, Target target, bool p
     return plans;
 }
 
+// Refuses a source row holding NaN or an infinity (a damaged file: a NaN
+// scale or dmin, a NaN weight, a type field that does not match the data):
+// quantizing it would write a model whose every forward pass is NaN.
+// `row` is row `r` of `t` dequantized to f32. The error names the tensor
+// and the first bad block (in the source type's blocks, counted from the
+// tensor's start; a plain type's block is one value), with its row, its
+// values and its file offset.
+void check_finite_row(const gguf::File& in, const gguf::TensorInfo& t, uint64_t r,
+                      const std::vector<float>& row) {
+    for (uint64_t k = 0; k < row.size(); ++k) {
+        if (std::isfinite(row[k])) continue;
+        const ggml::TypeTraits* tr = ggml::type_traits(t.type);
+        const uint64_t bs = tr && tr->block_size ? tr->block_size : 1;
+        const uint64_t block_bytes = tr ? tr->type_size : 4;
+        const uint64_t block = r * ((row.size() + bs - 1) / bs) + k / bs;
+        const uint64_t first = k / bs * bs;
+        const uint64_t last = std::min<uint64_t>(first + bs, row.size()) - 1;
+        const std::string what = std::isnan(row[k]) ? "NaN" : row[k] > 0 ? "+inf" : "-inf";
+        const std::string where =
+            bs == 1 ? "value " + std::to_string(k)
+                    : "values " + std::to_string(first) + ".." + std::to_string(last);
+        const std::string problem =
+            bs == 1 ? "is " + what : "decodes to " + what + ": its values or scales are damaged";
+        throw gguf::Error(in.path(), in.data_offset() + t.offset + block * block_bytes,
+                          "tensor '" + t.name + "'",
+                          ggml::type_upper_name(t.type) + " block " + std::to_string(block) +
+                              " (row " + std::to_string(r) + ", " + where + ") " + problem +
+                              "; a model with non-finite weights cannot be quantized, nothing "
+                              "was written");
+    }
+}
+
 }  // namespace
 
 double QuantizeReport::bpw() const {
@@ -139,19 +172,29 @@ QuantizeReport quantize_file(const std::string& in_path, const std::string& out_
         const gguf::TensorInfo& t = *order[i];
         const TensorPlan& p = report.tensors[i];
         if (progress) progress(i, order.size(), p);
+        const uint64_t ne0 = t.ne[0];
+        const uint64_t src_row = ggml::row_bytes(t.type, ne0);
+        row_f32.resize(ne0);
         if (p.dst_type == p.src_type) {
             // Already in the output type (norms, or a tensor quantized before):
-            // copied byte for byte as llama-quantize does, never re-rounded.
+            // copied byte for byte as llama-quantize does, never re-rounded;
+            // read once to refuse non-finite values (types the engine cannot
+            // read are copied unchecked).
+            const ggml::TypeTraits* src = ggml::type_traits(t.type);
+            if (src && src->computable) {
+                for (uint64_t r = 0; r < t.n_rows(); ++r) {
+                    ggml::dequantize_row(t.type, t.data + r * src_row, row_f32.data(), ne0, t.name);
+                    check_finite_row(in, t, r, row_f32);
+                }
+            }
             out.write_tensor_data(t.data, t.nbytes);
             continue;
         }
-        const uint64_t ne0 = t.ne[0];
-        const uint64_t src_row = ggml::row_bytes(t.type, ne0);
         const uint64_t dst_row = ggml::row_bytes(p.dst_type, ne0);
-        row_f32.resize(ne0);
         row_out.resize(dst_row);
         for (uint64_t r = 0; r < t.n_rows(); ++r) {
             ggml::dequantize_row(t.type, t.data + r * src_row, row_f32.data(), ne0, t.name);
+            check_finite_row(in, t, r, row_f32);
             ggml::quantize_row(p.dst_type, row_f32.data(), row_out.data(), ne0, t.name);
             out.write_tensor_data(row_out.data(), row_out.size());
         }

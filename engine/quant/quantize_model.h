@@ -81,7 +81,10 @@ std::vector<TensorPlan> plan_file(const std::string& in_path, Target target,
 
 /// Quantizes `in_path` into `out_path` as described at the top of this file.
 /// Throws gguf::Error for a malformed input (naming file, offset, field),
-/// ggml::UnsupportedType when a matrix has a type the engine cannot
+/// including a source value that is NaN or infinite, in a tensor quantized
+/// or copied (the field names the tensor; the problem its type, block index
+/// and row; nothing is written), ggml::UnsupportedType when a matrix has a
+/// type the engine cannot
 /// dequantize, gguf::WriteError when the output cannot be written (no
 /// partial output file is left behind), std::invalid_argument when in and
 /// out name the same file.

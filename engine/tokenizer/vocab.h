@@ -47,9 +47,11 @@ class Vocab {
     ///   see bpe_pre_config);
     /// - `tokenizer.ggml.{bos,eos,unknown,eot,eom}_token_id` and the FIM ids
     ///   (integers, optional). Defaults as llama.cpp: SPM BOS 1, EOS 2, UNK 0;
-    ///   BPE BOS 11, EOS 11, no UNK; a default outside the vocab is none; a
-    ///   present id outside [0, n_tokens) keeps the default (e.g. 4294967295
-    ///   meaning "none").
+    ///   BPE BOS 11, EOS 11, no UNK; a default outside the vocab is none. A
+    ///   present id outside [0, n_tokens) (4294967295, negative, past the
+    ///   end) is none, not the default (llama.cpp keeps the default), with a
+    ///   load_warnings() entry naming the key; a BOS or EOS made none that
+    ///   way is not added either (add_bos()/add_eos() false).
     /// - `tokenizer.ggml.add_bos_token` (default: true for SPM, per
     ///   pre-tokenizer for BPE, e.g. true for Llama 3), `add_eos_token`
     ///   (default false), `add_space_prefix` (default true for SPM, false for
@@ -67,6 +69,14 @@ class Vocab {
     /// unsupported pre-tokenizer 'x' (tokenizer.ggml.pre) ...") for kinds not
     /// implemented.
     static Vocab from_gguf(const gguf::File& f);
+
+    /// What from_gguf() read but did not use, one sentence each naming the
+    /// file and the GGUF key, e.g. "<path>: tokenizer.ggml.bos_token_id =
+    /// 4294967295 is not a token id of this vocabulary (128256 tokens, ids
+    /// 0..128255); read as no such token, so no BOS is put before prompts".
+    /// Empty for a clean file. Callers show them (the CLI on stderr, the app
+    /// in its status bar); they never stop a load.
+    const std::vector<std::string>& load_warnings() const { return load_warnings_; }
 
     /// Number of tokens (n_vocab), the length of tokenizer.ggml.tokens.
     int32_t n_tokens() const { return static_cast<int32_t>(tokens_.size()); }
@@ -197,6 +207,7 @@ class Vocab {
     std::vector<int32_t> special_tokens_;  // ids cut out before the strategy, longest text first
     size_t max_token_bytes_ = 0;           // longest token text
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, eot_ = -1, eom_ = -1;
+    std::vector<std::string> load_warnings_;  // see load_warnings()
     bool add_bos_ = true, add_eos_ = false, add_space_prefix_ = true, clean_spaces_ = false;
 };
 

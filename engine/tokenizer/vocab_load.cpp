@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "errors/errors.h"
 #include "tokenizer/bpe_tokenizer.h"
@@ -214,13 +216,24 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
         }
     }
 
-    // Special ids: kind defaults (none if outside the vocab), then keys whose
-    // value is a valid id.
+    // Special ids: kind defaults (none if outside the vocab) when the key is
+    // absent; a key whose value is not an id of this vocabulary (4294967295,
+    // negative, past the end) is a load warning naming the key, and the
+    // token is none: not the kind default, which would be some unrelated
+    // token (BPE's 11 is "," in Llama 3) put before every prompt.
+    std::vector<std::pair<std::string, size_t>> bad_keys;  // key, its warning's index
     auto id_or_default = [&](std::string_view key, int32_t def) -> int32_t {
         if (def >= static_cast<int32_t>(n)) def = -1;
-        const auto val = f.get_int(key);
+        const gguf::Value* raw = f.find(key);
+        if (!raw) return def;
+        const auto val = f.get_int(key);  // throws gguf::Error when not an integer
         if (val && *val >= 0 && *val < static_cast<int64_t>(n)) return static_cast<int32_t>(*val);
-        return def;
+        v.load_warnings_.push_back(path + ": " + std::string(key) + " = " + raw->to_display() +
+                                   " is not a token id of this vocabulary (" + std::to_string(n) +
+                                   " tokens, ids 0.." + std::to_string(n - 1) +
+                                   "); read as no such token");
+        bad_keys.emplace_back(key, v.load_warnings_.size() - 1);
+        return -1;
     };
     v.bos_ = id_or_default("tokenizer.ggml.bos_token_id", def_bos);
     v.eos_ = id_or_default("tokenizer.ggml.eos_token_id", def_eos);
@@ -240,6 +253,18 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
     v.add_eos_ = f.get_bool("tokenizer.ggml.add_eos_token").value_or(v.add_eos_);
     v.add_space_prefix_ =
         f.get_bool("tokenizer.ggml.add_space_prefix").value_or(v.add_space_prefix_);
+    // A BOS/EOS that is none because its key was bad is not added either
+    // (tokenize() would otherwise refuse every text); its warning says so.
+    for (const auto& [key, warning] : bad_keys) {
+        if (key == "tokenizer.ggml.bos_token_id" && v.add_bos_) {
+            v.add_bos_ = false;
+            v.load_warnings_[warning] += ", so no BOS is put before prompts";
+        }
+        if (key == "tokenizer.ggml.eos_token_id" && v.add_eos_) {
+            v.add_eos_ = false;
+            v.load_warnings_[warning] += ", so no EOS is put after prompts";
+        }
+    }
 
     // Special tokens found by text; the one chosen gains Control.
     for (size_t i = 0; i < n; ++i) {

@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <utility>
 
 #include "common/data_dir.h"
 #include "common/process.h"
@@ -26,6 +28,13 @@ const QString kData = QString::fromStdString(wbtest::data_dir());
 const QString kNan = kData + "/repro/nan_all_output.gguf";
 const QString kShortVocab = kData + "/repro/vocab_short400.gguf";
 const QString kEmbdF16 = kData + "/repro/C_type_embd_f16.gguf";
+// golden2's tiny models damaged (tests/data/repro/README.md): NaN norms, a
+// NaN dmin in every Q4_K block, a Q4_K tensor typed F16, a BOS id past the
+// vocabulary.
+const QString kNanNorms = kData + "/repro/nan-norms-q4_0.gguf";
+const QString kNanDmin = kData + "/repro/nan-dmin-qwen2-q4_k_m.gguf";
+const QString kTypeSwapped = kData + "/repro/type-swapped-llama3.gguf";
+const QString kBosOutOfRange = kData + "/repro/bos-out-of-range-llama3.gguf";
 
 using Run = wbtest::ProcessResult;
 
@@ -69,13 +78,86 @@ class TestBadInput : public QObject {
         }
     }
 
+    // Non-finite weights in a quantized model (NaN norms, NaN Q4_K dmin, a
+    // tensor whose type field does not match its data): the CPU backend's
+    // int8 activation quantizer dropped the NaN and generate printed tokens,
+    // while cpu-ref and Vulkan said the logits are not finite. Now --backend
+    // cpu fails with exactly the reference's message line, as Vulkan does,
+    // and prints no token.
+    void non_finite_weights_are_the_reference_error_on_cpu() {
+        for (const QString& model : {kNanNorms, kNanDmin, kTypeSwapped}) {
+            auto error_line = [&](const char* backend) {
+                const Run r = cli({"generate", "-m", model, "-p", "Once upon a time", "-n", "4",
+                                   "--temp", "0", "--backend", backend, "--no-log"});
+                const int at = r.err.indexOf("logits are not finite");
+                const int from = r.err.lastIndexOf('\n', at) + 1;
+                const int to = r.err.indexOf('\n', at);
+                return std::make_pair(r, at < 0 ? QByteArray() : r.err.mid(from, to - from));
+            };
+            const auto [ref, ref_line] = error_line("cpu-ref");
+            QVERIFY2(ref.code == 1 && !ref_line.isEmpty(), qPrintable(model + "\n" + show(ref)));
+            QVERIFY2(ref_line.contains("sampling output token 0 (from the prefill of"),
+                     ref_line.constData());
+            for (const char* backend : {"cpu", "vulkan"}) {
+                const auto [r, line] = error_line(backend);
+                QVERIFY2(r.code == 1, qPrintable(model + " " + backend + "\n" + show(r)));
+                QCOMPARE(line, ref_line);
+                QVERIFY2(r.out.isEmpty(), qPrintable(model + "\n" + show(r)));  // no tokens
+            }
+        }
+    }
+
+    // quantize of a source with NaN values or scales wrote a model of NaN;
+    // now it is refused, naming the tensor and the block, and no output is
+    // left.
+    void quantize_refuses_non_finite_source() {
+        const QString out = dir_.filePath("nan-q8.gguf");
+        const Run r = cli({"quantize", kNanDmin, out, "--type", "q8_0", "-q"});
+        QVERIFY2(r.code == 1, qPrintable(show(r)));
+        QVERIFY2(r.err.contains("tensor 'blk.0.attn_k.weight': Q4_K block 0 (row 0, values "
+                                "0..255) decodes to NaN"),
+                 qPrintable(show(r)));
+        QVERIFY(!QFile::exists(out));
+    }
+
+    // tokenizer.ggml.bos_token_id one past the vocabulary: token 11 (",",
+    // BPE's default BOS) was put before every prompt while info said "bos:
+    // none". Now a warning names the key, and no BOS is added, the same in
+    // tokenize, info and generate.
+    void out_of_range_bos_is_a_warning_and_no_bos() {
+        const QByteArray warning =
+            "warning: " + kBosOutOfRange.toUtf8() +
+            ": tokenizer.ggml.bos_token_id = 2304 is not a token id of this vocabulary (2304 "
+            "tokens, ids 0..2303); read as no such token, so no BOS is put before prompts";
+        const Run t = cli({"tokenize", "-m", kBosOutOfRange, "-p", "Hello", "--pieces"});
+        QVERIFY2(t.code == 0, qPrintable(show(t)));
+        QVERIFY2(t.err.contains(warning), qPrintable(show(t)));
+        // "Hello" in the tiny Llama-3-style vocabulary, nothing before it.
+        QCOMPARE(t.out, QByteArray("39\t\"H\"\n301\t\"el\"\n385\t\"lo\"\n"));
+        const Run i = cli({"info", kBosOutOfRange});
+        QVERIFY2(i.code == 0, qPrintable(show(i)));
+        QVERIFY2(i.err.contains(warning), qPrintable(show(i)));
+        QVERIFY2(
+            i.out.contains("bos:             none\n") && i.out.contains("add_bos:         no\n"),
+            qPrintable(show(i)));
+        const Run g = cli({"generate", "-m", kBosOutOfRange, "-p", "Hello", "-n", "0", "--json",
+                           "--backend", "cpu", "--no-log"});
+        QVERIFY2(g.code == 0, qPrintable(show(g)));
+        QVERIFY2(g.err.contains(warning), qPrintable(show(g)));
+        QCOMPARE(QJsonDocument::fromJson(g.out).object()["prompt_token_ids"].toArray(),
+                 (QJsonArray{39, 301, 385}));
+    }
+
     // The same model in batch: each record ends with "error" and the step;
     // the run itself finishes (it used to take the process down).
     void nan_logits_batch_records_the_error() {
         const QString out = dir_.filePath("nan.jsonl");
         const Run r = cli({"batch", "-m", kNan, "--prompts", prompts_, "-n", "4", "--no-log",
                            "--backend", "cpu", "-q", "-o", out});
-        QVERIFY2(r.code == 0, qPrintable(show(r)));
+        // Every request failed, so the run did (its status was 0).
+        QVERIFY2(r.code == 1, qPrintable(show(r)));
+        QVERIFY2(r.err.contains("batch: 2 of 2 requests failed (error 2), 0 completed"),
+                 qPrintable(show(r)));
         QFile f(out);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = f.readAll().trimmed().split('\n');

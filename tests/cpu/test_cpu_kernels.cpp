@@ -180,6 +180,44 @@ class TestCpuKernels : public QObject {
         }
     }
 
+    // A NaN or an infinity among the activations makes every quantized dot
+    // product that reads its block NaN, on every ISA, as the f32 kernels
+    // (and the reference forward pass) make it: the int8 quantizer used to
+    // skip a NaN when taking the block's max and go on with the rest, so
+    // non-finite hidden states turned into ordinary logits.
+    void act_quant_keeps_non_finite() {
+        const size_t n = 512;
+        const float bad[] = {std::nanf(""), INFINITY, -INFINITY};
+        for (const float v : bad) {
+            std::vector<float> x = random_row(rng_, n);
+            x[300] = v;  // block 9 of 32, block 1 of 256
+            for (ActKind kind : {ActKind::Q8_0, ActKind::Q8_K}) {
+                const Acts a = make_acts(kind, {x});
+                const int bs = act_block_size(kind);
+                for (size_t b = 0; b < n / static_cast<size_t>(bs); ++b) {
+                    const double d = 2.0 * a.half[0][b * bs];
+                    QVERIFY2(std::isnan(d) == (b == 300 / static_cast<size_t>(bs)),
+                             where("block scale").c_str());
+                }
+            }
+            for (const Isa isa : isas()) {
+                for (const Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
+                    const WeightKernel* k = weight_kernel(id(t), isa);
+                    QVERIFY(k != nullptr);
+                    const WRow w = make_weight(id(t), random_row(rng_, n), 0);
+                    const Acts a = make_acts(k->act, {x});
+                    float out = 0.0f;
+                    k->dot(static_cast<int64_t>(n), w.data,
+                           reinterpret_cast<const uint8_t*>(a.buf.data()), a.stride, 1, &out, 1);
+                    QVERIFY2(std::isnan(out),
+                             where(std::string(isa_name(isa)) + " " + wb::ggml::type_name(id(t)) +
+                                   ": " + std::to_string(out))
+                                 .c_str());
+                }
+            }
+        }
+    }
+
     void dot_kernels_data() {
         QTest::addColumn<uint32_t>("type");
         QTest::addColumn<int>("isa");

@@ -164,6 +164,35 @@ class TestArchSpec : public QObject {
         QVERIFY2(QString::fromStdString(q).contains("blk.0.attn_q.bias"), q.c_str());
     }
 
+    // gemma3's sliding_window written as 0 was refused as "missing" though
+    // the key is there; now the message says what is wrong with its value
+    // (and an absent key is still "missing").
+    void gemma3_zero_sliding_window_says_what_is_wrong() {
+        QTemporaryDir dir;
+        auto hp_error = [](const std::string& path) -> std::string {
+            try {
+                const wb::gguf::File f = wb::gguf::File::open(path);
+                (void)HParams::from_gguf(f);
+                return "";
+            } catch (const std::exception& e) {
+                return e.what();
+            }
+        };
+        const std::string zero = hp_error(
+            write_model(dir, "g3zero.gguf", "gemma3", {{"gemma3.attention.sliding_window", 0}}));
+        QVERIFY2(QString::fromStdString(zero).contains(
+                     "metadata key 'gemma3.attention.sliding_window': value 0 is not a window"),
+                 zero.c_str());
+        QVERIFY2(!QString::fromStdString(zero).contains("missing"), zero.c_str());
+        const std::string absent = hp_error(write_model(dir, "g3none.gguf", "gemma3"));
+        QVERIFY2(QString::fromStdString(absent).contains(
+                     "metadata key 'gemma3.attention.sliding_window': missing"),
+                 absent.c_str());
+        QVERIFY(hp_error(write_model(dir, "g3one.gguf", "gemma3",
+                                     {{"gemma3.attention.sliding_window", 1}}))
+                    .empty());
+    }
+
     void hyperparameters_follow_the_keys() {
         auto hp = [](const std::string& m) {
             const wb::gguf::File f = wb::gguf::File::open(wbtest::golden2_model(m));

@@ -67,6 +67,7 @@ class QuantizeJobTest : public QObject {
     void writesLlamaCppBytes();
     void cancelLeavesNoFile();
     void failuresAreTyped();
+    void nonFiniteSourceIsRefused();
 };
 
 void QuantizeJobTest::writesLlamaCppBytes_data() {
@@ -161,6 +162,43 @@ void QuantizeJobTest::failuresAreTyped() {
         QCOMPARE(file_sha256(self), file_sha256(kModel));  // the input is untouched
     }
     QVERIFY(!std::filesystem::exists(out));
+}
+
+// Sources whose values or block scales are NaN or infinite (tests/data/repro:
+// NaN norms, a NaN dmin in every Q4_K block, a Q4_K tensor whose type field
+// says F16) were quantized into models that compute nothing but NaN. Now
+// the job fails as malformed input, naming the tensor, its type, the first
+// bad block and its row, and leaves no output.
+void QuantizeJobTest::nonFiniteSourceIsRefused() {
+    QTemporaryDir d;
+    const std::string out = d.filePath("out.gguf").toStdString();
+    const std::string repro = wbtest::data_dir() + "/repro/";
+    struct Case {
+        const char* file;
+        const char* expect;
+    };
+    const Case cases[] = {
+        {"nan-norms-q4_0.gguf", "tensor 'output_norm.weight': F32 block 0 (row 0, value 0) is NaN"},
+        {"nan-dmin-qwen2-q4_k_m.gguf",
+         "tensor 'blk.0.attn_k.weight': Q4_K block 0 (row 0, values 0..255) decodes to NaN: its "
+         "values or scales are damaged"},
+        {"type-swapped-llama3.gguf",
+         "tensor 'blk.0.attn_q.weight': F16 block 23 (row 0, value 23)"},
+    };
+    for (const Case& c : cases) {
+        Request r = request(out, wb::quant::Target::Q8_0);
+        r.input = repro + c.file;
+        QuantizeJob job(r);
+        try {
+            job.run();
+            QFAIL(c.file);
+        } catch (const Error& e) {
+            QCOMPARE(int(e.kind()), int(ErrorKind::InputFormat));
+            QVERIFY2(QString(e.what()).contains(c.expect), e.what());
+            QVERIFY2(QString(e.what()).contains("nothing was written"), e.what());
+        }
+        QVERIFY(!std::filesystem::exists(out));
+    }
 }
 
 QTEST_MAIN(QuantizeJobTest)

@@ -1009,6 +1009,62 @@ INSERT INTO responses (run_id, model_version_id, environment_id, settings, redac
                  qPrintable(out));
         QCOMPARE(file_bytes(path), before);
     }
+
+    // The log holds prompts and outputs: with the common umask 022 a new
+    // log was 0644 (and so its -wal and -shm) in a 0755 folder, readable by
+    // every user. Now the file, -wal and -shm are 0600 and each folder made
+    // 0700, each made folder a note; an existing wider folder is left as it
+    // is, with a warning naming it and its mode.
+    void newLogIsPrivateWhateverTheUmask() {
+        struct UmaskGuard {  // restored however the test ends
+            mode_t old;
+            ~UmaskGuard() { ::umask(old); }
+        } guard{::umask(022)};
+        auto mode_of = [](const QString& p) -> unsigned {
+            struct stat st {};
+            if (::stat(p.toUtf8().constData(), &st) != 0) return 0xFFFF;
+            return static_cast<unsigned>(st.st_mode & 07777);
+        };
+        const QString top = dir_.filePath("private/data");  // two levels missing
+        const QString path = top + "/runlog.sqlite";
+        {
+            RunLog log = RunLog::open(path.toStdString());
+            log.begin_run(RunKind::Batch, "x", nlohmann::json::object());
+            // Open and written: SQLite's -wal and -shm exist now.
+            QCOMPARE(mode_of(path), 0600u);
+            QCOMPARE(mode_of(path + "-wal"), 0600u);
+            QCOMPARE(mode_of(path + "-shm"), 0600u);
+            QCOMPARE(mode_of(dir_.filePath("private")), 0700u);
+            QCOMPARE(mode_of(top), 0700u);
+            QCOMPARE(log.open_notices().size(), size_t{1});
+            QVERIFY(!log.open_notices()[0].warning);
+            QVERIFY2(QString::fromStdString(log.open_notices()[0].text)
+                         .contains("created the run log's folder " + top + " (mode 0700"),
+                     log.open_notices()[0].text.c_str());
+        }
+        {
+            RunLog again = RunLog::open(path.toStdString());  // nothing to say now
+            QVERIFY(again.open_notices().empty());
+        }
+
+        const QString wide = dir_.filePath("wide");
+        QVERIFY(::mkdir(wide.toUtf8().constData(), 0755) == 0);
+        const QString wide_log = wide + "/runlog.sqlite";
+        {
+            RunLog log = RunLog::open(wide_log.toStdString());
+            log.begin_run(RunKind::Batch, "x", nlohmann::json::object());
+            QCOMPARE(mode_of(wide), 0755u);  // left as it is
+            QCOMPARE(mode_of(wide_log), 0600u);
+            QCOMPARE(mode_of(wide_log + "-wal"), 0600u);
+            QCOMPARE(mode_of(wide_log + "-shm"), 0600u);
+            QCOMPARE(log.open_notices().size(), size_t{1});
+            QVERIFY(log.open_notices()[0].warning);
+            QVERIFY2(QString::fromStdString(log.open_notices()[0].text)
+                         .contains(wide + ": the run log's folder is open to other users (mode "
+                                          "0755)"),
+                     log.open_notices()[0].text.c_str());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestRunLog)

@@ -529,18 +529,67 @@ class TestRunLogCli : public QObject {
         QCOMPARE(logged - 1 + unlogged, 30);  // none dropped: logged or reported
     }
 
+    // --db in a folder that does not exist: the folder is made 0700 and a
+    // stderr line says so; the log is 0600 (the umask gave 0755 and 0644).
+    void dbFolderIsCreatedPrivateAndSaid() {
+        const QString folder = dir_.filePath("made/here");
+        const QString db = folder + "/runlog.sqlite";
+        const Run r = run(kCli, {"generate", "-m", kModel, "-p", "hi", "-n", "1", "--db", db,
+                                 "--backend", "cpu"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(
+            r.err.contains("note: created the run log's folder " + folder.toUtf8() + " (mode 0700"),
+            r.err.constData());
+        QCOMPARE(QFileInfo(folder).permissions(), QFile::ReadOwner | QFile::WriteOwner |
+                                                      QFile::ExeOwner | QFile::ReadUser |
+                                                      QFile::WriteUser | QFile::ExeUser);
+        QCOMPARE(QFileInfo(db).permissions(),
+                 QFile::ReadOwner | QFile::WriteOwner | QFile::ReadUser | QFile::WriteUser);
+        // The second run has nothing to say about the folder.
+        const Run again = run(kCli, {"generate", "-m", kModel, "-p", "hi", "-n", "1", "--db", db,
+                                     "--backend", "cpu"});
+        QVERIFY2(again.code == 0 && !again.err.contains("run log's folder"), again.err.constData());
+    }
+
+    // A new log on a full disk (a tmpfs filled to the last block): the open
+    // failed but left an empty runlog.sqlite (and the folder it made)
+    // behind. Now the error says the disk is full and nothing is left.
+    void logCreationOnFullDiskLeavesNothing() {
+        const QString mnt = dir_.filePath("fullmnt");
+        QDir().mkpath(mnt);
+        const QString script =
+            QString(
+                "mount -t tmpfs -o size=64k tmpfs '%1' && "
+                "(dd if=/dev/zero of='%1/fill' bs=4096 2>/dev/null; true) && "
+                "'%2' generate -m '%3' -p hi -n 1 --backend cpu --db '%1/logs/runlog.sqlite'; "
+                "rc=$?; if [ -e '%1/logs' ]; then echo \"left: $(ls -A '%1/logs')\" >&2; fi; "
+                "exit $rc")
+                .arg(mnt, kCli, kModel);
+        const Run r = run("unshare", {"-rm", "sh", "-c", script});
+        if (r.err.contains("unshare failed") || r.err.contains("Operation not permitted"))
+            QSKIP("no user namespace to mount a small tmpfs in");
+        QVERIFY2(r.code == 1, r.err.constData());
+        QVERIFY2(r.err.contains("/logs/runlog.sqlite: cannot set up the run log: the disk is full"),
+                 r.err.constData());
+        QVERIFY2(!r.err.contains("left:"), r.err.constData());
+    }
+
     void badDatabaseIsAClearError() {
         const QString bad = dir_.filePath("notes.sqlite");
         QFile f(bad);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("these are my notes\n");
         f.close();
+        // log loads printed SQLite's own "file is not a database"; now it
+        // says what the file is, as export and generate do.
         for (const QStringList& args :
              {QStringList{"export", "--db", bad},
-              QStringList{"generate", "-m", kModel, "-p", "hi", "-n", "2", "--db", bad}}) {
+              QStringList{"generate", "-m", kModel, "-p", "hi", "-n", "2", "--db", bad},
+              QStringList{"log", "loads", "--db", bad}}) {
             const Run r = run(kCli, args);
             QCOMPARE(r.code, 1);
             QVERIFY2(r.err.contains(bad.toUtf8() + ": not a SQLite database"), r.err.constData());
+            QVERIFY2(!r.err.contains("file is not a database"), r.err.constData());
         }
         QCOMPARE(QFile(bad).size(), qint64(19));  // untouched
         const Run missing = run(kCli, {"export", "--db", dir_.filePath("none.sqlite")});

@@ -234,7 +234,11 @@ class TestBatchCli : public QObject {
         const Run r = run({"batch", "--prompts", prompts, "-c", "4", "--concurrency", "2", "--temp",
                            "0", "--backend", "cpu", "--no-log", "--quiet", "--out", out,
                            "--summary-json", summary});
-        QVERIFY2(r.code == 0, r.err.constData());
+        // One request failed: the run did not do all it was asked to, so
+        // the exit status says so (it was 0), and the end counts them.
+        QVERIFY2(r.code == 1, r.err.constData());
+        QVERIFY2(r.err.contains("batch: 1 of 3 requests failed (error 1), 2 completed"),
+                 r.err.constData());
         const auto recs = read_output_jsonl(out);
         QCOMPARE(recs.size(), size_t{3});
         for (const QJsonObject& o : recs) {
@@ -254,6 +258,44 @@ class TestBatchCli : public QObject {
         QCOMPARE(sj["requests_completed"].toInt(), 2);
         QCOMPARE(sj["finish_reasons"].toObject()["error"].toInt(), 1);
         QCOMPARE(sj["finish_reasons"].toObject()["length"].toInt(), 2);
+    }
+
+    // Every request refused (each prompt longer than the 4-token context):
+    // batch used to exit 0 with nothing generated. Now status 1 and the
+    // counts; every record is still written.
+    void every_request_refused_is_a_failed_run() {
+        const QString prompts = dir_.filePath("all-refused.txt");
+        write_file(prompts, "Once upon a time\nLily and Ben went to the park\n");
+        const QString out = dir_.filePath("all-refused.jsonl");
+        const Run r = run({"batch", "--prompts", prompts, "-c", "4", "--backend", "cpu", "--no-log",
+                           "--quiet", "--out", out});
+        QVERIFY2(r.code == 1, r.err.constData());
+        QVERIFY2(r.err.contains("batch: 2 of 2 requests failed (error 2), 0 completed"),
+                 r.err.constData());
+        QCOMPARE(read_output_jsonl(out).size(), size_t{2});
+        // All completed: status 0 and no failure line.
+        const Run ok = run({"batch", "--prompts", prompts, "-n", "2", "--backend", "cpu",
+                            "--no-log", "--quiet", "--out", out});
+        QVERIFY2(ok.code == 0, ok.err.constData());
+        QVERIFY2(!ok.err.contains("failed"), ok.err.constData());
+    }
+
+    // A line with both "prompt" and "messages" ran the prompt and dropped
+    // the conversation without a word; now it is a malformed line, named.
+    void prompt_and_messages_on_one_line_is_an_error() {
+        const QString prompts = dir_.filePath("both.jsonl");
+        write_file(prompts,
+                   "{\"prompt\": \"Once upon a time\"}\n"
+                   "{\"prompt\": \"Hi\", \"messages\": [{\"role\": \"user\", \"content\": "
+                   "\"Hi\"}]}\n");
+        const Run r = run(
+            {"batch", "--prompts", prompts, "-n", "2", "--backend", "cpu", "--no-log", "--quiet"});
+        QVERIFY2(r.code == 1, r.err.constData());
+        QVERIFY2(r.err.contains("both.jsonl:2: has both \"prompt\" and \"messages\""),
+                 r.err.constData());
+        QVERIFY2(r.err.contains("1 malformed line(s)") && r.err.contains("nothing was run"),
+                 r.err.constData());
+        QVERIFY(r.out.isEmpty());
     }
 
     void unwritable_summary_fails_before_running() {

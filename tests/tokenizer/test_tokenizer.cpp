@@ -392,17 +392,25 @@ class TestTokenizer : public QObject {
         const Vocab v = load(write(tiny_vocab(toks, 4, [](GgufBytes& b) {
             kv_bool(b, "tokenizer.ggml.add_bos_token", false);
             kv_bool(b, "tokenizer.ggml.add_eos_token", true);
-            b.kv_u32("tokenizer.ggml.eos_token_id", 4294967295u);  // invalid: keep default 2
+            // Not an id: no EOS (llama.cpp keeps the default 2 silently), a
+            // warning naming the key, and add_eos has nothing to add.
+            b.kv_u32("tokenizer.ggml.eos_token_id", 4294967295u);
             b.kv_u32("tokenizer.ggml.bos_token_id", 4);
         })));
         QVERIFY(!v.add_bos());
-        QVERIFY(v.add_eos());
-        QCOMPARE(v.eos(), 2);
+        QVERIFY(!v.add_eos());
+        QCOMPARE(v.eos(), -1);
         QCOMPARE(v.bos(), 4);
+        QCOMPARE(v.load_warnings().size(), size_t{1});
+        QVERIFY2(QString::fromStdString(v.load_warnings()[0])
+                     .contains("tokenizer.ggml.eos_token_id = 4294967295 is not a token id of "
+                               "this vocabulary (6 tokens, ids 0..5); read as no such token, so "
+                               "no EOS is put after prompts"),
+                 v.load_warnings()[0].c_str());
         QCOMPARE(v.type(5), TokenType::Undefined);  // 99 is not a token type
         QCOMPARE(v.token_to_piece(5), std::string());
-        // Space prefix on by default: "x" -> ▁ x, then EOS.
-        QCOMPARE(ids_str(v.tokenize("x", true)), QString("3 4 2"));
+        // Space prefix on by default: "x" -> ▁ x, and no EOS.
+        QCOMPARE(ids_str(v.tokenize("x", true)), QString("3 4"));
     }
 
     void endMarkersBecomeControlAndEog() {

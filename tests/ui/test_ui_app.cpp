@@ -18,6 +18,7 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -41,6 +42,7 @@
 #include "runlog/run_log.h"
 #include "settings_panel.h"
 #include "settings_store.h"
+#include "tokenizer/vocab.h"
 
 using namespace wb;
 
@@ -78,6 +80,7 @@ class UiApp : public QObject {
     void batchSummaryMatchesCli();
     void batchSameTokensAndSettingsAsCli();
     void timingFieldsMeanTheSameOnEverySurface();
+    void loadWarningsAreInTheStatusBar();
 
   private:
     QTemporaryDir dir_;
@@ -708,6 +711,27 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(csv.contains("\nrequests_finished,20\n"));
     b->copySummary();
     QCOMPARE(QApplication::clipboard()->text(), b->summaryText());
+}
+
+// Last: it replaces the model the other tests use. A BOS id one past the
+// vocabulary used to be read as the kind default (token 11 before every
+// prompt) without a word; now the load's warning, naming the key, is in
+// the "Loaded ..." status message and the vocabulary adds no BOS.
+void UiApp::loadWarningsAreInTheStatusBar() {
+    const QString bad =
+        QString::fromStdString(wbtest::data_dir()) + "/repro/bos-out-of-range-llama3.gguf";
+    QSignalSpy ready(w_.get(), &ui::MainWindow::modelReady);
+    QSignalSpy failed(w_.get(), &ui::MainWindow::loadFailed);
+    w_->openModel(bad);
+    QVERIFY(QTest::qWaitFor([&] { return ready.count() + failed.count() > 0; }, 300000));
+    QCOMPARE(failed.count(), 0);
+    const QString msg = w_->statusBar()->currentMessage();
+    QVERIFY2(msg.startsWith("Loaded bos-out-of-range-llama3.gguf") &&
+                 msg.contains(" Warning: " + bad +
+                              ": tokenizer.ggml.bos_token_id = 2304 is not a token id of this "
+                              "vocabulary"),
+             qPrintable(msg));
+    QVERIFY(!w_->bridge()->vocab()->add_bos());
 }
 
 QTEST_MAIN(UiApp)

@@ -10,6 +10,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QTemporaryDir>
@@ -184,6 +185,32 @@ class TestUiRunLog : public QObject {
         QVERIFY(!r.logging && !rec.isOpen());
         QCOMPARE(bytes_of(path), before);
         QCOMPARE(listing(d), QStringList{"notes.txt"});
+    }
+
+    // A log in a folder that does not exist yet: the app made the folder
+    // itself (QDir::mkpath, 0755 under the usual umask) and said nothing.
+    // Now RunLog::open makes it 0700 and the open's notice says so; an
+    // existing folder open to others is a warning, and left as it is.
+    void new_folder_and_wide_folder_are_said() {
+        const QString d = fresh_dir();
+        gui::RunRecorder rec;
+        QString notice;
+        QVERIFY2(rec.open(d + "/made/runlog.sqlite", &notice), qPrintable(notice));
+        QVERIFY2(notice.startsWith("Note: created the run log's folder " + d + "/made (mode 0700"),
+                 qPrintable(notice));
+        QCOMPARE(QFileInfo(d + "/made").permissions(), QFile::ReadOwner | QFile::WriteOwner |
+                                                           QFile::ExeOwner | QFile::ReadUser |
+                                                           QFile::WriteUser | QFile::ExeUser);
+        const QString wide = d + "/wide";
+        QVERIFY(QDir().mkpath(wide));
+        QVERIFY(QFile::setPermissions(wide, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner |
+                                                QFile::ReadGroup | QFile::ExeGroup |
+                                                QFile::ReadOther | QFile::ExeOther));
+        gui::RunRecorder rec2;
+        QVERIFY2(rec2.open(wide + "/runlog.sqlite", &notice), qPrintable(notice));
+        QVERIFY2(notice.startsWith("Warning: " + wide +
+                                   ": the run log's folder is open to other users (mode 0755)"),
+                 qPrintable(notice));
     }
 };
 

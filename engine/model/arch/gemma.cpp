@@ -54,9 +54,14 @@ void read_gemma3(const gguf::File& f, HParams& hp) {
     hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
     hp.n_swa = arch::read_u32_opt(f, hp, "attention.sliding_window");
     if (hp.n_swa == 0) {
+        // Absent, or present as 0: say which (a 0 window would let the
+        // local layers see no token at all).
+        const bool present = f.find(hp.arch + ".attention.sliding_window") != nullptr;
         throw gguf::Error(f.path(), std::nullopt,
                           "metadata key '" + hp.arch + ".attention.sliding_window'",
-                          "missing (required for gemma3)");
+                          present ? "value 0 is not a window: gemma3's local layers need a "
+                                    "sliding window of at least 1 token"
+                                  : "missing (required for gemma3)");
     }
     const uint32_t pattern = arch::read_u32_opt(f, hp, "attention.sliding_window_pattern");
     set_swa_pattern(hp, f.find(hp.arch + ".attention.sliding_window_pattern") ? pattern : 6);
