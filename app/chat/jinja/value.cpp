@@ -60,6 +60,15 @@ void dispose(std::vector<Value>* items, std::vector<std::pair<Value, Value>>* pa
 
 }  // namespace
 
+List::List(const List& o) : items(o.items), tuple(o.tuple), generator(o.generator) {}
+
+Dict::Dict(const Dict& o) : items(o.items) {}
+
+Dict& Dict::operator=(const Dict& o) {
+    items = o.items;
+    return *this;
+}
+
 List::~List() {
     dispose(&items, nullptr);
 }

@@ -46,7 +46,7 @@ struct List {
 
     List() = default;
     /// A copy is counted and its depth fixed again when it is wrapped.
-    List(const List& o) : items(o.items), tuple(o.tuple), generator(o.generator) {}
+    List(const List& o);
     List& operator=(const List&) = delete;
     /// Frees nested lists and dicts without recursion (a hostile template
     /// can nest values further than the stack reaches).
@@ -63,11 +63,8 @@ struct Dict {
 
     Dict() = default;
     /// A copy is counted and its depth fixed again when it is wrapped.
-    Dict(const Dict& o) : items(o.items) {}
-    Dict& operator=(const Dict& o) {
-        items = o.items;
-        return *this;
-    }
+    Dict(const Dict& o);
+    Dict& operator=(const Dict& o);
     /// Frees nested values without recursion, as ~List.
     ~Dict();
 
