@@ -4,13 +4,14 @@
 //
 // The request goes through the one request path (app/core: EngineSession
 // with one slot, the prompt in one forward pass; with --chat its messages
-// are rendered by the session's chat template) and is logged by the one
+// are rendered by the chat template the request names) and is logged by the one
 // row builder. Timings (ms) are FinishedRequest's (core/finished_request.h):
 //   TTFT    submit -> first token sampled (queue wait + prefill)
 //   prefill admission -> first token; tokens/s = prompt tokens / its time
 //   decode  first token -> last token; tokens/s = (generated - 1) / its time
 //           (each step = one single-token forward pass + sampling)
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -170,7 +171,6 @@ int cmd_generate(const std::vector<std::string>& argv) {
     so.prefill_chunk = std::min(lo.context.n_ctx, model::kDefaultUbatch);
     so.step_tokens = so.prefill_chunk;
     so.limits.max_queue = 1;
-    if (chat_mode) so.chat_template = args.get("chat-format").value_or("");
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
     const double load_ms = ms_between(t_load, Clock::now());
     model::Model& m = session->model();
@@ -181,24 +181,38 @@ int cmd_generate(const std::vector<std::string>& argv) {
 
     std::optional<core::ResponseLogger> logger;
     core::GenerationRequest req;
-    std::optional<chat::ChatPrompt> chat_prompt;
     if (chat_mode) {
-        if (!session->template_note().empty())
-            std::fprintf(stderr, "note: %s\n", session->template_note().c_str());
         req.messages = turns;
         req.chat_vars = chat_vars_from_args(args);
-        // What the session will run, shown before it runs (and in --json).
-        chat_prompt = session->chat_prompt(req.messages, req.chat_vars);
-        if (!json) std::fprintf(stderr, "%s\n", describe_chat_prompt(*chat_prompt).c_str());
-        prompt = chat_prompt->text;
+        req.chat_template = args.get("chat-format").value_or("model");
+        session->chat_template(req.chat_template);  // an unknown name fails here, before a run
     } else {
         req.prompt = *prompt;
+    }
+    req.max_tokens = static_cast<int32_t>(std::max<int64_t>(n_predict, 1));
+    req.sampling = sp;
+    req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
+    req.client_id = "cli";
+    req.label = "generate";
+    // What the session will run, rendered once: shown before it runs (and
+    // in --json), then submitted as it is.
+    core::PreparedRequest prepared = session->prepare(req);
+    if (chat_mode) {
+        if (!prepared.template_note().empty())
+            std::fprintf(stderr, "note: %s\n", prepared.template_note().c_str());
+        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
+        if (!json) {
+            const std::string facts =
+                describe_chat_prompt(prepared.prompt_facts(), prepared.prompt_tokens().size());
+            std::fprintf(stderr, "%s\n", facts.c_str());
+        }
+        prompt = prepared.prompt();
     }
     if (n_predict == 0) {
         // Nothing to generate: the prompt's ids only (e.g. to check a chat
         // rendering's tokens), no request, nothing logged.
-        const std::vector<int32_t> ids =
-            chat_prompt ? chat_prompt->ids : session->vocab().tokenize(*prompt, true);
+        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
+        const std::vector<int32_t>& ids = prepared.prompt_tokens();
         if (json) {
             nlohmann::json j;
             j["model"] = path;
@@ -214,16 +228,12 @@ int cmd_generate(const std::vector<std::string>& argv) {
         }
         return 0;
     }
-    req.max_tokens = static_cast<int32_t>(n_predict);
-    req.sampling = sp;
-    req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
-    req.client_id = "cli";
-    req.label = "generate";
     if (log) {
         logger.emplace(log);
         // The run's settings are the response's: one request.
         req.run_id = logger->begin_run("generate", "generate",
                                        core::settings_json(req, sp.seed, session->facts()));
+        prepared.set_run_id(req.run_id);
         logger->tags(path, session->device());  // errors before generating, not after
         try {  // the cold start, with the model (its first token comes with the first row)
             logger->log_load(*session, "generate", req.run_id);
@@ -241,9 +251,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
     g_first_signal_ns.store(0);
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
-    const core::RequestHandle handle = session->submit(req, [&inbox](const core::RequestEvent& e) {
-        if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
-    });
+    const core::RequestHandle handle =
+        session->submit(prepared, [&inbox](const core::RequestEvent& e) {
+            if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
+        });
     std::shared_ptr<const core::FinishedRequest> started, fin;
     std::string streamed;
     int64_t n_streamed = 0;
@@ -319,7 +330,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         j["backend"] = m.backend_name();
         j["prompt"] = *prompt;
         j["prompt_token_ids"] = g.prompt_tokens;
-        if (chat_prompt) {
+        if (chat_mode) {
             nlohmann::json msgs = nlohmann::json::array();
             for (const chat::Message& t : turns)
                 msgs.push_back({{"role", t.role}, {"content", t.content}});

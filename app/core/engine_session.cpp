@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "errors/errors.h"
@@ -53,11 +55,18 @@ struct detail::SessionCore {
     int64_t utc_at_zero_ms = 0;  // UTC ms of the scheduler clock's zero
     SessionLoadTimes load_times;
 
-    mutable std::mutex mu;  // pending, chat template, hook
+    // tokenizer.chat_template as read at open (nullopt: absent) and why it
+    // could not be read ("" when it could): templates are chosen from these.
+    std::optional<std::string> model_template;
+    std::string template_read_error;
+
+    mutable std::mutex mu;  // pending, hook
     std::unordered_map<uint64_t, Pending> pending;
-    std::shared_ptr<const chat::ChatTemplate> chat_template;
-    std::string template_note;
     EngineSession::FinishHook finish_hook;
+
+    // Parsed chat templates by name ("model" for "" too), parsed on first use.
+    mutable std::mutex templates_mu;
+    mutable std::map<std::string, std::shared_ptr<const chat::TemplateChoice>> templates;
 
     std::unique_ptr<scheduler::Scheduler> sched;  // uses everything above; stopped first
 
@@ -200,7 +209,8 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
     };
     step(0.05, "Reading the vocabulary");
     std::optional<tokenizer::Vocab> vocab;
-    std::optional<chat::TemplateChoice> chat;
+    std::optional<std::string> model_template;
+    std::string template_read_error;
     {
         const gguf::File file = gguf::File::open(path);
         vocab.emplace(tokenizer::Vocab::from_gguf(file));
@@ -209,7 +219,11 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
             throw FormatError(path + ": tokenizer has " + std::to_string(vocab->n_tokens()) +
                               " tokens but token_embd has " + std::to_string(hp.n_vocab) + " rows");
         }
-        chat.emplace(chat::choose_template(file, *vocab, opts.chat_template));
+        try {
+            model_template = file.get_string(chat::kChatTemplateKey);
+        } catch (const gguf::Error& e) {
+            template_read_error = e.what();  // chat_template() notes it and falls back
+        }
     }
     times.vocab_ms = ms_since(opened);
     step(0.2, opts.load.backend == "cpu" ? "Loading weights (CPU reference)"
@@ -225,13 +239,16 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
     times.model_load_ms = ms_since(load_start);
     if (!m) throw std::runtime_error(path + ": the model loader returned no model");
     step(0.9, "Starting the scheduler");
-    return std::unique_ptr<EngineSession>(new EngineSession(
-        path, std::move(*vocab), std::move(*chat), std::move(m), opts, times, opened));
+    return std::unique_ptr<EngineSession>(
+        new EngineSession(path, std::move(*vocab), std::move(model_template),
+                          std::move(template_read_error), std::move(m), opts, times, opened));
 }
 
-EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
-                             std::unique_ptr<model::Model> model, const SessionOptions& opts,
-                             SessionLoadTimes times, std::chrono::steady_clock::time_point opened)
+EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
+                             std::optional<std::string> model_template,
+                             std::string template_read_error, std::unique_ptr<model::Model> model,
+                             const SessionOptions& opts, SessionLoadTimes times,
+                             std::chrono::steady_clock::time_point opened)
     : core_(std::make_shared<detail::SessionCore>()) {
     static std::atomic<uint64_t> next_session_id{1};
     detail::SessionCore& c = *core_;
@@ -240,8 +257,8 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::Tem
     c.vocab = std::move(vocab);
     c.model = std::move(model);
     c.device = c.model->device_facts();
-    c.chat_template = std::make_shared<const chat::ChatTemplate>(std::move(chat.tmpl));
-    c.template_note = std::move(chat.note);
+    c.model_template = std::move(model_template);
+    c.template_read_error = std::move(template_read_error);
 
     scheduler::SchedulerParams p;
     p.n_parallel = c.model->context().n_seq_max;
@@ -280,8 +297,65 @@ EngineSession::~EngineSession() {
     shutdown();
 }
 
+PreparedRequest EngineSession::prepare(GenerationRequest req) const {
+    const detail::SessionCore& c = *core_;
+    PreparedRequest p;
+    p.session_id_ = c.session_id;
+    p.prompt_facts_.add_bos = c.vocab.add_bos();
+    p.prompt_facts_.pre_tokenizer = c.vocab.pre_family();
+    p.problem_ = validate(req);
+    const PromptMode mode = prompt_mode(req);
+    if (p.problem_.empty()) {
+        try {
+            switch (mode) {
+                case PromptMode::Chat: {
+                    const std::shared_ptr<const chat::TemplateChoice> tmpl =
+                        chat_template(req.chat_template);
+                    p.template_note_ = tmpl->note;
+                    chat::ChatPrompt cp =
+                        chat::build_prompt(tmpl->tmpl, c.vocab, req.messages,
+                                           /*add_generation_prompt=*/true, req.chat_vars);
+                    p.prompt_ = std::move(cp.text);
+                    p.prompt_tokens_ = std::move(cp.ids);
+                    p.prompt_facts_.add_bos = cp.add_bos;
+                    p.prompt_facts_.pre_tokenizer = cp.pre_tokenizer;
+                    p.prompt_facts_.parse_special = cp.parse_special;
+                    p.prompt_facts_.template_name = cp.template_name;
+                    p.prompt_facts_.template_sha256 = cp.template_sha256;
+                    if (p.prompt_tokens_.empty()) p.problem_ = "the chat prompt gives no tokens";
+                    break;
+                }
+                case PromptMode::Raw:
+                    p.prompt_ = req.prompt;
+                    p.prompt_tokens_ = c.vocab.tokenize(req.prompt, /*add_special=*/true);
+                    if (p.prompt_tokens_.empty()) p.problem_ = "the prompt gives no tokens";
+                    break;
+                case PromptMode::Tokens:
+                    p.prompt_tokens_ = req.prompt_tokens;
+                    break;
+            }
+        } catch (const std::exception& e) {
+            p.problem_ = std::string(mode == PromptMode::Chat ? "chat prompt cannot be rendered: "
+                                                              : "prompt cannot be tokenized: ") +
+                         e.what();
+        }
+    }
+    if (!p.problem_.empty()) p.prompt_tokens_.clear();
+    p.request_ = std::move(req);
+    return p;
+}
+
 RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
+    // Rendering and tokenizing happen here, on the caller's thread, so the
+    // engine thread and the dispatch lock never wait on a long prompt.
+    return submit(prepare(std::move(req)), std::move(sink));
+}
+
+RequestHandle EngineSession::submit(PreparedRequest prepared, EventSink sink) {
     detail::SessionCore& c = *core_;
+    if (prepared.session_id_ != c.session_id)
+        prepared = prepare(std::move(prepared.request_));  // another session's vocabulary
+    const GenerationRequest& req = prepared.request_;
     detail::SessionCore::Pending p;
     p.sink = std::move(sink);
     p.label = req.label;
@@ -291,6 +365,8 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
     p.messages = req.messages;
     p.seed = resolve_seed(req.seed);
     p.seed_policy = req.seed.policy;
+    p.prompt = prepared.prompt_;
+    p.prompt_facts = prepared.prompt_facts_;
 
     scheduler::Request r;
     r.label = req.label;
@@ -302,45 +378,8 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
     r.queue_timeout_ms = req.queue_timeout_ms;
     r.timeout_ms = req.timeout_ms;
     r.client = req.client_id;
-
-    // Rendering and tokenizing happen here, on the caller's thread, so the
-    // engine thread and the dispatch lock never wait on a long prompt.
-    std::string problem = validate(req);
-    p.prompt_facts.add_bos = c.vocab.add_bos();
-    p.prompt_facts.pre_tokenizer = c.vocab.pre_family();
-    if (problem.empty()) {
-        try {
-            switch (p.mode) {
-                case PromptMode::Chat: {
-                    const std::shared_ptr<const chat::ChatTemplate> tmpl = chat_template();
-                    chat::ChatPrompt cp =
-                        chat::build_prompt(*tmpl, c.vocab, req.messages,
-                                           /*add_generation_prompt=*/true, req.chat_vars);
-                    p.prompt = std::move(cp.text);
-                    r.prompt_tokens = std::move(cp.ids);
-                    p.prompt_facts.add_bos = cp.add_bos;
-                    p.prompt_facts.pre_tokenizer = cp.pre_tokenizer;
-                    p.prompt_facts.parse_special = cp.parse_special;
-                    p.prompt_facts.template_name = cp.template_name;
-                    p.prompt_facts.template_sha256 = cp.template_sha256;
-                    if (r.prompt_tokens.empty()) problem = "the chat prompt gives no tokens";
-                    break;
-                }
-                case PromptMode::Raw:
-                    p.prompt = req.prompt;
-                    r.prompt_tokens = c.vocab.tokenize(req.prompt, /*add_special=*/true);
-                    if (r.prompt_tokens.empty()) problem = "the prompt gives no tokens";
-                    break;
-                case PromptMode::Tokens:
-                    r.prompt_tokens = req.prompt_tokens;
-                    break;
-            }
-        } catch (const std::exception& e) {
-            problem = std::string(p.mode == PromptMode::Chat ? "chat prompt cannot be rendered: "
-                                                             : "prompt cannot be tokenized: ") +
-                      e.what();
-        }
-    }
+    r.prompt_tokens = prepared.prompt_tokens_;
+    const std::string& problem = prepared.problem_;
     p.settings = settings_json(req, p.seed, c.facts, p.prompt_facts);
     p.prompt_tokens = r.prompt_tokens;
 
@@ -435,31 +474,20 @@ void EngineSession::set_finish_hook(FinishHook hook) {
     core_->finish_hook = std::move(hook);
 }
 
-void EngineSession::set_chat_template(const std::string& name) {
-    // The GGUF is mapped again (cheap) rather than kept open for the
-    // session's life; choose_template throws for an unknown name.
-    const gguf::File file = gguf::File::open(core_->path);
-    chat::TemplateChoice choice = chat::choose_template(file, core_->vocab, name);
-    auto tmpl = std::make_shared<const chat::ChatTemplate>(std::move(choice.tmpl));
-    std::lock_guard lock(core_->mu);
-    core_->chat_template = std::move(tmpl);
-    core_->template_note = std::move(choice.note);
-}
-
-std::shared_ptr<const chat::ChatTemplate> EngineSession::chat_template() const {
-    std::lock_guard lock(core_->mu);
-    return core_->chat_template;
-}
-
-std::string EngineSession::template_note() const {
-    std::lock_guard lock(core_->mu);
-    return core_->template_note;
-}
-
-chat::ChatPrompt EngineSession::chat_prompt(const std::vector<chat::Message>& messages,
-                                            const nlohmann::ordered_json& chat_vars) const {
-    return chat::build_prompt(*chat_template(), core_->vocab, messages,
-                              /*add_generation_prompt=*/true, chat_vars);
+std::shared_ptr<const chat::TemplateChoice> EngineSession::chat_template(
+    const std::string& name) const {
+    const std::string key = name.empty() ? "model" : name;
+    detail::SessionCore& c = *core_;
+    {
+        std::lock_guard lock(c.templates_mu);
+        if (auto it = c.templates.find(key); it != c.templates.end()) return it->second;
+    }
+    // Parsed outside the lock (a large template takes a while); two threads
+    // asking for the same new name parse it twice and keep the first.
+    auto choice = std::make_shared<const chat::TemplateChoice>(
+        chat::choose_template(c.model_template, c.template_read_error, c.vocab, key));
+    std::lock_guard lock(c.templates_mu);
+    return c.templates.emplace(key, std::move(choice)).first->second;
 }
 
 const std::string& EngineSession::model_path() const {

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "chat/chat_template.h"
@@ -47,10 +48,6 @@ struct SessionOptions {
     model::LoadOptions load;
     uint32_t prefill_chunk = 64;  ///< most prompt tokens of one request per step
     uint32_t step_tokens = 256;   ///< token budget of one ubatch (raised to the slots if smaller)
-    /// Chat template: "" or "model" for the GGUF's own, or a built-in's
-    /// short name (chat::choose_template; a model without a usable template
-    /// falls back to a built-in with a note, template_note()).
-    std::string chat_template;
     /// Initial admission limits (queue bound 64, every slot, no per-client limit).
     scheduler::AdmissionLimits limits;
     /// How the model is built from the path and `load` (default
@@ -146,6 +143,46 @@ struct LoadCancelled : std::runtime_error {
     LoadCancelled() : std::runtime_error("model loading cancelled") {}
 };
 
+/// A request with its prompt rendered and tokenized by a session
+/// (EngineSession::prepare): what the model will be given, for a token
+/// meter or a context check before submitting, and what
+/// EngineSession::submit(PreparedRequest) runs without rendering again.
+/// Only a session makes one, so its ids always match its request.
+class PreparedRequest {
+  public:
+    const GenerationRequest& request() const { return request_; }
+    PromptMode mode() const { return prompt_mode(request_); }
+    /// The text the model sees: the raw prompt, the rendered chat prompt,
+    /// or "" for a request given as tokens.
+    const std::string& prompt() const { return prompt_; }
+    /// [n_prompt] the token ids the request runs (empty when !ok()).
+    const std::vector<int32_t>& prompt_tokens() const { return prompt_tokens_; }
+    /// How the prompt became ids (template name and SHA-256, BOS, pre-tokenizer).
+    const PromptFacts& prompt_facts() const { return prompt_facts_; }
+    /// Why the template in use is not the one the request names ("" when
+    /// it is, or for a request without messages).
+    const std::string& template_note() const { return template_note_; }
+    /// "" when the request can be submitted; else why not (submit refuses
+    /// it with this message, finish reason "error").
+    const std::string& problem() const { return problem_; }
+    bool ok() const { return problem_.empty(); }
+    /// The session that prepared it (EngineSession::session_id; 0: none).
+    uint64_t session_id() const { return session_id_; }
+    /// Sets the run-log run the request belongs to (GenerationRequest::run_id;
+    /// a run begun after the preview). Its rendering does not depend on it.
+    void set_run_id(int64_t run_id) { request_.run_id = run_id; }
+
+  private:
+    friend class EngineSession;
+    GenerationRequest request_;
+    std::string prompt_;
+    std::vector<int32_t> prompt_tokens_;
+    PromptFacts prompt_facts_;
+    std::string template_note_;
+    std::string problem_;
+    uint64_t session_id_ = 0;
+};
+
 class EngineSession {
   public:
     /// Reads the vocabulary and chat template of the GGUF at `path`, loads
@@ -164,12 +201,19 @@ class EngineSession {
     EngineSession& operator=(const EngineSession&) = delete;
 
     /// Queues `request`; returns at once. Prompts are rendered (chat: the
-    /// session's chat template, special tokens parsed) and tokenized here. A request that cannot
-    /// run (validate() fails, a chat render or tokenization error, a prompt longer than a slot, a
-    /// full queue) is refused: accepted() false and a Finished event with reason "error" or
-    /// "rejected" on the engine thread. After shutdown() the sink gets that Finished event on the
+    /// template the request names, special tokens parsed) and tokenized here
+    /// (prepare()). A request that cannot run (validate() fails, an unknown
+    /// template, a chat render or tokenization error, a prompt longer than
+    /// the context, a full queue) is refused: accepted() false and a
+    /// Finished event with reason "error" or "rejected" on the engine
+    /// thread. After shutdown() the sink gets that Finished event on the
     /// calling thread, before submit returns.
     RequestHandle submit(GenerationRequest request, EventSink sink);
+    /// Queues a request prepare() rendered, running its prompt_tokens()
+    /// as they are (one rendering for a meter and the run). One prepared by
+    /// another session is prepared again here (its vocabulary may differ).
+    /// Otherwise as submit(GenerationRequest, EventSink).
+    RequestHandle submit(PreparedRequest prepared, EventSink sink);
 
     /// Cancels the request `id`; false when unknown or finished.
     bool cancel(uint64_t id);
@@ -198,23 +242,21 @@ class EngineSession {
     using FinishHook = std::function<void(const std::shared_ptr<const FinishedRequest>&)>;
     void set_finish_hook(FinishHook hook);
 
-    /// Switches the chat template for later requests: "" or "model" for the
-    /// GGUF's own, or a built-in's short name (chat::choose_template: a
-    /// model template that does not parse falls back, with a note). Throws
-    /// std::invalid_argument for an unknown name; the template in use stays.
-    void set_chat_template(const std::string& name);
-    /// The chat template requests with messages are rendered with now.
-    std::shared_ptr<const chat::ChatTemplate> chat_template() const;
-    /// Why the template in use is not the one asked for ("" when it is).
-    std::string template_note() const;
-    /// The prompt a chat request with `messages` (and `chat_vars`) would
-    /// run: rendered with chat_template(), tokenized with special tokens
-    /// parsed (chat::build_prompt). For token meters and context checks
-    /// before submitting. Throws what chat::build_prompt throws.
-    chat::ChatPrompt chat_prompt(
-        const std::vector<chat::Message>& messages,
-        const nlohmann::ordered_json& chat_vars = nlohmann::ordered_json::object()) const;
+    /// The chat template `name` stands for ("" or "model": the GGUF's own;
+    /// else a built-in's short name) and, in its note, why it is not the one
+    /// asked for ("" when it is: a model template that is missing or does
+    /// not parse falls back to a built-in). Parsed once per name and cached
+    /// for the session's life. Throws std::invalid_argument for an unknown
+    /// name.
+    std::shared_ptr<const chat::TemplateChoice> chat_template(const std::string& name) const;
 
+    /// Renders and tokenizes `request`'s prompt as submit() would (chat: the
+    /// template it names, special tokens parsed; raw: BOS as the vocabulary
+    /// says; tokens: as given), resolves nothing else. For token meters and
+    /// context checks before submitting: submit(PreparedRequest) then runs
+    /// exactly these ids without rendering again. Never throws: a request
+    /// that cannot run has its reason in problem().
+    PreparedRequest prepare(GenerationRequest request) const;
     const std::string& model_path() const;
     /// The model; use it directly (compare's figures) only while no request
     /// is in flight, from one thread.
@@ -237,7 +279,8 @@ class EngineSession {
     uint64_t session_id() const;
 
   private:
-    EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
+    EngineSession(std::string path, tokenizer::Vocab vocab,
+                  std::optional<std::string> model_template, std::string template_read_error,
                   std::unique_ptr<model::Model> model, const SessionOptions& opts,
                   SessionLoadTimes times, std::chrono::steady_clock::time_point opened);
     std::shared_ptr<detail::SessionCore> core_;

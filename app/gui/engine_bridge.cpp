@@ -254,7 +254,6 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     session_ = std::move(loaded->session);
     chat_template_ = std::move(loaded->chat_template);
     chat_template_error_ = std::move(loaded->chat_template_error);
-    session_template_ = QStringLiteral("model");  // the session opened with the file's own
     info_ = info;
     loaded_req_ = r;
     const model::DeviceFacts& dev = session_->device();
@@ -387,15 +386,11 @@ bool EngineBridge::submit(const RequestSpec& spec) {
     if (!spec.messages.empty()) {
         // The session renders the conversation (the same code as
         // `workbench-cli generate --chat`) with the template the tab picked.
-        if (spec.chat_template != session_template_) {
-            try {
-                session_->set_chat_template(spec.chat_template == "model"
-                                                ? std::string()
-                                                : spec.chat_template.toStdString());
-            } catch (const std::exception&) {
-                return false;  // not a template name the session knows
-            }
-            session_template_ = spec.chat_template;
+        req.chat_template = spec.chat_template.toStdString();
+        try {
+            session_->chat_template(req.chat_template);  // parsed once per name, then cached
+        } catch (const std::exception&) {
+            return false;  // not a template name the session knows
         }
         req.messages = spec.messages;
     } else {

@@ -277,7 +277,6 @@ class EngineBridge : public QObject {
     std::shared_ptr<core::EngineSession> session_;
     std::optional<std::string> chat_template_;  // tokenizer.chat_template of the loaded file
     std::string chat_template_error_;           // why it could not be read ("" if it could)
-    QString session_template_;                  // the chat template choice set on the session
     ColdStart cold_;
     std::chrono::steady_clock::time_point opened_;  // when the loaded model's load began
     std::shared_ptr<Delivery> delivery_ = std::make_shared<Delivery>();

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "common/data_dir.h"
 #include "common/greedy_golden.h"
 #include "core/batch_runner.h"
@@ -200,7 +201,8 @@ class TestCore : public QObject {
         so.load.context.n_ctx = 256;
         so.load.context.n_seq_max = 1;
         auto s = core::EngineSession::open(model, so);
-        QCOMPARE(s->chat_template()->name(), std::string("model"));
+        QCOMPARE(s->chat_template("model")->tmpl.name(), std::string("model"));
+        QVERIFY(s->chat_template("model")->note.empty());
         core::GenerationRequest chat;
         for (const nlohmann::json& m : rec["messages"])
             chat.messages.push_back(
@@ -237,6 +239,105 @@ class TestCore : public QObject {
         QVERIFY(!hl.accepted());
         QVERIFY(late.result());  // delivered before submit returned
         QCOMPARE(late.result()->finish_reason, std::string("error"));
+    }
+
+    // The chat template is the request's, not the session's: two requests
+    // in flight together on one session, one naming the model's own
+    // template and one a built-in, are each rendered with theirs (the
+    // built-in's rendering worked out by app/chat directly), and the
+    // session caches one parsed template per name. An unknown name refuses
+    // only its own request.
+    void template_per_request() {
+        const std::string model = wbtest::data_dir() + "/golden2/qwen2/qwen2-f16.gguf";
+        core::SessionOptions so;
+        so.load.backend = "cpu";
+        so.load.context.n_ctx = 512;
+        so.load.context.n_seq_max = 2;
+        auto s = core::EngineSession::open(model, so);
+        core::GenerationRequest own;
+        own.messages = {{"system", "Be brief."}, {"user", "Hi"}};
+        own.max_tokens = 2;
+        own.sampling.temperature = 0.0f;
+        own.chat_template = "model";
+        core::GenerationRequest llama3 = own;
+        llama3.chat_template = "llama3";
+        core::GenerationRequest unknown = own;
+        unknown.chat_template = "no-such-format";
+        Collector a, b, c;
+        s->submit(own, a.sink());
+        s->submit(llama3, b.sink());
+        const core::RequestHandle hc = s->submit(unknown, c.sink());
+        QVERIFY(!hc.accepted());
+        QVERIFY(s->wait_idle(120s));
+        const auto fa = a.result(), fb = b.result(), fc = c.result();
+        QVERIFY(fa && fb && fc);
+        QCOMPARE(fa->settings["chat_template"].get<std::string>(), std::string("model"));
+        QCOMPARE(fb->settings["chat_template"].get<std::string>(), std::string("llama3"));
+        const chat::ChatPrompt want_own =
+            chat::build_prompt(s->chat_template("model")->tmpl, s->vocab(), own.messages, true);
+        const chat::ChatPrompt want_llama3 =
+            chat::build_prompt(chat::ChatTemplate::builtin(chat::BuiltinFormat::Llama3), s->vocab(),
+                               llama3.messages, true);
+        QVERIFY(want_own.text != want_llama3.text);
+        QCOMPARE(fa->prompt, want_own.text);
+        QCOMPARE(fa->prompt_tokens, want_own.ids);
+        QCOMPARE(fb->prompt, want_llama3.text);
+        QCOMPARE(fb->prompt_tokens, want_llama3.ids);
+        QCOMPARE(fc->finish_reason, std::string("error"));
+        QVERIFY(fc->message.find("no-such-format") != std::string::npos);
+        // One parse per name: the same object every time ("" is "model").
+        QCOMPARE(s->chat_template("llama3").get(), s->chat_template("llama3").get());
+        QCOMPARE(s->chat_template("").get(), s->chat_template("model").get());
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, s->chat_template("no-such-format"));
+    }
+
+    // prepare() renders what submit runs: a prepared chat request's ids and
+    // text are the ones the request runs with, and the same request
+    // submitted unprepared gives the same; a prepared request that cannot
+    // run says why and submitting it is refused with that reason.
+    void prepare_is_what_runs() {
+        const std::string model = wbtest::data_dir() + "/golden2/qwen2/qwen2-f16.gguf";
+        core::SessionOptions so;
+        so.load.backend = "cpu";
+        so.load.context.n_ctx = 256;
+        so.load.context.n_seq_max = 1;
+        auto s = core::EngineSession::open(model, so);
+        core::GenerationRequest req;
+        req.messages = {{"user", "Say something."}};
+        req.chat_template = "chatml";
+        req.max_tokens = 2;
+        req.sampling.temperature = 0.0f;
+        const core::PreparedRequest p = s->prepare(req);
+        QVERIFY2(p.ok(), p.problem().c_str());
+        QCOMPARE(p.session_id(), s->session_id());
+        QCOMPARE(p.prompt_facts().template_name, std::string("chatml"));
+        QVERIFY(!p.prompt_tokens().empty());
+        Collector via_prepared, direct;
+        s->submit(p, via_prepared.sink());
+        s->submit(req, direct.sink());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(via_prepared.result()->prompt_tokens, p.prompt_tokens());
+        QCOMPARE(via_prepared.result()->prompt, p.prompt());
+        QCOMPARE(via_prepared.started()->prompt_tokens, p.prompt_tokens());
+        QCOMPARE(direct.result()->prompt_tokens, p.prompt_tokens());
+        QCOMPARE(direct.result()->settings, via_prepared.result()->settings);
+
+        core::GenerationRequest raw;
+        raw.prompt = "Once upon a time";
+        const core::PreparedRequest pr = s->prepare(raw);
+        QVERIFY(pr.ok());
+        QCOMPARE(pr.prompt(), raw.prompt);
+        QCOMPARE(pr.prompt_tokens(), s->vocab().tokenize(raw.prompt, true));
+
+        core::GenerationRequest bad = req;
+        bad.chat_template = "no-such-format";
+        const core::PreparedRequest pb = s->prepare(bad);
+        QVERIFY(!pb.ok());
+        QVERIFY(pb.prompt_tokens().empty());
+        Collector refused;
+        QVERIFY(!s->submit(pb, refused.sink()).accepted());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(refused.result()->message, pb.problem());
     }
 
     // Per-client concurrency set on the session while a request of another
