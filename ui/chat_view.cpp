@@ -655,8 +655,7 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     render();
     updateButtons();
     updateMeter();
-    if (r.finish_reason == "context" || r.error.contains("longer than the context") ||
-        r.error.contains("context of the slot is full"))
+    if (r.context_full)
         offerDrop();
     else if (r.finish_reason == "length")
         setStatus(tr("The reply reached the max tokens limit (%1): raise it in the settings, or "

@@ -104,6 +104,7 @@ struct detail::SessionCore {
         f->output = e.output;
         f->finish_reason = scheduler::to_string(e.reason);
         f->message = e.message;
+        f->error_kind = e.error_kind;
         const metrics::RequestTimeline& t = e.timeline;
         f->times.submitted_ms = t.submitted_ms;
         f->times.admitted_ms = t.admitted_ms;

@@ -56,6 +56,7 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     for (int32_t t : f.output_tokens) r.token_ids.append(t);
     r.finish_reason = QString::fromStdString(f.finish_reason);
     if (!f.completed()) r.error = QString::fromStdString(f.message);
+    r.context_full = f.context_full();
     if (f.mode == core::PromptMode::Chat) {
         const core::PromptFacts& pf = f.prompt_facts;
         r.prompt_format =

@@ -54,6 +54,10 @@ struct RequestResult {
     /// (context: the conversation reached the context size; length: max tokens)
     QString finish_reason;
     QString error;  ///< message when finish_reason is not stop / length
+    /// The conversation outgrew the context (core::FinishedRequest::context_full):
+    /// it reached the context size, or its prompt alone was longer and it
+    /// was refused. Acted on by kind, never by the error's wording.
+    bool context_full = false;
     int prompt_tokens = 0;
     /// Prompt tokens whose K/V came from the prefix cache (a chat's earlier
     /// turns, a shared system prompt); -1 when the request never started.

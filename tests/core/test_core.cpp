@@ -241,6 +241,28 @@ class TestCore : public QObject {
         QCOMPARE(late.result()->finish_reason, std::string("error"));
     }
 
+    // A prompt longer than the context is refused with a typed kind
+    // (PromptTooLong, context_full()) that callers act on; other refusals
+    // (no prompt, max_tokens 0) have no kind and are not context_full.
+    void prompt_too_long_is_typed() {
+        auto s = open_session(1, 32);
+        core::GenerationRequest lng;
+        for (int i = 0; i < 40; ++i) lng.prompt += "Once upon a time ";
+        core::GenerationRequest zero;
+        zero.prompt = "Hi";
+        zero.max_tokens = 0;
+        Collector a, b;
+        QVERIFY(!s->submit(lng, a.sink()).accepted());
+        QVERIFY(!s->submit(zero, b.sink()).accepted());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(a.result()->finish_reason, std::string("error"));
+        QCOMPARE(a.result()->error_kind, scheduler::ErrorKind::PromptTooLong);
+        QVERIFY(a.result()->context_full());
+        QCOMPARE(b.result()->finish_reason, std::string("error"));
+        QCOMPARE(b.result()->error_kind, scheduler::ErrorKind::None);
+        QVERIFY(!b.result()->context_full());
+    }
+
     // The chat template is the request's, not the session's: two requests
     // in flight together on one session, one naming the model's own
     // template and one a built-in, are each rendered with theirs (the
