@@ -179,7 +179,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         m.set_profiling(true);
     }
 
-    std::optional<core::ResponseLogger> logger;
+    std::shared_ptr<core::ResponseLogger> logger;
     core::GenerationRequest req;
     if (chat_mode) {
         req.messages = turns;
@@ -229,7 +229,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         return 0;
     }
     if (log) {
-        logger.emplace(log);
+        logger = std::make_shared<core::ResponseLogger>(log);
         // The run's settings are the response's: one request.
         req.run_id = logger->begin_run("generate", "generate",
                                        core::settings_json(req, sp.seed, session->facts()));
@@ -240,12 +240,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
         } catch (const std::exception& e) {
             std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
         }
+        session->set_recorder(logger);  // the session writes the row as the request runs
     }
 
-    // Pieces stream from the engine thread through the inbox to stdout here.
-    // The run-log row is written when the request starts and its text
-    // updated about once a second (core::ResponseLogger), so a kill -9
-    // leaves an "interrupted" row with the text so far.
+    // Pieces stream from the session through the inbox to stdout here. The
+    // session writes the run-log row when the request starts and updates its
+    // text about once a second (core::ResponseLogger), so a kill -9 leaves an
+    // "interrupted" row with the text so far.
     core::Inbox<core::RequestEvent> inbox;
     g_stop_signal.store(0);
     g_first_signal_ns.store(0);
@@ -255,55 +256,32 @@ int cmd_generate(const std::vector<std::string>& argv) {
         session->submit(prepared, [&inbox](const core::RequestEvent& e) {
             if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
         });
-    std::shared_ptr<const core::FinishedRequest> started, fin;
-    std::string streamed;
-    int64_t n_streamed = 0;
+    std::shared_ptr<const core::FinishedRequest> fin;
     bool cancelling = false;
     std::vector<core::RequestEvent> events;
     while (!fin) {
         if (g_stop_signal.load() != 0 && !cancelling) {
-            handle.cancel();
+            const int sig = g_stop_signal.load();
+            handle.cancel(std::string("cancelled by ") +
+                          (sig == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)"));
             cancelling = true;
         }
         events.clear();
         inbox.wait_pop(events, std::chrono::milliseconds(100));
         for (const core::RequestEvent& e : events) {
-            if (!e.piece.empty()) {
-                streamed += e.piece;
-                if (!json) {
-                    std::fwrite(e.piece.data(), 1, e.piece.size(), stdout);
-                    std::fflush(stdout);
-                }
+            if (!e.piece.empty() && !json) {
+                std::fwrite(e.piece.data(), 1, e.piece.size(), stdout);
+                std::fflush(stdout);
             }
-            switch (e.type) {
-                case core::RequestEvent::Type::Started:
-                    started = e.result;
-                    if (logger && started) logger->start(*started);
-                    break;
-                case core::RequestEvent::Type::Token:
-                    ++n_streamed;
-                    if (logger && started) logger->text(*started, streamed, n_streamed, e.time_ms);
-                    break;
-                case core::RequestEvent::Type::Finished:
-                    fin = e.result;
-                    break;
-                case core::RequestEvent::Type::Queued:
-                case core::RequestEvent::Type::Preempted:  // one request: never preempted
-                case core::RequestEvent::Type::Resumed:
-                    break;
-            }
+            if (e.type == core::RequestEvent::Type::Finished) fin = e.result;
         }
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     const int stop_signal = g_stop_signal.load();
-    core::FinishedRequest g = *fin;
-    if (g.finish_reason == "cancelled" && stop_signal != 0)
-        g.message =
-            std::string("cancelled by ") + (stop_signal == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
+    const core::FinishedRequest& g = *fin;  // logged by the session before it got here
     std::string not_logged;
     if (logger) {
-        logger->finish(g);
         // Not logged after every retry: said after the output, exit status 1.
         if (logger->flush() > 0) {
             not_logged = logger->last_error();

@@ -4,9 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "errors/errors.h"
@@ -42,8 +45,16 @@ struct detail::SessionCore {
         nlohmann::json settings;
         std::vector<int32_t> prompt_tokens;  // [n_prompt]
         double submitted_ms = NAN;           // the Queued event's time
+        std::string cancel_message;          // cancel(id, why): the Cancelled finish's message
         bool refused = false;
         bool started = false;  // the first Started was seen (later ones are resumptions)
+    };
+
+    /// One event on its way to the recorder and its sink.
+    struct Delivery {
+        EventSink sink;
+        int64_t run_id = 0;
+        RequestEvent event;
     };
 
     uint64_t session_id = 0;  // FinishedRequest::session_id
@@ -60,9 +71,26 @@ struct detail::SessionCore {
     std::optional<std::string> model_template;
     std::string template_read_error;
 
-    mutable std::mutex mu;  // pending, hook
+    mutable std::mutex mu;  // pending, hook, recorder, the delivery queue
     std::unordered_map<uint64_t, Pending> pending;
     EngineSession::FinishHook finish_hook;
+    std::shared_ptr<RequestRecorder> recorder;
+
+    // Events from the engine thread to the delivery thread (under mu).
+    std::deque<Delivery> queue;
+    bool delivering = false;              // the delivery thread is handing events out
+    size_t finishing = 0;                 // Finished events queued or being delivered
+    bool delivery_stop = false;           // the delivery thread ends once the queue is empty
+    std::condition_variable delivery_cv;  // the queue or `delivering` changed
+    std::thread delivery_thread;
+
+    // Delivery thread only: each recorded request's started snapshot and text.
+    struct Streaming {
+        std::shared_ptr<const FinishedRequest> started;
+        std::string text;
+        int64_t tokens = 0;
+    };
+    std::unordered_map<uint64_t, Streaming> streaming;
 
     // Parsed chat templates by name ("model" for "" too), parsed on first use.
     mutable std::mutex templates_mu;
@@ -103,7 +131,9 @@ struct detail::SessionCore {
         f->output_tokens = e.output_tokens;
         f->output = e.output;
         f->finish_reason = scheduler::to_string(e.reason);
-        f->message = e.message;
+        f->message = e.reason == scheduler::FinishReason::Cancelled && !p.cancel_message.empty()
+                         ? p.cancel_message
+                         : e.message;
         f->error_kind = e.error_kind;
         const metrics::RequestTimeline& t = e.timeline;
         f->times.submitted_ms = t.submitted_ms;
@@ -132,67 +162,145 @@ struct detail::SessionCore {
         return f;
     }
 
-    // Engine thread: hands the event to its request's sink.
+    // Engine thread: queues the event for the delivery thread (never waits on it).
     void dispatch(const scheduler::Event& e) {
         if (e.type == scheduler::EventType::FirstToken) return;  // a Token event follows
-        EventSink sink;
-        std::shared_ptr<FinishedRequest> fin, start;
-        bool resumed = false;
-        EngineSession::FinishHook hook;
+        Delivery d;
+        RequestEvent& re = d.event;
+        re.id = e.id;
+        re.time_ms = e.time_ms;
         {
             std::lock_guard lock(mu);
             auto it = pending.find(e.id);
             if (it == pending.end()) return;
-            sink = it->second.sink;
-            if (e.type == scheduler::EventType::Queued) it->second.submitted_ms = e.time_ms;
-            if (e.type == scheduler::EventType::Started) {
-                resumed = it->second.started;
-                it->second.started = true;
-                if (sink && !resumed) start = started(it->second, e);
+            Pending& p = it->second;
+            d.sink = p.sink;
+            d.run_id = p.run_id;
+            switch (e.type) {
+                case scheduler::EventType::Queued:
+                    p.submitted_ms = e.time_ms;
+                    re.type = RequestEvent::Type::Queued;
+                    break;
+                case scheduler::EventType::Started:
+                    re.type = p.started ? RequestEvent::Type::Resumed : RequestEvent::Type::Started;
+                    if (!p.started) re.result = started(p, e);
+                    p.started = true;
+                    break;
+                case scheduler::EventType::Preempted:
+                    re.type = RequestEvent::Type::Preempted;
+                    break;
+                case scheduler::EventType::Token:
+                    re.type = RequestEvent::Type::Token;
+                    re.token = e.token;
+                    re.index = e.index;
+                    re.piece = e.piece;
+                    break;
+                case scheduler::EventType::Finished:
+                    re.type = RequestEvent::Type::Finished;
+                    re.piece = e.piece;
+                    re.result = finished(std::move(p), e);
+                    pending.erase(it);
+                    ++finishing;
+                    break;
+                case scheduler::EventType::FirstToken:
+                    return;
             }
-            if (e.type == scheduler::EventType::Finished) {
-                fin = finished(std::move(it->second), e);
-                pending.erase(it);
-                hook = finish_hook;
+            queue.push_back(std::move(d));
+        }
+        delivery_cv.notify_all();
+    }
+
+    // Delivery thread: the recorder first (requests with a run id), then
+    // the finish hook, then the request's sink.
+    void deliver(const Delivery& d, RequestRecorder* rec, const EngineSession::FinishHook& hook) {
+        const RequestEvent& e = d.event;
+        const bool finished_event = e.type == RequestEvent::Type::Finished;
+        if (rec && d.run_id != 0) {
+            switch (e.type) {
+                case RequestEvent::Type::Started:
+                    if (e.result) {
+                        streaming[e.id] = Streaming{e.result, {}, 0};
+                        rec->request_started(e.result);
+                    }
+                    break;
+                case RequestEvent::Type::Token:
+                    if (auto it = streaming.find(e.id); it != streaming.end()) {
+                        Streaming& s = it->second;
+                        s.text += e.piece;
+                        rec->request_text(s.started, s.text, ++s.tokens, e.time_ms);
+                    }
+                    break;
+                case RequestEvent::Type::Finished:
+                    if (e.result) rec->request_finished(e.result);
+                    break;
+                case RequestEvent::Type::Queued:
+                case RequestEvent::Type::Preempted:
+                case RequestEvent::Type::Resumed:
+                    break;
             }
         }
-        if (hook && fin) hook(fin);
-        if (!sink) return;
-        RequestEvent re;
-        re.id = e.id;
-        re.time_ms = e.time_ms;
-        switch (e.type) {
-            case scheduler::EventType::Queued:
-                re.type = RequestEvent::Type::Queued;
-                break;
-            case scheduler::EventType::Started:
-                re.type = resumed ? RequestEvent::Type::Resumed : RequestEvent::Type::Started;
-                re.result = std::move(start);
-                break;
-            case scheduler::EventType::Preempted:
-                re.type = RequestEvent::Type::Preempted;
-                break;
-            case scheduler::EventType::Token:
-                re.type = RequestEvent::Type::Token;
-                re.token = e.token;
-                re.index = e.index;
-                re.piece = e.piece;
-                break;
-            case scheduler::EventType::Finished:
-                re.type = RequestEvent::Type::Finished;
-                re.piece = e.piece;
-                re.result = std::move(fin);
-                break;
-            case scheduler::EventType::FirstToken:
-                return;
+        if (finished_event) {
+            streaming.erase(e.id);
+            if (hook && e.result) hook(e.result);
         }
-        sink(re);
+        if (d.sink) d.sink(e);
+    }
+
+    void delivery_loop() {
+        std::unique_lock lock(mu);
+        for (;;) {
+            delivery_cv.wait(lock, [&] { return !queue.empty() || delivery_stop; });
+            if (queue.empty()) return;  // stopped, and everything delivered
+            std::deque<Delivery> batch;
+            batch.swap(queue);
+            delivering = true;
+            const std::shared_ptr<RequestRecorder> rec = recorder;
+            const EngineSession::FinishHook hook = finish_hook;
+            lock.unlock();
+            size_t finished_events = 0;
+            for (const Delivery& d : batch) {
+                deliver(d, rec.get(), hook);
+                if (d.event.type == RequestEvent::Type::Finished) ++finished_events;
+            }
+            batch.clear();  // sinks and results released outside the lock
+            lock.lock();
+            finishing -= finished_events;
+            delivering = false;
+            delivery_cv.notify_all();
+        }
+    }
+
+    // Any thread but the delivery thread: waits until every queued event is
+    // delivered and, with `all`, no request is in flight. False at
+    // `deadline` (nullopt: none), and at once on the delivery thread.
+    bool wait_delivered(bool all, std::optional<std::chrono::steady_clock::time_point> deadline) {
+        if (std::this_thread::get_id() == delivery_thread.get_id()) return false;
+        std::unique_lock lock(mu);
+        auto done = [&] { return queue.empty() && !delivering && (!all || pending.empty()); };
+        if (!deadline) {
+            delivery_cv.wait(lock, done);
+            return true;
+        }
+        return delivery_cv.wait_until(lock, *deadline, done);
     }
 };
 
-bool RequestHandle::cancel() const {
+namespace {
+
+// Remembers `why` for the Cancelled finish of `id`, then cancels it.
+bool cancel_in(detail::SessionCore& c, uint64_t id, const std::string& why) {
+    if (!why.empty()) {
+        std::lock_guard lock(c.mu);
+        if (auto it = c.pending.find(id); it != c.pending.end()) it->second.cancel_message = why;
+    }
+    return c.sched->cancel(id);
+}
+
+}  // namespace
+
+bool RequestHandle::cancel(const std::string& why) const {
     const std::shared_ptr<detail::SessionCore> c = core_.lock();
-    return c && c->sched->cancel(id_);
+    return c && cancel_in(*c, id_, why);
 }
 
 std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
@@ -279,6 +387,7 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
     c.facts.prefill_chunk = p.prefill_chunk;
     c.facts.step_tokens = p.step_tokens;
     c.sched->start();
+    c.delivery_thread = std::thread([&c] { c.delivery_loop(); });
     times.ready_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened)
             .count();
@@ -296,6 +405,16 @@ uint64_t EngineSession::session_id() const {
 
 EngineSession::~EngineSession() {
     shutdown();
+    detail::SessionCore& c = *core_;
+    {
+        std::lock_guard lock(c.mu);
+        c.delivery_stop = true;
+    }
+    c.delivery_cv.notify_all();
+    if (std::this_thread::get_id() == c.delivery_thread.get_id())
+        c.delivery_thread.detach();  // a sink destroying its session: nothing is left to deliver
+    else
+        c.delivery_thread.join();
 }
 
 PreparedRequest EngineSession::prepare(GenerationRequest req) const {
@@ -416,12 +535,16 @@ RequestHandle EngineSession::submit(PreparedRequest prepared, EventSink sink) {
         re.type = RequestEvent::Type::Finished;
         re.id = res.id;
         re.time_ms = e.time_ms;
+        const int64_t run_id = p.run_id;
         std::shared_ptr<FinishedRequest> fin = c.finished(std::move(p), e);
         EngineSession::FinishHook hook;
+        std::shared_ptr<RequestRecorder> rec;
         {
             std::lock_guard lock(c.mu);
             hook = c.finish_hook;
+            rec = c.recorder;
         }
+        if (rec && run_id != 0) rec->request_finished(fin);
         if (hook) hook(fin);
         re.result = std::move(fin);
         if (s) s(re);
@@ -429,8 +552,8 @@ RequestHandle EngineSession::submit(PreparedRequest prepared, EventSink sink) {
     return h;
 }
 
-bool EngineSession::cancel(uint64_t id) {
-    return core_->sched->cancel(id);
+bool EngineSession::cancel(uint64_t id, const std::string& why) {
+    return cancel_in(*core_, id, why);
 }
 
 void EngineSession::cancel_all() {
@@ -443,16 +566,18 @@ void EngineSession::cancel_all() {
 }
 
 void EngineSession::shutdown() {
-    core_->sched->stop();  // every request's Finished (cancelled) is delivered before it returns
+    core_->sched->stop();  // every request's Finished (cancelled) is queued before it returns
+    // ... and delivered before this returns (from a sink: after it returns).
+    core_->wait_delivered(false, std::nullopt);
 }
 
 bool EngineSession::wait_idle(std::chrono::milliseconds timeout) {
-    return core_->sched->wait_idle(timeout);
+    return core_->wait_delivered(true, std::chrono::steady_clock::now() + timeout);
 }
 
 size_t EngineSession::in_flight() const {
     std::lock_guard lock(core_->mu);
-    return core_->pending.size();
+    return core_->pending.size() + core_->finishing;
 }
 
 void EngineSession::set_admission(const scheduler::AdmissionLimits& limits) {
@@ -473,6 +598,42 @@ void EngineSession::set_client_limit(const std::string& client, uint32_t limit) 
 void EngineSession::set_finish_hook(FinishHook hook) {
     std::lock_guard lock(core_->mu);
     core_->finish_hook = std::move(hook);
+}
+
+void EngineSession::set_recorder(std::shared_ptr<RequestRecorder> recorder) {
+    std::lock_guard lock(core_->mu);
+    core_->recorder = std::move(recorder);
+}
+
+std::shared_ptr<const FinishedRequest> EngineSession::finish_unsubmitted(
+    const GenerationRequest& r, const std::string& message) {
+    detail::SessionCore& c = *core_;
+    auto f = std::make_shared<FinishedRequest>();
+    f->session_id = c.session_id;
+    f->label = r.label;
+    f->client_id = r.client_id;
+    f->run_id = r.run_id;
+    f->mode = prompt_mode(r);
+    f->messages = r.messages;
+    f->prompt = r.prompt;
+    f->finish_reason = "cancelled";
+    f->message = message;
+    f->seed = resolve_seed(r.seed);
+    f->seed_policy = r.seed.policy;
+    f->prompt_facts.add_bos = c.vocab.add_bos();
+    f->prompt_facts.pre_tokenizer = c.vocab.pre_family();
+    f->settings = settings_json(r, f->seed, c.facts, f->prompt_facts);
+    f->times.submitted_ms = f->times.finished_ms = now_ms();
+    f->submitted_utc_ms = utc_now_ms();
+    f->model_path = c.path;
+    f->device = c.device;
+    std::shared_ptr<RequestRecorder> rec;
+    {
+        std::lock_guard lock(c.mu);
+        rec = c.recorder;
+    }
+    if (rec && f->run_id != 0) rec->request_finished(f);
+    return f;
 }
 
 std::shared_ptr<const chat::TemplateChoice> EngineSession::chat_template(

@@ -16,11 +16,20 @@
 // can share one session without rebuilding the scheduler or waiting for
 // each other.
 //
+// The session also logs: every request with a run id reaches the session's
+// RequestRecorder (set_recorder; the run log's ResponseLogger), whichever
+// surface submitted it, so no surface wires its events into the run log.
+//
 // Threads: every method may be called from any thread, including from a
-// sink. Sinks are called on the engine thread, in order per request
-// (Queued, Started, Token..., Finished; a refused request gets only
-// Finished), and must be cheap and never block (post the event to a UI
-// thread or a queue); the Finished event is always the last.
+// sink (wait_idle and shutdown from a sink do not wait for the sinks).
+// Events leave the engine thread at once and are delivered on the session's
+// delivery thread, one event at a time in the order they happened (per
+// request: Queued, Started, Token..., Finished; a refused request gets only
+// Finished; the Finished event is always the last): first to the recorder,
+// then to the request's sink. So a recorder may write to a database without
+// slowing the engine, and a sink that hears Finished knows its row is
+// written. Sinks must be cheap and never block (post the event to a UI
+// thread or a queue): they hold up every other request's delivery.
 // Qt-free.
 
 #include <chrono>
@@ -29,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
 #include "core/finished_request.h"
@@ -105,8 +115,29 @@ struct RequestEvent {
     std::shared_ptr<const FinishedRequest> result;
 };
 
-/// Receives one request's events (engine thread; see the top of this file).
+/// Receives one request's events (delivery thread; see the top of this file).
 using EventSink = std::function<void(const RequestEvent&)>;
+
+/// Where a session records every request that has a run id
+/// (GenerationRequest::run_id != 0): the run log (core::ResponseLogger),
+/// whatever surface submitted it. Called on the session's delivery thread,
+/// before the request's own sink hears the same event, in order per request
+/// (started, text..., finished; a request refused or cancelled before it
+/// started gets only finished). May block (a database write holds up
+/// delivery, never the engine); must not throw.
+class RequestRecorder {
+  public:
+    virtual ~RequestRecorder() = default;
+    /// The request started: its Started event's snapshot (finish reason
+    /// "interrupted" until it finishes).
+    virtual void request_started(const std::shared_ptr<const FinishedRequest>& started) = 0;
+    /// Its text so far (`output`, `tokens` tokens) at `now_ms` on the session
+    /// clock, after each token; `started` as given to request_started.
+    virtual void request_text(const std::shared_ptr<const FinishedRequest>& started,
+                              const std::string& output, int64_t tokens, double now_ms) = 0;
+    /// The request ended: everything about it.
+    virtual void request_finished(const std::shared_ptr<const FinishedRequest>& result) = 0;
+};
 
 class EngineSession;
 namespace detail {
@@ -122,9 +153,10 @@ class RequestHandle {
     uint64_t seed() const { return seed_; }
     /// False when it was refused at once (its Finished event still comes).
     bool accepted() const { return accepted_; }
-    /// Cancels it (finish reason "cancelled" within one step). False when it
+    /// Cancels it (finish reason "cancelled" within one step); `why`, when
+    /// given, is its message ("cancelled by Ctrl-C (SIGINT)"). False when it
     /// already finished, is unknown, or the session is gone.
-    bool cancel() const;
+    bool cancel(const std::string& why = {}) const;
 
   private:
     friend class EngineSession;
@@ -215,14 +247,18 @@ class EngineSession {
     /// Otherwise as submit(GenerationRequest, EventSink).
     RequestHandle submit(PreparedRequest prepared, EventSink sink);
 
-    /// Cancels the request `id`; false when unknown or finished.
-    bool cancel(uint64_t id);
+    /// Cancels the request `id` (its message `why` when given, else the
+    /// scheduler's); false when unknown or finished.
+    bool cancel(uint64_t id, const std::string& why = {});
     /// Cancels every queued and running request.
     void cancel_all();
-    /// Cancels everything, delivers every Finished event and stops the
-    /// engine thread; later submits are refused. Idempotent.
+    /// Cancels everything, delivers every Finished event (recorder and
+    /// sinks) and stops the engine thread; later submits are refused.
+    /// Called from a sink, the remaining events are delivered after that
+    /// sink returns. Idempotent.
     void shutdown();
-    /// Waits until no request is in flight. False on timeout.
+    /// Waits until no request is in flight and every event is delivered
+    /// (recorder and sinks). False on timeout (always, from a sink).
     bool wait_idle(std::chrono::milliseconds timeout);
     /// Requests submitted whose Finished event has not been delivered.
     size_t in_flight() const;
@@ -235,12 +271,25 @@ class EngineSession {
     /// Sets one client's running limit (0 = none), keeping the rest.
     void set_client_limit(const std::string& client, uint32_t limit);
 
-    /// Called on the engine thread for every request that finishes (refused
-    /// ones too), before its sink's Finished event: the place an app logs
-    /// every response of every surface sharing the session. Must not block
-    /// (queue the work). Set it before submitting; empty = none.
+    /// Called on the delivery thread for every request that finishes
+    /// (refused ones too, and those without a run id), after the recorder
+    /// and before its sink's Finished event. Set it before submitting;
+    /// empty = none.
     using FinishHook = std::function<void(const std::shared_ptr<const FinishedRequest>&)>;
     void set_finish_hook(FinishHook hook);
+
+    /// Records every later event of requests with a run id through
+    /// `recorder` (null: none), on the delivery thread (RequestRecorder).
+    void set_recorder(std::shared_ptr<RequestRecorder> recorder);
+
+    /// The result of a request that never reached the engine (a batch
+    /// entry cancelled before it was submitted): finish reason "cancelled"
+    /// with `message`, its settings as it would have run, nothing
+    /// generated; recorded like every other request (a row when it has a
+    /// run id) before this returns, on the calling thread. Never throws
+    /// except what the recorder's allocation does.
+    std::shared_ptr<const FinishedRequest> finish_unsubmitted(const GenerationRequest& request,
+                                                              const std::string& message);
 
     /// The chat template `name` stands for ("" or "model": the GGUF's own;
     /// else a built-in's short name) and, in its note, why it is not the one

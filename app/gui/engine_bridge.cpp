@@ -82,16 +82,12 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     return r;
 }
 
-/// A batch run: the receiver, and each entry's row state for the run log.
+/// A batch run: the receiver, and when each running entry was submitted.
 struct EngineBridge::Batch {
     QPointer<QObject> context;
     std::function<void(const core::BatchEvent&)> on_event;
-    struct Row {
-        std::shared_ptr<const core::FinishedRequest> started;
-        std::string text;
-        int64_t tokens = 0;
-    };
-    QHash<qsizetype, Row> rows;  // entry index -> its row while it runs
+    QHash<qsizetype, double> submitted_ms;  // entry index -> submit time (session clock)
+    QHash<qsizetype, int64_t> tokens;       // entry index -> tokens so far
     size_t total = 0, finished = 0;
 };
 
@@ -266,7 +262,10 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     cold_.ready_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened_)
             .count();
-    if (recorder_) recorder_->modelLoaded(*session_);  // the cold start, with the model
+    if (recorder_) {
+        recorder_->modelLoaded(*session_);  // the cold start, with the model
+        session_->set_recorder(recorder_->requestRecorder());
+    }
     setState(State::Idle);
     emit modelLoaded(info_);
     emit coldStartChanged(cold_);
@@ -431,21 +430,16 @@ void EngineBridge::onRequestEvent(const core::RequestEvent& e) {
         case core::RequestEvent::Type::Resumed:
             break;
         case core::RequestEvent::Type::Started:
-            p.started = e.result;
-            if (recorder_ && p.started) recorder_->started(p.started);
+            if (e.result) p.submitted_ms = e.result->times.submitted_ms;
             if (deliver && p.cb.started && e.result) p.cb.started(e.id, *e.result);
             break;
         case core::RequestEvent::Type::Token:
-            p.text += e.piece;
-            ++p.tokens;
-            if (e.index == 0 && p.started) noteFirstToken(e.time_ms, p.started->times.submitted_ms);
-            if (recorder_ && p.started) recorder_->text(p.started, p.text, p.tokens, e.time_ms);
+            if (e.index == 0) noteFirstToken(e.time_ms, p.submitted_ms);
             if (deliver && p.cb.token) p.cb.token(e.id, e.token, QString::fromStdString(e.piece));
             break;
         case core::RequestEvent::Type::Finished: {
             const Pending done = std::move(p);
             pending_.erase(it);
-            if (recorder_ && e.result) recorder_->finished(e.result);
             if (deliver && done.cb.finished && e.result) done.cb.finished(*e.result);
             break;
         }
@@ -482,25 +476,26 @@ void EngineBridge::onBatchEvent(quint64 key, const core::BatchEvent& e) {
     const auto index = static_cast<qsizetype>(e.index);
     switch (e.type) {
         case core::BatchEvent::Type::Started:
-            if (recorder_ && e.result) recorder_->started(e.result);
-            b->rows[index].started = e.result;
+            if (e.result) b->submitted_ms[index] = e.result->times.submitted_ms;
             break;
         case core::BatchEvent::Type::Token: {
-            auto r = b->rows.find(index);
-            if (r == b->rows.end()) break;
-            r->text += e.piece;
-            if (++r->tokens == 1 && r->started)
-                noteFirstToken(e.time_ms, r->started->times.submitted_ms);
-            if (recorder_ && r->started) recorder_->text(r->started, r->text, r->tokens, e.time_ms);
+            auto r = b->submitted_ms.find(index);
+            if (r == b->submitted_ms.end()) break;
+            if (++b->tokens[index] == 1) noteFirstToken(e.time_ms, r.value());
             break;
         }
         case core::BatchEvent::Type::Finished:
-            b->rows.remove(index);
-            if (recorder_ && e.result) recorder_->finished(e.result);
+            b->submitted_ms.remove(index);
+            b->tokens.remove(index);
             if (++b->finished >= b->total) batches_.erase(it);
             break;
     }
     if (b->context && b->on_event) b->on_event(e);
+}
+
+void EngineBridge::setRecorder(RunRecorder* recorder) {
+    recorder_ = recorder;
+    if (session_) session_->set_recorder(recorder_ ? recorder_->requestRecorder() : nullptr);
 }
 
 void EngineBridge::cancel(quint64 id) {

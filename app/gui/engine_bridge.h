@@ -3,9 +3,10 @@
 // model into a core::EngineSession in a QtConcurrent worker (progress,
 // cancel) and delivers each request's events to the one receiver that
 // submitted it, on this object's (the GUI) thread, never blocking on the
-// engine. Every request with a run id is logged as it runs through the run
-// recorder (core::ResponseLogger: a row at start, its text, the finish in
-// place), whichever surface submitted it.
+// engine. The session logs every request with a run id as it runs, through
+// the run recorder (RunRecorder::requestRecorder: core::ResponseLogger, a
+// row at start, its text, the finish in place), whichever surface submitted
+// it and whether or not the GUI thread is busy.
 //
 // Chat requests (submit(RequestSpec)) report through the requestStarted /
 // tokenArrived / requestFinished signals; other receivers use the
@@ -138,8 +139,9 @@ class EngineBridge : public QObject {
     /// only the CPU reference is listed. Never throws.
     static QList<DeviceEntry> devices(QString* vulkan_error = nullptr);
 
-    /// Requests with a run id are logged through `recorder` (may be null).
-    void setRecorder(RunRecorder* recorder) { recorder_ = recorder; }
+    /// Requests with a run id are logged through `recorder` (may be null):
+    /// the loaded session and every later one records them there.
+    void setRecorder(RunRecorder* recorder);
 
     /// Starts loading `req` in a worker thread; the current model stays
     /// usable until the new one is ready. Emits loadProgress, then
@@ -254,9 +256,7 @@ class EngineBridge : public QObject {
         QPointer<QObject> context;
         bool has_context = false;  // false: no receiver (the chat's signals are used)
         Callbacks cb;
-        std::shared_ptr<const core::FinishedRequest> started;  // for the run-log row
-        std::string text;                                      // streamed so far
-        int64_t tokens = 0;
+        double submitted_ms = 0;  // session clock, from the Started snapshot (cold start)
     };
     struct Batch;
     struct LoadJob;

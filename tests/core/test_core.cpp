@@ -462,6 +462,98 @@ class TestCore : public QObject {
         QVERIFY(!j.contains("chat_template"));
     }
 
+    // The session logs every request with a run id itself (its recorder,
+    // here the run log's ResponseLogger), whatever submitted it: a plain
+    // request, a chat request, a batch (entries cancelled before they were
+    // submitted included), with no surface code writing rows. Each appears
+    // exactly once, a request without a run id not at all, and a sink that
+    // hears Finished finds its row already final.
+    void session_logs_every_request_once() {
+        const std::string db = dir_.filePath("session-log.sqlite").toStdString();
+        auto logger = std::make_shared<core::ResponseLogger>(
+            std::make_shared<runlog::RunLog>(runlog::RunLog::open(db)));
+        auto s = open_session(2, 128);
+        s->set_recorder(logger);
+        const int64_t run = logger->begin_run("batch", "session rows", nlohmann::json::object());
+
+        core::GenerationRequest plain = greedy(golden_[0]);
+        plain.max_tokens = 4;
+        plain.run_id = run;
+        plain.label = "plain";
+        core::GenerationRequest chat;
+        chat.messages = {{"user", "Once upon a time"}};
+        chat.chat_template = "chatml";
+        chat.max_tokens = 3;
+        chat.run_id = run;
+        chat.label = "chat";
+        core::GenerationRequest unlogged = plain;
+        unlogged.run_id = 0;
+        unlogged.label = "unlogged";
+        std::mutex mu;
+        std::map<std::string, std::string> seen_at_finish;  // label -> its row's finish_reason
+        auto sink = [&](const core::RequestEvent& e) {
+            if (e.type != core::RequestEvent::Type::Finished || !e.result) return;
+            const std::string row =
+                sql_text(db,
+                         "SELECT COUNT(*) || ':' || IFNULL(group_concat(finish_reason), '') FROM "
+                         "responses WHERE "
+                         "request_id = '" +
+                             e.result->label + "'");
+            std::lock_guard lock(mu);
+            seen_at_finish[e.result->label] = row;
+        };
+        s->submit(plain, sink);
+        s->submit(chat, sink);
+        s->submit(unlogged, sink);
+        QVERIFY(s->wait_idle(120s));
+
+        // A batch of 6, one at a time, cancelled at once: the entries never
+        // submitted are logged too (by the session, finish_unsubmitted).
+        std::vector<core::PromptEntry> entries;
+        for (int i = 0; i < 6; ++i)
+            entries.push_back(
+                {size_t(i + 1), "b" + std::to_string(i), golden_[size_t(i)].prompt, 2, {}});
+        core::BatchOptions bo;
+        bo.base.run_id = run;
+        bo.concurrency = 1;
+        bo.max_queue = 1;
+        std::atomic<int> finished{0};
+        core::BatchRunner runner(*s, entries, bo, [&](const core::BatchEvent& e) {
+            if (e.type == core::BatchEvent::Type::Finished) ++finished;
+        });
+        runner.start();
+        runner.cancel();
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(finished.load(), 6);
+        QCOMPARE(logger->flush(), size_t{0});
+
+        QCOMPARE(sql_text(db, "SELECT COUNT(*) FROM responses"), std::string("8"));
+        QCOMPARE(sql_text(db, "SELECT COUNT(DISTINCT request_id) FROM responses"),
+                 std::string("8"));
+        QCOMPARE(sql_text(db, "SELECT COUNT(*) FROM responses WHERE request_id = 'unlogged'"),
+                 std::string("0"));
+        QCOMPARE(sql_text(db, "SELECT finish_reason FROM responses WHERE request_id = 'plain'"),
+                 std::string("length"));
+        QCOMPARE(sql_text(db,
+                          "SELECT json_extract(settings, '$.chat_template') FROM responses "
+                          "WHERE request_id = 'chat'"),
+                 std::string("chatml"));
+        const size_t submitted = runner.progress().submitted;
+        QVERIFY(submitted >= 1 && submitted < 6);
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) FROM responses WHERE request_id LIKE 'b%' AND "
+                          "error = 'cancelled before it was submitted'"),
+                 std::to_string(6 - submitted));
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) FROM responses WHERE finish_reason = "
+                          "'interrupted'"),
+                 std::string("0"));
+        std::lock_guard lock(mu);
+        QCOMPARE(seen_at_finish["plain"], std::string("1:length"));
+        QCOMPARE(seen_at_finish["chat"].substr(0, 2), std::string("1:"));
+        QCOMPARE(seen_at_finish["unlogged"], std::string("0:"));
+    }
+
     // The row builder on real rows: a row per request written when it
     // starts ("interrupted" until it finishes), finished in place; numbers
     // stored as REAL/INTEGER, the real finish reason, TTFT from submit (not
