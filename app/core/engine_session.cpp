@@ -465,6 +465,18 @@ PreparedRequest EngineSession::prepare(GenerationRequest req) const {
     return p;
 }
 
+void PreparedRequest::set_settings(const GenerationRequest& from) {
+    GenerationRequest r = from;
+    r.messages = std::move(request_.messages);
+    r.chat_vars = std::move(request_.chat_vars);
+    r.chat_template = std::move(request_.chat_template);
+    r.prompt = std::move(request_.prompt);
+    r.prompt_tokens = std::move(request_.prompt_tokens);
+    request_ = std::move(r);
+    if (problem_.empty()) problem_ = validate(request_);
+    if (!problem_.empty()) prompt_tokens_.clear();
+}
+
 RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
     // Rendering and tokenizing happen here, on the caller's thread, so the
     // engine thread and the dispatch lock never wait on a long prompt.

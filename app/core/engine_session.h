@@ -203,6 +203,12 @@ class PreparedRequest {
     /// Sets the run-log run the request belongs to (GenerationRequest::run_id;
     /// a run begun after the preview). Its rendering does not depend on it.
     void set_run_id(int64_t run_id) { request_.run_id = run_id; }
+    /// Takes every setting of `from` but its prompt (messages, chat_vars,
+    /// chat_template, prompt, prompt_tokens stay as prepared): sampling,
+    /// max tokens, stop strings, seed, timeouts, client, run id, label. For a
+    /// preview made before the settings were known (a token meter); the
+    /// prompt's ids stay the ones shown. problem() is checked again.
+    void set_settings(const GenerationRequest& from);
 
   private:
     friend class EngineSession;

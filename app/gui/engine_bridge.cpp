@@ -363,6 +363,11 @@ void EngineBridge::drain() {
 
 quint64 EngineBridge::submit(core::GenerationRequest req, QObject* context, Callbacks cb) {
     if (!session_) return 0;
+    return submit(session_->prepare(std::move(req)), context, std::move(cb));
+}
+
+quint64 EngineBridge::submit(core::PreparedRequest prepared, QObject* context, Callbacks cb) {
+    if (!session_) return 0;
     Pending p;
     p.context = context;
     p.has_context = context != nullptr;
@@ -371,7 +376,7 @@ quint64 EngineBridge::submit(core::GenerationRequest req, QObject* context, Call
     // posted), so registering the request afterwards cannot miss one.
     std::weak_ptr<Delivery> weak = delivery_;
     const core::RequestHandle h =
-        session_->submit(std::move(req), [this, weak](const core::RequestEvent& e) {
+        session_->submit(std::move(prepared), [this, weak](const core::RequestEvent& e) {
             if (!weak.lock()) return;
             post([this, e] { onRequestEvent(e); });
         });
@@ -414,7 +419,14 @@ bool EngineBridge::submit(const RequestSpec& spec) {
         id_by_spec_.remove(spec.id);
         emit requestFinished(r);
     };
-    const quint64 id = submit(std::move(req), nullptr, std::move(cb));
+    core::PreparedRequest prepared;
+    if (spec.prepared && spec.prepared->session_id() == session_->session_id()) {
+        prepared = *spec.prepared;  // the rendering the preview showed, run as it is
+        prepared.set_settings(req);
+    } else {
+        prepared = session_->prepare(std::move(req));
+    }
+    const quint64 id = submit(std::move(prepared), nullptr, std::move(cb));
     id_by_spec_.insert(spec.id, id);
     return id != 0;
 }

@@ -189,10 +189,14 @@ class EngineBridge : public QObject {
     /// is loaded (nothing is called then). A request the engine refuses
     /// finishes like any other (reason "error" or "rejected").
     quint64 submit(core::GenerationRequest req, QObject* context, Callbacks cb);
+    /// The same for a request the loaded session prepared (one prepared by
+    /// another session is rendered again).
+    quint64 submit(core::PreparedRequest prepared, QObject* context, Callbacks cb);
     /// The chat's form: `spec` as a request of client "chat" (its settings'
-    /// seed fixed, its id the label unless spec.label is set): its messages
-    /// rendered by the session with the chat template spec.chat_template
-    /// names, or its plain prompt; its events come as requestStarted,
+    /// seed fixed, its id the label unless spec.label is set): spec.prepared
+    /// when the loaded session made it, else its messages rendered by the
+    /// session with the chat template spec.chat_template names, or its
+    /// plain prompt; its events come as requestStarted,
     /// tokenArrived and requestFinished. Returns false (and emits nothing)
     /// when no model is loaded or the template name is unknown.
     bool submit(const RequestSpec& spec);
