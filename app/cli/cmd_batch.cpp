@@ -32,6 +32,7 @@
 #include "core/inbox.h"
 #include "core/prompt_file.h"
 #include "core/response_log.h"
+#include "core/session_run.h"
 #include "runlog/run_log.h"
 
 namespace wb::cli {
@@ -253,14 +254,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
     std::shared_ptr<core::ResponseLogger> logger;
     if (log) {
         logger = std::make_shared<core::ResponseLogger>(log);
-        bo.base.run_id = logger->begin_run("batch", *prompts_path, run_settings);
-        logger->tags(model_path, session->device());  // hash the model before the run
-        try {  // the cold start, with the model (its first token comes with the first row)
-            logger->log_load(*session, "batch", bo.base.run_id);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
-        }
-        session->set_recorder(logger);  // the session writes each row as its request runs
+        const core::SessionRun run =
+            core::begin_session_run(logger, *session, "batch", *prompts_path, run_settings);
+        bo.base.run_id = run.run_id;
+        if (!run.load_warning.empty())
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                         run.load_warning.c_str());
     }
 
     // 3. Run: the runner submits, events come back through the inbox and are

@@ -32,6 +32,7 @@
 #include "core/engine_session.h"
 #include "core/inbox.h"
 #include "core/response_log.h"
+#include "core/session_run.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/load.h"
@@ -229,18 +230,17 @@ int cmd_generate(const std::vector<std::string>& argv) {
         return 0;
     }
     if (log) {
+        // The run's settings are the response's (one request); the session
+        // writes its row as it runs.
         logger = std::make_shared<core::ResponseLogger>(log);
-        // The run's settings are the response's: one request.
-        req.run_id = logger->begin_run("generate", "generate",
-                                       core::settings_json(req, sp.seed, session->facts()));
-        prepared.set_run_id(req.run_id);
-        logger->tags(path, session->device());  // errors before generating, not after
-        try {  // the cold start, with the model (its first token comes with the first row)
-            logger->log_load(*session, "generate", req.run_id);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
-        }
-        session->set_recorder(logger);  // the session writes the row as the request runs
+        const core::SessionRun run =
+            core::begin_session_run(logger, *session, "generate", "generate",
+                                    core::settings_json(req, sp.seed, session->facts()));
+        req.run_id = run.run_id;
+        prepared.set_run_id(run.run_id);
+        if (!run.load_warning.empty())
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                         run.load_warning.c_str());
     }
 
     // Pieces stream from the session through the inbox to stdout here. The

@@ -182,8 +182,8 @@ struct LoadCancelled : std::runtime_error {
 /// Only a session makes one, so its ids always match its request.
 class PreparedRequest {
   public:
-    const GenerationRequest& request() const { return request_; }
-    PromptMode mode() const { return prompt_mode(request_); }
+    const GenerationRequest& request() const { return request_; }  ///< as prepared
+    PromptMode mode() const { return prompt_mode(request_); }      ///< prompt_mode(request())
     /// The text the model sees: the raw prompt, the rendered chat prompt,
     /// or "" for a request given as tokens.
     const std::string& prompt() const { return prompt_; }

@@ -26,6 +26,7 @@
 #include "core/engine_session.h"
 #include "core/prompt_file.h"
 #include "core/response_log.h"
+#include "core/session_run.h"
 #include "core/settings_json.h"
 #include "runlog/run_log.h"
 
@@ -552,6 +553,43 @@ class TestCore : public QObject {
         QCOMPARE(seen_at_finish["plain"], std::string("1:length"));
         QCOMPARE(seen_at_finish["chat"].substr(0, 2), std::string("1:"));
         QCOMPARE(seen_at_finish["unlogged"], std::string("0:"));
+    }
+
+    // begin_session_run: the run row with its settings, the session's cold
+    // start for that run, and the session recording the run's requests
+    // (nothing else wires rows).
+    void session_run_logs_its_requests() {
+        const std::string db = dir_.filePath("session-run.sqlite").toStdString();
+        auto logger = std::make_shared<core::ResponseLogger>(
+            std::make_shared<runlog::RunLog>(runlog::RunLog::open(db)));
+        auto s = open_session(1, 128);
+        const core::SessionRun run =
+            core::begin_session_run(logger, *s, "generate", "one", {{"max_tokens", 3}});
+        QVERIFY(run.run_id > 0);
+        QVERIFY2(run.load_warning.empty(), run.load_warning.c_str());
+        core::GenerationRequest r = greedy(golden_[2]);
+        r.max_tokens = 3;
+        r.run_id = run.run_id;
+        Collector c;
+        s->submit(r, c.sink());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(logger->flush(), size_t{0});
+        const std::string id = std::to_string(run.run_id);
+        QCOMPARE(sql_text(db,
+                          "SELECT kind || ':' || json_extract(settings, '$.max_tokens') FROM "
+                          "runs WHERE id = " +
+                              id),
+                 std::string("generate:3"));
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) || ':' || finish_reason FROM responses WHERE "
+                          "run_id = " +
+                              id),
+                 std::string("1:length"));
+        QCOMPARE(sql_text(db,
+                          "SELECT surface || ':' || (first_token_ms IS NOT NULL) FROM "
+                          "model_loads WHERE run_id = " +
+                              id),
+                 std::string("generate:1"));
     }
 
     // The row builder on real rows: a row per request written when it
