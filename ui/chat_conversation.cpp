@@ -3,15 +3,12 @@
 #include <QObject>
 #include <exception>
 
-#include "tokenizer/vocab.h"
-
 namespace wb::ui {
 
-void ChatConversation::setModel(std::shared_ptr<const tokenizer::Vocab> vocab,
-                                std::optional<std::string> model_template, std::string read_error) {
-    vocab_ = std::move(vocab);
-    model_template_ = std::move(model_template);
-    read_error_ = std::move(read_error);
+void ChatConversation::setModel(std::shared_ptr<core::EngineSession> session,
+                                bool model_has_template) {
+    session_ = std::move(session);
+    model_has_template_ = session_ && model_has_template;
     setTemplate({});
 }
 
@@ -42,14 +39,12 @@ bool ChatConversation::setTemplate(const QString& requested) {
     choice_ = choice;
     note_.clear();
     tmpl_.reset();
-    if (choice == kNone || !vocab_) return true;
-    // The same choice as the CLI's --chat-format (app/chat choose_template):
-    // a model template that does not parse falls back to a built-in, with a
-    // note saying why.
-    chat::TemplateChoice c = chat::choose_template(model_template_, read_error_, *vocab_,
-                                                   choice == kModel ? "" : choice.toStdString());
-    note_ = QString::fromStdString(c.note);
-    tmpl_ = std::move(c.tmpl);
+    if (choice == kNone || !session_) return true;
+    // The session's choice, as for the CLI's --chat-format (app/chat
+    // choose_template, parsed once per name): a model template that does
+    // not parse falls back to a built-in, with a note saying why.
+    tmpl_ = session_->chat_template(choice.toStdString());
+    note_ = QString::fromStdString(tmpl_->note);
     return true;
 }
 
@@ -61,8 +56,8 @@ QString ChatConversation::templateSource() const {
                          "the model has no tokenizer.chat_template: the conversation is completed "
                          "as plain text; pick a built-in format to chat");
     }
-    const QString sha = QString::fromStdString(tmpl_->sha256()).left(12);
-    if (const auto f = tmpl_->builtin_format())
+    const QString sha = QString::fromStdString(tmpl_->tmpl.sha256()).left(12);
+    if (const auto f = tmpl_->tmpl.builtin_format())
         return QObject::tr("built-in %1 format · sha256 %2")
             .arg(QString::fromUtf8(chat::builtin_format_label(*f)), sha);
     return QObject::tr("tokenizer.chat_template from the model file · sha256 %1").arg(sha);
@@ -90,37 +85,48 @@ QString ChatConversation::plainText(const QList<ChatTurn>& turns) {
     return s;
 }
 
+core::GenerationRequest ChatConversation::request(const QList<ChatTurn>& turns,
+                                                  const QString& pending_user) const {
+    core::GenerationRequest r;
+    if (tmpl_) {
+        r.messages = messages(turns, pending_user);
+        r.chat_template = choice_.toStdString();
+    } else {
+        QList<ChatTurn> all = turns;
+        if (!pending_user.isEmpty()) all.append({true, pending_user, {}, {}, {}});
+        QString text = plainText(all);
+        if (!system_.isEmpty()) text = system_ + '\n' + text;
+        r.prompt = text.toStdString();
+    }
+    return r;
+}
+
 ChatPromptText ChatConversation::prompt(const QList<ChatTurn>& turns,
                                         const QString& pending_user) const {
     ChatPromptText p;
-    if (!vocab_) {
+    if (!session_) {
         p.error = QObject::tr("no model loaded");
         return p;
     }
-    try {
-        if (tmpl_) {
-            const chat::ChatPrompt c =
-                chat::build_prompt(*tmpl_, *vocab_, messages(turns, pending_user), true);
-            p.text = QString::fromStdString(c.text);
-            p.ids = c.ids;
-            p.format =
-                QJsonObject{{"prompt_mode", "chat"},
-                            {"chat_template", QString::fromStdString(c.template_name)},
-                            {"chat_template_sha256", QString::fromStdString(c.template_sha256)},
-                            {"add_bos", c.add_bos},
-                            {"pre_tokenizer", QString::fromStdString(c.pre_tokenizer)},
-                            {"parse_special", c.parse_special}};
-        } else {
-            QList<ChatTurn> all = turns;
-            if (!pending_user.isEmpty()) all.append({true, pending_user, {}, {}, {}});
-            p.text = plainText(all);
-            if (!system_.isEmpty()) p.text = system_ + '\n' + p.text;
-            p.ids = vocab_->tokenize(p.text.toStdString(), /*add_special=*/true);
-        }
-    } catch (const std::exception& e) {
-        p.ids.clear();
-        p.error = QString::fromUtf8(e.what());
+    core::GenerationRequest r = request(turns, pending_user);
+    if (r.messages.empty() && r.prompt.empty()) return p;  // nothing to send yet
+    auto prepared = std::make_shared<const core::PreparedRequest>(session_->prepare(std::move(r)));
+    if (!prepared->ok()) {
+        p.error = QString::fromStdString(prepared->problem());
+        return p;
     }
+    p.text = QString::fromStdString(prepared->prompt());
+    p.ids = prepared->prompt_tokens();
+    if (prepared->mode() == core::PromptMode::Chat) {
+        const core::PromptFacts& f = prepared->prompt_facts();
+        p.format = QJsonObject{{"prompt_mode", "chat"},
+                               {"chat_template", QString::fromStdString(f.template_name)},
+                               {"chat_template_sha256", QString::fromStdString(f.template_sha256)},
+                               {"add_bos", f.add_bos},
+                               {"pre_tokenizer", QString::fromStdString(f.pre_tokenizer)},
+                               {"parse_special", f.parse_special}};
+    }
+    p.prepared = std::move(prepared);
     return p;
 }
 

@@ -2,11 +2,12 @@
 // The Chat tab's conversation state, apart from its widgets: the turns, the
 // system prompt and the chat template in use, and how they become the
 // prompt the model is given. A model with tokenizer.chat_template is
-// rendered with it (or a built-in format the user picks) by app/chat's
-// build_prompt, the same code as `workbench-cli generate --chat` and
-// `workbench-cli chat-template`; a model without one is completed as plain
-// text until the user picks a built-in format (story models continue text;
-// a chat format would only confuse them).
+// rendered with it (or a built-in format the user picks) by the loaded
+// session (EngineSession::prepare: app/chat's build_prompt, the same code as
+// `workbench-cli generate --chat`), once: the meter shows that rendering and
+// sending runs it. A model without a template is completed as plain text
+// until the user picks a built-in format (story models continue text; a
+// chat format would only confuse them).
 
 #include <QJsonObject>
 #include <QList>
@@ -19,10 +20,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
-
-namespace wb::tokenizer {
-class Vocab;
-}
+#include "core/engine_session.h"
 
 namespace wb::ui {
 
@@ -41,6 +39,10 @@ struct ChatPromptText {
     std::vector<int32_t> ids;  ///< [n_prompt] token ids, BOS included where the vocab adds it
     QJsonObject format;        ///< how it was built, for the run log; empty for plain text
     QString error;             ///< why it could not be built ("" = ok; ids then empty)
+    /// The session's rendering (EngineSession::prepare) of the request the
+    /// conversation makes: sent as it is (no second rendering). Null when
+    /// nothing can be sent (no model, an empty conversation, an error).
+    std::shared_ptr<const core::PreparedRequest> prepared;
     int tokens() const { return static_cast<int>(ids.size()); }
 };
 
@@ -52,17 +54,14 @@ class ChatConversation {
     /// Template choice meaning "the model's tokenizer.chat_template".
     static constexpr const char* kModel = "model";
 
-    /// Takes a newly loaded model: its vocabulary (null: no model), its
-    /// tokenizer.chat_template (nullopt: none) and why that could not be
-    /// read ("" if it could). Resets the template choice to the model's
+    /// Takes a newly loaded model: its session (null: no model), which
+    /// renders and tokenizes every prompt, and whether the file carries a
+    /// tokenizer.chat_template. Resets the template choice to the model's
     /// default (defaultTemplate()); the turns stay.
-    void setModel(std::shared_ptr<const tokenizer::Vocab> vocab,
-                  std::optional<std::string> model_template, std::string read_error);
-    bool hasModel() const { return vocab_ != nullptr; }
+    void setModel(std::shared_ptr<core::EngineSession> session, bool model_has_template);
+    bool hasModel() const { return session_ != nullptr; }
     /// True when the loaded model carries tokenizer.chat_template.
-    bool modelHasTemplate() const {
-        return model_template_.has_value() && !model_template_->empty();
-    }
+    bool modelHasTemplate() const { return model_has_template_; }
 
     /// "model" when the model carries a chat template, else "none".
     QString defaultTemplate() const;
@@ -78,9 +77,9 @@ class ChatConversation {
     /// The current choice ("model", a built-in short name or "none").
     QString templateChoice() const { return choice_; }
     /// True when prompts are rendered by a chat template (not plain text).
-    bool usesTemplate() const { return tmpl_.has_value(); }
-    /// The template in use, if any.
-    const std::optional<chat::ChatTemplate>& chatTemplate() const { return tmpl_; }
+    bool usesTemplate() const { return tmpl_ != nullptr; }
+    /// The template in use (the session's parse of it), null for plain text.
+    const chat::ChatTemplate* chatTemplate() const { return tmpl_ ? &tmpl_->tmpl : nullptr; }
     /// One line on the template in use and where it comes from, e.g.
     /// "tokenizer.chat_template from the model file · sha256 3f2a9c1b0e4d".
     QString templateSource() const;
@@ -100,24 +99,29 @@ class ChatConversation {
     /// being generated) is left out.
     std::vector<chat::Message> messages(const QList<ChatTurn>& turns,
                                         const QString& pending_user = {}) const;
-    /// The prompt for `turns` (+ `pending_user`): rendered by the chat
-    /// template with the generation prompt and tokenized with special
-    /// tokens parsed (chat::build_prompt); without a template, the plain
-    /// text (system prompt, then the turns, each later user message on a
-    /// new line) tokenized as the scheduler does (BOS as the vocabulary
-    /// says, no special tokens). Never throws: a template error (e.g. a
-    /// template that refuses a system message) is in `error`.
+    /// The request `turns` (+ `pending_user`) make, prompt only: their
+    /// messages and the template choice's name, or without a template the
+    /// plain text (system prompt, then the turns, each later user message
+    /// on a new line) as a raw prompt.
+    core::GenerationRequest request(const QList<ChatTurn>& turns,
+                                    const QString& pending_user = {}) const;
+    /// The prompt of request(turns, pending_user) as the session renders
+    /// and tokenizes it (EngineSession::prepare: the chat template with the
+    /// generation prompt, special tokens parsed; plain text with BOS as the
+    /// vocabulary says), with that rendering in `prepared` for sending. An
+    /// empty conversation has no prompt (no ids, no error). Never throws: a
+    /// template error (e.g. a template that refuses a system message) is in
+    /// `error`.
     ChatPromptText prompt(const QList<ChatTurn>& turns, const QString& pending_user = {}) const;
     /// The plain-text form of `turns` (no template): turns joined, each
     /// later user message on a new line.
     static QString plainText(const QList<ChatTurn>& turns);
 
   private:
-    std::shared_ptr<const tokenizer::Vocab> vocab_;
-    std::optional<std::string> model_template_;
-    std::string read_error_;
+    std::shared_ptr<core::EngineSession> session_;
+    bool model_has_template_ = false;
     QString choice_ = kNone;
-    std::optional<chat::ChatTemplate> tmpl_;
+    std::shared_ptr<const chat::TemplateChoice> tmpl_;  // the session's, cached by name
     QString note_;
     QString system_;
     QList<ChatTurn> turns_;

@@ -226,9 +226,8 @@ QString ChatView::modelKey() const {
 
 void ChatView::onModelLoaded(const gui::ModelInfo& info) {
     model_path_ = info.path;
-    std::string read_error;
-    std::optional<std::string> tmpl = bridge_->chatTemplate(&read_error);
-    conv_.setModel(bridge_->vocab(), std::move(tmpl), std::move(read_error));
+    const std::optional<std::string> tmpl = bridge_->chatTemplate();
+    conv_.setModel(bridge_->session(), tmpl.has_value() && !tmpl->empty());
     if (store_) {
         const QString saved = store_->chatTemplate(modelKey());
         if (!saved.isEmpty()) conv_.setTemplate(saved);  // an unknown name keeps the default
@@ -333,9 +332,9 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
             recorder_->beginRun("chat", tr("chat with %1").arg(bridge_->modelInfo().fileName()), s);
     gui::RequestSpec spec;
     spec.id = id;
-    // A chat prompt goes as its messages, rendered by the session with the
-    // template picked here (the same build_prompt as the meter's ids above);
-    // plain text is tokenized by the session exactly as those ids were.
+    // The session's rendering above (the meter's ids) is what runs; the
+    // messages or plain text go along in case another model loads meanwhile.
+    spec.prepared = p.prepared;
     if (conv_.usesTemplate()) {
         spec.messages = conv_.messages(turns.mid(0, turns.size() - 2), text);
         spec.chat_template = conv_.templateChoice();
@@ -659,8 +658,7 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     render();
     updateButtons();
     updateMeter();
-    if (r.finish_reason == "context" || r.error.contains("longer than the context") ||
-        r.error.contains("context of the slot is full"))
+    if (r.context_full)
         offerDrop();
     else if (r.finish_reason == "length")
         setStatus(tr("The reply reached the max tokens limit (%1): raise it in the settings, or "

@@ -58,11 +58,20 @@ nlohmann::ordered_json chat_vars_from_args(const ParsedArgs& args) {
     return vars;
 }
 
+std::string describe_chat_prompt(const core::PromptFacts& f, size_t n_tokens) {
+    return "chat template: " + f.template_name + " (sha256 " + f.template_sha256.substr(0, 12) +
+           "), " + std::to_string(n_tokens) + " prompt tokens" +
+           (f.add_bos ? ", BOS added by the tokenizer" : "") +
+           (f.pre_tokenizer.empty() ? "" : ", pre-tokenizer " + f.pre_tokenizer);
+}
+
 std::string describe_chat_prompt(const chat::ChatPrompt& p) {
-    return "chat template: " + p.template_name + " (sha256 " + p.template_sha256.substr(0, 12) +
-           "), " + std::to_string(p.ids.size()) + " prompt tokens" +
-           (p.add_bos ? ", BOS added by the tokenizer" : "") +
-           (p.pre_tokenizer.empty() ? "" : ", pre-tokenizer " + p.pre_tokenizer);
+    core::PromptFacts f;
+    f.template_name = p.template_name;
+    f.template_sha256 = p.template_sha256;
+    f.add_bos = p.add_bos;
+    f.pre_tokenizer = p.pre_tokenizer;
+    return describe_chat_prompt(f, p.ids.size());
 }
 
 }  // namespace wb::cli

@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "chat/chat_template.h"
+#include "core/settings_json.h"
 
 namespace wb::cli {
 
@@ -34,5 +35,7 @@ nlohmann::ordered_json chat_vars_from_args(const ParsedArgs& args);
 /// One line saying which template a prompt used, for stderr:
 /// "chat template: model (sha256 1a2b3c4d...), BOS added by the tokenizer".
 std::string describe_chat_prompt(const chat::ChatPrompt& p);
+/// The same line from a prepared request's facts and its prompt's token count.
+std::string describe_chat_prompt(const core::PromptFacts& f, size_t n_tokens);
 
 }  // namespace wb::cli

@@ -32,6 +32,7 @@
 #include "core/inbox.h"
 #include "core/prompt_file.h"
 #include "core/response_log.h"
+#include "core/session_run.h"
 #include "runlog/run_log.h"
 
 namespace wb::cli {
@@ -260,16 +261,15 @@ int cmd_batch(const std::vector<std::string>& argv) {
     nlohmann::json run_settings = core::settings_json(bo.base, sampling.seed, session->facts());
     run_settings["concurrency"] = concurrency;
     run_settings["max_queue"] = max_queue;
-    std::optional<core::ResponseLogger> logger;
+    std::shared_ptr<core::ResponseLogger> logger;
     if (log) {
-        logger.emplace(log);
-        bo.base.run_id = logger->begin_run("batch", *prompts_path, run_settings);
-        logger->tags(model_path, session->device());  // hash the model before the run
-        try {  // the cold start, with the model (its first token comes with the first row)
-            logger->log_load(*session, "batch", bo.base.run_id);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
-        }
+        logger = std::make_shared<core::ResponseLogger>(log);
+        const core::SessionRun run =
+            core::begin_session_run(logger, *session, "batch", *prompts_path, run_settings);
+        bo.base.run_id = run.run_id;
+        if (!run.load_warning.empty())
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                         run.load_warning.c_str());
     }
 
     // 3. Run: the runner submits, events come back through the inbox and are
@@ -303,16 +303,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
     std::map<std::string, size_t> failures;  // finish reason -> requests (is_failure)
     bool interrupted = false;
     auto last_progress = std::chrono::steady_clock::now();
-    // Each response's row is written when it starts, carries the streamed
-    // text (about once a second) and gets its final fields at the finish
-    // (core::ResponseLogger), so a kill -9 leaves "interrupted" rows; a busy
-    // or full run log keeps the rows and retries instead of ending the run.
-    struct Streaming {
-        std::shared_ptr<const core::FinishedRequest> started;
-        std::string text;
-        int64_t tokens = 0;
-    };
-    std::map<size_t, Streaming> streaming;  // entry index -> its row's state
+    size_t unlogged_seen = 0;  // rows kept for retry when the last warning was given
+    // The session writes each response's row when it starts, with the
+    // streamed text (about once a second) and the final fields at the
+    // finish (core::ResponseLogger), before its Finished event gets here: a
+    // kill -9 leaves "interrupted" rows; a busy or full run log keeps the
+    // rows and retries instead of ending the run.
     std::vector<core::BatchEvent> batch;
     while (finished < total) {
         if (g_interrupted.load() && !interrupted) {
@@ -326,22 +322,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         batch.clear();
         inbox.wait_pop(batch, std::chrono::milliseconds(100));
         for (const core::BatchEvent& e : batch) {
-            if (e.type == core::BatchEvent::Type::Started) {
-                if (logger && e.result) {
-                    logger->start(*e.result);
-                    streaming[e.index].started = e.result;
-                }
-                continue;
-            }
-            if (e.type == core::BatchEvent::Type::Token) {
-                if (auto it = streaming.find(e.index); it != streaming.end()) {
-                    it->second.text += e.piece;
-                    logger->text(*it->second.started, it->second.text, ++it->second.tokens,
-                                 e.time_ms);
-                }
-                continue;
-            }
-            streaming.erase(e.index);
+            if (e.type != core::BatchEvent::Type::Finished) continue;
             ++finished;
             const core::FinishedRequest& f = *e.result;
             if (f.refused) ++refused;
@@ -349,18 +330,18 @@ int cmd_batch(const std::vector<std::string>& argv) {
             const std::string line =
                 result_record(f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             if (logger) {
-                const size_t before = logger->unlogged();
-                logger->finish(f);
                 if (const std::string err = logger->take_new_error();
-                    !err.empty() && logger->unlogged() > before)
+                    !err.empty() && logger->unlogged() > unlogged_seen)
                     std::fprintf(stderr,
                                  "\nbatch: %s; kept in memory and retried with the next "
                                  "responses (the run goes on)\n",
                                  err.c_str());
+                unlogged_seen = logger->unlogged();
             }
-            // Reported after the run log write (committed, or kept for a
-            // retry when the log is busy or full): a kill -9 never loses a
-            // response that was reported finished and logged.
+            // Reported after the run log write (the session logs a response
+            // before its Finished event: committed, or kept for a retry when
+            // the log is busy or full): a kill -9 never loses a response
+            // that was reported finished and logged.
             if (out_error.empty()) {
                 if (std::fprintf(out, "%s\n", line.c_str()) < 0 || std::fflush(out) != 0) {
                     out_error = std::strerror(errno);

@@ -4,13 +4,14 @@
 //
 // The request goes through the one request path (app/core: EngineSession
 // with one slot, the prompt in one forward pass; with --chat its messages
-// are rendered by the session's chat template) and is logged by the one
+// are rendered by the chat template the request names) and is logged by the one
 // row builder. Timings (ms) are FinishedRequest's (core/finished_request.h):
 //   TTFT    submit -> first token sampled (queue wait + prefill)
 //   prefill admission -> first token; tokens/s = prompt tokens / its time
 //   decode  first token -> last token; tokens/s = (generated - 1) / its time
 //           (each step = one single-token forward pass + sampling)
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -31,6 +32,7 @@
 #include "core/engine_session.h"
 #include "core/inbox.h"
 #include "core/response_log.h"
+#include "core/session_run.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/load.h"
@@ -169,7 +171,6 @@ int cmd_generate(const std::vector<std::string>& argv) {
     so.prefill_chunk = std::min(lo.context.n_ctx, model::kDefaultUbatch);
     so.step_tokens = so.prefill_chunk;
     so.limits.max_queue = 1;
-    if (chat_mode) so.chat_template = args.get("chat-format").value_or("");
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
     print_warnings(session->vocab().load_warnings());
     const double load_ms = ms_between(t_load, Clock::now());
@@ -179,26 +180,40 @@ int cmd_generate(const std::vector<std::string>& argv) {
         m.set_profiling(true);
     }
 
-    std::optional<core::ResponseLogger> logger;
+    std::shared_ptr<core::ResponseLogger> logger;
     core::GenerationRequest req;
-    std::optional<chat::ChatPrompt> chat_prompt;
     if (chat_mode) {
-        if (!session->template_note().empty())
-            std::fprintf(stderr, "note: %s\n", session->template_note().c_str());
         req.messages = turns;
         req.chat_vars = chat_vars_from_args(args);
-        // What the session will run, shown before it runs (and in --json).
-        chat_prompt = session->chat_prompt(req.messages, req.chat_vars);
-        if (!json) std::fprintf(stderr, "%s\n", describe_chat_prompt(*chat_prompt).c_str());
-        prompt = chat_prompt->text;
+        req.chat_template = args.get("chat-format").value_or("model");
+        session->chat_template(req.chat_template);  // an unknown name fails here, before a run
     } else {
         req.prompt = *prompt;
+    }
+    req.max_tokens = static_cast<int32_t>(std::max<int64_t>(n_predict, 1));
+    req.sampling = sp;
+    req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
+    req.client_id = "cli";
+    req.label = "generate";
+    // What the session will run, rendered once: shown before it runs (and
+    // in --json), then submitted as it is.
+    core::PreparedRequest prepared = session->prepare(req);
+    if (chat_mode) {
+        if (!prepared.template_note().empty())
+            std::fprintf(stderr, "note: %s\n", prepared.template_note().c_str());
+        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
+        if (!json) {
+            const std::string facts =
+                describe_chat_prompt(prepared.prompt_facts(), prepared.prompt_tokens().size());
+            std::fprintf(stderr, "%s\n", facts.c_str());
+        }
+        prompt = prepared.prompt();
     }
     if (n_predict == 0) {
         // Nothing to generate: the prompt's ids only (e.g. to check a chat
         // rendering's tokens), no request, nothing logged.
-        const std::vector<int32_t> ids =
-            chat_prompt ? chat_prompt->ids : session->vocab().tokenize(*prompt, true);
+        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
+        const std::vector<int32_t>& ids = prepared.prompt_tokens();
         if (json) {
             nlohmann::json j;
             j["model"] = path;
@@ -214,85 +229,59 @@ int cmd_generate(const std::vector<std::string>& argv) {
         }
         return 0;
     }
-    req.max_tokens = static_cast<int32_t>(n_predict);
-    req.sampling = sp;
-    req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
-    req.client_id = "cli";
-    req.label = "generate";
     if (log) {
-        logger.emplace(log);
-        // The run's settings are the response's: one request.
-        req.run_id = logger->begin_run("generate", "generate",
-                                       core::settings_json(req, sp.seed, session->facts()));
-        logger->tags(path, session->device());  // errors before generating, not after
-        try {  // the cold start, with the model (its first token comes with the first row)
-            logger->log_load(*session, "generate", req.run_id);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n", e.what());
-        }
+        // The run's settings are the response's (one request); the session
+        // writes its row as it runs.
+        logger = std::make_shared<core::ResponseLogger>(log);
+        const core::SessionRun run =
+            core::begin_session_run(logger, *session, "generate", "generate",
+                                    core::settings_json(req, sp.seed, session->facts()));
+        req.run_id = run.run_id;
+        prepared.set_run_id(run.run_id);
+        if (!run.load_warning.empty())
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                         run.load_warning.c_str());
     }
 
-    // Pieces stream from the engine thread through the inbox to stdout here.
-    // The run-log row is written when the request starts and its text
-    // updated about once a second (core::ResponseLogger), so a kill -9
-    // leaves an "interrupted" row with the text so far.
+    // Pieces stream from the session through the inbox to stdout here. The
+    // session writes the run-log row when the request starts and updates its
+    // text about once a second (core::ResponseLogger), so a kill -9 leaves an
+    // "interrupted" row with the text so far.
     core::Inbox<core::RequestEvent> inbox;
     g_stop_signal.store(0);
     g_first_signal_ns.store(0);
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
-    const core::RequestHandle handle = session->submit(req, [&inbox](const core::RequestEvent& e) {
-        if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
-    });
-    std::shared_ptr<const core::FinishedRequest> started, fin;
-    std::string streamed;
-    int64_t n_streamed = 0;
+    const core::RequestHandle handle =
+        session->submit(prepared, [&inbox](const core::RequestEvent& e) {
+            if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
+        });
+    std::shared_ptr<const core::FinishedRequest> fin;
     bool cancelling = false;
     std::vector<core::RequestEvent> events;
     while (!fin) {
         if (g_stop_signal.load() != 0 && !cancelling) {
-            handle.cancel();
+            const int sig = g_stop_signal.load();
+            handle.cancel(std::string("cancelled by ") +
+                          (sig == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)"));
             cancelling = true;
         }
         events.clear();
         inbox.wait_pop(events, std::chrono::milliseconds(100));
         for (const core::RequestEvent& e : events) {
-            if (!e.piece.empty()) {
-                streamed += e.piece;
-                if (!json) {
-                    std::fwrite(e.piece.data(), 1, e.piece.size(), stdout);
-                    std::fflush(stdout);
-                }
+            if (!e.piece.empty() && !json) {
+                std::fwrite(e.piece.data(), 1, e.piece.size(), stdout);
+                std::fflush(stdout);
             }
-            switch (e.type) {
-                case core::RequestEvent::Type::Started:
-                    started = e.result;
-                    if (logger && started) logger->start(*started);
-                    break;
-                case core::RequestEvent::Type::Token:
-                    ++n_streamed;
-                    if (logger && started) logger->text(*started, streamed, n_streamed, e.time_ms);
-                    break;
-                case core::RequestEvent::Type::Finished:
-                    fin = e.result;
-                    break;
-                case core::RequestEvent::Type::Queued:
-                case core::RequestEvent::Type::Preempted:  // one request: never preempted
-                case core::RequestEvent::Type::Resumed:
-                    break;
-            }
+            if (e.type == core::RequestEvent::Type::Finished) fin = e.result;
         }
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     const int stop_signal = g_stop_signal.load();
-    core::FinishedRequest g = *fin;
-    if (g.finish_reason == "cancelled" && stop_signal != 0)
-        g.message =
-            std::string("cancelled by ") + (stop_signal == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
+    const core::FinishedRequest& g = *fin;  // logged by the session before it got here
     std::string not_logged;
     if (logger) {
-        logger->finish(g);
         // Not logged after every retry: said after the output, exit status 1.
         if (logger->flush() > 0) {
             not_logged = logger->last_error();
@@ -319,7 +308,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         j["backend"] = m.backend_name();
         j["prompt"] = *prompt;
         j["prompt_token_ids"] = g.prompt_tokens;
-        if (chat_prompt) {
+        if (chat_mode) {
             nlohmann::json msgs = nlohmann::json::array();
             for (const chat::Message& t : turns)
                 msgs.push_back({{"role", t.role}, {"content", t.content}});

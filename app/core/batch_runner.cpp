@@ -183,29 +183,10 @@ void BatchRunner::cancel() {
         st_->next = st_->entries.size();
     }
     for (const RequestHandle& h : live) h.cancel();
-    const EngineFacts& facts = st_->session.facts();
-    const tokenizer::Vocab& vocab = st_->session.vocab();
     for (size_t i = first_unsubmitted; i < st_->entries.size(); ++i) {
-        const GenerationRequest r = request_for(st_->entries[i], i, st_->opts);
-        auto f = std::make_shared<FinishedRequest>();
-        f->label = r.label;
-        f->client_id = r.client_id;
-        f->run_id = r.run_id;
-        f->mode = prompt_mode(r);
-        f->prompt = r.prompt;
-        f->finish_reason = "cancelled";
-        f->message = "cancelled before it was submitted";
-        f->seed = resolve_seed(r.seed);
-        f->seed_policy = r.seed.policy;
-        f->prompt_facts.add_bos = vocab.add_bos();
-        f->prompt_facts.pre_tokenizer = vocab.pre_family();
-        f->settings = settings_json(r, f->seed, facts, f->prompt_facts);
-        f->times.submitted_ms = f->times.finished_ms = st_->session.now_ms();
-        f->submitted_utc_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-        f->model_path = st_->session.model_path();
-        f->device = st_->session.device();
+        // Recorded (its run-log row) by the session like every other request.
+        std::shared_ptr<const FinishedRequest> f = st_->session.finish_unsubmitted(
+            request_for(st_->entries[i], i, st_->opts), "cancelled before it was submitted");
         {
             std::lock_guard lock(st_->mu);
             st_->finished[i] = 1;

@@ -8,9 +8,12 @@
 // `max_queue` waiting for a slot at a time (the rest are submitted as
 // requests start or finish, never refused for a full queue by this batch).
 //
-// Events reach `on_event` on the engine thread (or, for a request refused
-// after the session shut down, on the thread that submitted it); the
-// callback must not block. Qt-free.
+// Events reach `on_event` on the session's delivery thread (or, for a
+// request refused after the session shut down or an entry cancelled before
+// it was submitted, on the thread that submitted or cancelled it); the
+// callback must not block. The session logs each entry's run-log row (a
+// run id in `base` and a recorder on the session) before its event comes.
+// Qt-free.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,8 +51,8 @@ struct BatchEvent {
     double time_ms = 0.0;  ///< session clock (EngineSession::now_ms)
     /// Token: text that may be shown now (RequestEvent::piece; often "").
     std::string piece;
-    /// Started: the request as admitted (RequestEvent::result, for
-    /// ResponseLogger::start); Finished: the result. Null for Token.
+    /// Started: the request as admitted (RequestEvent::result); Finished:
+    /// the result. Null for Token.
     std::shared_ptr<const FinishedRequest> result;
 };
 

@@ -4,7 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "errors/errors.h"
@@ -40,8 +45,16 @@ struct detail::SessionCore {
         nlohmann::json settings;
         std::vector<int32_t> prompt_tokens;  // [n_prompt]
         double submitted_ms = NAN;           // the Queued event's time
+        std::string cancel_message;          // cancel(id, why): the Cancelled finish's message
         bool refused = false;
         bool started = false;  // the first Started was seen (later ones are resumptions)
+    };
+
+    /// One event on its way to the recorder and its sink.
+    struct Delivery {
+        EventSink sink;
+        int64_t run_id = 0;
+        RequestEvent event;
     };
 
     uint64_t session_id = 0;  // FinishedRequest::session_id
@@ -53,11 +66,35 @@ struct detail::SessionCore {
     int64_t utc_at_zero_ms = 0;  // UTC ms of the scheduler clock's zero
     SessionLoadTimes load_times;
 
-    mutable std::mutex mu;  // pending, chat template, hook
+    // tokenizer.chat_template as read at open (nullopt: absent) and why it
+    // could not be read ("" when it could): templates are chosen from these.
+    std::optional<std::string> model_template;
+    std::string template_read_error;
+
+    mutable std::mutex mu;  // pending, hook, recorder, the delivery queue
     std::unordered_map<uint64_t, Pending> pending;
-    std::shared_ptr<const chat::ChatTemplate> chat_template;
-    std::string template_note;
     EngineSession::FinishHook finish_hook;
+    std::shared_ptr<RequestRecorder> recorder;
+
+    // Events from the engine thread to the delivery thread (under mu).
+    std::deque<Delivery> queue;
+    bool delivering = false;              // the delivery thread is handing events out
+    size_t finishing = 0;                 // Finished events queued or being delivered
+    bool delivery_stop = false;           // the delivery thread ends once the queue is empty
+    std::condition_variable delivery_cv;  // the queue or `delivering` changed
+    std::thread delivery_thread;
+
+    // Delivery thread only: each recorded request's started snapshot and text.
+    struct Streaming {
+        std::shared_ptr<const FinishedRequest> started;
+        std::string text;
+        int64_t tokens = 0;
+    };
+    std::unordered_map<uint64_t, Streaming> streaming;
+
+    // Parsed chat templates by name ("model" for "" too), parsed on first use.
+    mutable std::mutex templates_mu;
+    mutable std::map<std::string, std::shared_ptr<const chat::TemplateChoice>> templates;
 
     std::unique_ptr<scheduler::Scheduler> sched;  // uses everything above; stopped first
 
@@ -94,7 +131,10 @@ struct detail::SessionCore {
         f->output_tokens = e.output_tokens;
         f->output = e.output;
         f->finish_reason = scheduler::to_string(e.reason);
-        f->message = e.message;
+        f->message = e.reason == scheduler::FinishReason::Cancelled && !p.cancel_message.empty()
+                         ? p.cancel_message
+                         : e.message;
+        f->error_kind = e.error_kind;
         const metrics::RequestTimeline& t = e.timeline;
         f->times.submitted_ms = t.submitted_ms;
         f->times.admitted_ms = t.admitted_ms;
@@ -122,67 +162,145 @@ struct detail::SessionCore {
         return f;
     }
 
-    // Engine thread: hands the event to its request's sink.
+    // Engine thread: queues the event for the delivery thread (never waits on it).
     void dispatch(const scheduler::Event& e) {
         if (e.type == scheduler::EventType::FirstToken) return;  // a Token event follows
-        EventSink sink;
-        std::shared_ptr<FinishedRequest> fin, start;
-        bool resumed = false;
-        EngineSession::FinishHook hook;
+        Delivery d;
+        RequestEvent& re = d.event;
+        re.id = e.id;
+        re.time_ms = e.time_ms;
         {
             std::lock_guard lock(mu);
             auto it = pending.find(e.id);
             if (it == pending.end()) return;
-            sink = it->second.sink;
-            if (e.type == scheduler::EventType::Queued) it->second.submitted_ms = e.time_ms;
-            if (e.type == scheduler::EventType::Started) {
-                resumed = it->second.started;
-                it->second.started = true;
-                if (sink && !resumed) start = started(it->second, e);
+            Pending& p = it->second;
+            d.sink = p.sink;
+            d.run_id = p.run_id;
+            switch (e.type) {
+                case scheduler::EventType::Queued:
+                    p.submitted_ms = e.time_ms;
+                    re.type = RequestEvent::Type::Queued;
+                    break;
+                case scheduler::EventType::Started:
+                    re.type = p.started ? RequestEvent::Type::Resumed : RequestEvent::Type::Started;
+                    if (!p.started) re.result = started(p, e);
+                    p.started = true;
+                    break;
+                case scheduler::EventType::Preempted:
+                    re.type = RequestEvent::Type::Preempted;
+                    break;
+                case scheduler::EventType::Token:
+                    re.type = RequestEvent::Type::Token;
+                    re.token = e.token;
+                    re.index = e.index;
+                    re.piece = e.piece;
+                    break;
+                case scheduler::EventType::Finished:
+                    re.type = RequestEvent::Type::Finished;
+                    re.piece = e.piece;
+                    re.result = finished(std::move(p), e);
+                    pending.erase(it);
+                    ++finishing;
+                    break;
+                case scheduler::EventType::FirstToken:
+                    return;
             }
-            if (e.type == scheduler::EventType::Finished) {
-                fin = finished(std::move(it->second), e);
-                pending.erase(it);
-                hook = finish_hook;
+            queue.push_back(std::move(d));
+        }
+        delivery_cv.notify_all();
+    }
+
+    // Delivery thread: the recorder first (requests with a run id), then
+    // the finish hook, then the request's sink.
+    void deliver(const Delivery& d, RequestRecorder* rec, const EngineSession::FinishHook& hook) {
+        const RequestEvent& e = d.event;
+        const bool finished_event = e.type == RequestEvent::Type::Finished;
+        if (rec && d.run_id != 0) {
+            switch (e.type) {
+                case RequestEvent::Type::Started:
+                    if (e.result) {
+                        streaming[e.id] = Streaming{e.result, {}, 0};
+                        rec->request_started(e.result);
+                    }
+                    break;
+                case RequestEvent::Type::Token:
+                    if (auto it = streaming.find(e.id); it != streaming.end()) {
+                        Streaming& s = it->second;
+                        s.text += e.piece;
+                        rec->request_text(s.started, s.text, ++s.tokens, e.time_ms);
+                    }
+                    break;
+                case RequestEvent::Type::Finished:
+                    if (e.result) rec->request_finished(e.result);
+                    break;
+                case RequestEvent::Type::Queued:
+                case RequestEvent::Type::Preempted:
+                case RequestEvent::Type::Resumed:
+                    break;
             }
         }
-        if (hook && fin) hook(fin);
-        if (!sink) return;
-        RequestEvent re;
-        re.id = e.id;
-        re.time_ms = e.time_ms;
-        switch (e.type) {
-            case scheduler::EventType::Queued:
-                re.type = RequestEvent::Type::Queued;
-                break;
-            case scheduler::EventType::Started:
-                re.type = resumed ? RequestEvent::Type::Resumed : RequestEvent::Type::Started;
-                re.result = std::move(start);
-                break;
-            case scheduler::EventType::Preempted:
-                re.type = RequestEvent::Type::Preempted;
-                break;
-            case scheduler::EventType::Token:
-                re.type = RequestEvent::Type::Token;
-                re.token = e.token;
-                re.index = e.index;
-                re.piece = e.piece;
-                break;
-            case scheduler::EventType::Finished:
-                re.type = RequestEvent::Type::Finished;
-                re.piece = e.piece;
-                re.result = std::move(fin);
-                break;
-            case scheduler::EventType::FirstToken:
-                return;
+        if (finished_event) {
+            streaming.erase(e.id);
+            if (hook && e.result) hook(e.result);
         }
-        sink(re);
+        if (d.sink) d.sink(e);
+    }
+
+    void delivery_loop() {
+        std::unique_lock lock(mu);
+        for (;;) {
+            delivery_cv.wait(lock, [&] { return !queue.empty() || delivery_stop; });
+            if (queue.empty()) return;  // stopped, and everything delivered
+            std::deque<Delivery> batch;
+            batch.swap(queue);
+            delivering = true;
+            const std::shared_ptr<RequestRecorder> rec = recorder;
+            const EngineSession::FinishHook hook = finish_hook;
+            lock.unlock();
+            size_t finished_events = 0;
+            for (const Delivery& d : batch) {
+                deliver(d, rec.get(), hook);
+                if (d.event.type == RequestEvent::Type::Finished) ++finished_events;
+            }
+            batch.clear();  // sinks and results released outside the lock
+            lock.lock();
+            finishing -= finished_events;
+            delivering = false;
+            delivery_cv.notify_all();
+        }
+    }
+
+    // Any thread but the delivery thread: waits until every queued event is
+    // delivered and, with `all`, no request is in flight. False at
+    // `deadline` (nullopt: none), and at once on the delivery thread.
+    bool wait_delivered(bool all, std::optional<std::chrono::steady_clock::time_point> deadline) {
+        if (std::this_thread::get_id() == delivery_thread.get_id()) return false;
+        std::unique_lock lock(mu);
+        auto done = [&] { return queue.empty() && !delivering && (!all || pending.empty()); };
+        if (!deadline) {
+            delivery_cv.wait(lock, done);
+            return true;
+        }
+        return delivery_cv.wait_until(lock, *deadline, done);
     }
 };
 
-bool RequestHandle::cancel() const {
+namespace {
+
+// Remembers `why` for the Cancelled finish of `id`, then cancels it.
+bool cancel_in(detail::SessionCore& c, uint64_t id, const std::string& why) {
+    if (!why.empty()) {
+        std::lock_guard lock(c.mu);
+        if (auto it = c.pending.find(id); it != c.pending.end()) it->second.cancel_message = why;
+    }
+    return c.sched->cancel(id);
+}
+
+}  // namespace
+
+bool RequestHandle::cancel(const std::string& why) const {
     const std::shared_ptr<detail::SessionCore> c = core_.lock();
-    return c && c->sched->cancel(id_);
+    return c && cancel_in(*c, id_, why);
 }
 
 std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
@@ -200,7 +318,8 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
     };
     step(0.05, "Reading the vocabulary");
     std::optional<tokenizer::Vocab> vocab;
-    std::optional<chat::TemplateChoice> chat;
+    std::optional<std::string> model_template;
+    std::string template_read_error;
     {
         const gguf::File file = gguf::File::open(path);
         vocab.emplace(tokenizer::Vocab::from_gguf(file));
@@ -209,7 +328,11 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
             throw FormatError(path + ": tokenizer has " + std::to_string(vocab->n_tokens()) +
                               " tokens but token_embd has " + std::to_string(hp.n_vocab) + " rows");
         }
-        chat.emplace(chat::choose_template(file, *vocab, opts.chat_template));
+        try {
+            model_template = file.get_string(chat::kChatTemplateKey);
+        } catch (const gguf::Error& e) {
+            template_read_error = e.what();  // chat_template() notes it and falls back
+        }
     }
     times.vocab_ms = ms_since(opened);
     step(0.2, opts.load.backend == "cpu" ? "Loading weights (CPU reference)"
@@ -225,13 +348,16 @@ std::unique_ptr<EngineSession> EngineSession::open(const std::string& path,
     times.model_load_ms = ms_since(load_start);
     if (!m) throw std::runtime_error(path + ": the model loader returned no model");
     step(0.9, "Starting the scheduler");
-    return std::unique_ptr<EngineSession>(new EngineSession(
-        path, std::move(*vocab), std::move(*chat), std::move(m), opts, times, opened));
+    return std::unique_ptr<EngineSession>(
+        new EngineSession(path, std::move(*vocab), std::move(model_template),
+                          std::move(template_read_error), std::move(m), opts, times, opened));
 }
 
-EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
-                             std::unique_ptr<model::Model> model, const SessionOptions& opts,
-                             SessionLoadTimes times, std::chrono::steady_clock::time_point opened)
+EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
+                             std::optional<std::string> model_template,
+                             std::string template_read_error, std::unique_ptr<model::Model> model,
+                             const SessionOptions& opts, SessionLoadTimes times,
+                             std::chrono::steady_clock::time_point opened)
     : core_(std::make_shared<detail::SessionCore>()) {
     static std::atomic<uint64_t> next_session_id{1};
     detail::SessionCore& c = *core_;
@@ -240,8 +366,8 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::Tem
     c.vocab = std::move(vocab);
     c.model = std::move(model);
     c.device = c.model->device_facts();
-    c.chat_template = std::make_shared<const chat::ChatTemplate>(std::move(chat.tmpl));
-    c.template_note = std::move(chat.note);
+    c.model_template = std::move(model_template);
+    c.template_read_error = std::move(template_read_error);
 
     scheduler::SchedulerParams p;
     p.n_parallel = c.model->context().n_seq_max;
@@ -261,6 +387,7 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab, chat::Tem
     c.facts.prefill_chunk = p.prefill_chunk;
     c.facts.step_tokens = p.step_tokens;
     c.sched->start();
+    c.delivery_thread = std::thread([&c] { c.delivery_loop(); });
     times.ready_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened)
             .count();
@@ -278,10 +405,91 @@ uint64_t EngineSession::session_id() const {
 
 EngineSession::~EngineSession() {
     shutdown();
+    detail::SessionCore& c = *core_;
+    {
+        std::lock_guard lock(c.mu);
+        c.delivery_stop = true;
+    }
+    c.delivery_cv.notify_all();
+    if (std::this_thread::get_id() == c.delivery_thread.get_id())
+        c.delivery_thread.detach();  // a sink destroying its session: nothing is left to deliver
+    else
+        c.delivery_thread.join();
+}
+
+PreparedRequest EngineSession::prepare(GenerationRequest req) const {
+    const detail::SessionCore& c = *core_;
+    PreparedRequest p;
+    p.session_id_ = c.session_id;
+    p.prompt_facts_.add_bos = c.vocab.add_bos();
+    p.prompt_facts_.pre_tokenizer = c.vocab.pre_family();
+    p.problem_ = validate(req);
+    const PromptMode mode = prompt_mode(req);
+    if (p.problem_.empty()) {
+        try {
+            switch (mode) {
+                case PromptMode::Chat: {
+                    const std::shared_ptr<const chat::TemplateChoice> tmpl =
+                        chat_template(req.chat_template);
+                    p.template_note_ = tmpl->note;
+                    chat::ChatPrompt cp =
+                        chat::build_prompt(tmpl->tmpl, c.vocab, req.messages,
+                                           /*add_generation_prompt=*/true, req.chat_vars);
+                    p.prompt_ = std::move(cp.text);
+                    p.prompt_tokens_ = std::move(cp.ids);
+                    p.prompt_facts_.add_bos = cp.add_bos;
+                    p.prompt_facts_.pre_tokenizer = cp.pre_tokenizer;
+                    p.prompt_facts_.parse_special = cp.parse_special;
+                    p.prompt_facts_.template_name = cp.template_name;
+                    p.prompt_facts_.template_sha256 = cp.template_sha256;
+                    if (p.prompt_tokens_.empty()) p.problem_ = "the chat prompt gives no tokens";
+                    break;
+                }
+                case PromptMode::Raw:
+                    p.prompt_ = req.prompt;
+                    p.prompt_tokens_ = c.vocab.tokenize(req.prompt, /*add_special=*/true);
+                    if (p.prompt_tokens_.empty()) p.problem_ = "the prompt gives no tokens";
+                    break;
+                case PromptMode::Tokens:
+                    p.prompt_tokens_ = req.prompt_tokens;
+                    break;
+            }
+        } catch (const std::exception& e) {
+            // The template came from the model file: name it (a limit the
+            // template hit reads "model:12: ..." on its own).
+            p.problem_ = mode == PromptMode::Chat
+                             ? "chat prompt cannot be rendered (" + c.path + "): " + e.what()
+                             : std::string("prompt cannot be tokenized: ") + e.what();
+        }
+    }
+    if (!p.problem_.empty()) p.prompt_tokens_.clear();
+    p.request_ = std::move(req);
+    return p;
+}
+
+void PreparedRequest::set_settings(const GenerationRequest& from) {
+    GenerationRequest r = from;
+    r.messages = std::move(request_.messages);
+    r.chat_vars = std::move(request_.chat_vars);
+    r.chat_template = std::move(request_.chat_template);
+    r.prompt = std::move(request_.prompt);
+    r.prompt_tokens = std::move(request_.prompt_tokens);
+    request_ = std::move(r);
+    if (problem_.empty()) problem_ = validate(request_);
+    if (!problem_.empty()) prompt_tokens_.clear();
 }
 
 RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
+    // Rendering and tokenizing happen here, on the caller's thread, so the
+    // engine thread and the dispatch lock never wait on a long prompt.
+    return submit(prepare(std::move(req)), std::move(sink));
+}
+
+RequestHandle EngineSession::submit(PreparedRequest prepared, EventSink sink) {
     detail::SessionCore& c = *core_;
+    if (prepared.session_id_ != c.session_id)
+        prepared = prepare(std::move(prepared.request_));  // another session's vocabulary
+    const GenerationRequest& req = prepared.request_;
     detail::SessionCore::Pending p;
     p.sink = std::move(sink);
     p.label = req.label;
@@ -291,6 +499,8 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
     p.messages = req.messages;
     p.seed = resolve_seed(req.seed);
     p.seed_policy = req.seed.policy;
+    p.prompt = prepared.prompt_;
+    p.prompt_facts = prepared.prompt_facts_;
 
     scheduler::Request r;
     r.label = req.label;
@@ -302,47 +512,8 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
     r.queue_timeout_ms = req.queue_timeout_ms;
     r.timeout_ms = req.timeout_ms;
     r.client = req.client_id;
-
-    // Rendering and tokenizing happen here, on the caller's thread, so the
-    // engine thread and the dispatch lock never wait on a long prompt.
-    std::string problem = validate(req);
-    p.prompt_facts.add_bos = c.vocab.add_bos();
-    p.prompt_facts.pre_tokenizer = c.vocab.pre_family();
-    if (problem.empty()) {
-        try {
-            switch (p.mode) {
-                case PromptMode::Chat: {
-                    const std::shared_ptr<const chat::ChatTemplate> tmpl = chat_template();
-                    chat::ChatPrompt cp =
-                        chat::build_prompt(*tmpl, c.vocab, req.messages,
-                                           /*add_generation_prompt=*/true, req.chat_vars);
-                    p.prompt = std::move(cp.text);
-                    r.prompt_tokens = std::move(cp.ids);
-                    p.prompt_facts.add_bos = cp.add_bos;
-                    p.prompt_facts.pre_tokenizer = cp.pre_tokenizer;
-                    p.prompt_facts.parse_special = cp.parse_special;
-                    p.prompt_facts.template_name = cp.template_name;
-                    p.prompt_facts.template_sha256 = cp.template_sha256;
-                    if (r.prompt_tokens.empty()) problem = "the chat prompt gives no tokens";
-                    break;
-                }
-                case PromptMode::Raw:
-                    p.prompt = req.prompt;
-                    r.prompt_tokens = c.vocab.tokenize(req.prompt, /*add_special=*/true);
-                    if (r.prompt_tokens.empty()) problem = "the prompt gives no tokens";
-                    break;
-                case PromptMode::Tokens:
-                    r.prompt_tokens = req.prompt_tokens;
-                    break;
-            }
-        } catch (const std::exception& e) {
-            // The template came from the model file: name it (a limit the
-            // template hit reads "model:12: ..." on its own).
-            problem = p.mode == PromptMode::Chat
-                          ? "chat prompt cannot be rendered (" + c.path + "): " + e.what()
-                          : std::string("prompt cannot be tokenized: ") + e.what();
-        }
-    }
+    r.prompt_tokens = prepared.prompt_tokens_;
+    const std::string& problem = prepared.problem_;
     p.settings = settings_json(req, p.seed, c.facts, p.prompt_facts);
     p.prompt_tokens = r.prompt_tokens;
 
@@ -378,12 +549,16 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
         re.type = RequestEvent::Type::Finished;
         re.id = res.id;
         re.time_ms = e.time_ms;
+        const int64_t run_id = p.run_id;
         std::shared_ptr<FinishedRequest> fin = c.finished(std::move(p), e);
         EngineSession::FinishHook hook;
+        std::shared_ptr<RequestRecorder> rec;
         {
             std::lock_guard lock(c.mu);
             hook = c.finish_hook;
+            rec = c.recorder;
         }
+        if (rec && run_id != 0) rec->request_finished(fin);
         if (hook) hook(fin);
         re.result = std::move(fin);
         if (s) s(re);
@@ -391,8 +566,8 @@ RequestHandle EngineSession::submit(GenerationRequest req, EventSink sink) {
     return h;
 }
 
-bool EngineSession::cancel(uint64_t id) {
-    return core_->sched->cancel(id);
+bool EngineSession::cancel(uint64_t id, const std::string& why) {
+    return cancel_in(*core_, id, why);
 }
 
 void EngineSession::cancel_all() {
@@ -405,16 +580,18 @@ void EngineSession::cancel_all() {
 }
 
 void EngineSession::shutdown() {
-    core_->sched->stop();  // every request's Finished (cancelled) is delivered before it returns
+    core_->sched->stop();  // every request's Finished (cancelled) is queued before it returns
+    // ... and delivered before this returns (from a sink: after it returns).
+    core_->wait_delivered(false, std::nullopt);
 }
 
 bool EngineSession::wait_idle(std::chrono::milliseconds timeout) {
-    return core_->sched->wait_idle(timeout);
+    return core_->wait_delivered(true, std::chrono::steady_clock::now() + timeout);
 }
 
 size_t EngineSession::in_flight() const {
     std::lock_guard lock(core_->mu);
-    return core_->pending.size();
+    return core_->pending.size() + core_->finishing;
 }
 
 void EngineSession::set_admission(const scheduler::AdmissionLimits& limits) {
@@ -437,37 +614,62 @@ void EngineSession::set_finish_hook(FinishHook hook) {
     core_->finish_hook = std::move(hook);
 }
 
-void EngineSession::set_chat_template(const std::string& name) {
-    // The GGUF is mapped again (cheap) rather than kept open for the
-    // session's life; choose_template throws for an unknown name.
-    const gguf::File file = gguf::File::open(core_->path);
-    chat::TemplateChoice choice = chat::choose_template(file, core_->vocab, name);
-    auto tmpl = std::make_shared<const chat::ChatTemplate>(std::move(choice.tmpl));
+void EngineSession::set_recorder(std::shared_ptr<RequestRecorder> recorder) {
     std::lock_guard lock(core_->mu);
-    core_->chat_template = std::move(tmpl);
-    core_->template_note = std::move(choice.note);
+    core_->recorder = std::move(recorder);
 }
 
-std::shared_ptr<const chat::ChatTemplate> EngineSession::chat_template() const {
-    std::lock_guard lock(core_->mu);
-    return core_->chat_template;
-}
-
-std::string EngineSession::template_note() const {
-    std::lock_guard lock(core_->mu);
-    return core_->template_note;
-}
-
-chat::ChatPrompt EngineSession::chat_prompt(const std::vector<chat::Message>& messages,
-                                            const nlohmann::ordered_json& chat_vars) const {
-    try {
-        return chat::build_prompt(*chat_template(), core_->vocab, messages,
-                                  /*add_generation_prompt=*/true, chat_vars);
-    } catch (const chat::jinja::Error& e) {
-        // The same error, naming the model file the template came from.
-        throw chat::jinja::Error(e.kind(), "chat template of " + core_->path + ": model", e.line(),
-                                 e.message());
+std::shared_ptr<const FinishedRequest> EngineSession::finish_unsubmitted(
+    const GenerationRequest& r, const std::string& message) {
+    detail::SessionCore& c = *core_;
+    auto f = std::make_shared<FinishedRequest>();
+    f->session_id = c.session_id;
+    f->label = r.label;
+    f->client_id = r.client_id;
+    f->run_id = r.run_id;
+    f->mode = prompt_mode(r);
+    f->messages = r.messages;
+    f->prompt = r.prompt;
+    f->finish_reason = "cancelled";
+    f->message = message;
+    f->seed = resolve_seed(r.seed);
+    f->seed_policy = r.seed.policy;
+    f->prompt_facts.add_bos = c.vocab.add_bos();
+    f->prompt_facts.pre_tokenizer = c.vocab.pre_family();
+    f->settings = settings_json(r, f->seed, c.facts, f->prompt_facts);
+    f->times.submitted_ms = f->times.finished_ms = now_ms();
+    f->submitted_utc_ms = utc_now_ms();
+    f->model_path = c.path;
+    f->device = c.device;
+    std::shared_ptr<RequestRecorder> rec;
+    {
+        std::lock_guard lock(c.mu);
+        rec = c.recorder;
     }
+    if (rec && f->run_id != 0) rec->request_finished(f);
+    return f;
+}
+
+std::shared_ptr<const chat::TemplateChoice> EngineSession::chat_template(
+    const std::string& name) const {
+    const std::string key = name.empty() ? "model" : name;
+    detail::SessionCore& c = *core_;
+    {
+        std::lock_guard lock(c.templates_mu);
+        if (auto it = c.templates.find(key); it != c.templates.end()) return it->second;
+    }
+    // Parsed outside the lock (a large template takes a while); two threads
+    // asking for the same new name parse it twice and keep the first.
+    chat::TemplateChoice chosen =
+        chat::choose_template(c.model_template, c.template_read_error, c.vocab, key);
+    // A refused model template (it does not parse, or it hit a limit on one
+    // user turn) is named with the file it came from.
+    if (!chosen.note.empty() && c.model_template && !c.model_template->empty() &&
+        c.template_read_error.empty())
+        chosen.note = c.path + ": " + chosen.note;
+    auto choice = std::make_shared<const chat::TemplateChoice>(std::move(chosen));
+    std::lock_guard lock(c.templates_mu);
+    return c.templates.emplace(key, std::move(choice)).first->second;
 }
 
 const std::string& EngineSession::model_path() const {

@@ -16,18 +16,29 @@
 // can share one session without rebuilding the scheduler or waiting for
 // each other.
 //
+// The session also logs: every request with a run id reaches the session's
+// RequestRecorder (set_recorder; the run log's ResponseLogger), whichever
+// surface submitted it, so no surface wires its events into the run log.
+//
 // Threads: every method may be called from any thread, including from a
-// sink. Sinks are called on the engine thread, in order per request
-// (Queued, Started, Token..., Finished; a refused request gets only
-// Finished), and must be cheap and never block (post the event to a UI
-// thread or a queue); the Finished event is always the last.
+// sink (wait_idle and shutdown from a sink do not wait for the sinks).
+// Events leave the engine thread at once and are delivered on the session's
+// delivery thread, one event at a time in the order they happened (per
+// request: Queued, Started, Token..., Finished; a refused request gets only
+// Finished; the Finished event is always the last): first to the recorder,
+// then to the request's sink. So a recorder may write to a database without
+// slowing the engine, and a sink that hears Finished knows its row is
+// written. Sinks must be cheap and never block (post the event to a UI
+// thread or a queue): they hold up every other request's delivery.
 // Qt-free.
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
 #include "core/finished_request.h"
@@ -47,10 +58,6 @@ struct SessionOptions {
     model::LoadOptions load;
     uint32_t prefill_chunk = 64;  ///< most prompt tokens of one request per step
     uint32_t step_tokens = 256;   ///< token budget of one ubatch (raised to the slots if smaller)
-    /// Chat template: "" or "model" for the GGUF's own, or a built-in's
-    /// short name (chat::choose_template; a model without a usable template
-    /// falls back to a built-in with a note, template_note()).
-    std::string chat_template;
     /// Initial admission limits (queue bound 64, every slot, no per-client limit).
     scheduler::AdmissionLimits limits;
     /// How the model is built from the path and `load` (default
@@ -108,8 +115,29 @@ struct RequestEvent {
     std::shared_ptr<const FinishedRequest> result;
 };
 
-/// Receives one request's events (engine thread; see the top of this file).
+/// Receives one request's events (delivery thread; see the top of this file).
 using EventSink = std::function<void(const RequestEvent&)>;
+
+/// Where a session records every request that has a run id
+/// (GenerationRequest::run_id != 0): the run log (core::ResponseLogger),
+/// whatever surface submitted it. Called on the session's delivery thread,
+/// before the request's own sink hears the same event, in order per request
+/// (started, text..., finished; a request refused or cancelled before it
+/// started gets only finished). May block (a database write holds up
+/// delivery, never the engine); must not throw.
+class RequestRecorder {
+  public:
+    virtual ~RequestRecorder() = default;
+    /// The request started: its Started event's snapshot (finish reason
+    /// "interrupted" until it finishes).
+    virtual void request_started(const std::shared_ptr<const FinishedRequest>& started) = 0;
+    /// Its text so far (`output`, `tokens` tokens) at `now_ms` on the session
+    /// clock, after each token; `started` as given to request_started.
+    virtual void request_text(const std::shared_ptr<const FinishedRequest>& started,
+                              const std::string& output, int64_t tokens, double now_ms) = 0;
+    /// The request ended: everything about it.
+    virtual void request_finished(const std::shared_ptr<const FinishedRequest>& result) = 0;
+};
 
 class EngineSession;
 namespace detail {
@@ -125,9 +153,10 @@ class RequestHandle {
     uint64_t seed() const { return seed_; }
     /// False when it was refused at once (its Finished event still comes).
     bool accepted() const { return accepted_; }
-    /// Cancels it (finish reason "cancelled" within one step). False when it
+    /// Cancels it (finish reason "cancelled" within one step); `why`, when
+    /// given, is its message ("cancelled by Ctrl-C (SIGINT)"). False when it
     /// already finished, is unknown, or the session is gone.
-    bool cancel() const;
+    bool cancel(const std::string& why = {}) const;
 
   private:
     friend class EngineSession;
@@ -144,6 +173,52 @@ using LoadProgress = std::function<bool(double fraction, const std::string& step
 /// Thrown by EngineSession::open when its LoadProgress returned false.
 struct LoadCancelled : std::runtime_error {
     LoadCancelled() : std::runtime_error("model loading cancelled") {}
+};
+
+/// A request with its prompt rendered and tokenized by a session
+/// (EngineSession::prepare): what the model will be given, for a token
+/// meter or a context check before submitting, and what
+/// EngineSession::submit(PreparedRequest) runs without rendering again.
+/// Only a session makes one, so its ids always match its request.
+class PreparedRequest {
+  public:
+    const GenerationRequest& request() const { return request_; }  ///< as prepared
+    PromptMode mode() const { return prompt_mode(request_); }      ///< prompt_mode(request())
+    /// The text the model sees: the raw prompt, the rendered chat prompt,
+    /// or "" for a request given as tokens.
+    const std::string& prompt() const { return prompt_; }
+    /// [n_prompt] the token ids the request runs (empty when !ok()).
+    const std::vector<int32_t>& prompt_tokens() const { return prompt_tokens_; }
+    /// How the prompt became ids (template name and SHA-256, BOS, pre-tokenizer).
+    const PromptFacts& prompt_facts() const { return prompt_facts_; }
+    /// Why the template in use is not the one the request names ("" when
+    /// it is, or for a request without messages).
+    const std::string& template_note() const { return template_note_; }
+    /// "" when the request can be submitted; else why not (submit refuses
+    /// it with this message, finish reason "error").
+    const std::string& problem() const { return problem_; }
+    bool ok() const { return problem_.empty(); }
+    /// The session that prepared it (EngineSession::session_id; 0: none).
+    uint64_t session_id() const { return session_id_; }
+    /// Sets the run-log run the request belongs to (GenerationRequest::run_id;
+    /// a run begun after the preview). Its rendering does not depend on it.
+    void set_run_id(int64_t run_id) { request_.run_id = run_id; }
+    /// Takes every setting of `from` but its prompt (messages, chat_vars,
+    /// chat_template, prompt, prompt_tokens stay as prepared): sampling,
+    /// max tokens, stop strings, seed, timeouts, client, run id, label. For a
+    /// preview made before the settings were known (a token meter); the
+    /// prompt's ids stay the ones shown. problem() is checked again.
+    void set_settings(const GenerationRequest& from);
+
+  private:
+    friend class EngineSession;
+    GenerationRequest request_;
+    std::string prompt_;
+    std::vector<int32_t> prompt_tokens_;
+    PromptFacts prompt_facts_;
+    std::string template_note_;
+    std::string problem_;
+    uint64_t session_id_ = 0;
 };
 
 class EngineSession {
@@ -164,21 +239,32 @@ class EngineSession {
     EngineSession& operator=(const EngineSession&) = delete;
 
     /// Queues `request`; returns at once. Prompts are rendered (chat: the
-    /// session's chat template, special tokens parsed) and tokenized here. A request that cannot
-    /// run (validate() fails, a chat render or tokenization error, a prompt longer than a slot, a
-    /// full queue) is refused: accepted() false and a Finished event with reason "error" or
-    /// "rejected" on the engine thread. After shutdown() the sink gets that Finished event on the
+    /// template the request names, special tokens parsed) and tokenized here
+    /// (prepare()). A request that cannot run (validate() fails, an unknown
+    /// template, a chat render or tokenization error, a prompt longer than
+    /// the context, a full queue) is refused: accepted() false and a
+    /// Finished event with reason "error" or "rejected" on the engine
+    /// thread. After shutdown() the sink gets that Finished event on the
     /// calling thread, before submit returns.
     RequestHandle submit(GenerationRequest request, EventSink sink);
+    /// Queues a request prepare() rendered, running its prompt_tokens()
+    /// as they are (one rendering for a meter and the run). One prepared by
+    /// another session is prepared again here (its vocabulary may differ).
+    /// Otherwise as submit(GenerationRequest, EventSink).
+    RequestHandle submit(PreparedRequest prepared, EventSink sink);
 
-    /// Cancels the request `id`; false when unknown or finished.
-    bool cancel(uint64_t id);
+    /// Cancels the request `id` (its message `why` when given, else the
+    /// scheduler's); false when unknown or finished.
+    bool cancel(uint64_t id, const std::string& why = {});
     /// Cancels every queued and running request.
     void cancel_all();
-    /// Cancels everything, delivers every Finished event and stops the
-    /// engine thread; later submits are refused. Idempotent.
+    /// Cancels everything, delivers every Finished event (recorder and
+    /// sinks) and stops the engine thread; later submits are refused.
+    /// Called from a sink, the remaining events are delivered after that
+    /// sink returns. Idempotent.
     void shutdown();
-    /// Waits until no request is in flight. False on timeout.
+    /// Waits until no request is in flight and every event is delivered
+    /// (recorder and sinks). False on timeout (always, from a sink).
     bool wait_idle(std::chrono::milliseconds timeout);
     /// Requests submitted whose Finished event has not been delivered.
     size_t in_flight() const;
@@ -191,31 +277,41 @@ class EngineSession {
     /// Sets one client's running limit (0 = none), keeping the rest.
     void set_client_limit(const std::string& client, uint32_t limit);
 
-    /// Called on the engine thread for every request that finishes (refused
-    /// ones too), before its sink's Finished event: the place an app logs
-    /// every response of every surface sharing the session. Must not block
-    /// (queue the work). Set it before submitting; empty = none.
+    /// Called on the delivery thread for every request that finishes
+    /// (refused ones too, and those without a run id), after the recorder
+    /// and before its sink's Finished event. Set it before submitting;
+    /// empty = none.
     using FinishHook = std::function<void(const std::shared_ptr<const FinishedRequest>&)>;
     void set_finish_hook(FinishHook hook);
 
-    /// Switches the chat template for later requests: "" or "model" for the
-    /// GGUF's own, or a built-in's short name (chat::choose_template: a
-    /// model template that does not parse falls back, with a note). Throws
-    /// std::invalid_argument for an unknown name; the template in use stays.
-    void set_chat_template(const std::string& name);
-    /// The chat template requests with messages are rendered with now.
-    std::shared_ptr<const chat::ChatTemplate> chat_template() const;
-    /// Why the template in use is not the one asked for ("" when it is).
-    std::string template_note() const;
-    /// The prompt a chat request with `messages` (and `chat_vars`) would
-    /// run: rendered with chat_template(), tokenized with special tokens
-    /// parsed (chat::build_prompt). For token meters and context checks
-    /// before submitting. Throws what chat::build_prompt throws; a
-    /// jinja::Error names the model file ("chat template of PATH: model:3: ...").
-    chat::ChatPrompt chat_prompt(
-        const std::vector<chat::Message>& messages,
-        const nlohmann::ordered_json& chat_vars = nlohmann::ordered_json::object()) const;
+    /// Records every later event of requests with a run id through
+    /// `recorder` (null: none), on the delivery thread (RequestRecorder).
+    void set_recorder(std::shared_ptr<RequestRecorder> recorder);
 
+    /// The result of a request that never reached the engine (a batch
+    /// entry cancelled before it was submitted): finish reason "cancelled"
+    /// with `message`, its settings as it would have run, nothing
+    /// generated; recorded like every other request (a row when it has a
+    /// run id) before this returns, on the calling thread. Never throws
+    /// except what the recorder's allocation does.
+    std::shared_ptr<const FinishedRequest> finish_unsubmitted(const GenerationRequest& request,
+                                                              const std::string& message);
+
+    /// The chat template `name` stands for ("" or "model": the GGUF's own;
+    /// else a built-in's short name) and, in its note, why it is not the one
+    /// asked for ("" when it is: a model template that is missing or does
+    /// not parse falls back to a built-in). Parsed once per name and cached
+    /// for the session's life. Throws std::invalid_argument for an unknown
+    /// name.
+    std::shared_ptr<const chat::TemplateChoice> chat_template(const std::string& name) const;
+
+    /// Renders and tokenizes `request`'s prompt as submit() would (chat: the
+    /// template it names, special tokens parsed; raw: BOS as the vocabulary
+    /// says; tokens: as given), resolves nothing else. For token meters and
+    /// context checks before submitting: submit(PreparedRequest) then runs
+    /// exactly these ids without rendering again. Never throws: a request
+    /// that cannot run has its reason in problem().
+    PreparedRequest prepare(GenerationRequest request) const;
     const std::string& model_path() const;
     /// The model; use it directly (compare's figures) only while no request
     /// is in flight, from one thread.
@@ -238,7 +334,8 @@ class EngineSession {
     uint64_t session_id() const;
 
   private:
-    EngineSession(std::string path, tokenizer::Vocab vocab, chat::TemplateChoice chat,
+    EngineSession(std::string path, tokenizer::Vocab vocab,
+                  std::optional<std::string> model_template, std::string template_read_error,
                   std::unique_ptr<model::Model> model, const SessionOptions& opts,
                   SessionLoadTimes times, std::chrono::steady_clock::time_point opened);
     std::shared_ptr<detail::SessionCore> core_;

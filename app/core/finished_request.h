@@ -34,6 +34,7 @@
 #include "core/generation_request.h"
 #include "core/settings_json.h"
 #include "model/model.h"
+#include "scheduler/request.h"
 
 namespace wb::core {
 
@@ -77,7 +78,10 @@ struct FinishedRequest {
     /// "stop" | "length" | "timeout" | "cancelled" | "rejected" | "error"
     /// ("interrupted" in the Started event's snapshot: not finished yet).
     std::string finish_reason = "error";
-    std::string message;   ///< detail: which stop, which timeout, why refused
+    std::string message;  ///< detail: which stop, which timeout, why refused (for people)
+    /// finish_reason "error": what kind, where callers act on it (never
+    /// match `message`'s wording).
+    scheduler::ErrorKind error_kind = scheduler::ErrorKind::None;
     bool refused = false;  ///< refused at submission (never queued): invalid or queue full
 
     uint64_t seed = 0;  ///< the RNG seed it ran with
@@ -96,6 +100,13 @@ struct FinishedRequest {
 
     bool admitted() const { return !std::isnan(times.admitted_ms); }
     bool completed() const { return finish_reason == "stop" || finish_reason == "length"; }
+    /// The conversation outgrew the context: it reached the context size
+    /// (finish reason "context") or its prompt alone was longer (refused,
+    /// error kind PromptTooLong). Dropping earlier turns is the remedy.
+    bool context_full() const {
+        return finish_reason == "context" ||
+               (finish_reason == "error" && error_kind == scheduler::ErrorKind::PromptTooLong);
+    }
 
     // The definitions at the top of this file.
     std::optional<double> queue_wait_ms() const;

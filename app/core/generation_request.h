@@ -40,17 +40,27 @@ uint64_t resolve_seed(const SeedSpec& s);
 /// What the prompt was given as.
 enum class PromptMode {
     Raw,     ///< `prompt` text, tokenized with BOS as the vocabulary asks
-    Chat,    ///< `messages`, rendered by the session's chat template (app/chat)
+    Chat,    ///< `messages`, rendered by the chat template the request names (app/chat)
     Tokens,  ///< `prompt_tokens`, used as given
 };
 
 /// "raw", "chat", "tokens" (the run log's settings.prompt_mode).
 const char* to_string(PromptMode m);
 
-/// One generation request. Exactly one of messages, prompt and
-/// prompt_tokens is set.
+/// One generation request: its prompt (exactly one of messages, prompt and
+/// prompt_tokens is set), the chat template that renders messages, its stop
+/// strings and sampling settings. Everything a request needs travels with
+/// it; the session holds no per-request state.
 struct GenerationRequest {
     std::vector<chat::Message> messages;  ///< chat conversation, rendered to a prompt
+    /// The template that renders `messages`: "model" (or "") for the GGUF's
+    /// own tokenizer.chat_template, or a built-in's short name ("chatml",
+    /// "llama3", ...; chat::builtin_format_by_name). A model without a
+    /// usable template of its own falls back to a built-in, with a note
+    /// (PreparedRequest::template_note). A request without messages (a raw
+    /// prompt or tokens) has no template and ignores it; an unknown name
+    /// refuses the request.
+    std::string chat_template = "model";
     /// Chat mode: extra template variables (a JSON object, e.g.
     /// {"enable_thinking": false}); chat::build_prompt's `extra`.
     nlohmann::ordered_json chat_vars = nlohmann::ordered_json::object();

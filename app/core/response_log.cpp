@@ -186,19 +186,51 @@ void ResponseLogger::finish(const FinishedRequest& f) {
     rows_.finish(row_key(f), response_record(f, tags(f.model_path, f.device)));
 }
 
+void ResponseLogger::request_started(const std::shared_ptr<const FinishedRequest>& started) {
+    try {
+        start(*started);
+    } catch (const std::exception& e) {
+        std::lock_guard lock(mu_);
+        record_error_ = last_record_error_ = std::string("a response is not logged: ") + e.what();
+    }
+}
+
+void ResponseLogger::request_text(const std::shared_ptr<const FinishedRequest>& started,
+                                  const std::string& output, int64_t tokens, double now_ms) {
+    text(*started, output, tokens, now_ms);
+}
+
+void ResponseLogger::request_finished(const std::shared_ptr<const FinishedRequest>& result) {
+    try {
+        finish(*result);
+    } catch (const std::exception& e) {
+        std::lock_guard lock(mu_);
+        record_error_ = last_record_error_ = std::string("a response is not logged: ") + e.what();
+        ++lost_;
+    }
+}
+
 size_t ResponseLogger::flush() {
-    return rows_.flush();
+    const size_t kept = rows_.flush();
+    std::lock_guard lock(mu_);
+    return kept + lost_;
 }
 size_t ResponseLogger::unlogged() const {
-    return rows_.unlogged();
+    const size_t kept = rows_.unlogged();
+    std::lock_guard lock(mu_);
+    return kept + lost_;
 }
 std::string ResponseLogger::last_error() const {
-    return rows_.last_error();
+    std::string e = rows_.last_error();
+    if (!e.empty()) return e;
+    std::lock_guard lock(mu_);
+    return last_record_error_;
 }
 std::string ResponseLogger::take_new_error() {
     {
         std::lock_guard lock(mu_);
         if (!load_error_.empty()) return std::exchange(load_error_, std::string());
+        if (!record_error_.empty()) return std::exchange(record_error_, std::string());
     }
     return rows_.take_new_error();
 }

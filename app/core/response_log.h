@@ -61,7 +61,11 @@ std::string row_key(const FinishedRequest& f);
 /// log never drops a response (kept and retried; unlogged() says what is
 /// missing). Runs, model versions and environments are resolved once per
 /// model file and device and cached. Thread-safe.
-class ResponseLogger {
+///
+/// It is a session's RequestRecorder: EngineSession::set_recorder(logger)
+/// logs every request with a run id of every surface on that session; an
+/// error there (tags() failing) is told by take_new_error().
+class ResponseLogger : public RequestRecorder {
   public:
     /// Text updates of one row are at least `min_update_ms` apart (ms on the
     /// session clock the caller passes to text()).
@@ -118,6 +122,14 @@ class ResponseLogger {
     /// write is kept for retry. Throws only what tags() throws.
     void finish(const FinishedRequest& f);
 
+    /// RequestRecorder: start(), text() and finish(), never throwing: an
+    /// error is kept for take_new_error() and last_error(), and a finished
+    /// response whose row could not be built counts in unlogged().
+    void request_started(const std::shared_ptr<const FinishedRequest>& started) override;
+    void request_text(const std::shared_ptr<const FinishedRequest>& started,
+                      const std::string& output, int64_t tokens, double now_ms) override;
+    void request_finished(const std::shared_ptr<const FinishedRequest>& result) override;
+
     /// Retries every kept write; returns the finished responses still not logged.
     size_t flush();
     /// Finished responses not logged yet (kept for retry).
@@ -132,7 +144,7 @@ class ResponseLogger {
   private:
     std::shared_ptr<runlog::RunLog> log_;
     runlog::ResponseRows rows_;
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::map<std::string, int64_t> model_versions_;  // path -> id
     std::map<std::string, int64_t> environments_;    // device key -> id
     struct PendingLoad {
@@ -141,6 +153,9 @@ class ResponseLogger {
     };
     std::map<uint64_t, PendingLoad> loads_;  // session id -> load without first token yet
     std::string load_error_;                 // a failed first-token update, not yet taken
+    std::string record_error_;               // a recorder call that failed, not yet taken
+    std::string last_record_error_;          // the last one, taken or not
+    size_t lost_ = 0;                        // finished responses whose row could not be built
 };
 
 }  // namespace wb::core

@@ -56,6 +56,7 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     for (int32_t t : f.output_tokens) r.token_ids.append(t);
     r.finish_reason = QString::fromStdString(f.finish_reason);
     if (!f.completed()) r.error = QString::fromStdString(f.message);
+    r.context_full = f.context_full();
     if (f.mode == core::PromptMode::Chat) {
         const core::PromptFacts& pf = f.prompt_facts;
         r.prompt_format =
@@ -81,16 +82,12 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     return r;
 }
 
-/// A batch run: the receiver, and each entry's row state for the run log.
+/// A batch run: the receiver, and when each running entry was submitted.
 struct EngineBridge::Batch {
     QPointer<QObject> context;
     std::function<void(const core::BatchEvent&)> on_event;
-    struct Row {
-        std::shared_ptr<const core::FinishedRequest> started;
-        std::string text;
-        int64_t tokens = 0;
-    };
-    QHash<qsizetype, Row> rows;  // entry index -> its row while it runs
+    QHash<qsizetype, double> submitted_ms;  // entry index -> submit time (session clock)
+    QHash<qsizetype, int64_t> tokens;       // entry index -> tokens so far
     size_t total = 0, finished = 0;
 };
 
@@ -225,7 +222,8 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             s = fut.result();
             info = ModelInfo::probe(r.path);
             if (info.has_chat_template)
-                info.template_note = QString::fromStdString(s->session->template_note());
+                info.template_note =
+                    QString::fromStdString(s->session->chat_template("model")->note);
         } catch (...) {
             // QtConcurrent wraps the worker's exceptions that do not derive
             // from QException in a QUnhandledException whose what() is only
@@ -256,7 +254,6 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     session_ = std::move(loaded->session);
     chat_template_ = std::move(loaded->chat_template);
     chat_template_error_ = std::move(loaded->chat_template_error);
-    session_template_ = QStringLiteral("model");  // the session opened with the file's own
     info_ = info;
     info_.load_warnings.clear();
     for (const std::string& w : session_->vocab().load_warnings())
@@ -271,7 +268,10 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
     cold_.ready_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened_)
             .count();
-    if (recorder_) recorder_->modelLoaded(*session_);  // the cold start, with the model
+    if (recorder_) {
+        recorder_->modelLoaded(*session_);  // the cold start, with the model
+        session_->set_recorder(recorder_->requestRecorder());
+    }
     setState(State::Idle);
     emit modelLoaded(info_);
     emit coldStartChanged(cold_);
@@ -369,6 +369,11 @@ void EngineBridge::drain() {
 
 quint64 EngineBridge::submit(core::GenerationRequest req, QObject* context, Callbacks cb) {
     if (!session_) return 0;
+    return submit(session_->prepare(std::move(req)), context, std::move(cb));
+}
+
+quint64 EngineBridge::submit(core::PreparedRequest prepared, QObject* context, Callbacks cb) {
+    if (!session_) return 0;
     Pending p;
     p.context = context;
     p.has_context = context != nullptr;
@@ -377,7 +382,7 @@ quint64 EngineBridge::submit(core::GenerationRequest req, QObject* context, Call
     // posted), so registering the request afterwards cannot miss one.
     std::weak_ptr<Delivery> weak = delivery_;
     const core::RequestHandle h =
-        session_->submit(std::move(req), [this, weak](const core::RequestEvent& e) {
+        session_->submit(std::move(prepared), [this, weak](const core::RequestEvent& e) {
             if (!weak.lock()) return;
             post([this, e] { onRequestEvent(e); });
         });
@@ -392,15 +397,11 @@ bool EngineBridge::submit(const RequestSpec& spec) {
     if (!spec.messages.empty()) {
         // The session renders the conversation (the same code as
         // `workbench-cli generate --chat`) with the template the tab picked.
-        if (spec.chat_template != session_template_) {
-            try {
-                session_->set_chat_template(spec.chat_template == "model"
-                                                ? std::string()
-                                                : spec.chat_template.toStdString());
-            } catch (const std::exception&) {
-                return false;  // not a template name the session knows
-            }
-            session_template_ = spec.chat_template;
+        req.chat_template = spec.chat_template.toStdString();
+        try {
+            session_->chat_template(req.chat_template);  // parsed once per name, then cached
+        } catch (const std::exception&) {
+            return false;  // not a template name the session knows
         }
         req.messages = spec.messages;
     } else {
@@ -424,7 +425,14 @@ bool EngineBridge::submit(const RequestSpec& spec) {
         id_by_spec_.remove(spec.id);
         emit requestFinished(r);
     };
-    const quint64 id = submit(std::move(req), nullptr, std::move(cb));
+    core::PreparedRequest prepared;
+    if (spec.prepared && spec.prepared->session_id() == session_->session_id()) {
+        prepared = *spec.prepared;  // the rendering the preview showed, run as it is
+        prepared.set_settings(req);
+    } else {
+        prepared = session_->prepare(std::move(req));
+    }
+    const quint64 id = submit(std::move(prepared), nullptr, std::move(cb));
     id_by_spec_.insert(spec.id, id);
     return id != 0;
 }
@@ -440,21 +448,16 @@ void EngineBridge::onRequestEvent(const core::RequestEvent& e) {
         case core::RequestEvent::Type::Resumed:
             break;
         case core::RequestEvent::Type::Started:
-            p.started = e.result;
-            if (recorder_ && p.started) recorder_->started(p.started);
+            if (e.result) p.submitted_ms = e.result->times.submitted_ms;
             if (deliver && p.cb.started && e.result) p.cb.started(e.id, *e.result);
             break;
         case core::RequestEvent::Type::Token:
-            p.text += e.piece;
-            ++p.tokens;
-            if (e.index == 0 && p.started) noteFirstToken(e.time_ms, p.started->times.submitted_ms);
-            if (recorder_ && p.started) recorder_->text(p.started, p.text, p.tokens, e.time_ms);
+            if (e.index == 0) noteFirstToken(e.time_ms, p.submitted_ms);
             if (deliver && p.cb.token) p.cb.token(e.id, e.token, QString::fromStdString(e.piece));
             break;
         case core::RequestEvent::Type::Finished: {
             const Pending done = std::move(p);
             pending_.erase(it);
-            if (recorder_ && e.result) recorder_->finished(e.result);
             if (deliver && done.cb.finished && e.result) done.cb.finished(*e.result);
             break;
         }
@@ -491,25 +494,26 @@ void EngineBridge::onBatchEvent(quint64 key, const core::BatchEvent& e) {
     const auto index = static_cast<qsizetype>(e.index);
     switch (e.type) {
         case core::BatchEvent::Type::Started:
-            if (recorder_ && e.result) recorder_->started(e.result);
-            b->rows[index].started = e.result;
+            if (e.result) b->submitted_ms[index] = e.result->times.submitted_ms;
             break;
         case core::BatchEvent::Type::Token: {
-            auto r = b->rows.find(index);
-            if (r == b->rows.end()) break;
-            r->text += e.piece;
-            if (++r->tokens == 1 && r->started)
-                noteFirstToken(e.time_ms, r->started->times.submitted_ms);
-            if (recorder_ && r->started) recorder_->text(r->started, r->text, r->tokens, e.time_ms);
+            auto r = b->submitted_ms.find(index);
+            if (r == b->submitted_ms.end()) break;
+            if (++b->tokens[index] == 1) noteFirstToken(e.time_ms, r.value());
             break;
         }
         case core::BatchEvent::Type::Finished:
-            b->rows.remove(index);
-            if (recorder_ && e.result) recorder_->finished(e.result);
+            b->submitted_ms.remove(index);
+            b->tokens.remove(index);
             if (++b->finished >= b->total) batches_.erase(it);
             break;
     }
     if (b->context && b->on_event) b->on_event(e);
+}
+
+void EngineBridge::setRecorder(RunRecorder* recorder) {
+    recorder_ = recorder;
+    if (session_) session_->set_recorder(recorder_ ? recorder_->requestRecorder() : nullptr);
 }
 
 void EngineBridge::cancel(quint64 id) {

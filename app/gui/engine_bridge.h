@@ -3,9 +3,10 @@
 // model into a core::EngineSession in a QtConcurrent worker (progress,
 // cancel) and delivers each request's events to the one receiver that
 // submitted it, on this object's (the GUI) thread, never blocking on the
-// engine. Every request with a run id is logged as it runs through the run
-// recorder (core::ResponseLogger: a row at start, its text, the finish in
-// place), whichever surface submitted it.
+// engine. The session logs every request with a run id as it runs, through
+// the run recorder (RunRecorder::requestRecorder: core::ResponseLogger, a
+// row at start, its text, the finish in place), whichever surface submitted
+// it and whether or not the GUI thread is busy.
 //
 // Chat requests (submit(RequestSpec)) report through the requestStarted /
 // tokenArrived / requestFinished signals; other receivers use the
@@ -138,8 +139,9 @@ class EngineBridge : public QObject {
     /// only the CPU reference is listed. Never throws.
     static QList<DeviceEntry> devices(QString* vulkan_error = nullptr);
 
-    /// Requests with a run id are logged through `recorder` (may be null).
-    void setRecorder(RunRecorder* recorder) { recorder_ = recorder; }
+    /// Requests with a run id are logged through `recorder` (may be null):
+    /// the loaded session and every later one records them there.
+    void setRecorder(RunRecorder* recorder);
 
     /// Starts loading `req` in a worker thread; the current model stays
     /// usable until the new one is ready. Emits loadProgress, then
@@ -187,10 +189,14 @@ class EngineBridge : public QObject {
     /// is loaded (nothing is called then). A request the engine refuses
     /// finishes like any other (reason "error" or "rejected").
     quint64 submit(core::GenerationRequest req, QObject* context, Callbacks cb);
+    /// The same for a request the loaded session prepared (one prepared by
+    /// another session is rendered again).
+    quint64 submit(core::PreparedRequest prepared, QObject* context, Callbacks cb);
     /// The chat's form: `spec` as a request of client "chat" (its settings'
-    /// seed fixed, its id the label unless spec.label is set): its messages
-    /// rendered by the session with the chat template spec.chat_template
-    /// names, or its plain prompt; its events come as requestStarted,
+    /// seed fixed, its id the label unless spec.label is set): spec.prepared
+    /// when the loaded session made it, else its messages rendered by the
+    /// session with the chat template spec.chat_template names, or its
+    /// plain prompt; its events come as requestStarted,
     /// tokenArrived and requestFinished. Returns false (and emits nothing)
     /// when no model is loaded or the template name is unknown.
     bool submit(const RequestSpec& spec);
@@ -254,9 +260,7 @@ class EngineBridge : public QObject {
         QPointer<QObject> context;
         bool has_context = false;  // false: no receiver (the chat's signals are used)
         Callbacks cb;
-        std::shared_ptr<const core::FinishedRequest> started;  // for the run-log row
-        std::string text;                                      // streamed so far
-        int64_t tokens = 0;
+        double submitted_ms = 0;  // session clock, from the Started snapshot (cold start)
     };
     struct Batch;
     struct LoadJob;
@@ -277,7 +281,6 @@ class EngineBridge : public QObject {
     std::shared_ptr<core::EngineSession> session_;
     std::optional<std::string> chat_template_;  // tokenizer.chat_template of the loaded file
     std::string chat_template_error_;           // why it could not be read ("" if it could)
-    QString session_template_;                  // the chat template choice set on the session
     ColdStart cold_;
     std::chrono::steady_clock::time_point opened_;  // when the loaded model's load began
     std::shared_ptr<Delivery> delivery_ = std::make_shared<Delivery>();

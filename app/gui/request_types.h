@@ -9,10 +9,15 @@
 #include <QMetaType>
 #include <QString>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "chat/chat_template.h"
 #include "gen_settings.h"
+
+namespace wb::core {
+class PreparedRequest;
+}
 
 namespace wb::gui {
 
@@ -30,6 +35,11 @@ struct RequestSpec {
     /// "model" (the GGUF's tokenizer.chat_template) or a built-in's short
     /// name ("chatml", ...); used with `messages`.
     QString chat_template = QStringLiteral("model");
+    /// The session's rendering of this prompt made for a preview (the
+    /// Chat tab's meter; EngineSession::prepare): when set and made by the
+    /// loaded session, it is what runs (its ids, not a second rendering)
+    /// with the settings below; else messages / prompt are rendered again.
+    std::shared_ptr<const core::PreparedRequest> prepared;
     GenSettings settings;      ///< sampling settings; settings.max_tokens is the limit
     int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
     int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
@@ -54,6 +64,10 @@ struct RequestResult {
     /// (context: the conversation reached the context size; length: max tokens)
     QString finish_reason;
     QString error;  ///< message when finish_reason is not stop / length
+    /// The conversation outgrew the context (core::FinishedRequest::context_full):
+    /// it reached the context size, or its prompt alone was longer and it
+    /// was refused. Acted on by kind, never by the error's wording.
+    bool context_full = false;
     int prompt_tokens = 0;
     /// Prompt tokens whose K/V came from the prefix cache (a chat's earlier
     /// turns, a shared system prompt); -1 when the request never started.

@@ -25,11 +25,42 @@ nlohmann::json to_json(const GenSettings& s) {
 
 }  // namespace
 
-RunRecorder::RunRecorder(QObject* parent) : QObject(parent) {
+/// The session's side of the recorder: forwards to it while it lives.
+class RunRecorder::SessionSide : public core::RequestRecorder {
+  public:
+    explicit SessionSide(RunRecorder* owner) : owner_(owner) {}
+    std::mutex mu;  // held while forwarding and while the owner swaps its logger or goes
+    RunRecorder* owner_;
+
+    void request_started(const std::shared_ptr<const core::FinishedRequest>& s) override {
+        std::lock_guard lock(mu);
+        if (owner_) owner_->started(s);
+    }
+    void request_text(const std::shared_ptr<const core::FinishedRequest>& s,
+                      const std::string& output, int64_t tokens, double now_ms) override {
+        std::lock_guard lock(mu);
+        if (owner_) owner_->text(s, output, tokens, now_ms);
+    }
+    void request_finished(const std::shared_ptr<const core::FinishedRequest>& f) override {
+        std::lock_guard lock(mu);
+        if (owner_) owner_->finished(f);
+    }
+};
+
+RunRecorder::RunRecorder(QObject* parent)
+    : QObject(parent), side_(std::make_shared<SessionSide>(this)) {
     pool_.setMaxThreadCount(1);
 }
 
+std::shared_ptr<core::RequestRecorder> RunRecorder::requestRecorder() {
+    return side_;
+}
+
 RunRecorder::~RunRecorder() {
+    {
+        std::lock_guard lock(side_->mu);
+        side_->owner_ = nullptr;
+    }
     pool_.waitForDone();
     logger_.reset();
     log_.reset();
@@ -43,6 +74,7 @@ QString RunRecorder::defaultPath() {
 }
 
 bool RunRecorder::open(const QString& path, QString* notice) {
+    std::lock_guard side(side_->mu);  // no session records while the log changes
     pool_.waitForDone();
     logger_.reset();
     log_.reset();
@@ -72,6 +104,7 @@ bool RunRecorder::open(const QString& path, QString* notice) {
 }
 
 bool RunRecorder::openReadOnly(const QString& path, QString* notice) {
+    std::lock_guard side(side_->mu);  // no session records while the log changes
     pool_.waitForDone();
     logger_.reset();
     log_.reset();

@@ -5,6 +5,8 @@
 // same rows `workbench-cli` writes). Writes happen on one worker thread, in
 // order, so the GUI thread never waits on the database's fsync or on
 // hashing a model file (the first row of a model computes its SHA-256).
+// Sessions hand it their requests themselves (requestRecorder(), set on the
+// session by the engine bridge), on their delivery thread.
 
 #include <QObject>
 #include <QString>
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -24,6 +27,7 @@ namespace wb::core {
 class EngineSession;
 struct FinishedRequest;
 class ResponseLogger;
+class RequestRecorder;
 }  // namespace wb::core
 
 namespace wb::gui {
@@ -95,6 +99,12 @@ class RunRecorder : public QObject {
     /// read-only; a failed write is reported by failed().
     void modelLoaded(const core::EngineSession& session);
 
+    /// What a session records its requests through
+    /// (EngineSession::set_recorder): started(), text() and finished() here,
+    /// from the session's delivery thread. Stays valid (and records
+    /// nothing) after this recorder is gone.
+    std::shared_ptr<core::RequestRecorder> requestRecorder();
+
     /// Responses written since open().
     qint64 loggedCount() const { return logged_.load(); }
     /// Blocks until every queued write is done (tests, shutdown).
@@ -107,6 +117,8 @@ class RunRecorder : public QObject {
     void failed(const QString& message);
 
   private:
+    class SessionSide;
+    std::shared_ptr<SessionSide> side_;  // requestRecorder(); its lock also guards logger_ swaps
     std::shared_ptr<runlog::RunLog> log_;
     std::shared_ptr<core::ResponseLogger> logger_;  // null when read-only
     runlog::OpenProblem problem_ = runlog::OpenProblem::CannotOpen;

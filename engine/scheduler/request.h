@@ -31,6 +31,17 @@ enum class FinishReason {
 /// "stop", "length", "context", "timeout", "cancelled", "rejected", "error".
 const char* to_string(FinishReason r);
 
+/// What kind of error a FinishReason::Error is, for callers that act on it
+/// (the chat offers to drop earlier turns when a prompt is too long); the
+/// message is for people, and its wording may change.
+enum class ErrorKind {
+    None,           ///< not an error, or one no caller tells apart
+    PromptTooLong,  ///< the prompt has more tokens than the context (n_ctx) holds
+};
+
+/// "none", "prompt_too_long".
+const char* to_string(ErrorKind k);
+
 /// One generation request.
 struct Request {
     /// Caller's label (e.g. the "id" of a prompts file line); echoed in every
@@ -116,8 +127,9 @@ struct Event {
 
     // Finished:
     FinishReason reason = FinishReason::Error;
-    std::string message;                 ///< details for error/timeout/rejected/cancelled
-    std::vector<int32_t> prompt_tokens;  ///< [n_prompt] the prompt's token ids
+    ErrorKind error_kind = ErrorKind::None;  ///< reason Error: what kind, when one is told apart
+    std::string message;                     ///< details for error/timeout/rejected/cancelled
+    std::vector<int32_t> prompt_tokens;      ///< [n_prompt] the prompt's token ids
     std::vector<int32_t>
         output_tokens;   ///< [n_out] generated ids (an EOS that stopped it excluded)
     std::string output;  ///< output text (cut before a stop string)

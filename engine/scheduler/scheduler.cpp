@@ -45,6 +45,16 @@ const char* to_string(FinishReason r) {
     return "error";
 }
 
+const char* to_string(ErrorKind k) {
+    switch (k) {
+        case ErrorKind::None:
+            return "none";
+        case ErrorKind::PromptTooLong:
+            return "prompt_too_long";
+    }
+    return "none";
+}
+
 const char* to_string(EventType t) {
     switch (t) {
         case EventType::Queued:
@@ -197,13 +207,14 @@ bool Scheduler::cancel(RequestId id) {
 }
 
 SubmitResult Scheduler::refuse_locked(RequestId id, const Request& r, FinishReason reason,
-                                      std::string message) {
+                                      std::string message, ErrorKind kind) {
     Event e;
     e.type = EventType::Finished;
     e.id = id;
     e.label = r.label;
     e.time_ms = now_ms();
     e.reason = reason;
+    e.error_kind = kind;
     e.message = message;
     e.prompt_tokens = r.prompt_tokens;
     e.timeline.submitted_ms = e.time_ms;
@@ -220,6 +231,7 @@ SubmitResult Scheduler::refuse_locked(RequestId id, const Request& r, FinishReas
 SubmitResult Scheduler::submit(Request request) {
     // Validation and tokenization need no lock (the vocab is immutable).
     std::string invalid;
+    ErrorKind invalid_kind = ErrorKind::None;
     std::vector<int32_t> prompt = request.prompt_tokens;
     const int32_t n_vocab = static_cast<int32_t>(model_.hparams().n_vocab);
     if (request.max_tokens <= 0) {
@@ -240,6 +252,7 @@ SubmitResult Scheduler::submit(Request request) {
                       std::to_string(max_piece_bytes_) +
                       " bytes): longer than the context (n_ctx " + std::to_string(n_ctx_) +
                       " tokens): drop earlier turns or raise the context size";
+            invalid_kind = ErrorKind::PromptTooLong;
         } else if (prompt.empty()) {
             try {
                 prompt = vocab_.tokenize(request.prompt, /*add_special=*/true);
@@ -260,6 +273,7 @@ SubmitResult Scheduler::submit(Request request) {
             invalid = "prompt is " + std::to_string(prompt.size()) +
                       " tokens, longer than the context (n_ctx " + std::to_string(n_ctx_) +
                       " tokens): drop earlier turns or raise the context size";
+            invalid_kind = ErrorKind::PromptTooLong;
         }
     }
 
@@ -272,7 +286,7 @@ SubmitResult Scheduler::submit(Request request) {
             // The engine thread may be gone: no event, the result says it all.
             return SubmitResult{id, false, FinishReason::Error, "scheduler stopped", true};
         } else if (!invalid.empty()) {
-            result = refuse_locked(id, request, FinishReason::Error, invalid);
+            result = refuse_locked(id, request, FinishReason::Error, invalid, invalid_kind);
         } else if (waiting_.size() >= limits_.max_queue) {
             result = refuse_locked(id, request, FinishReason::Rejected,
                                    "queue full (" + std::to_string(waiting_.size()) +

@@ -206,7 +206,7 @@ class Scheduler {
     Event finish_job(Job& job, FinishReason reason, std::string message, double t);
     void deliver(std::vector<Event>& ev);
     SubmitResult refuse_locked(RequestId id, const Request& r, FinishReason reason,
-                               std::string message);
+                               std::string message, ErrorKind kind = ErrorKind::None);
 
     model::Model& model_;
     const tokenizer::Vocab& vocab_;

@@ -19,12 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "common/data_dir.h"
 #include "common/greedy_golden.h"
 #include "core/batch_runner.h"
 #include "core/engine_session.h"
 #include "core/prompt_file.h"
 #include "core/response_log.h"
+#include "core/session_run.h"
 #include "core/settings_json.h"
 #include "runlog/run_log.h"
 
@@ -200,7 +202,8 @@ class TestCore : public QObject {
         so.load.context.n_ctx = 256;
         so.load.context.n_seq_max = 1;
         auto s = core::EngineSession::open(model, so);
-        QCOMPARE(s->chat_template()->name(), std::string("model"));
+        QCOMPARE(s->chat_template("model")->tmpl.name(), std::string("model"));
+        QVERIFY(s->chat_template("model")->note.empty());
         core::GenerationRequest chat;
         for (const nlohmann::json& m : rec["messages"])
             chat.messages.push_back(
@@ -237,6 +240,127 @@ class TestCore : public QObject {
         QVERIFY(!hl.accepted());
         QVERIFY(late.result());  // delivered before submit returned
         QCOMPARE(late.result()->finish_reason, std::string("error"));
+    }
+
+    // A prompt longer than the context is refused with a typed kind
+    // (PromptTooLong, context_full()) that callers act on; other refusals
+    // (no prompt, max_tokens 0) have no kind and are not context_full.
+    void prompt_too_long_is_typed() {
+        auto s = open_session(1, 32);
+        core::GenerationRequest lng;
+        for (int i = 0; i < 40; ++i) lng.prompt += "Once upon a time ";
+        core::GenerationRequest zero;
+        zero.prompt = "Hi";
+        zero.max_tokens = 0;
+        Collector a, b;
+        QVERIFY(!s->submit(lng, a.sink()).accepted());
+        QVERIFY(!s->submit(zero, b.sink()).accepted());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(a.result()->finish_reason, std::string("error"));
+        QCOMPARE(a.result()->error_kind, scheduler::ErrorKind::PromptTooLong);
+        QVERIFY(a.result()->context_full());
+        QCOMPARE(b.result()->finish_reason, std::string("error"));
+        QCOMPARE(b.result()->error_kind, scheduler::ErrorKind::None);
+        QVERIFY(!b.result()->context_full());
+    }
+
+    // The chat template is the request's, not the session's: two requests
+    // in flight together on one session, one naming the model's own
+    // template and one a built-in, are each rendered with theirs (the
+    // built-in's rendering worked out by app/chat directly), and the
+    // session caches one parsed template per name. An unknown name refuses
+    // only its own request.
+    void template_per_request() {
+        const std::string model = wbtest::data_dir() + "/golden2/qwen2/qwen2-f16.gguf";
+        core::SessionOptions so;
+        so.load.backend = "cpu";
+        so.load.context.n_ctx = 512;
+        so.load.context.n_seq_max = 2;
+        auto s = core::EngineSession::open(model, so);
+        core::GenerationRequest own;
+        own.messages = {{"system", "Be brief."}, {"user", "Hi"}};
+        own.max_tokens = 2;
+        own.sampling.temperature = 0.0f;
+        own.chat_template = "model";
+        core::GenerationRequest llama3 = own;
+        llama3.chat_template = "llama3";
+        core::GenerationRequest unknown = own;
+        unknown.chat_template = "no-such-format";
+        Collector a, b, c;
+        s->submit(own, a.sink());
+        s->submit(llama3, b.sink());
+        const core::RequestHandle hc = s->submit(unknown, c.sink());
+        QVERIFY(!hc.accepted());
+        QVERIFY(s->wait_idle(120s));
+        const auto fa = a.result(), fb = b.result(), fc = c.result();
+        QVERIFY(fa && fb && fc);
+        QCOMPARE(fa->settings["chat_template"].get<std::string>(), std::string("model"));
+        QCOMPARE(fb->settings["chat_template"].get<std::string>(), std::string("llama3"));
+        const chat::ChatPrompt want_own =
+            chat::build_prompt(s->chat_template("model")->tmpl, s->vocab(), own.messages, true);
+        const chat::ChatPrompt want_llama3 =
+            chat::build_prompt(chat::ChatTemplate::builtin(chat::BuiltinFormat::Llama3), s->vocab(),
+                               llama3.messages, true);
+        QVERIFY(want_own.text != want_llama3.text);
+        QCOMPARE(fa->prompt, want_own.text);
+        QCOMPARE(fa->prompt_tokens, want_own.ids);
+        QCOMPARE(fb->prompt, want_llama3.text);
+        QCOMPARE(fb->prompt_tokens, want_llama3.ids);
+        QCOMPARE(fc->finish_reason, std::string("error"));
+        QVERIFY(fc->message.find("no-such-format") != std::string::npos);
+        // One parse per name: the same object every time ("" is "model").
+        QCOMPARE(s->chat_template("llama3").get(), s->chat_template("llama3").get());
+        QCOMPARE(s->chat_template("").get(), s->chat_template("model").get());
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, s->chat_template("no-such-format"));
+    }
+
+    // prepare() renders what submit runs: a prepared chat request's ids and
+    // text are the ones the request runs with, and the same request
+    // submitted unprepared gives the same; a prepared request that cannot
+    // run says why and submitting it is refused with that reason.
+    void prepare_is_what_runs() {
+        const std::string model = wbtest::data_dir() + "/golden2/qwen2/qwen2-f16.gguf";
+        core::SessionOptions so;
+        so.load.backend = "cpu";
+        so.load.context.n_ctx = 256;
+        so.load.context.n_seq_max = 1;
+        auto s = core::EngineSession::open(model, so);
+        core::GenerationRequest req;
+        req.messages = {{"user", "Say something."}};
+        req.chat_template = "chatml";
+        req.max_tokens = 2;
+        req.sampling.temperature = 0.0f;
+        const core::PreparedRequest p = s->prepare(req);
+        QVERIFY2(p.ok(), p.problem().c_str());
+        QCOMPARE(p.session_id(), s->session_id());
+        QCOMPARE(p.prompt_facts().template_name, std::string("chatml"));
+        QVERIFY(!p.prompt_tokens().empty());
+        Collector via_prepared, direct;
+        s->submit(p, via_prepared.sink());
+        s->submit(req, direct.sink());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(via_prepared.result()->prompt_tokens, p.prompt_tokens());
+        QCOMPARE(via_prepared.result()->prompt, p.prompt());
+        QCOMPARE(via_prepared.started()->prompt_tokens, p.prompt_tokens());
+        QCOMPARE(direct.result()->prompt_tokens, p.prompt_tokens());
+        QCOMPARE(direct.result()->settings, via_prepared.result()->settings);
+
+        core::GenerationRequest raw;
+        raw.prompt = "Once upon a time";
+        const core::PreparedRequest pr = s->prepare(raw);
+        QVERIFY(pr.ok());
+        QCOMPARE(pr.prompt(), raw.prompt);
+        QCOMPARE(pr.prompt_tokens(), s->vocab().tokenize(raw.prompt, true));
+
+        core::GenerationRequest bad = req;
+        bad.chat_template = "no-such-format";
+        const core::PreparedRequest pb = s->prepare(bad);
+        QVERIFY(!pb.ok());
+        QVERIFY(pb.prompt_tokens().empty());
+        Collector refused;
+        QVERIFY(!s->submit(pb, refused.sink()).accepted());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(refused.result()->message, pb.problem());
     }
 
     // Per-client concurrency set on the session while a request of another
@@ -337,6 +461,135 @@ class TestCore : public QObject {
         QVERIFY(!j.contains("n_ctx_slot"));  // the pool: one request may use all of n_ctx
         QVERIFY(j["timeout_ms"].is_null());
         QVERIFY(!j.contains("chat_template"));
+    }
+
+    // The session logs every request with a run id itself (its recorder,
+    // here the run log's ResponseLogger), whatever submitted it: a plain
+    // request, a chat request, a batch (entries cancelled before they were
+    // submitted included), with no surface code writing rows. Each appears
+    // exactly once, a request without a run id not at all, and a sink that
+    // hears Finished finds its row already final.
+    void session_logs_every_request_once() {
+        const std::string db = dir_.filePath("session-log.sqlite").toStdString();
+        auto logger = std::make_shared<core::ResponseLogger>(
+            std::make_shared<runlog::RunLog>(runlog::RunLog::open(db)));
+        auto s = open_session(2, 128);
+        s->set_recorder(logger);
+        const int64_t run = logger->begin_run("batch", "session rows", nlohmann::json::object());
+
+        core::GenerationRequest plain = greedy(golden_[0]);
+        plain.max_tokens = 4;
+        plain.run_id = run;
+        plain.label = "plain";
+        core::GenerationRequest chat;
+        chat.messages = {{"user", "Once upon a time"}};
+        chat.chat_template = "chatml";
+        chat.max_tokens = 3;
+        chat.run_id = run;
+        chat.label = "chat";
+        core::GenerationRequest unlogged = plain;
+        unlogged.run_id = 0;
+        unlogged.label = "unlogged";
+        std::mutex mu;
+        std::map<std::string, std::string> seen_at_finish;  // label -> its row's finish_reason
+        auto sink = [&](const core::RequestEvent& e) {
+            if (e.type != core::RequestEvent::Type::Finished || !e.result) return;
+            const std::string row =
+                sql_text(db,
+                         "SELECT COUNT(*) || ':' || IFNULL(group_concat(finish_reason), '') FROM "
+                         "responses WHERE "
+                         "request_id = '" +
+                             e.result->label + "'");
+            std::lock_guard lock(mu);
+            seen_at_finish[e.result->label] = row;
+        };
+        s->submit(plain, sink);
+        s->submit(chat, sink);
+        s->submit(unlogged, sink);
+        QVERIFY(s->wait_idle(120s));
+
+        // A batch of 6, one at a time, cancelled at once: the entries never
+        // submitted are logged too (by the session, finish_unsubmitted).
+        std::vector<core::PromptEntry> entries;
+        for (int i = 0; i < 6; ++i)
+            entries.push_back(
+                {size_t(i + 1), "b" + std::to_string(i), golden_[size_t(i)].prompt, 2, {}});
+        core::BatchOptions bo;
+        bo.base.run_id = run;
+        bo.concurrency = 1;
+        bo.max_queue = 1;
+        std::atomic<int> finished{0};
+        core::BatchRunner runner(*s, entries, bo, [&](const core::BatchEvent& e) {
+            if (e.type == core::BatchEvent::Type::Finished) ++finished;
+        });
+        runner.start();
+        runner.cancel();
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(finished.load(), 6);
+        QCOMPARE(logger->flush(), size_t{0});
+
+        QCOMPARE(sql_text(db, "SELECT COUNT(*) FROM responses"), std::string("8"));
+        QCOMPARE(sql_text(db, "SELECT COUNT(DISTINCT request_id) FROM responses"),
+                 std::string("8"));
+        QCOMPARE(sql_text(db, "SELECT COUNT(*) FROM responses WHERE request_id = 'unlogged'"),
+                 std::string("0"));
+        QCOMPARE(sql_text(db, "SELECT finish_reason FROM responses WHERE request_id = 'plain'"),
+                 std::string("length"));
+        QCOMPARE(sql_text(db,
+                          "SELECT json_extract(settings, '$.chat_template') FROM responses "
+                          "WHERE request_id = 'chat'"),
+                 std::string("chatml"));
+        const size_t submitted = runner.progress().submitted;
+        QVERIFY(submitted >= 1 && submitted < 6);
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) FROM responses WHERE request_id LIKE 'b%' AND "
+                          "error = 'cancelled before it was submitted'"),
+                 std::to_string(6 - submitted));
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) FROM responses WHERE finish_reason = "
+                          "'interrupted'"),
+                 std::string("0"));
+        std::lock_guard lock(mu);
+        QCOMPARE(seen_at_finish["plain"], std::string("1:length"));
+        QCOMPARE(seen_at_finish["chat"].substr(0, 2), std::string("1:"));
+        QCOMPARE(seen_at_finish["unlogged"], std::string("0:"));
+    }
+
+    // begin_session_run: the run row with its settings, the session's cold
+    // start for that run, and the session recording the run's requests
+    // (nothing else wires rows).
+    void session_run_logs_its_requests() {
+        const std::string db = dir_.filePath("session-run.sqlite").toStdString();
+        auto logger = std::make_shared<core::ResponseLogger>(
+            std::make_shared<runlog::RunLog>(runlog::RunLog::open(db)));
+        auto s = open_session(1, 128);
+        const core::SessionRun run =
+            core::begin_session_run(logger, *s, "generate", "one", {{"max_tokens", 3}});
+        QVERIFY(run.run_id > 0);
+        QVERIFY2(run.load_warning.empty(), run.load_warning.c_str());
+        core::GenerationRequest r = greedy(golden_[2]);
+        r.max_tokens = 3;
+        r.run_id = run.run_id;
+        Collector c;
+        s->submit(r, c.sink());
+        QVERIFY(s->wait_idle(120s));
+        QCOMPARE(logger->flush(), size_t{0});
+        const std::string id = std::to_string(run.run_id);
+        QCOMPARE(sql_text(db,
+                          "SELECT kind || ':' || json_extract(settings, '$.max_tokens') FROM "
+                          "runs WHERE id = " +
+                              id),
+                 std::string("generate:3"));
+        QCOMPARE(sql_text(db,
+                          "SELECT COUNT(*) || ':' || finish_reason FROM responses WHERE "
+                          "run_id = " +
+                              id),
+                 std::string("1:length"));
+        QCOMPARE(sql_text(db,
+                          "SELECT surface || ':' || (first_token_ms IS NOT NULL) FROM "
+                          "model_loads WHERE run_id = " +
+                              id),
+                 std::string("generate:1"));
     }
 
     // The row builder on real rows: a row per request written when it

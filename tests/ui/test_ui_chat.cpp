@@ -284,6 +284,43 @@ class UiChat : public QObject {
         QCOMPARE(QGuiApplication::clipboard()->text(), QString("one"));
     }
 
+    // The preview's rendering is what runs: a spec carrying the session's
+    // prepared request (the meter's) runs its text and ids, not a second
+    // rendering of the spec's messages, with the spec's settings; the Chat
+    // tab sends the very rendering its meter counted.
+    void sendRunsThePreview() {
+        core::GenerationRequest shown;
+        shown.messages = {{"user", "Hello there"}};
+        shown.chat_template = "chatml";
+        const auto prepared =
+            std::make_shared<const core::PreparedRequest>(bridge_->session()->prepare(shown));
+        QVERIFY(prepared->ok());
+        gui::RequestSpec spec;
+        spec.id = "preview-1";
+        spec.messages = {{"user", "Something else entirely"}};
+        spec.chat_template = "model";
+        spec.prepared = prepared;
+        spec.settings = s_;
+        QSignalSpy done(bridge_.get(), &gui::EngineBridge::requestFinished);
+        QVERIFY(bridge_->submit(spec));
+        QVERIFY(QTest::qWaitFor([&] { return !done.isEmpty(); }, 300000));
+        const auto r = done.first().first().value<gui::RequestResult>();
+        QCOMPARE(r.prompt, QString::fromStdString(prepared->prompt()));
+        QCOMPARE(r.prompt_tokens, static_cast<int>(prepared->prompt_tokens().size()));
+        QCOMPARE(r.prompt_format["chat_template"].toString(), QString("chatml"));
+        QVERIFY(r.generated_tokens <= s_.max_tokens);
+
+        ui::ChatView chat(bridge_.get(), nullptr, [&] { return s_; });
+        chat.input()->setPlainText("Hi");
+        const ui::ChatPromptText meter = chat.pendingPrompt();
+        QVERIFY(meter.prepared);
+        const auto sent = reply_to(chat, [&] { return chat.send("Hi"); });
+        QVERIFY(chat.lastSentPrompt().prepared);
+        QCOMPARE(chat.lastSentPrompt().prepared->prompt_tokens(), meter.ids);
+        QCOMPARE(sent.prompt_tokens, meter.tokens());
+        QCOMPARE(sent.prompt, meter.text);
+    }
+
     // Every chat response's run-log row says how its prompt became ids:
     // prompt mode, the template's name and SHA-256 (of the template text,
     // hashed here from the published file), add_bos, the pre-tokenizer and

@@ -133,6 +133,7 @@ class UiKvPool : public QObject {
         // (Greedy on this prompt runs far past 64 tokens without an EOS.)
         const gui::RequestResult r1 = say(chat, "Lily and Ben were friends. Every day");
         QCOMPARE(r1.finish_reason, QString("context"));
+        QVERIFY(r1.context_full);
         QCOMPARE(r1.prompt_tokens + r1.generated_tokens, 64 + 1);  // the last one is never fed
         QVERIFY(chat.contextNotice()->isVisible());
         QVERIFY2(chat.contextNotice()->text().contains("no older turn"),
@@ -143,6 +144,7 @@ class UiKvPool : public QObject {
         s.max_tokens = 8;
         const gui::RequestResult r2 = say(chat, "Then she saw a dog.");
         QCOMPARE(r2.finish_reason, QString("error"));
+        QVERIFY(r2.context_full);  // told by kind: the chat never reads the message's words
         QVERIFY(chat.contextNotice()->isVisible());
         const QString whole = ui::ChatView::conversationText(chat.turns());
         const QString rest = ui::ChatView::conversationText(chat.turns().mid(2));
