@@ -19,6 +19,7 @@
 #include "chat/jinja/template.h"
 #include "chat/json_input.h"
 #include "common/data_dir.h"
+#include "common/hostile_templates.h"
 
 using wb::chat::JsonInputError;
 using wb::chat::jinja::Error;
@@ -77,24 +78,7 @@ class TestTemplateLimits : public QObject {
     // Each file of the repro set: a Limit error naming what was exceeded,
     // at the line being evaluated, and the render's own byte counter never
     // above its budget.
-    void reproTemplatesStopAtTheirLimit_data() {
-        QTest::addColumn<QString>("file");
-        QTest::addColumn<QString>("says");
-        QTest::newRow("nested-value-200k") << "nested-value-200k.jinja"
-                                           << "nests deeper than 512";
-        QTest::newRow("print-nested-100k") << "print-nested-100k.jinja"
-                                           << "nests deeper than 512";
-        QTest::newRow("chain-plus-80k") << "chain-plus-80k.jinja"
-                                        << "expression nests deeper than 256";
-        QTest::newRow("string-doubling") << "string-doubling.jinja"
-                                         << "memory budget";
-        QTest::newRow("list-doubling") << "list-doubling.jinja"
-                                       << "memory budget";
-        QTest::newRow("center-huge") << "center-huge.jinja"
-                                     << "memory budget";
-        QTest::newRow("replace-blowup") << "replace-blowup.jinja"
-                                        << "memory budget";
-    }
+    void reproTemplatesStopAtTheirLimit_data() { wbtest::add_hostile_template_rows(); }
     void reproTemplatesStopAtTheirLimit() {
         QFETCH(QString, file);
         QFETCH(QString, says);

@@ -15,6 +15,7 @@
 
 #include "common/data_dir.h"
 #include "common/gguf_set_string.h"
+#include "common/hostile_templates.h"
 #include "common/json_fixtures.h"
 
 namespace {
@@ -155,24 +156,7 @@ class TestCliChat : public QObject {
     // The hostile templates of tests/data/repro/templates-and-limits as
     // template files: an error naming the file, line 1 and the limit, exit
     // code 1, never a signal.
-    void hostileTemplateFilesEndInALimitError_data() {
-        QTest::addColumn<QString>("file");
-        QTest::addColumn<QString>("says");
-        QTest::newRow("nested-value") << "nested-value-200k.jinja"
-                                      << "nests deeper than 512";
-        QTest::newRow("print-nested") << "print-nested-100k.jinja"
-                                      << "nests deeper than 512";
-        QTest::newRow("chain-plus") << "chain-plus-80k.jinja"
-                                    << "expression nests deeper";
-        QTest::newRow("string-doubling") << "string-doubling.jinja"
-                                         << "memory budget";
-        QTest::newRow("list-doubling") << "list-doubling.jinja"
-                                       << "memory budget";
-        QTest::newRow("center-huge") << "center-huge.jinja"
-                                     << "memory budget";
-        QTest::newRow("replace-blowup") << "replace-blowup.jinja"
-                                        << "memory budget";
-    }
+    void hostileTemplateFilesEndInALimitError_data() { wbtest::add_hostile_template_rows(); }
     void hostileTemplateFilesEndInALimitError() {
         QFETCH(QString, file);
         QFETCH(QString, says);

@@ -14,6 +14,7 @@
 #include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/gguf_set_string.h"
+#include "common/hostile_templates.h"
 #include "engine_bridge.h"
 #include "model_bar.h"
 
@@ -31,18 +32,7 @@ class UiHostile : public QObject {
     QTemporaryDir dir_;
 
   private slots:
-    void openingAHostileModelSaysWhyAndChats_data() {
-        QTest::addColumn<QString>("file");
-        QTest::addColumn<QString>("says");
-        QTest::newRow("nested-value") << "nested-value-200k.jinja"
-                                      << "nests deeper than 512";
-        QTest::newRow("chain-plus") << "chain-plus-80k.jinja"
-                                    << "expression nests deeper";
-        QTest::newRow("string-doubling") << "string-doubling.jinja"
-                                         << "memory budget";
-        QTest::newRow("center-huge") << "center-huge.jinja"
-                                     << "memory budget";
-    }
+    void openingAHostileModelSaysWhyAndChats_data() { wbtest::add_hostile_template_rows(); }
     void openingAHostileModelSaysWhyAndChats() {
         QFETCH(QString, file);
         QFETCH(QString, says);
