@@ -15,14 +15,15 @@ namespace {
 /// with it is NaN, as the f32 reference's is (std::max alone would skip a
 /// NaN and quantize the rest as if it were not there).
 int32_t quantize_block(const float* x, int n, float* d, int8_t* qs) {
+    // One running max that keeps a NaN once it has seen one (no later
+    // value compares greater than NaN): a select per value, no second
+    // accumulator on this per-token path.
     float amax = 0.0f;
-    bool finite = true;
     for (int i = 0; i < n; ++i) {
         const float a = std::fabs(x[i]);
-        finite = finite && a <= std::numeric_limits<float>::max();  // false for NaN too
-        amax = std::max(amax, a);
+        amax = (a > amax || std::isnan(a)) ? a : amax;
     }
-    if (!finite) {
+    if (!(amax <= std::numeric_limits<float>::max())) {  // NaN or an infinity
         *d = std::numeric_limits<float>::quiet_NaN();
         std::memset(qs, 0, static_cast<size_t>(n));
         return 0;
