@@ -19,7 +19,7 @@ std::vector<OptionSpec> batch_context_options() {
         {"ctx-size", 'c', "N",
          "context: KV pool size in tokens, shared by the running requests; one request may use "
          "all of it (default: training context, at most 4096, times --concurrency)"},
-        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+        kv_type_option(),
     };
 }
 

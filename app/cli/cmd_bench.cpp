@@ -270,7 +270,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     } else if (lo.backend == "cpu-ref") {
         threads = 1;
     }
-    const std::string kv = lo.context.kv_type == model::KvType::F16 ? "f16" : "f32";
+    const std::string kv = model::kv_type_name(lo.context.kv_type);
     const double steps = static_cast<double>(std::max<int64_t>(n_gen, 1));
 
     if (args.has("json")) {

@@ -44,7 +44,7 @@ const CommandSpec kSpec{
         {"n-predict", 'n', "N", "greedy tokens per prompt (default: 48)"},
         {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
         {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
-        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+        kv_type_option(),
         {"backend", 0, "NAME", "vulkan or cpu (the f32 reference) (default: vulkan)"},
         {"device", 0, "DEV", "Vulkan device index or name substring"},
         {"json", 0, "", "print one JSON object instead of the table"},
@@ -73,14 +73,7 @@ int cmd_compare(const std::vector<std::string>& argv) {
     o.n_predict = static_cast<uint32_t>(args.get_int("n-predict", 48, 1, 4096));
     o.ppl_ctx = static_cast<uint32_t>(args.get_int("ctx", 512, 4, 1 << 20));
     o.testset_max_tokens = static_cast<uint32_t>(args.get_int("max-tokens", 32, 1, 4096));
-    const std::string kv = args.get("kv-type").value_or("f32");
-    if (kv == "f32") {
-        o.kv_type = model::KvType::F32;
-    } else if (kv == "f16") {
-        o.kv_type = model::KvType::F16;
-    } else {
-        throw UsageError("compare: --kv-type must be f32 or f16, got '" + kv + "'");
-    }
+    o.kv_type = kv_type_from_args(args);
     const std::string backend = args.get("backend").value_or(kDefaultBackend);
     const std::string device = args.get("device").value_or("");
     const bool quiet = args.has("quiet");

@@ -40,7 +40,7 @@ const CommandSpec kSpec{
         {"model", 'm', "FILE", "model file (alternative to the MODEL argument)"},
         {"ctx-size", 'c', "N",
          "context size in tokens for the KV figure (default: training context)"},
-        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+        kv_type_option(),
         {"device", 0, "SEL",
          "Vulkan device (index or name substring) to check the model fits on "
          "(default: first discrete GPU)"},
@@ -83,11 +83,9 @@ int cmd_info(const std::vector<std::string>& argv) {
         given = args.positional[0];
     }
     const std::string path = resolve_model_path(given);
-    const std::string kv_name = args.get("kv-type").value_or("f32");
-    if (kv_name != "f32" && kv_name != "f16") {
-        throw UsageError("--kv-type: '" + kv_name + "' is not f32 or f16");
-    }
-    const uint64_t kv_elem_bytes = kv_name == "f32" ? 4 : 2;
+    const model::KvType kv_type = kv_type_from_args(args);
+    const std::string kv_name = model::kv_type_name(kv_type);
+    const uint64_t kv_elem_bytes = model::kv_type_bytes(kv_type);
 
     gguf::File f = gguf::File::open(path);
     const RunVerdict verdict = check_runnable(f);
@@ -181,7 +179,7 @@ int cmd_info(const std::vector<std::string>& argv) {
         const vk::DeviceInfo& d = devs.at(vk::choose_device(devs, args.get("device").value_or("")));
         model::ContextParams cp;
         cp.n_ctx = static_cast<uint32_t>(n_ctx);
-        cp.kv_type = kv_name == "f16" ? model::KvType::F16 : model::KvType::F32;
+        cp.kv_type = kv_type;
         const model::MemoryNeed need =
             model::VkModel::memory_needed(f, cp, vk::Kernels::config_for(d));
         uint64_t heap = 0;

@@ -28,7 +28,7 @@ std::vector<OptionSpec> context_options() {
         {"threads", 't', "N", "threads of the cpu backend (default: hardware threads)"},
         {"device", 0, "SEL", "Vulkan device index or name substring (default: first discrete GPU)"},
         {"ctx-size", 'c', "N", "KV cache size in tokens (default: training context, at most 4096)"},
-        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
+        kv_type_option(),
     };
 }
 
@@ -59,15 +59,21 @@ model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx
     o.device = args.get("device").value_or("");
     const int64_t def_ctx = std::min<int64_t>(std::max<uint32_t>(n_ctx_train, 1), 4096);
     o.context.n_ctx = static_cast<uint32_t>(args.get_int("ctx-size", def_ctx, 1, int64_t{1} << 24));
-    const std::string kv = args.get("kv-type").value_or("f32");
-    if (kv == "f32") {
-        o.context.kv_type = model::KvType::F32;
-    } else if (kv == "f16") {
-        o.context.kv_type = model::KvType::F16;
-    } else {
-        throw UsageError("--kv-type: '" + kv + "' is not f32 or f16");
-    }
+    o.context.kv_type = kv_type_from_args(args);
     return o;
+}
+
+OptionSpec kv_type_option() {
+    return {"kv-type", 0, "TYPE",
+            std::string("KV cache element type f32|f16 (default: ") +
+                model::kv_type_name(model::ContextParams{}.kv_type) + ")"};
+}
+
+model::KvType kv_type_from_args(const ParsedArgs& args) {
+    const std::optional<std::string> given = args.get("kv-type");
+    if (!given) return model::ContextParams{}.kv_type;
+    if (const std::optional<model::KvType> t = model::parse_kv_type(*given)) return *t;
+    throw UsageError("--kv-type: '" + *given + "' is not f32 or f16");
 }
 
 sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {

@@ -47,6 +47,13 @@ std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<O
 /// (the model's training context). Throws UsageError for bad values.
 model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx_train);
 
+/// The --kv-type option, worded the same in every command: f32|f16,
+/// default f16 (model::ContextParams, as llama.cpp).
+OptionSpec kv_type_option();
+/// --kv-type's value (default model::ContextParams{}.kv_type). Throws
+/// UsageError naming the option and the accepted values otherwise.
+model::KvType kv_type_from_args(const ParsedArgs& args);
+
 /// SamplingParams from sampling_options(); llama.cpp's defaults (temp 0.8,
 /// top-k 40, top-p 0.95, min-p 0.05, repeat penalty 1.0 over 64 tokens);
 /// without --seed a random seed (std::random_device), so that callers can

@@ -120,7 +120,7 @@ Plan plan(const CompareOptions& opts, CompareReport& r) {
     }
     r.prompts = opts.prompts.empty() ? default_prompts() : opts.prompts;
     r.n_predict = opts.n_predict;
-    r.kv_type = opts.kv_type == model::KvType::F32 ? "f32" : "f16";
+    r.kv_type = model::kv_type_name(opts.kv_type);
     r.text_file = opts.text_file;
     r.ppl_ctx = opts.ppl_ctx;
     r.testset_file = opts.testset_file;
@@ -224,7 +224,7 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
         if (mem.on_device) m.device_bytes = mem.total();
         m.n_ctx = models[i]->context().n_ctx;
         const model::HParams& hp = models[i]->hparams();
-        const uint64_t elt = models[i]->context().kv_type == model::KvType::F32 ? 4 : 2;
+        const uint64_t elt = model::kv_type_bytes(models[i]->context().kv_type);
         m.kv_bytes = 2ull * hp.n_layer * m.n_ctx * hp.n_head_kv * hp.head_dim * elt;
     }
 
@@ -374,10 +374,9 @@ CompareReport run_compare(const CompareOptions& opts, std::span<const LoadedMode
                 std::to_string(f.n_head_kv) + "/" + std::to_string(f.head_dim) + ")");
         }
         if (lm->context().kv_type != opts.kv_type) {
-            throw std::invalid_argument(
-                "run_compare: " + who(m) + " was loaded with a " +
-                (lm->context().kv_type == model::KvType::F32 ? "f32" : "f16") +
-                " KV cache but the comparison asks for " + r.kv_type);
+            throw std::invalid_argument("run_compare: " + who(m) + " was loaded with a " +
+                                        model::kv_type_name(lm->context().kv_type) +
+                                        " KV cache but the comparison asks for " + r.kv_type);
         }
         lm->seq_rm(0);  // what an earlier run left in sequence 0 is not ours to keep
         // A sequence holds at most n_ctx tokens, and only in blocks free now.

@@ -52,7 +52,7 @@ struct CompareOptions {
     uint32_t ppl_ctx = 512;                   ///< perplexity window (llama-perplexity -c)
     uint32_t testset_max_tokens = 32;         ///< default max tokens per test item
     uint32_t n_ubatch = 512;                  ///< tokens per decode call at most
-    model::KvType kv_type = model::KvType::F32;
+    model::KvType kv_type = model::ContextParams{}.kv_type;
 };
 
 /// Default prompts when none are given.

@@ -382,7 +382,7 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
 
     c.facts.n_ctx = c.model->context().n_ctx;
     c.facts.n_parallel = p.n_parallel;
-    c.facts.kv_type = c.model->context().kv_type == model::KvType::F16 ? "f16" : "f32";
+    c.facts.kv_type = model::kv_type_name(c.model->context().kv_type);
     c.facts.backend = c.device.backend;
     c.facts.prefill_chunk = p.prefill_chunk;
     c.facts.step_tokens = p.step_tokens;

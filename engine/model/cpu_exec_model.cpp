@@ -37,9 +37,14 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
         }
         vecs_.push_back(std::move(out));
     }
-    const size_t kv = size_t{cells_.size()} * desc_.hp.kv_dim();
-    k_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
-    v_cache_.assign(desc_.hp.n_layer, std::vector<float>(kv, 0.0f));
+    // The cache holds what its type holds (an f16 cache is half the bytes
+    // of an f32 one), and keys are read by the weight kernel of that type.
+    const size_t kv = size_t{cells_.size()} * desc_.hp.kv_dim() * kv_type_bytes(ctx_.kv_type);
+    k_cache_.assign(desc_.hp.n_layer, std::vector<uint8_t>(kv, 0));
+    v_cache_.assign(desc_.hp.n_layer, std::vector<uint8_t>(kv, 0));
+    const auto k_type = ctx_.kv_type == KvType::F16 ? ggml::Type::F16 : ggml::Type::F32;
+    k_dot_ = cpu::weight_kernel(static_cast<uint32_t>(k_type), isa_);
+    if (!k_dot_) throw std::logic_error("CpuExecModel: no dot kernel for the KV cache type");
     attn_scratch_.resize(pool_.size());
 }
 
@@ -51,7 +56,7 @@ MemoryReport CpuExecModel::memory_report() const {
         for (const cpu::WeightPart& p : w.parts) r.weights += p.rows * p.row_bytes;
     for (const auto& v : vecs_) r.weights += v.size() * sizeof(float);
     for (size_t l = 0; l < k_cache_.size(); ++l)
-        r.kv_cache += (k_cache_[l].size() + v_cache_[l].size()) * sizeof(float);
+        r.kv_cache += k_cache_[l].size() + v_cache_[l].size();
     return r;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/dot.h"
 #include "cpu/isa.h"
 #include "cpu/matmul.h"
 #include "cpu/thread_pool.h"
@@ -54,7 +55,9 @@ class CpuExecModel : public Model {
     KvCells& kv_cells() override { return cells_; }
     const KvCells& kv_cells() const override { return cells_; }
     /// Host bytes: weights (the mapped tensor bytes plus the f32 vectors)
-    /// and KV cache (f32); activations are not counted; on_device false.
+    /// and KV cache (2 * n_layer * cells * kv_dim elements of the context's
+    /// KvType: 4 bytes f32, 2 bytes f16); activations are not counted;
+    /// on_device false.
     MemoryReport memory_report() const override;
     /// Backend "cpu", every device field empty (as the float reference).
     DeviceFacts device_facts() const override { return DeviceFacts{"cpu", {}, {}, {}, {}, {}}; }
@@ -75,11 +78,13 @@ class CpuExecModel : public Model {
     bool int8_acts_;
     cpu::ThreadPool pool_;
     cpu::MatmulScratch scratch_;
-    std::vector<cpu::Weight> mats_;                      // [n_mats] parts in the mapping
-    std::vector<std::vector<float>> vecs_;               // [n_vecs][n] f32
-    std::vector<std::vector<float>> k_cache_, v_cache_;  // [n_layer][pool cells, kv_dim]
-    HostActs acts_;                                      // named activations, by Act::buf
-    std::vector<std::vector<float>> attn_scratch_;       // [threads][positions] scores
+    std::vector<cpu::Weight> mats_;         // [n_mats] parts in the mapping
+    std::vector<std::vector<float>> vecs_;  // [n_vecs][n] f32
+    // [n_layer][pool cells, kv_dim] elements of ctx_.kv_type (f32 or f16 bits)
+    std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
+    const cpu::WeightKernel* k_dot_ = nullptr;      // q . k over one cached key row, f32 or f16
+    HostActs acts_;                                 // named activations, by Act::buf
+    std::vector<std::vector<float>> attn_scratch_;  // [threads][positions] scores
 };
 
 }  // namespace wb::model

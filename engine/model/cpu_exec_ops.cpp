@@ -18,16 +18,6 @@ namespace wb::model {
 
 namespace {
 
-float dot(const float* a, const float* b, uint32_t n) {
-    float acc[8] = {};
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (uint32_t l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
-    float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; ++i) s += a[i] * b[i];
-    return s;
-}
-
 // Rows below this many elements in all are not worth waking the pool for.
 constexpr size_t kParallelElems = 1 << 15;
 
@@ -65,26 +55,33 @@ class CpuExecOps final : public HostOps {
 
     void kv_write(uint32_t layer, Act k, Act v) override {
         const uint32_t kv_dim = hp_.kv_dim();
-        const bool f16 = m_.ctx_.kv_type == KvType::F16;
+        const size_t elt = kv_type_bytes(m_.ctx_.kv_type);
         for (size_t t = 0; t < batch_.size(); ++t) {
-            float* kc = &m_.k_cache_[layer][size_t{slots_[t]} * kv_dim];  // [kv_dim]
-            float* vc = &m_.v_cache_[layer][size_t{slots_[t]} * kv_dim];  // [kv_dim]
-            std::memcpy(kc, row(k, t), kv_dim * sizeof(float));
-            std::memcpy(vc, row(v, t), kv_dim * sizeof(float));
-            if (f16) {  // what an f16 cache holds
-                for (uint32_t i = 0; i < kv_dim; ++i) {
-                    kc[i] = ggml::fp16_to_fp32(ggml::fp32_to_fp16(kc[i]));
-                    vc[i] = ggml::fp16_to_fp32(ggml::fp32_to_fp16(vc[i]));
-                }
+            uint8_t* kc = &m_.k_cache_[layer][size_t{slots_[t]} * kv_dim * elt];  // [kv_dim]
+            uint8_t* vc = &m_.v_cache_[layer][size_t{slots_[t]} * kv_dim * elt];  // [kv_dim]
+            if (elt == sizeof(float)) {
+                std::memcpy(kc, row(k, t), kv_dim * sizeof(float));
+                std::memcpy(vc, row(v, t), kv_dim * sizeof(float));
+                continue;
+            }
+            const float* kt = row(k, t);
+            const float* vt = row(v, t);
+            for (uint32_t i = 0; i < kv_dim; ++i) {  // round to nearest even, as ggml's cpy
+                const uint16_t kh = ggml::fp32_to_fp16(kt[i]), vh = ggml::fp32_to_fp16(vt[i]);
+                std::memcpy(kc + 2 * i, &kh, 2);
+                std::memcpy(vc + 2 * i, &vh, 2);
             }
         }
     }
 
     void attention(Act o, Act q, const AttnParams& a) override {
         const uint32_t hd = a.head_dim, kv_dim = a.n_head_kv * hd;
-        const uint32_t group = a.n_head / a.n_head_kv;  // query heads per kv head (GQA)
-        const float* kc = m_.k_cache_[a.layer].data();  // [n_ctx, kv_dim]
-        const float* vc = m_.v_cache_[a.layer].data();  // [n_ctx, kv_dim]
+        const uint32_t group = a.n_head / a.n_head_kv;    // query heads per kv head (GQA)
+        const uint8_t* kc = m_.k_cache_[a.layer].data();  // [n_ctx, kv_dim] f32 or f16
+        const uint8_t* vc = m_.v_cache_[a.layer].data();  // [n_ctx, kv_dim] f32 or f16
+        const bool f16 = m_.ctx_.kv_type == KvType::F16;
+        const size_t elt = kv_type_bytes(m_.ctx_.kv_type), row_bytes = size_t{kv_dim} * elt;
+        const cpu::DotFn k_dot = m_.k_dot_->dot;
         const auto task = [&](uint32_t i, unsigned thread) {
             const size_t t = i / a.n_head;
             const uint32_t h = i % a.n_head;
@@ -98,10 +95,13 @@ class CpuExecOps final : public HostOps {
             std::vector<float>& p = m_.attn_scratch_[thread];
             p.resize(n_span);
             const float* qh = row(q, t) + size_t{h} * hd;
-            const size_t kv_col = size_t{h / group} * hd;
+            const size_t kv_col = size_t{h / group} * hd * elt;  // byte offset of the kv head
             float mx = -INFINITY;
             for (uint32_t j = 0; j < n_span; ++j) {
-                float s = dot(qh, kc + size_t{span[j]} * kv_dim + kv_col, hd) * a.scale;
+                float s = 0.0f;
+                k_dot(hd, kc + span[j] * row_bytes + kv_col, reinterpret_cast<const uint8_t*>(qh),
+                      0, 1, &s, 0);
+                s *= a.scale;
                 if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
                 p[j] = s;
                 mx = std::max(mx, s);
@@ -114,9 +114,18 @@ class CpuExecOps final : public HostOps {
             float* oh = row(o, t) + size_t{h} * hd;
             std::fill(oh, oh + hd, 0.0f);
             for (uint32_t j = 0; j < n_span; ++j) {
-                const float* vj = vc + size_t{span[j]} * kv_dim + kv_col;
+                const uint8_t* vj = vc + span[j] * row_bytes + kv_col;  // [hd]
                 const float pj = p[j];
-                for (uint32_t d = 0; d < hd; ++d) oh[d] += pj * vj[d];
+                if (f16) {
+                    for (uint32_t d = 0; d < hd; ++d) {
+                        uint16_t bits;
+                        std::memcpy(&bits, vj + 2 * d, 2);
+                        oh[d] += pj * ggml::fp16_to_fp32(bits);
+                    }
+                } else {
+                    const float* vf = reinterpret_cast<const float*>(vj);
+                    for (uint32_t d = 0; d < hd; ++d) oh[d] += pj * vf[d];
+                }
             }
             const float inv = 1.0f / sum;
             for (uint32_t d = 0; d < hd; ++d) oh[d] *= inv;

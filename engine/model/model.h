@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/batch.h"
@@ -18,9 +19,17 @@
 
 namespace wb::model {
 
-/// Element type of the KV cache. F16 matches llama.cpp's default (and its
-/// golden `top10`); F32 is exact (golden `top10_f32_kv`).
+/// Element type of the KV cache. F16 is the default, as in llama.cpp
+/// (`-ctk/-ctv f16`, and its golden `top10`): half the memory of F32 for
+/// no difference users can see. F32 is exact (golden `top10_f32_kv`).
 enum class KvType { F32, F16 };
+
+/// "f32" / "f16", as --kv-type, the run log and the JSON outputs spell them.
+const char* kv_type_name(KvType t);
+/// Parses "f32" / "f16" (as kv_type_name prints them); nullopt otherwise.
+std::optional<KvType> parse_kv_type(std::string_view name);
+/// Bytes of one KV element of type `t`: 4 (f32) or 2 (f16).
+uint32_t kv_type_bytes(KvType t);
 
 /// Per-context settings.
 struct ContextParams {
@@ -28,7 +37,7 @@ struct ContextParams {
     /// to whole blocks); also the longest sequence the scheduler runs.
     uint32_t n_ctx = 2048;
     uint32_t n_seq_max = 1;  ///< sequences that may hold KV blocks at once (ids 0..n_seq_max-1)
-    KvType kv_type = KvType::F32;
+    KvType kv_type = KvType::F16;
     /// Cells per KV block: the unit of allocation and of prefix-cache reuse.
     uint32_t kv_block_size = KvCells::kDefaultBlockSize;
 };
@@ -62,9 +71,9 @@ struct MemoryReport {
 /// clear_profile() while profiling is on, in milliseconds: where a step's
 /// time goes besides the device's own work (the per-op profile).
 struct HostTimes {
-    uint64_t calls = 0;     ///< decode() calls summed
-    uint64_t recorded = 0;  ///< of which recorded their command buffer (the rest replayed one;
-                            ///< equal to calls on backends without replay)
+    uint64_t calls = 0;       ///< decode() calls summed
+    uint64_t recorded = 0;    ///< of which recorded their command buffer (the rest replayed one;
+                              ///< equal to calls on backends without replay)
     double prepare_ms = 0.0;  ///< cell placement, cell table, RoPE angles, input uploads
     double record_ms = 0.0;   ///< recording the command buffer (descriptor sets, dispatches),
                               ///< or finding the step's recorded one

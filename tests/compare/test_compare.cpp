@@ -278,6 +278,7 @@ class TestCompare : public QObject {
     void compare_f32_q8_q4() {
         const auto golden = read_jsonl(kData + "/golden/stories260K_greedy.jsonl");
         wb::compare::CompareOptions o;
+        o.kv_type = wb::model::KvType::F32;  // as load_cpu_ctx loads them
         o.models = {kF32, kF32, kQ8, kQ4};
         o.text_file = kText;
         o.ppl_ctx = 128;
@@ -412,6 +413,7 @@ class TestCompare : public QObject {
 
     void different_vocabularies_are_reported() {
         wb::compare::CompareOptions o;
+        o.kv_type = wb::model::KvType::F32;  // as load_cpu_ctx loads them
         o.models = {kF32, kData + "/models/llama-2-tiny-random.gguf"};
         o.prompts = {"Once upon a time"};
         o.n_predict = 4;
@@ -438,6 +440,7 @@ class TestCompare : public QObject {
         const auto golden4 = read_jsonl(kData + "/golden/quant/stories260K-q4_0_greedy.jsonl");
         const uint32_t n_predict = 16;
         wb::compare::CompareOptions o;
+        o.kv_type = wb::model::KvType::F32;  // as load_cpu_ctx loads them
         o.models = {kF32, kQ4};
         o.n_predict = n_predict;
         for (size_t p = 0; p < 2; ++p)
@@ -502,6 +505,7 @@ class TestCompare : public QObject {
             return load_cpu(p, cp);
         };
         wb::compare::CompareOptions o;
+        o.kv_type = wb::model::KvType::F32;  // as load_cpu_ctx loads them
         o.models = {kF32, kQ8};
         const QString shorttext = dir_.filePath("short.txt");
         write_file(shorttext, "Once upon a time there was a cat.");

@@ -90,17 +90,21 @@ class TestCpuExec : public QObject {
 
   private slots:
     void matches_reference_data() {
-        QTest::addColumn<int>("target");  // quant::Target
-        QTest::addColumn<double>("tol");  // of max |logit|
-        QTest::newRow("f16") << int(quant::Target::F16) << 1e-4;
-        QTest::newRow("q8_0") << int(quant::Target::Q8_0) << 5e-2;
-        QTest::newRow("q4_0") << int(quant::Target::Q4_0) << 5e-2;
-        QTest::newRow("q4_k_m") << int(quant::Target::Q4_K_M) << 5e-2;
+        QTest::addColumn<int>("target");   // quant::Target
+        QTest::addColumn<double>("tol");   // of max |logit|
+        QTest::addColumn<bool>("f32_kv");  // else the default f16 KV cache (stored as f16)
+        QTest::newRow("f16") << int(quant::Target::F16) << 1e-4 << false;
+        QTest::newRow("f16, f32 KV") << int(quant::Target::F16) << 1e-4 << true;
+        QTest::newRow("q8_0") << int(quant::Target::Q8_0) << 5e-2 << false;
+        QTest::newRow("q4_0") << int(quant::Target::Q4_0) << 5e-2 << false;
+        QTest::newRow("q4_k_m") << int(quant::Target::Q4_K_M) << 5e-2 << false;
+        QTest::newRow("q4_k_m, f32 KV") << int(quant::Target::Q4_K_M) << 5e-2 << true;
     }
 
     void matches_reference() {
         QFETCH(int, target);
         QFETCH(double, tol);
+        QFETCH(bool, f32_kv);
         QVERIFY(dir_.isValid());
         quant::SynthShape shape = *quant::find_synth_shape("tinyllama-1.1b");
         QCOMPARE(shape.n_embd, 2048u);
@@ -115,6 +119,8 @@ class TestCpuExec : public QObject {
 
         ContextParams cp;
         cp.n_ctx = 64;
+        // The reference rounds an f16 cache's values as f16 storage does.
+        cp.kv_type = f32_kv ? KvType::F32 : KvType::F16;
         std::mt19937 rng{seed};
         std::uniform_int_distribution<int32_t> tok(0, int32_t(kVocab) - 1);
         std::vector<int32_t> prompt(8);
@@ -144,6 +150,10 @@ class TestCpuExec : public QObject {
             o.isa = v.isa;
             CpuExecModel m(gguf::File::open(path), cp, o);
             QCOMPARE(m.threads(), v.threads);
+            // The cache holds what its type holds: 2 or 4 bytes an element.
+            const HParams& hp = m.hparams();
+            QCOMPARE(m.memory_report().kv_cache,
+                     2ull * hp.n_layer * m.kv_cells().size() * hp.kv_dim() * (f32_kv ? 4 : 2));
             const auto got = run(m, prompt, ref_ids);
             QCOMPARE(got.size(), ref_logits.size());
             double worst = 0.0;

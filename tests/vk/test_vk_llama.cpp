@@ -295,6 +295,7 @@ class TestVkModel : public QObject {
         const gguf::File file = gguf::File::open(path);
         ContextParams cp;
         cp.n_ctx = 128;
+        cp.kv_type = KvType::F32;  // an exact cache: the kernels are compared, not the KV type
         VkModelOptions o = test_options();
         o.device.force_word_access = words;
         VkModel gpu(file, cp, o);
@@ -345,6 +346,7 @@ class TestVkModel : public QObject {
         const gguf::File file = gguf::File::open(path);
         ContextParams cp;
         cp.n_ctx = 128;
+        cp.kv_type = KvType::F32;  // an exact cache: the kernels are compared, not the KV type
         VkModel gpu(file, cp, test_options());
         gpu.set_profiling(true);  // counts the dispatches
         CpuModel cpu(file, cp);
@@ -395,6 +397,7 @@ class TestVkModel : public QObject {
         const gguf::File file = gguf::File::open(path);
         ContextParams cp;
         cp.n_ctx = 64;
+        cp.kv_type = KvType::F32;  // an exact cache: the kernels are compared, not the KV type
         VkModel gpu(file, cp, test_options());
         CpuModel cpu(file, cp);
         const auto& prompt = golden_[0].prompt_ids;
@@ -430,6 +433,7 @@ class TestVkModel : public QObject {
         const gguf::File file = gguf::File::open(kModel);
         ContextParams cp;
         cp.n_ctx = 1024;
+        cp.kv_type = KvType::F32;  // an exact cache: the kernels are compared, not the KV type
         VkModelOptions o = test_options();
         o.device.gpu_kernels = gpu_kernels;
         VkModel gpu(file, cp, o);
