@@ -153,6 +153,24 @@ nlohmann::json num_or_null(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+/// What the loaded model holds, in bytes, by purpose (Model::memory_report,
+/// the engine's own accounting), with the context it was sized for: the
+/// figures `plan --json` predicts for the same -c, --parallel and --kv-type.
+nlohmann::json memory_json(const core::EngineSession& session) {
+    const model::Model& m = session.model();
+    const model::MemoryReport r = m.memory_report();
+    return {{"backend", session.facts().backend},
+            {"n_ctx", m.context().n_ctx},
+            {"n_parallel", m.context().n_seq_max},
+            {"kv_type", model::kv_type_name(m.context().kv_type)},
+            {"on_device", r.on_device},
+            {"weights", r.weights},
+            {"kv_cache", r.kv_cache},
+            {"activations", r.activations},
+            {"staging", r.staging},
+            {"total", r.total()}};
+}
+
 nlohmann::json result_record(const core::FinishedRequest& f) {
     return {
         {"id", f.label},
@@ -410,6 +428,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         j["requests_refused"] = refused;
         j["finish_reasons"] = nlohmann::json::object();
         for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
+        j["memory"] = memory_json(*session);
         if (std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str()) < 0 ||
             std::fflush(summary_file.get()) != 0) {
             std::fprintf(stderr, "batch: %s: cannot write the summary: %s\n",

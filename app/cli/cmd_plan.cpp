@@ -5,8 +5,10 @@
 // The figures are the memory planner's (engine/model/memory_plan.h): the
 // bytes the Vulkan engine allocates for the same settings.
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "args.h"
 #include "common_options.h"
 #include "gguf/gguf.h"
+#include "model/host_memory.h"
 #include "model/memory_plan.h"
 #include "model/model_desc.h"
 #include "vk/context.h"
@@ -29,19 +32,31 @@ const CommandSpec kSpec{
     "Show the device memory a model needs and the largest context that fits.",
     "MODEL is a GGUF file (default: the bundled stories260K.gguf), or give a\n"
     "named shape with --shape (1B, 3B: Llama 3.2; 7B, 13B: Llama 2; 8B, 70B:\n"
-    "Llama 3.1) and its weight type with --type (a ggml type such as f16, q8_0,\n"
-    "q4_0, q4_k, or the presets q4_k_m / q5_k_m). The KV cache holds\n"
-    "ctx-size * parallel cells. 'fits' compares the total with each visible\n"
-    "Vulkan device's largest device-local heap (or its driver budget) and with\n"
-    "common GPU memory sizes; other programs' use of the device is not counted.",
+    "Llama 3.1) and its file type with --type, as `quantize --type` takes it\n"
+    "(q4_k_m, q4_0, q3_k_l, q8_0, f16, ...: llama-quantize's tensor-type mix;\n"
+    "--pure for one type in every matrix; a ggml type such as q4_k or bf16 for\n"
+    "every matrix). -c, --parallel and --kv-type mean what they mean in `batch`\n"
+    "and `generate`: one KV pool of -c tokens shared by --parallel sequences,\n"
+    "so the plan equals what `batch -c N --concurrency P` allocates on Vulkan.\n"
+    "'fits' compares the total with each visible Vulkan device's largest\n"
+    "device-local heap and with common GPU memory sizes; other programs' use\n"
+    "of the device is not counted.",
     {
         {"model", 'm', "FILE", "model file (alternative to the MODEL argument)"},
         {"shape", 0, "NAME", "plan a named model shape instead of a file: 1B 3B 7B 8B 13B 70B"},
-        {"type", 0, "TYPE", "weight type of --shape (default: f16)"},
-        {"ctx-size", 'c', "N", "context per sequence in tokens (default: 4096)"},
+        {"type", 0, "TYPE", "file type of --shape, as quantize --type (default: f16)"},
+        {"pure", 0, "", "with --type: that type in every matrix (llama-quantize --pure)"},
+        {"ctx-size", 'c', "N",
+         "KV pool size in tokens, shared by the sequences (default: training context, at most "
+         "4096, times --parallel)"},
         {"parallel", 0, "N", "sequences decoded at once (default: 1)"},
-        {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f16)"},
+        kv_type_option(),
         {"ubatch", 0, "N", "tokens of the largest ubatch (default: 512)"},
+        {"backend", 0, "NAME",
+         std::string("plan for cpu (host memory of the threaded CPU backend) or vulkan (device "
+                     "memory) (default: ") +
+             kDefaultBackend + ")"},
+        {"json", 0, "", "print the plan as one JSON object"},
     },
     0,
     1,
@@ -70,8 +85,8 @@ void fit_line(const std::string& name, uint64_t budget, const model::ModelDesc& 
         fits = false;  // a span this device cannot compute
     }
     const uint32_t cells = model::largest_context(d, cp, shape, k, budget, uint32_t{1} << 24);
-    std::printf("  %-44s %10s  %-8s largest context %u tokens x %u\n", name.c_str(),
-                gib(budget).c_str(), fits ? "fits" : "too big", cells / parallel, parallel);
+    std::printf("  %-44s %10s  %-8s largest pool %u tokens (%u per sequence of %u)\n", name.c_str(),
+                gib(budget).c_str(), fits ? "fits" : "too big", cells, cells / parallel, parallel);
 }
 
 }  // namespace
@@ -82,13 +97,16 @@ int cmd_plan(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
-    const uint32_t n_ctx = static_cast<uint32_t>(args.get_int("ctx-size", 4096, 1, 1 << 22));
     const uint32_t parallel = static_cast<uint32_t>(args.get_int("parallel", 1, 1, 4096));
-    if (uint64_t{n_ctx} * parallel > (uint64_t{1} << 24))
-        throw UsageError("--ctx-size times --parallel is over 16777216 cells");
-    const std::string kv_name = args.get("kv-type").value_or("f16");
-    if (kv_name != "f32" && kv_name != "f16")
-        throw UsageError("--kv-type: '" + kv_name + "' is not f32 or f16");
+    const model::KvType kv_type = kv_type_from_args(args);
+    const std::string kv_name = model::kv_type_name(kv_type);
+    const bool as_json = args.has("json");
+    const std::string backend = args.get("backend").value_or(kDefaultBackend);
+    if (backend != "cpu" && backend != "vulkan")
+        throw UsageError("--backend: '" + backend + "' is not cpu or vulkan");
+    const bool host = backend == "cpu";
+    if (args.has("pure") && !args.get("shape"))
+        throw UsageError("--pure applies to --shape with --type");
     model::PlanShape shape;
     shape.n_ubatch = static_cast<uint32_t>(args.get_int("ubatch", 512, 1, 1 << 16));
 
@@ -101,11 +119,11 @@ int cmd_plan(const std::vector<std::string>& argv) {
         if (!s) throw UsageError("--shape: '" + *sname + "' is not one of 1B 3B 7B 8B 13B 70B");
         const std::string type = args.get("type").value_or("f16");
         try {
-            d = model::shape_desc(*s, type);
+            d = model::shape_desc(*s, type, args.has("pure"));
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("--type: ") + e.what());
         }
-        what = s->name + " (" + s->like + " shape), weights " + type;
+        what = s->name + " (" + s->like + " shape), " + (args.has("pure") ? "pure " : "") + type;
     } else {
         if (args.get("type")) throw UsageError("--type applies to --shape only");
         std::optional<std::string> given = args.get("model");
@@ -119,10 +137,16 @@ int cmd_plan(const std::vector<std::string>& argv) {
         d = model::ModelDesc::from_gguf(f);
         what = path + " (" + d.hp.arch + ")";
     }
+    // batch's rule (batch_common.cpp): one pool, by default room for each
+    // sequence's default context (the training context, at most 4096).
+    const uint64_t def_pool = std::min<uint64_t>(
+        uint64_t{std::min<uint32_t>(std::max<uint32_t>(d.hp.n_ctx_train, 1), 4096)} * parallel,
+        uint64_t{1} << 24);
     model::ContextParams cp;
-    cp.n_ctx = n_ctx * parallel;
+    cp.n_ctx = static_cast<uint32_t>(
+        args.get_int("ctx-size", static_cast<int64_t>(def_pool), 1, int64_t{1} << 24));
     cp.n_seq_max = parallel;
-    cp.kv_type = kv_name == "f16" ? model::KvType::F16 : model::KvType::F32;
+    cp.kv_type = kv_type;
 
     uint64_t params = 0;
     for (const model::TensorRef& t : d.tensors) params += t.ne0 * t.ne1;
@@ -133,13 +157,36 @@ int cmd_plan(const std::vector<std::string>& argv) {
         g.max_workgroup_invocations = 1024;
         return g;
     }());
-    const model::MemoryNeed need = model::plan_memory(d, cp, shape, gpu);
+    const model::MemoryNeed need =
+        host ? model::plan_memory_host(d, cp) : model::plan_memory(d, cp, shape, gpu);
+    if (as_json) {
+        const nlohmann::json j = {{"model", what},
+                                  {"backend", backend},
+                                  {"n_ctx", cp.n_ctx},
+                                  {"n_parallel", cp.n_seq_max},
+                                  {"kv_type", kv_name},
+                                  {"n_ubatch", shape.n_ubatch},
+                                  {"parameters", params},
+                                  {"weights", need.weights},
+                                  {"kv_cache", need.kv_cache},
+                                  {"activations", need.activations},
+                                  {"staging", need.staging},
+                                  {"total", need.total()}};
+        std::printf("%s\n", j.dump(2).c_str());
+        return 0;
+    }
     std::printf("model:        %s\n", what.c_str());
     std::printf("parameters:   %.3g (%u layers, n_embd %u, %u heads, %u KV heads, head_dim %u)\n",
                 static_cast<double>(params), d.hp.n_layer, d.hp.n_embd, d.hp.n_head, d.hp.n_head_kv,
                 d.hp.head_dim);
-    std::printf("context:      %u tokens x %u sequences = %u KV cells, %s KV cache, ubatch %u\n",
-                n_ctx, parallel, cp.n_ctx, kv_name.c_str(), shape.n_ubatch);
+    std::printf(
+        "context:      one pool of %u KV cells shared by %u sequence%s, %s KV cache, "
+        "ubatch %u\n",
+        cp.n_ctx, parallel, parallel == 1 ? "" : "s", kv_name.c_str(), shape.n_ubatch);
+    std::printf("backend:      %s\n",
+                host ? "cpu (host memory; the weights are read in place from the file's mapping, "
+                       "activations not counted)"
+                     : "vulkan (device memory)");
     std::printf("weights:      %15" PRIu64 " bytes  %s\n", need.weights, gib(need.weights).c_str());
     std::printf("kv cache:     %15" PRIu64 " bytes  %s\n", need.kv_cache,
                 gib(need.kv_cache).c_str());
@@ -147,6 +194,14 @@ int cmd_plan(const std::vector<std::string>& argv) {
                 mib(need.activations).c_str());
     std::printf("staging:      %15" PRIu64 " bytes  %s\n", need.staging, mib(need.staging).c_str());
     std::printf("total:        %15" PRIu64 " bytes  %s\n", need.total(), gib(need.total()).c_str());
+    if (host) {
+        if (const std::optional<model::HostMemory> hm = model::host_memory_available()) {
+            std::printf("\nhost memory available: %s (%s): %s\n",
+                        model::format_bytes(hm->bytes).c_str(), hm->source.c_str(),
+                        need.total() <= hm->bytes ? "fits" : "too big");
+        }
+        return 0;
+    }
 
     std::printf("\nvisible devices:\n");
     try {

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "ggml/types.h"
 #include "model/arch/arch.h"
 #include "model/graph.h"
+#include "quant/file_types.h"
+#include "quant/mix_rules.h"
+#include "quant/quantize_model.h"
 
 namespace wb::model {
 
@@ -55,6 +59,17 @@ bool same_rope(const RopeConfig& a, const RopeConfig& b) {
 }
 
 }  // namespace
+
+MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx) {
+    MemoryNeed need;
+    for (const MatDesc& m : d.mats)
+        for (uint32_t p : m.parts)
+            need.weights += d.tensors[p].ne1 * ggml::row_bytes(d.tensors[p].type, m.ne0);
+    for (const VecDesc& v : d.vecs) need.weights += v.n * sizeof(float);
+    const uint64_t cells = KvCells::pool_cells(ctx.n_ctx, ctx.kv_block_size);
+    need.kv_cache = 2 * uint64_t{d.hp.n_layer} * cells * d.hp.kv_dim() * kv_type_bytes(ctx.kv_type);
+    return need;
+}
 
 uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_out) {
     PlanOps ops(n_tok, n_out);
@@ -173,29 +188,69 @@ uint32_t type_by_name(const std::string& name) {
         for (char& c : tn) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (low == tn) return id;
     }
+    std::string targets;
+    for (const quant::TargetInfo& t : quant::all_targets()) targets += std::string(" ") + t.name;
     throw std::invalid_argument("unknown weight type '" + name +
-                                "' (a ggml type such as f16, q8_0, q4_0, q4_k, or a preset "
-                                "q4_k_m / q5_k_m)");
+                                "' (a file type as `quantize --type` takes it:" + targets +
+                                "; or a ggml type for every matrix, such as q4_k or bf16)");
+}
+
+/// Gives every tensor of `d` that is a weight matrix (2-D, name ending in
+/// "weight") its type: llama-quantize's choice for `target` (the mix, or
+/// every matrix alike when `pure`), else `pure_type` for all of them; norms
+/// stay F32. Recomputes each tensor's bytes.
+void set_weight_types(ModelDesc& d, const std::optional<quant::Target>& target, uint32_t pure_type,
+                      bool pure) {
+    std::vector<uint32_t> types(d.tensors.size());
+    if (target) {
+        std::vector<std::string> names;
+        for (const TensorRef& t : d.tensors) names.push_back(t.name);
+        const std::vector<std::string> order = quant::llama_quantize_order(names);
+        std::vector<quant::MixTensor> mix;
+        std::vector<size_t> index;  // mix[i] is d.tensors[index[i]]
+        for (const std::string& n : order) {
+            for (size_t i = 0; i < d.tensors.size(); ++i) {
+                if (d.tensors[i].name != n) continue;
+                const TensorRef& t = d.tensors[i];
+                mix.push_back({t.name, t.type, t.ne1 > 1 ? 2u : 1u, t.ne0});
+                index.push_back(i);
+                break;
+            }
+        }
+        quant::MixModel mm;
+        mm.arch = d.hp.arch;
+        mm.n_layer = d.hp.n_layer;
+        mm.n_head = d.hp.n_head;
+        mm.n_head_kv = d.hp.n_head_kv;
+        const std::vector<quant::MixChoice> choice = quant::choose_types(mm, mix, *target, pure);
+        for (size_t i = 0; i < mix.size(); ++i) types[index[i]] = choice[i].type;
+    } else {
+        for (size_t i = 0; i < d.tensors.size(); ++i)
+            types[i] = d.tensors[i].ne1 > 1 ? pure_type : d.tensors[i].type;
+    }
+    for (size_t i = 0; i < d.tensors.size(); ++i) {
+        TensorRef& t = d.tensors[i];
+        t.type = types[i];
+        t.nbytes = ggml::row_bytes(t.type, t.ne0) * t.ne1;  // throws on a bad row length
+    }
 }
 
 }  // namespace
 
-ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type) {
+ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type, bool pure) {
     std::string low = weight_type;
     for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    // llama-quantize's _M presets (src/llama-quant.cpp): the output matrix
-    // Q6_K, attn_v and ffn_down Q6_K in the layers use_more_bits picks
-    // (the first and last eighth, and every third layer between), the rest
-    // of the base K type.
-    uint32_t base = 0;
-    bool preset = false;
-    if (low == "q4_k_m" || low == "q5_k_m") {
-        base = type_by_name(low == "q4_k_m" ? "q4_k" : "q5_k");
-        preset = true;
-    } else {
-        base = type_by_name(low);
+    // A file type (what `quantize --type` takes) gets llama-quantize's mix
+    // (quant/mix_rules.h); a ggml type that is not a file type (q4_k, bf16,
+    // f32) every weight matrix alike. Matrices start as F32 here, as in
+    // an F32 original, and take their types at the end.
+    std::optional<quant::Target> target;
+    uint32_t base_type = 0;
+    try {
+        target = quant::parse_target(low);
+    } catch (const std::invalid_argument&) {
+        base_type = type_by_name(low);
     }
-    const uint32_t q6_k = type_by_name("q6_k");
     ModelDesc d;
     HParams& hp = d.hp;
     hp.arch = "llama";
@@ -231,16 +286,14 @@ ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type) {
         return static_cast<VecId>(d.vecs.size() - 1);
     };
     const uint32_t f32 = type_by_name("f32");
+    const uint32_t base = f32;  // every matrix's type is chosen below
     const uint64_t n_embd = s.n_embd, kv_dim = uint64_t{hp.head_dim} * s.n_head_kv;
-    const uint32_t out_type = preset ? q6_k : base;
-    d.token_embd = mat({add("token_embd.weight", s.tied ? out_type : base, n_embd, s.n_vocab)});
+    d.token_embd = mat({add("token_embd.weight", base, n_embd, s.n_vocab)});
     d.output_norm = vec(add("output_norm.weight", f32, n_embd, 1));
-    d.output = s.tied ? d.token_embd : mat({add("output.weight", out_type, n_embd, s.n_vocab)});
+    d.output = s.tied ? d.token_embd : mat({add("output.weight", base, n_embd, s.n_vocab)});
     d.layers.resize(s.n_layer);
     for (uint32_t l = 0; l < s.n_layer; ++l) {
-        const bool more_bits =
-            l < s.n_layer / 8 || l >= 7 * s.n_layer / 8 || (l - s.n_layer / 8) % 3 == 2;
-        const uint32_t vd = preset && more_bits ? q6_k : base;
+        const uint32_t vd = base;
         const std::string p = "blk." + std::to_string(l) + ".";
         LayerDesc& L = d.layers[l];
         L.attn_norm = vec(add(p + "attn_norm.weight", f32, n_embd, 1));
@@ -253,6 +306,7 @@ ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type) {
                          add(p + "ffn_up.weight", base, n_embd, s.n_ff)});
         L.down = mat({add(p + "ffn_down.weight", vd, s.n_ff, n_embd)});
     }
+    set_weight_types(d, target, base_type, pure);
     return d;
 }
 

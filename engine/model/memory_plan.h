@@ -38,6 +38,14 @@ struct PlanShape {
 MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
                        const vk::KernelConfig& kernels);
 
+/// Host bytes the threaded CPU executor (CpuExecModel, `--backend cpu`)
+/// holds for `d` with `ctx`, as its memory_report() counts them: weights =
+/// the matrices' bytes in their file types (read in place from the file's
+/// mapping, so page cache rather than allocations) plus the vectors as
+/// f32; kv_cache = 2 * n_layer * pool cells * kv_dim * element bytes;
+/// activations and staging 0 (not counted there either). Never throws.
+MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx);
+
 /// Bytes of the activation buffers the graph of `d` asks for with n_tok
 /// token rows and n_out output rows (f32).
 uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_out);
@@ -59,12 +67,15 @@ const std::vector<NamedShape>& named_shapes();
 /// The shape called `name` (case-insensitive), or nullptr.
 const NamedShape* find_named_shape(const std::string& name);
 
-/// A ModelDesc for a named shape whose 2-D weights all have ggml type
-/// `weight_type` (norms F32), or the mix of a llama-quantize preset
-/// ("q4_k_m": Q4_K, with Q6_K for the output and half of attn_v/ffn_down;
-/// "q5_k_m" likewise with Q5_K). The tensors have no data: plan only.
-/// Throws std::invalid_argument for an unknown type or preset, or a row
-/// length the type's blocks do not divide.
-ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type);
+/// A ModelDesc for a named shape with the tensor types a file of
+/// `weight_type` has: a file type as `quantize --type` takes it ("q4_k_m",
+/// "q4_0", "q3_k_l", "f16", ...; quant/file_types.h) gets llama-quantize's
+/// mix (quant/mix_rules.h: e.g. output.weight Q6_K in a Q4_0 file), or,
+/// with `pure` (llama-quantize --pure), that type's base type in every
+/// matrix; a ggml type that names no file type ("q4_k", "bf16", "f32")
+/// goes to every matrix. Norms stay F32. The tensors have no data: plan
+/// only. Throws std::invalid_argument for an unknown type (listing the
+/// file types) or a row length a pure type's blocks do not divide.
+ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type, bool pure = false);
 
 }  // namespace wb::model

@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "common/data_dir.h"
+#include "common/golden2.h"
 #include "common/json_fixtures.h"
 #include "common/process.h"
 
@@ -198,12 +199,15 @@ class TestCli : public QObject {
     }
 
     void info_shows_parameter_count() {
-        const Run r = run_cli({"info", kData + "/models/stories260K.gguf"});
+        const Run r = run_cli({"info", kData + "/models/stories260K.gguf", "--kv-type", "f32"});
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(r.out.contains("parameters:      292800"));
         QVERIFY(r.out.contains("n_head_kv:       4"));
         // KV at the training context 2048, f32: 2 * 5 * 2048 * 4 * 8 * 4 bytes
         QVERIFY(r.out.contains("kv cache:        2621440 bytes"));
+        // The default KV cache is f16, as llama.cpp's: half of that.
+        const Run d = run_cli({"info", kData + "/models/stories260K.gguf"});
+        QVERIFY2(d.out.contains("kv cache:        1310720 bytes"), d.out.constData());
         const Run c = run_cli({"info", "-c", "512", "--kv-type", "f16"});  // bundled model
         QVERIFY2(c.code == 0, c.err.constData());
         QVERIFY(c.out.contains("kv cache:        327680 bytes"));  // 2*5*512*4*8*2
@@ -305,11 +309,83 @@ class TestCli : public QObject {
         const Run g = run_cli(
             {"plan", kData + "/golden2/gemma2/gemma2-f16.gguf", "-c", "512", "--parallel", "2"});
         QVERIFY2(g.code == 0, g.err.constData());
-        QVERIFY2(g.out.contains("(gemma2)") && g.out.contains("512 tokens x 2 sequences"),
+        QVERIFY2(g.out.contains("(gemma2)") &&
+                     g.out.contains("one pool of 512 KV cells shared by 2 sequences"),
                  g.out.constData());
         const Run bad = run_cli({"plan", "--shape", "9B"});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains("1B 3B 7B 8B 13B 70B"), bad.err.constData());
+    }
+
+    // `plan` predicts what `batch` allocates: -c (one pool), --parallel /
+    // --concurrency and --kv-type mean the same in both, so with the same
+    // flags the plan's weights and KV cache equal the engine's own
+    // accounting (Model::memory_report, in batch's --summary-json) byte for
+    // byte; on Vulkan the plan's activations and staging (a 512-token
+    // ubatch, the peak) cover what the run allocated. The defaults agree too
+    // (f16 KV, the training context per sequence). The tiny models of every
+    // architecture, and a TinyLlama-1.1B-shape file from `synth`.
+    void plan_equals_batch_allocation_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("backend");
+        QTest::addColumn<bool>("defaults");
+        for (const std::string& m : wbtest::golden2_models()) {
+            QTest::newRow((m + " vulkan").c_str())
+                << QString::fromStdString(wbtest::golden2_model(m)) << "vulkan" << false;
+        }
+        const QString stories = kData + "/models/stories260K.gguf";
+        QTest::newRow("stories260K vulkan") << stories << "vulkan" << false;
+        QTest::newRow("stories260K cpu") << stories << "cpu" << false;
+        QTest::newRow("stories260K cpu, default -c and --kv-type") << stories << "cpu" << true;
+        QTest::newRow("tinyllama-1.1b shape q4_0 cpu") << "synth"
+                                                       << "cpu" << false;
+    }
+
+    void plan_equals_batch_allocation() {
+        QFETCH(QString, model);
+        QFETCH(QString, backend);
+        QFETCH(bool, defaults);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        if (model == "synth") {
+            model = dir.filePath("tinyllama-shape-q4_0.gguf");
+            const Run s = run_cli({"synth", "--shape", "tinyllama-1.1b", "--type", "q4_0", "-q",
+                                   "--threads", "2", model});
+            QVERIFY2(s.code == 0, s.err.constData());
+        }
+        const QString prompts = dir.filePath("prompts.txt");
+        {
+            QFile f(prompts);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("Once upon a time\nThe cat\nA dog ran\nHello\n");
+        }
+        QStringList sizes = {"-c", "2048", "--kv-type", "f16"};
+        if (defaults) sizes.clear();
+        const Run p = run_cli(
+            QStringList{"plan", model, "--parallel", "4", "--backend", backend, "--json"} + sizes);
+        QVERIFY2(p.code == 0, p.err.constData());
+        const QJsonObject plan = QJsonDocument::fromJson(p.out).object();
+        const QString summary = dir.filePath("summary.json");
+        const Run b =
+            run_cli(QStringList{"batch", "-m", model, "--prompts", prompts, "--concurrency", "4",
+                                "--backend", backend, "-n", "2", "--no-log", "-q", "-o",
+                                dir.filePath("out.jsonl"), "--summary-json", summary} +
+                    sizes);
+        QVERIFY2(b.code == 0, b.err.constData());
+        QFile sf(summary);
+        QVERIFY(sf.open(QIODevice::ReadOnly));
+        const QJsonObject got = QJsonDocument::fromJson(sf.readAll()).object()["memory"].toObject();
+        QVERIFY2(!got.isEmpty(), "batch --summary-json has no memory block");
+        qInfo("plan %s", p.out.constData());
+        for (const char* key : {"backend", "n_ctx", "n_parallel", "kv_type"})
+            QVERIFY2(plan[key] == got[key], key);
+        if (defaults) QCOMPARE(got["kv_type"].toString(), QString("f16"));
+        // The bytes: integers below 2^53, exact in a JSON double.
+        QCOMPARE(plan["weights"].toDouble(), got["weights"].toDouble());
+        QCOMPARE(plan["kv_cache"].toDouble(), got["kv_cache"].toDouble());
+        QVERIFY(got["kv_cache"].toDouble() > 0);
+        QVERIFY(plan["activations"].toDouble() >= got["activations"].toDouble());
+        QVERIFY(plan["staging"].toDouble() >= got["staging"].toDouble());
     }
 
     void bad_model_path_fails_naming_the_file() {
