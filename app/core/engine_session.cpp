@@ -92,6 +92,67 @@ struct detail::SessionCore {
     };
     std::unordered_map<uint64_t, Streaming> streaming;
 
+    // Chat continuations: a finished chat request's prompt and reply as the
+    // ids they ran as, with the text those ids spell (pieces with special
+    // tokens). A later chat prompt that renders this text first (the next
+    // turn of the conversation) starts with these ids instead of a fresh
+    // tokenization of the history: a reply's generated ids are seldom the
+    // ids its text tokenizes to, and any difference ends the prefix-cache
+    // match there (llama.cpp's server keeps the generated tokens likewise).
+    struct Continuation {
+        std::string text;          // what `ids` spell, special tokens as text
+        std::vector<int32_t> ids;  // [n_prompt + n_out]
+    };
+    static constexpr size_t kMaxContinuations = 64;
+    mutable std::mutex continuations_mu;
+    std::deque<Continuation> continuations;  // newest last
+
+    /// Concatenated token_to_piece(id, special=true) of `ids`.
+    std::string spell(const std::vector<int32_t>& ids) const {
+        std::string s;
+        for (int32_t id : ids) s += vocab.token_to_piece(id, /*special=*/true);
+        return s;
+    }
+
+    // Engine thread: keeps a finished chat request's ids for the next turn.
+    void remember_continuation(const FinishedRequest& f) {
+        if (f.mode != PromptMode::Chat || f.refused || f.output_tokens.empty() ||
+            f.prompt_tokens.empty() || f.prompt.empty())
+            return;
+        Continuation k;
+        k.ids = f.prompt_tokens;
+        k.ids.insert(k.ids.end(), f.output_tokens.begin(), f.output_tokens.end());
+        k.text = f.prompt + spell(f.output_tokens);
+        std::lock_guard<std::mutex> lock(continuations_mu);
+        continuations.push_back(std::move(k));
+        while (continuations.size() > kMaxContinuations) continuations.pop_front();
+    }
+
+    /// The ids for chat prompt `text` (freshly tokenized as `fresh`) that
+    /// continue the longest kept conversation whose text `text` starts
+    /// with: its ids, then the rest of `text` tokenized on its own. Only
+    /// when those ids spell exactly what `fresh` spells (else, or with no
+    /// such conversation, nullopt: use `fresh`).
+    std::optional<std::vector<int32_t>> continue_chat(const std::string& text,
+                                                      const std::vector<int32_t>& fresh,
+                                                      bool parse_special) const {
+        Continuation best;
+        {
+            std::lock_guard<std::mutex> lock(continuations_mu);
+            for (const Continuation& k : continuations) {
+                if (k.text.size() > text.size() || k.text.size() <= best.text.size()) continue;
+                if (text.compare(0, k.text.size(), k.text) == 0) best = k;
+            }
+        }
+        if (best.ids.empty()) return std::nullopt;
+        std::vector<int32_t> ids = std::move(best.ids);
+        const std::vector<int32_t> tail = vocab.tokenize(
+            std::string_view(text).substr(best.text.size()), /*add_special=*/false, parse_special);
+        ids.insert(ids.end(), tail.begin(), tail.end());
+        if (ids == fresh || spell(ids) != spell(fresh)) return std::nullopt;
+        return ids;
+    }
+
     // Parsed chat templates by name ("model" for "" too), parsed on first use.
     mutable std::mutex templates_mu;
     mutable std::map<std::string, std::shared_ptr<const chat::TemplateChoice>> templates;
@@ -199,6 +260,7 @@ struct detail::SessionCore {
                     re.type = RequestEvent::Type::Finished;
                     re.piece = e.piece;
                     re.result = finished(std::move(p), e);
+                    remember_continuation(*re.result);
                     pending.erase(it);
                     ++finishing;
                     break;
@@ -435,6 +497,11 @@ PreparedRequest EngineSession::prepare(GenerationRequest req) const {
                     chat::ChatPrompt cp =
                         chat::build_prompt(tmpl->tmpl, c.vocab, req.messages,
                                            /*add_generation_prompt=*/true, req.chat_vars);
+                    // The next turn of a conversation this session ran
+                    // continues its ids (SessionCore::continue_chat).
+                    if (std::optional<std::vector<int32_t>> kept =
+                            c.continue_chat(cp.text, cp.ids, cp.parse_special))
+                        cp.ids = std::move(*kept);
                     p.prompt_ = std::move(cp.text);
                     p.prompt_tokens_ = std::move(cp.ids);
                     p.prompt_facts_.add_bos = cp.add_bos;

@@ -187,7 +187,12 @@ class PreparedRequest {
     /// The text the model sees: the raw prompt, the rendered chat prompt,
     /// or "" for a request given as tokens.
     const std::string& prompt() const { return prompt_; }
-    /// [n_prompt] the token ids the request runs (empty when !ok()).
+    /// [n_prompt] the token ids the request runs (empty when !ok()). A chat
+    /// prompt that continues a conversation this session ran (its text
+    /// starts with an earlier chat prompt and that reply) starts with the
+    /// ids they ran as, the reply's generated ids included, so the prefix
+    /// cache matches the whole history; the ids spell the same text as a
+    /// fresh tokenization (which is used otherwise).
     const std::vector<int32_t>& prompt_tokens() const { return prompt_tokens_; }
     /// How the prompt became ids (template name and SHA-256, BOS, pre-tokenizer).
     const PromptFacts& prompt_facts() const { return prompt_facts_; }

@@ -8,6 +8,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -21,6 +22,7 @@
 
 #include "chat/chat_template.h"
 #include "common/data_dir.h"
+#include "common/golden2.h"
 #include "common/greedy_golden.h"
 #include "core/batch_runner.h"
 #include "core/engine_session.h"
@@ -361,6 +363,87 @@ class TestCore : public QObject {
         QVERIFY(!s->submit(pb, refused.sink()).accepted());
         QVERIFY(s->wait_idle(120s));
         QCOMPARE(refused.result()->message, pb.problem());
+    }
+
+    // The next turn of a chat reuses the reply as generated: its prompt
+    // starts with turn 1's prompt ids and generated ids (which a fresh
+    // tokenization of the rendered history does not reproduce), spells the
+    // same text, and the prefix cache covers every full KV block of them
+    // (hand-worked: the pool's blocks are 16 cells; turn 1 fed its prompt
+    // and all but its last generated token).
+    void chat_next_turn_keeps_the_reply_ids() {
+        // Tiny models reply with odd text: use the first (model, prompt)
+        // whose reply is whole UTF-8 (so the history holds exactly the text
+        // its ids spell) and whose ids a fresh tokenization does not give
+        // back (the case that matters; else keeping them changes nothing).
+        const std::vector<std::string> models = {"qwen2", "llama3", "qwen3", "smollm-fallback"};
+        const std::vector<std::string> prompts = {"Tell me a story about a dragon.", "Hello!",
+                                                  "Write a poem about the sea.", "What is 2+2?"};
+        decltype(core::EngineSession::open("", {})) s;
+        std::shared_ptr<const core::FinishedRequest> r1;
+        core::GenerationRequest t2;
+        std::vector<int32_t> kept, fresh;
+        for (size_t i = 0; i < models.size() * prompts.size() && !r1; ++i) {
+            core::SessionOptions so;
+            so.load.backend = "cpu";
+            so.load.context.n_ctx = 512;
+            so.load.context.n_seq_max = 1;
+            s = core::EngineSession::open(wbtest::golden2_model(models[i / prompts.size()]), so);
+            QCOMPARE(s->model().context().kv_block_size, 16u);
+            core::GenerationRequest t1;
+            t1.messages = {{"user", prompts[i % prompts.size()]}};
+            t1.chat_template = "chatml";
+            t1.max_tokens = 24;
+            t1.sampling.temperature = 0.0f;
+            Collector c1;
+            s->submit(t1, c1.sink());
+            QVERIFY(s->wait_idle(120s));
+            const auto r = c1.result();
+            QVERIFY(r && !r->output_tokens.empty());
+            if (s->vocab().detokenize(r->output_tokens, false, true) != r->output) continue;
+            kept = r->prompt_tokens;
+            kept.insert(kept.end(), r->output_tokens.begin(), r->output_tokens.end());
+            t2 = t1;
+            t2.messages.push_back({"assistant", r->output});
+            t2.messages.push_back({"user", "Go on."});
+            fresh =
+                chat::build_prompt(s->chat_template("chatml")->tmpl, s->vocab(), t2.messages, true)
+                    .ids;
+            const bool fresh_keeps_them =
+                fresh.size() >= kept.size() && std::equal(kept.begin(), kept.end(), fresh.begin());
+            if (!fresh_keeps_them) {
+                qInfo("%s, \"%s\": %zu prompt + %zu reply ids", models[i / prompts.size()].c_str(),
+                      prompts[i % prompts.size()].c_str(), r->prompt_tokens.size(),
+                      r->output_tokens.size());
+                r1 = r;
+            }
+        }
+        QVERIFY2(r1, "no model and prompt gave a whole-UTF-8 reply that re-tokenizes differently");
+        const core::PreparedRequest p2 = s->prepare(t2);
+        QVERIFY2(p2.ok(), p2.problem().c_str());
+        const std::vector<int32_t>& ids = p2.prompt_tokens();
+        QVERIFY2(ids.size() > kept.size() && std::equal(kept.begin(), kept.end(), ids.begin()),
+                 "turn 2's prompt does not start with turn 1's prompt and reply ids");
+        QCOMPARE(s->vocab().detokenize(ids, false, true),
+                 s->vocab().detokenize(fresh, false, true));
+        Collector c2;
+        s->submit(p2, c2.sink());
+        QVERIFY(s->wait_idle(120s));
+        const auto r2 = c2.result();
+        QVERIFY(r2);
+        QCOMPARE(r2->prompt_tokens, ids);
+        // Turn 1 fed its prompt and all but its last generated token: the
+        // cache covers at least their full blocks, at most all of them, and
+        // more than a fresh tokenization shares with them.
+        const int32_t fed = static_cast<int32_t>(kept.size()) - 1;
+        const auto shared = static_cast<int32_t>(
+            std::mismatch(kept.begin(), kept.end(), fresh.begin(), fresh.end()).first -
+            kept.begin());
+        qInfo("cached %d of %d fed; a fresh tokenization shares %d", r2->prompt_tokens_cached, fed,
+              shared);
+        QVERIFY(r2->prompt_tokens_cached >= fed / 16 * 16);
+        QVERIFY(r2->prompt_tokens_cached <= fed);
+        QVERIFY(r2->prompt_tokens_cached > shared);
     }
 
     // Per-client concurrency set on the session while a request of another
