@@ -650,7 +650,8 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(!b->findChild<QWidget*>("batchSummary")->isHidden());  // shown (its tab may not be)
     QVERIFY(b->summaryText().contains("TTFT (ms)") && b->summaryText().contains("ITL (ms)") &&
             b->summaryText().contains("TPOT (ms)") && b->summaryText().contains("e2e (ms)") &&
-            b->summaryText().contains("throughput: prefill"));
+            b->summaryText().contains("over the run: input") &&
+            b->summaryText().contains("requests/s"));
     // The summary counts what the table holds.
     int tokens = 0;
     QMap<QString, int> reasons;
