@@ -187,6 +187,37 @@ class TestCli : public QObject {
         QVERIFY2(bad_err.contains("pass --db PATH"), bad_err.constData());
     }
 
+    void compare_logs_to_db_unless_no_log() {
+        // compare takes --db and --no-log as generate and batch do: every
+        // response (3 built-in prompts per model) goes to one "compare" run.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString model = kData + "/models/stories260K.gguf";
+        const QString db = dir.filePath("runlog.sqlite");
+        const Run r = run_cli({"compare", "-m", model, "-m", model, "-n", "4", "--backend", "cpu",
+                               "--json", "--db", db});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.err.contains("compare: logged 6 responses as run"), r.err.constData());
+        const Run e = run_cli({"export", "--db", db, "--format", "jsonl"});
+        QVERIFY2(e.code == 0, e.err.constData());
+        QStringList ids;
+        for (const QByteArray& line : e.out.split('\n')) {
+            if (line.isEmpty()) continue;
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            QCOMPARE(o["run_kind"].toString(), QString("compare"));
+            ids << o["request_id"].toString();
+        }
+        ids.sort();
+        QCOMPARE(ids, QStringList({"A/p0", "A/p1", "A/p2", "B/p0", "B/p1", "B/p2"}));
+        // --no-log: nothing is opened or written, not even with --db.
+        const QString none = dir.filePath("none.sqlite");
+        const Run n = run_cli({"compare", "-m", model, "-m", model, "-n", "2", "--backend", "cpu",
+                               "--json", "--db", none, "--no-log"});
+        QVERIFY2(n.code == 0, n.err.constData());
+        QVERIFY(!QFile::exists(none));
+        QVERIFY(!n.err.contains("logged"));
+    }
+
     void tokenize_prints_golden_ids() {
         for (const QJsonObject& g : golden()) {
             const Run r = run_cli({"tokenize", "-p", g["prompt"].toString()});
