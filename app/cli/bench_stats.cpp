@@ -22,4 +22,29 @@ RepeatStats repeat_stats(std::vector<double> v) {
     return s;
 }
 
+std::string format_columns(const std::vector<std::vector<std::string>>& rows,
+                           const std::vector<Align>& align, bool pipes) {
+    const size_t n = align.size();
+    std::vector<size_t> width(n, 0);
+    for (const auto& row : rows) {
+        for (size_t c = 0; c < n && c < row.size(); ++c)
+            width[c] = std::max(width[c], row[c].size());
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        std::string line = pipes ? "| " : "";
+        for (size_t c = 0; c < n; ++c) {
+            const std::string cell = c < row.size() ? row[c] : std::string();
+            const std::string pad(width[c] - cell.size(), ' ');
+            line += align[c] == Align::Left ? cell + pad : pad + cell;
+            if (c + 1 < n) line += pipes ? " | " : " ";
+        }
+        if (pipes) line += " |";
+        // A plain table's last column left-aligned leaves no trailing blanks.
+        if (!pipes) line.erase(line.find_last_not_of(' ') + 1);
+        out += line + "\n";
+    }
+    return out;
+}
+
 }  // namespace wb::cli

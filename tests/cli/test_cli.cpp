@@ -88,6 +88,27 @@ class TestCli : public QObject {
         QCOMPARE(step["recorded"].toInt(), 1);
     }
 
+    void bench_table_columns_line_up() {
+        // stories260K's shape is no synth shape, so it reads "n_embd 64,
+        // n_layer 5, n_ff 172": longer than a fixed-width column. Every
+        // line of the table still has its '|' at the same places.
+        const Run r = run_cli({"bench", "-p", "4", "-n", "2", "-r", "1", "--backend", "cpu"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QList<QList<qsizetype>> bars;
+        for (const QString& line : QString::fromUtf8(r.out).split('\n')) {
+            if (!line.startsWith('|')) continue;
+            QList<qsizetype> at;
+            for (qsizetype i = 0; i < line.size(); ++i) {
+                if (line[i] == '|') at.push_back(i);
+            }
+            bars.push_back(at);
+        }
+        QCOMPARE(bars.size(), qsizetype{3});  // header, pp, tg
+        QCOMPARE(bars[0].size(), qsizetype{9});
+        QVERIFY2(bars[1] == bars[0] && bars[2] == bars[0], r.out.constData());
+        QVERIFY2(r.out.contains("n_embd 64, n_layer 5, n_ff 172"), r.out.constData());
+    }
+
     void generate_on_cpu_reference_equals_golden() {
         const QJsonObject g = golden()[0];
         const Run r = run_cli({"generate", "--backend", "cpu", "-p", g["prompt"].toString(), "-n",
