@@ -271,7 +271,9 @@ class TestCli : public QObject {
         const QString model = kData + "/models/stories260K.gguf";
         const Run ok = run_cli({"info", model});
         QVERIFY2(ok.code == 0, ok.err.constData());
-        QVERIFY2(ok.out.contains("can run:         yes (CPU reference and Vulkan)"),
+        // Every backend that can run it, the threaded CPU one included.
+        QVERIFY2(ok.out.contains("can run:         yes, on --backend cpu (threaded, quantized "
+                                 "kernels), cpu-ref (f32 reference) and vulkan"),
                  ok.out.constData());
         QVERIFY(ok.out.indexOf("can run:") < ok.out.indexOf("parameters:"));
 
