@@ -24,6 +24,7 @@
 
 #include "args.h"
 #include "batch_common.h"
+#include "bench_stats.h"
 #include "common_options.h"
 #include "core/engine_session.h"
 
@@ -216,21 +217,11 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
             session->metrics().snapshot(session->metrics().last_sample_ms(), 60000);
         results.push_back({level, n_req, s.run, s.finish_reasons});
         if (!json) {
-            if (results.size() == 1) {
-                std::printf("%5s %8s %8s %10s %10s %7s %9s %9s %9s %9s %9s %8s %8s %8s\n", "conc",
-                            "requests", "wall s", "in tok/s", "out tok/s", "req/s", "wait p50",
-                            "wait p95", "wait p99", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99",
-                            "speedup");
-            }
-            const double base = results.front().run.output_tokens_per_s;
-            std::printf(
-                "%5u %8zu %8.2f %10.1f %10.1f %7.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.3f %8.3f "
-                "%7.2fx\n",
-                level, n_req, (s.run.end_ms - s.run.begin_ms) / 1000.0, s.run.input_tokens_per_s,
-                s.run.output_tokens_per_s, s.run.requests_per_s, s.run.queue_wait_ms.p50,
-                s.run.queue_wait_ms.p95, s.run.queue_wait_ms.p99, s.run.ttft_ms.p50,
-                s.run.ttft_ms.p99, s.run.itl_ms.p50, s.run.itl_ms.p99,
-                s.run.output_tokens_per_s / base);
+            if (results.size() == 1) std::fputs(concurrency_table_header().c_str(), stdout);
+            std::fputs(
+                concurrency_table_row(level, n_req, s.run, results.front().run.output_tokens_per_s)
+                    .c_str(),
+                stdout);
             std::fflush(stdout);
         }
         if (s.run.requests_completed != n_req) {
