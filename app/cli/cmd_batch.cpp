@@ -64,8 +64,10 @@ const CommandSpec kSpec{
     "It is 1 as well when any request failed (finish reason error, rejected or\n"
     "timeout); the end says how many of how many, by reason.\n"
     "A progress line and the metrics table (count, mean, p50, p90, p95, p99,\n"
-    "max of queue wait, TTFT, ITL, TPOT, end-to-end latency; tokens/s) go to\n"
-    "stderr. TTFT counts from submission, as vLLM's benchmark does. Each\n"
+    "max of queue wait, TTFT, ITL, TPOT, end-to-end latency; input and output\n"
+    "tokens/s and requests/s over the run's wall time, vLLM's input_throughput,\n"
+    "output_throughput, request_throughput) go to stderr. TTFT counts from\n"
+    "submission, as vLLM's benchmark does. Each\n"
     "response is logged in the run log unless --no-log.",
     concat(
         concat(model_options(), batch_context_options()),
@@ -379,12 +381,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
         if (progress && now - last_progress >= std::chrono::milliseconds(tty ? 200 : 2000)) {
             last_progress = now;
             const metrics::MetricsSnapshot s = session->metrics().snapshot(session->now_ms(), 5000);
-            std::fprintf(stderr,
-                         "%sbatch: %zu/%zu finished | running %d | queued %d | decode %.1f tok/s | "
-                         "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix cache hit rate %.3f%s",
-                         tty ? "\r" : "", finished, total, s.running, s.queued,
-                         s.window.decode_tokens_per_s, s.run.ttft_ms.p50, s.run.itl_ms.p50,
-                         s.run.prefix_hit_rate, tty ? "   " : "\n");
+            std::fprintf(
+                stderr,
+                "%sbatch: %zu/%zu finished | running %d | queued %d | output %.1f tok/s (5 s) | "
+                "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix cache hit rate %.3f%s",
+                tty ? "\r" : "", finished, total, s.running, s.queued, s.window.output_tokens_per_s,
+                s.run.ttft_ms.p50, s.run.itl_ms.p50, s.run.prefix_hit_rate, tty ? "   " : "\n");
             std::fflush(stderr);
         }
     }

@@ -155,18 +155,28 @@ RunResult run_once(model::Model& m, const std::vector<int32_t>& prompt, int64_t 
     return r;
 }
 
+/// `v` printed with `decimals` digits after the point ("%.*f").
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
 /// The per-op table, then the host phases of the same calls: what the
 /// host spent preparing and recording each call, and how long the submit
 /// waited for the fence (the GPU's op time plus launch and barrier costs).
 void print_profile(const char* title, const RunProfile& p, double per) {
-    std::printf("\n%s\n%-28s %8s %12s %7s\n", title, "op", "calls", "GPU ms", "share");
+    std::vector<std::vector<std::string>> rows{{"op", "calls", "GPU ms", "share"}};
     double total = 0;
     for (const vk::ProfileRow& r : p.ops.rows()) {
-        std::printf("%-28s %8.0f %12.4f %6.1f%%\n", r.op.c_str(),
-                    static_cast<double>(r.calls) / per, r.total_ms / per, 100.0 * r.share);
+        rows.push_back({r.op, fixed(static_cast<double>(r.calls) / per, 0),
+                        fixed(r.total_ms / per, 4), fixed(100.0 * r.share, 1) + "%"});
         total += r.total_ms / per;
     }
-    std::printf("%-28s %8s %12.4f %6.1f%%\n", "total", "", total, 100.0);
+    rows.push_back({"total", "", fixed(total, 4), fixed(100.0, 1) + "%"});
+    std::printf("\n%s\n%s", title,
+                format_columns(rows, {Align::Left, Align::Right, Align::Right, Align::Right}, false)
+                    .c_str());
     std::printf("host ms: prepare %.4f, record %.4f, submit to fence %.4f, logits readback %.4f\n",
                 p.host.prepare_ms / per, p.host.record_ms / per, p.host.submit_wait_ms / per,
                 p.host.readback_ms / per);
@@ -308,14 +318,18 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 static_cast<double>(n_params) / 1e6,
                 static_cast<double>(weight_bytes) / (1024.0 * 1024.0), type_list.c_str(),
                 kv.c_str());
-    std::printf("\n| %-16s | %-16s | %-8s | %12s | %8s | %9s | %9s | %12s |\n", "shape", "backend",
-                "test", "t/s median", "stdev", "min", "max", "CPU s/token");
-    std::printf("| %-16s | %-16s | %-8s | %12.2f | %8.2f | %9.2f | %9.2f | %12.4f |\n",
-                shape.c_str(), backend.c_str(), ("pp" + std::to_string(n_prompt)).c_str(),
-                sp.median, sp.stdev, sp.min, sp.max, pp_cpu_s);
-    std::printf("| %-16s | %-16s | %-8s | %12.2f | %8.2f | %9.2f | %9.2f | %12.4f |\n",
-                shape.c_str(), backend.c_str(), ("tg" + std::to_string(n_gen)).c_str(), sg.median,
-                sg.stdev, sg.min, sg.max, tg_cpu_s);
+    const std::vector<Align> cols{Align::Left,  Align::Left,  Align::Left,  Align::Right,
+                                  Align::Right, Align::Right, Align::Right, Align::Right};
+    std::printf(
+        "\n%s",
+        format_columns(
+            {{"shape", "backend", "test", "t/s median", "stdev", "min", "max", "CPU s/token"},
+             {shape, backend, "pp" + std::to_string(n_prompt), fixed(sp.median, 2),
+              fixed(sp.stdev, 2), fixed(sp.min, 2), fixed(sp.max, 2), fixed(pp_cpu_s, 4)},
+             {shape, backend, "tg" + std::to_string(n_gen), fixed(sg.median, 2), fixed(sg.stdev, 2),
+              fixed(sg.min, 2), fixed(sg.max, 2), fixed(tg_cpu_s, 4)}},
+            cols, true)
+            .c_str());
     std::printf("(%lld repetitions after one warm-up)\n", static_cast<long long>(reps));
     if (profile) {
         if (pp_prof.ops.empty() && tg_prof.ops.empty()) {

@@ -319,21 +319,25 @@ int cmd_bench_cold_start(const std::vector<std::string>& argv) {
     }
     std::printf("cold start of %s on %s: %lld fresh processes per mode, ms (median [min-max])\n",
                 path.c_str(), backend.c_str(), static_cast<long long>(reps));
-    std::printf("%-20s", "phase");
-    for (const Mode& mode : modes) std::printf(" %28s", mode.name);
-    std::printf("\n");
+    std::vector<std::vector<std::string>> rows(1, {"phase"});
+    std::vector<Align> cols{Align::Left};
+    for (const Mode& mode : modes) {
+        rows[0].push_back(mode.name);
+        cols.push_back(Align::Right);
+    }
     for (const auto& [key, label] : kPhases) {
-        std::printf("%-20s", label);
+        std::vector<std::string> row{label};
         for (const Mode& mode : modes) {
             std::vector<double> v;
             for (const auto& r : mode.runs) v.push_back(r.value(key, 0.0));
             const RepeatStats s = repeat_stats(v);
-            char cell[64];
+            char cell[128];
             std::snprintf(cell, sizeof cell, "%.1f [%.1f-%.1f]", s.median, s.min, s.max);
-            std::printf(" %28s", cell);
+            row.emplace_back(cell);
         }
-        std::printf("\n");
+        rows.push_back(std::move(row));
     }
+    std::fputs(format_columns(rows, cols, false).c_str(), stdout);
     const int threads = modes[0].runs.front().value("pipeline_threads", 0);
     std::printf(
         "pipelines created: %d, compiled %s; the model file stays in the OS page cache "

@@ -6,9 +6,11 @@
 // at least 8), each a distinct prompt of -p tokens generating exactly -n
 // tokens (greedy, EOS ignored), all submitted at once to one EngineSession
 // whose admission limit lets N run at a time (the slots are the largest
-// level's, loaded once; the limit changes between levels, no reload). Reported per level: aggregate
-// output tokens/s over the wall time from submission to the last finish, prefill tokens/s, p50/p99
-// of TTFT (from submission) and ITL, and the speed-up over the first level.
+// level's, loaded once; the limit changes between levels, no reload). Reported per level, over
+// the wall time from submission to the last finish: input tokens/s, output tokens/s and
+// requests/s (vLLM's input_throughput, output_throughput, request_throughput; docs/metrics.md);
+// p50/p95/p99 of queue wait, p50/p99 of TTFT (from submission) and ITL, and the speed-up of
+// output tokens/s over the first level.
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +24,7 @@
 
 #include "args.h"
 #include "batch_common.h"
+#include "bench_stats.h"
 #include "common_options.h"
 #include "core/engine_session.h"
 
@@ -36,11 +39,13 @@ const CommandSpec kSpec{
     "With --concurrency LIST, runs for each level N a burst of --requests\n"
     "requests (default 4N, at least 8): distinct prompts of -p tokens, each\n"
     "generating exactly -n tokens (greedy, EOS ignored), all submitted at once\n"
-    "to the continuous-batching scheduler with N slots. Prints per level the\n"
-    "aggregate output tokens/s (all requests' output tokens over the wall time\n"
-    "from submission to the last finish), prefill tokens/s, p50/p99 of TTFT\n"
-    "(from submission, as vLLM) and of inter-token latency, and the speed-up of\n"
-    "output tokens/s over the first level. Percentiles: numpy 'linear'.",
+    "to the continuous-batching scheduler with N slots. Prints per level, over\n"
+    "the wall time from submission to the last finish, input tokens/s (prompt\n"
+    "tokens computed), output tokens/s and requests/s (vLLM's input_throughput,\n"
+    "output_throughput, request_throughput), p50/p95/p99 of queue wait,\n"
+    "p50/p99 of TTFT (from submission, as vLLM) and of inter-token latency, and\n"
+    "the speed-up of output tokens/s over the first level. Percentiles: numpy\n"
+    "'linear'. --json: the same per level, every field of docs/metrics.md.",
     concat(concat(model_options(), batch_context_options()),
            {
                {"concurrency", 0, "LIST", "comma-separated levels, e.g. 1,4,8,16,32"},
@@ -212,16 +217,11 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
             session->metrics().snapshot(session->metrics().last_sample_ms(), 60000);
         results.push_back({level, n_req, s.run, s.finish_reasons});
         if (!json) {
-            if (results.size() == 1) {
-                std::printf("%5s %8s %8s %12s %12s %9s %9s %8s %8s %8s\n", "conc", "requests",
-                            "wall s", "out tok/s", "prefill t/s", "TTFT p50", "TTFT p99", "ITL p50",
-                            "ITL p99", "speedup");
-            }
-            const double base = results.front().run.decode_tokens_per_s;
-            std::printf("%5u %8zu %8.2f %12.1f %12.1f %9.2f %9.2f %8.3f %8.3f %7.2fx\n", level,
-                        n_req, (s.run.end_ms - s.run.begin_ms) / 1000.0, s.run.decode_tokens_per_s,
-                        s.run.prefill_tokens_per_s, s.run.ttft_ms.p50, s.run.ttft_ms.p99,
-                        s.run.itl_ms.p50, s.run.itl_ms.p99, s.run.decode_tokens_per_s / base);
+            if (results.size() == 1) std::fputs(concurrency_table_header().c_str(), stdout);
+            std::fputs(
+                concurrency_table_row(level, n_req, s.run, results.front().run.output_tokens_per_s)
+                    .c_str(),
+                stdout);
             std::fflush(stdout);
         }
         if (s.run.requests_completed != n_req) {
@@ -232,7 +232,9 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
     }
     if (!json) {
         std::printf(
-            "latencies in ms; TTFT from submission; out tok/s = all output tokens / wall\n");
+            "latencies in ms; wait = queue wait (submission to admission); TTFT from submission;\n"
+            "over the run (wall time): in tok/s = prompt tokens computed / wall, out tok/s = all\n"
+            "output tokens / wall, req/s = completed requests / wall (docs/metrics.md)\n");
         return 0;
     }
     nlohmann::json j;
@@ -245,8 +247,8 @@ int cmd_bench_concurrency(const std::vector<std::string>& argv) {
         nlohmann::json l = window_json(r.run);
         l["concurrency"] = r.concurrency;
         l["requests"] = r.requests;
-        l["speedup_output_tokens_per_s"] =
-            r.run.decode_tokens_per_s / results.front().run.decode_tokens_per_s;
+        l["speedup_output_throughput"] =
+            r.run.output_tokens_per_s / results.front().run.output_tokens_per_s;
         j["levels"].push_back(l);
     }
     std::printf("%s\n", j.dump(2).c_str());

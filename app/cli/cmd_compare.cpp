@@ -4,6 +4,7 @@
 // stderr; the table (or, with --json, one JSON object) to stdout.
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +13,7 @@
 #include "args.h"
 #include "common_options.h"
 #include "compare/compare.h"
+#include "compare/compare_jobs.h"
 #include "model/load.h"
 
 namespace wb::cli {
@@ -34,7 +36,9 @@ const CommandSpec kSpec{
     "accuracy on a JSONL set ({\"prompt\", \"answer\", \"match\": exact|contains,\n"
     "\"max_tokens\"}) and lists the items where the models disagree. Models with\n"
     "a different vocabulary are still compared on outputs, speed, perplexity\n"
-    "and accuracy, and the output says so.",
+    "and accuracy, and the output says so. Every response (each model's prompts\n"
+    "and test items) is written to the run log under one \"compare\" run unless\n"
+    "--no-log; the run log is opened before any model loads.",
     {
         {"model", 'm', "FILE", "model file; repeat: first is the reference A (at least 2)"},
         {"text", 0, "FILE", "text for perplexity and KL divergence"},
@@ -49,6 +53,9 @@ const CommandSpec kSpec{
         {"device", 0, "DEV", "Vulkan device index or name substring"},
         {"json", 0, "", "print one JSON object instead of the table"},
         {"quiet", 'q', "", "no progress lines on stderr"},
+        {"db", 0, "PATH",
+         "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+        {"no-log", 0, "", "do not write the responses to the run log"},
     },
     0,
     0,
@@ -77,6 +84,14 @@ int cmd_compare(const std::vector<std::string>& argv) {
     const std::string backend = args.get("backend").value_or(kDefaultBackend);
     const std::string device = args.get("device").value_or("");
     const bool quiet = args.has("quiet");
+    // Run log, opened strictly before any model loads: a bad database file
+    // is reported (and nothing run) rather than found bad after the work.
+    std::string db;
+    if (!args.has("no-log")) {
+        // Creates it, prints its notices, throws if it cannot be opened.
+        const std::shared_ptr<runlog::RunLog> probe = open_run_log(args);
+        db = run_log_path(args);
+    }
 
     const compare::ModelLoader loader = [&](const std::string& path,
                                             const model::ContextParams& cp) {
@@ -89,6 +104,21 @@ int cmd_compare(const std::vector<std::string>& argv) {
     const compare::CompareReport rep = compare::run_compare(o, loader, [&](const std::string& s) {
         if (!quiet) std::fprintf(stderr, "compare: %s\n", s.c_str());
     });
+    if (!db.empty()) {
+        std::string name = "compare:";
+        for (const std::string& m : o.models) {
+            name += ' ';
+            name += std::filesystem::path(m).filename().string();
+        }
+        model::LoadOptions base;
+        base.backend = backend;
+        base.device = device;
+        const int64_t run_id = compare::log_comparison(db, name, rep, base);
+        if (!quiet) {
+            std::fprintf(stderr, "compare: logged %zu responses as run %lld in %s\n",
+                         compare::responses_in(rep), static_cast<long long>(run_id), db.c_str());
+        }
+    }
     if (args.has("json")) {
         std::cout << compare::to_json(rep).dump(1) << "\n";
     } else {

@@ -31,9 +31,11 @@ const CommandSpec kSpec{
     "[MODEL]",
     "Show whether the engine can run a model, and its architecture, hyperparameters,\n"
     "tokenizer, tensors and memory.",
-    "MODEL is a GGUF file (default: the bundled stories260K.gguf). 'can run' lists\n"
-    "what the engine does not support (architecture or option, tokenizer, tensor\n"
-    "types, weight table); memory and device fit follow only when it can. Memory is the\n"
+    "MODEL is a GGUF file (default: the bundled stories260K.gguf). 'can run' names\n"
+    "the --backend values that can run it (cpu: threaded, quantized kernels;\n"
+    "cpu-ref: the f32 reference; vulkan) or lists what the engine does not support\n"
+    "(architecture or option, tokenizer, tensor types, weight table); memory and\n"
+    "device fit follow only when it can. Memory is the\n"
     "weights as stored in the file plus the KV cache for the context size:\n"
     "KV bytes = 2 * n_layer * n_ctx * n_head_kv * head_dim * bytes per element.",
     {

@@ -82,10 +82,17 @@ RunVerdict check_runnable(const gguf::File& f) {
 }
 
 std::string verdict_text(const RunVerdict& v, const std::string& indent) {
-    if (v.runs_vulkan()) return "yes (CPU reference and Vulkan)";
+    // The threaded CPU executor computes every type the reference does
+    // (types without a kernel through dequantized rows): one set for both.
+    if (v.runs_vulkan()) {
+        return "yes, on --backend cpu (threaded, quantized kernels), cpu-ref (f32 reference) and "
+               "vulkan";
+    }
     std::string s;
     const std::vector<std::string>& why = v.runs_cpu() ? v.vulkan_reasons : v.reasons;
-    s = v.runs_cpu() ? "CPU reference only; not on Vulkan:" : "no, this engine cannot run it:";
+    s = v.runs_cpu() ? "on --backend cpu (threaded, quantized kernels) and cpu-ref (f32 "
+                       "reference) only; not on vulkan:"
+                     : "no, this engine cannot run it:";
     for (const std::string& r : why) s += "\n" + indent + "- " + r;
     return s;
 }

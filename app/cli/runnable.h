@@ -35,9 +35,13 @@ struct RunVerdict {
 /// every problem becomes a reason.
 RunVerdict check_runnable(const gguf::File& f);
 
-/// The verdict as `info` prints it: "yes (CPU reference and Vulkan)",
-/// "CPU reference only; not on Vulkan: ...", or "no" followed by the
-/// reasons, one per line, each line after the first indented by `indent`.
+/// The verdict as `info` prints it, naming the --backend values that can
+/// run the file: "yes, on --backend cpu (threaded, quantized kernels),
+/// cpu-ref (f32 reference) and vulkan", "on --backend cpu (...) and cpu-ref
+/// (...) only; not on vulkan:" followed by the Vulkan reasons, or "no, this
+/// engine cannot run it:" followed by the reasons; one reason per line,
+/// each line after the first indented by `indent`. Never throws except
+/// std::bad_alloc.
 std::string verdict_text(const RunVerdict& v, const std::string& indent);
 
 }  // namespace wb::cli

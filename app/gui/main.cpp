@@ -4,12 +4,14 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTimer>
 #include <cstdio>
+#include <string_view>
 
 #include "main_window.h"
 #include "paths.h"
@@ -19,15 +21,22 @@
 #include "settings_store.h"
 #include "wb_version.h"
 
-int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("inference-workbench");
-    QApplication::setApplicationName("workbench");
-    QApplication::setApplicationDisplayName("Inference Workbench");
-    QApplication::setApplicationVersion(QStringLiteral("%1 (%2)").arg(WB_VERSION, WB_GIT_COMMIT));
-    QApplication::setWindowIcon(QIcon(":/icons/inference-workbench.png"));
+namespace {
 
-    QCommandLineParser cli;
+/// Names the application for QSettings paths, --version and window titles.
+/// Static QCoreApplication state: callable before or after the application
+/// object exists. Never throws.
+void set_application_names() {
+    QCoreApplication::setOrganizationName("inference-workbench");
+    QCoreApplication::setApplicationName("workbench");
+    QCoreApplication::setApplicationVersion(
+        QStringLiteral("%1 (%2)").arg(WB_VERSION, WB_GIT_COMMIT));
+}
+
+/// Adds the app's description, help/version and options (--db, --no-log,
+/// --backend, --settings, --screenshots, the [model.gguf] positional) to
+/// `cli`; main() reads them back by name. Never throws.
+void add_options(QCommandLineParser& cli) {
     cli.setApplicationDescription(
         "Inference Workbench: chat with local GGUF models, run prompt sets at a chosen "
         "concurrency, watch latency percentiles and memory live, browse the run log.");
@@ -37,22 +46,58 @@ int main(int argc, char** argv) {
         "model",
         "GGUF model to open (default: the last one used, at first start the bundled model)",
         "[model.gguf]");
-    const QCommandLineOption db(
-        QStringLiteral("db"),
-        "Run-log database (default $XDG_DATA_HOME/inference-workbench/runlog.sqlite).", "path");
-    const QCommandLineOption noLog(QStringLiteral("no-log"),
-                                   "Do not write responses to the run log.");
-    const QCommandLineOption backend(QStringLiteral("backend"),
-                                     "Load on 'vulkan' or 'cpu' (the threaded CPU kernels).", "name");
-    const QCommandLineOption settings(QStringLiteral("settings"),
-                                      "Keep settings in this INI file instead of the user's.",
-                                      "file");
-    const QCommandLineOption shots(
-        QStringLiteral("screenshots"),
-        "Run a scripted session on the bundled model, write PNGs of the window to DIR, and exit.",
-        "dir");
-    cli.addOptions({db, noLog, backend, settings, shots});
+    cli.addOptions({
+        QCommandLineOption(
+            QStringLiteral("db"),
+            "Run-log database (default $XDG_DATA_HOME/inference-workbench/runlog.sqlite).", "path"),
+        QCommandLineOption(QStringLiteral("no-log"), "Do not write responses to the run log."),
+        QCommandLineOption(QStringLiteral("backend"),
+                           "Load on 'vulkan' or 'cpu' (the threaded CPU kernels).", "name"),
+        QCommandLineOption(QStringLiteral("settings"),
+                           "Keep settings in this INI file instead of the user's.", "file"),
+        QCommandLineOption(QStringLiteral("screenshots"),
+                           "Run a scripted session on the bundled model, write PNGs of the "
+                           "window to DIR, and exit.",
+                           "dir"),
+    });
+}
+
+/// True when `argv` asks only for text: -h, -?, --help, --help-all, -v or
+/// --version anywhere before a lone "--". Such a run needs no display.
+bool asks_for_help_or_version(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--") break;
+        if (a == "-h" || a == "-?" || a == "--help" || a == "--help-all" || a == "-v" ||
+            a == "--version")
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    set_application_names();
+    if (asks_for_help_or_version(argc, argv)) {
+        // Help and version print and exit without a window system (a
+        // QApplication aborts where there is no display): process() exits.
+        QCoreApplication core(argc, argv);
+        QCommandLineParser cli;
+        add_options(cli);
+        cli.process(core);
+        return 0;
+    }
+    QApplication app(argc, argv);
+    QApplication::setApplicationDisplayName("Inference Workbench");
+    QApplication::setWindowIcon(QIcon(":/icons/inference-workbench.png"));
+
+    QCommandLineParser cli;
+    add_options(cli);
     cli.process(app);
+    const QString db = QStringLiteral("db"), noLog = QStringLiteral("no-log"),
+                  backend = QStringLiteral("backend"), settings = QStringLiteral("settings"),
+                  shots = QStringLiteral("screenshots");
 
     const bool screenshot_mode = cli.isSet(shots);
     wb::gui::SettingsStore store(cli.value(settings));

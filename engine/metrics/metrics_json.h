@@ -17,8 +17,10 @@ nlohmann::json summary_json(const Summary& s);
 
 /// Every field of a span: wall_ms, the latency summaries in ms
 /// (queue_wait_ms, ttft_ms, itl_ms, tpot_ms, e2e_ms), the token-count
-/// summaries (prompt_tokens, output_tokens), request/step/token counts, and
-/// prefill/decode throughput in tokens/s and busy_fraction, and the prefix
+/// summaries (prompt_tokens, output_tokens), request/step/token counts, the
+/// wall-time ratios under vLLM's names (input_throughput and
+/// output_throughput in tokens/s, request_throughput in requests/s;
+/// docs/metrics.md), busy_fraction, and the prefix
 /// cache: prefix_prompt_tokens, prefix_cached_tokens, prefix_hit_rate
 /// (cached / prompt tokens, 0..1) and preemptions (NaN -> null).
 nlohmann::json window_json(const WindowStats& w);

@@ -221,11 +221,12 @@ WindowStats finish_span(const auto& raw) {
     w.preemptions = raw.preemptions;
     const double span_s = (raw.end_ms - raw.begin_ms) / 1000.0;
     if (span_s > 0.0) {
-        w.prefill_tokens_per_s = static_cast<double>(raw.prefill) / span_s;
-        w.decode_tokens_per_s = static_cast<double>(raw.decode) / span_s;
+        w.input_tokens_per_s = static_cast<double>(raw.prefill) / span_s;
+        w.output_tokens_per_s = static_cast<double>(raw.decode) / span_s;
+        w.requests_per_s = static_cast<double>(raw.completed) / span_s;
         w.busy_fraction = std::min(1.0, raw.busy_ms / (raw.end_ms - raw.begin_ms));
     } else {
-        w.prefill_tokens_per_s = w.decode_tokens_per_s = w.busy_fraction = kNaN;
+        w.input_tokens_per_s = w.output_tokens_per_s = w.requests_per_s = w.busy_fraction = kNaN;
     }
     w.active_ms = raw.active_ms;
     w.decode_tokens_per_active_s =

@@ -50,11 +50,21 @@ struct WindowStats {
     uint64_t steps = 0;               ///< ubatches (forward passes) that ended in the span
     uint64_t prefill_tokens = 0;      ///< prompt tokens computed by those steps
     uint64_t decode_tokens = 0;       ///< output tokens sampled by those steps
-    /// Throughput over wall time: tokens / (end - begin) in tokens/s. Prefill
-    /// and decode tokens share steps, so these are not per-phase speeds; NaN
-    /// when the span is empty.
-    double prefill_tokens_per_s = 0.0;
-    double decode_tokens_per_s = 0.0;
+    /// Throughput over the span's wall time (docs/metrics.md), named as
+    /// vLLM's benchmark names it; NaN when the span is empty. Prompt and
+    /// output tokens share steps, so these are rates over the run, not
+    /// per-phase speeds (a request's "prefill tokens/s" is prompt tokens /
+    /// its prefill time: core/finished_request.h).
+    /// input tokens/s over the run ("input_throughput"): prefill_tokens /
+    /// (end - begin), in tokens/s. Prompt tokens served from the prefix
+    /// cache are not computed and not counted.
+    double input_tokens_per_s = 0.0;
+    /// output tokens/s ("output_throughput"): decode_tokens / (end - begin),
+    /// in tokens/s.
+    double output_tokens_per_s = 0.0;
+    /// requests/s ("request_throughput"): requests_completed / (end -
+    /// begin), in requests/s.
+    double requests_per_s = 0.0;
     /// Share of the span the engine spent inside forward passes (0..1).
     double busy_fraction = 0.0;
     /// Time the span saw the engine generating (ms): for each forward pass

@@ -56,12 +56,13 @@ std::string format_metrics_table(const WindowStats& w) {
                   num(w.busy_fraction * 100.0, 1, "-").c_str());
     out += line;
     std::snprintf(line, sizeof line,
-                  "throughput: prefill %s tokens/s (%llu tokens), decode %s tokens/s (%llu "
-                  "tokens)\n",
-                  num(w.prefill_tokens_per_s, 1, "-").c_str(),
+                  "over the run: input %s tokens/s (%llu tokens), output %s tokens/s (%llu "
+                  "tokens), %s requests/s\n",
+                  num(w.input_tokens_per_s, 1, "-").c_str(),
                   static_cast<unsigned long long>(w.prefill_tokens),
-                  num(w.decode_tokens_per_s, 1, "-").c_str(),
-                  static_cast<unsigned long long>(w.decode_tokens));
+                  num(w.output_tokens_per_s, 1, "-").c_str(),
+                  static_cast<unsigned long long>(w.decode_tokens),
+                  num(w.requests_per_s, 3, "-").c_str());
     out += line;
     std::snprintf(line, sizeof line,
                   "prefix cache: hit rate %s (%llu of %llu prompt tokens cached); %llu "
@@ -89,8 +90,9 @@ std::string metrics_table_csv(const WindowStats& w) {
     out += "steps," + std::to_string(w.steps) + "\n";
     out += "prefill_tokens," + std::to_string(w.prefill_tokens) + "\n";
     out += "decode_tokens," + std::to_string(w.decode_tokens) + "\n";
-    out += "prefill_tokens_per_s," + num(w.prefill_tokens_per_s, 6, "") + "\n";
-    out += "decode_tokens_per_s," + num(w.decode_tokens_per_s, 6, "") + "\n";
+    out += "input_throughput," + num(w.input_tokens_per_s, 6, "") + "\n";
+    out += "output_throughput," + num(w.output_tokens_per_s, 6, "") + "\n";
+    out += "request_throughput," + num(w.requests_per_s, 6, "") + "\n";
     out += "busy_fraction," + num(w.busy_fraction, 6, "") + "\n";
     return out;
 }

@@ -89,6 +89,27 @@ class TestCli : public QObject {
         QCOMPARE(step["recorded"].toInt(), 1);
     }
 
+    void bench_table_columns_line_up() {
+        // stories260K's shape is no synth shape, so it reads "n_embd 64,
+        // n_layer 5, n_ff 172": longer than a fixed-width column. Every
+        // line of the table still has its '|' at the same places.
+        const Run r = run_cli({"bench", "-p", "4", "-n", "2", "-r", "1", "--backend", "cpu"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QList<QList<qsizetype>> bars;
+        for (const QString& line : QString::fromUtf8(r.out).split('\n')) {
+            if (!line.startsWith('|')) continue;
+            QList<qsizetype> at;
+            for (qsizetype i = 0; i < line.size(); ++i) {
+                if (line[i] == '|') at.push_back(i);
+            }
+            bars.push_back(at);
+        }
+        QCOMPARE(bars.size(), qsizetype{3});  // header, pp, tg
+        QCOMPARE(bars[0].size(), qsizetype{9});
+        QVERIFY2(bars[1] == bars[0] && bars[2] == bars[0], r.out.constData());
+        QVERIFY2(r.out.contains("n_embd 64, n_layer 5, n_ff 172"), r.out.constData());
+    }
+
     void generate_on_cpu_reference_equals_golden() {
         const QJsonObject g = golden()[0];
         const Run r = run_cli({"generate", "--backend", "cpu", "-p", g["prompt"].toString(), "-n",
@@ -188,6 +209,37 @@ class TestCli : public QObject {
         QVERIFY2(bad_err.contains("pass --db PATH"), bad_err.constData());
     }
 
+    void compare_logs_to_db_unless_no_log() {
+        // compare takes --db and --no-log as generate and batch do: every
+        // response (3 built-in prompts per model) goes to one "compare" run.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString model = kData + "/models/stories260K.gguf";
+        const QString db = dir.filePath("runlog.sqlite");
+        const Run r = run_cli({"compare", "-m", model, "-m", model, "-n", "4", "--backend", "cpu",
+                               "--json", "--db", db});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.err.contains("compare: logged 6 responses as run"), r.err.constData());
+        const Run e = run_cli({"export", "--db", db, "--format", "jsonl"});
+        QVERIFY2(e.code == 0, e.err.constData());
+        QStringList ids;
+        for (const QByteArray& line : e.out.split('\n')) {
+            if (line.isEmpty()) continue;
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            QCOMPARE(o["run_kind"].toString(), QString("compare"));
+            ids << o["request_id"].toString();
+        }
+        ids.sort();
+        QCOMPARE(ids, QStringList({"A/p0", "A/p1", "A/p2", "B/p0", "B/p1", "B/p2"}));
+        // --no-log: nothing is opened or written, not even with --db.
+        const QString none = dir.filePath("none.sqlite");
+        const Run n = run_cli({"compare", "-m", model, "-m", model, "-n", "2", "--backend", "cpu",
+                               "--json", "--db", none, "--no-log"});
+        QVERIFY2(n.code == 0, n.err.constData());
+        QVERIFY(!QFile::exists(none));
+        QVERIFY(!n.err.contains("logged"));
+    }
+
     void tokenize_prints_golden_ids() {
         for (const QJsonObject& g : golden()) {
             const Run r = run_cli({"tokenize", "-p", g["prompt"].toString()});
@@ -223,7 +275,9 @@ class TestCli : public QObject {
         const QString model = kData + "/models/stories260K.gguf";
         const Run ok = run_cli({"info", model});
         QVERIFY2(ok.code == 0, ok.err.constData());
-        QVERIFY2(ok.out.contains("can run:         yes (CPU reference and Vulkan)"),
+        // Every backend that can run it, the threaded CPU one included.
+        QVERIFY2(ok.out.contains("can run:         yes, on --backend cpu (threaded, quantized "
+                                 "kernels), cpu-ref (f32 reference) and vulkan"),
                  ok.out.constData());
         QVERIFY(ok.out.indexOf("can run:") < ok.out.indexOf("parameters:"));
 

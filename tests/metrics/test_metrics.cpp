@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "metrics/metrics_json.h"
 #include "metrics/metrics_store.h"
+#include "metrics/metrics_table.h"
 #include "metrics/percentile.h"
 #include "metrics/request_metrics.h"
 
@@ -142,15 +144,15 @@ class TestMetrics : public QObject {
         QCOMPARE(s.window.steps, uint64_t{2});
         QCOMPARE(s.window.decode_tokens, uint64_t{16});
         QCOMPARE(s.window.prefill_tokens, uint64_t{4});
-        QCOMPARE(s.window.decode_tokens_per_s, 16.0);  // 16 tokens / 1 s
-        QCOMPARE(s.window.prefill_tokens_per_s, 4.0);
+        QCOMPARE(s.window.output_tokens_per_s, 16.0);  // 16 tokens / 1 s
+        QCOMPARE(s.window.input_tokens_per_s, 4.0);
         QCOMPARE(s.window.busy_fraction, 0.15);  // 150 ms of 1000 ms
         // Whole run: 2 s since the start at 1000.
         QCOMPARE(s.run.ttft_ms.count, size_t{4});
         QCOMPARE(s.run.ttft_ms.p50, 25.0);  // {10,20,30,40}: h = 1.5
         QCOMPARE(s.run.prefill_tokens, uint64_t{104});
-        QCOMPARE(s.run.prefill_tokens_per_s, 52.0);  // 104 / 2 s
-        QCOMPARE(s.run.decode_tokens_per_s, 8.0);    // 16 / 2 s
+        QCOMPARE(s.run.input_tokens_per_s, 52.0);  // 104 / 2 s
+        QCOMPARE(s.run.output_tokens_per_s, 8.0);  // 16 / 2 s
         QCOMPARE(s.queued, 3);
         QCOMPARE(s.running, 2);
         QCOMPARE(s.kv_cells_used, 120u);
@@ -162,7 +164,7 @@ class TestMetrics : public QObject {
         QCOMPARE(edge.window.ttft_ms.max, 30.0);
         // A window longer than the run so far divides by the run's length.
         const MetricsSnapshot early = store.snapshot(1500, 60000);
-        QCOMPARE(early.window.prefill_tokens_per_s, 200.0);  // 100 tokens / 0.5 s
+        QCOMPARE(early.window.input_tokens_per_s, 200.0);  // 100 tokens / 0.5 s
         QCOMPARE(early.window.ttft_ms.count, size_t{2});
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, store.snapshot(3000, 0));
     }
@@ -181,7 +183,7 @@ class TestMetrics : public QObject {
         QCOMPARE(s.window.decode_tokens, uint64_t{10});
         QCOMPARE(s.window.active_ms, 90.0);
         QCOMPARE(s.window.decode_tokens_per_active_s, 9.0 / 0.09);
-        QCOMPARE(s.window.decode_tokens_per_s, 5.0);
+        QCOMPARE(s.window.output_tokens_per_s, 5.0);
         // A window that starts inside the prefill step: the same 90 ms.
         const MetricsSnapshot cut = store.snapshot(10130, 110);
         QCOMPARE(cut.window.active_ms, 90.0);
@@ -230,6 +232,42 @@ class TestMetrics : public QObject {
         QCOMPARE(s.finish_reasons[0].first, std::string("stop"));
         QCOMPARE(s.finish_reasons[2].second, uint64_t{1});
         QCOMPARE(store.last_sample_ms(), 400.0);
+        // requests/s over the run: completed requests only, 2 / 1 s.
+        QCOMPARE(s.run.requests_per_s, 2.0);
+    }
+
+    void wall_time_ratios_carry_vllm_names() {
+        // docs/metrics.md: rates over the run are input/output tokens/s and
+        // requests/s (vLLM's input_throughput, output_throughput,
+        // request_throughput); "prefill tokens/s" is per request only.
+        MetricsStore store(0.0);
+        RequestMetrics done;
+        done.e2e_ms = 100;
+        done.prompt_tokens = 8;
+        done.generated_tokens = 4;
+        store.record_step(500, 10, 8, 0);
+        store.record_step(1000, 10, 0, 4);
+        store.record_finished(1000, done, "stop");
+        const MetricsSnapshot s = store.snapshot(2000, 2000);
+        QCOMPARE(s.run.input_tokens_per_s, 4.0);   // 8 prompt tokens / 2 s
+        QCOMPARE(s.run.output_tokens_per_s, 2.0);  // 4 output tokens / 2 s
+        QCOMPARE(s.run.requests_per_s, 0.5);       // 1 completed / 2 s
+        const nlohmann::json j = window_json(s.run);
+        QCOMPARE(j["input_throughput"].get<double>(), 4.0);
+        QCOMPARE(j["output_throughput"].get<double>(), 2.0);
+        QCOMPARE(j["request_throughput"].get<double>(), 0.5);
+        QVERIFY(!j.contains("prefill_tokens_per_s") && !j.contains("decode_tokens_per_s"));
+        for (const char* p : {"p50", "p95", "p99"}) QVERIFY(j["queue_wait_ms"].contains(p));
+        const std::string table = format_metrics_table(s.run);
+        QVERIFY2(table.find("over the run: input 4.0 tokens/s (8 tokens), output 2.0 tokens/s "
+                            "(4 tokens), 0.500 requests/s") != std::string::npos,
+                 table.c_str());
+        QVERIFY(table.find("prefill") == std::string::npos);
+        const std::string csv = metrics_table_csv(s.run);
+        QVERIFY2(csv.find("\ninput_throughput,4.000000\noutput_throughput,2.000000\n"
+                          "request_throughput,0.500000\n") != std::string::npos,
+                 csv.c_str());
+        QVERIFY(csv.find("tokens_per_s") == std::string::npos);
     }
 
     void store_is_thread_safe() {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "common/data_dir.h"
 #include "common/json_fixtures.h"
 #include "common/process.h"
-#include "common/data_dir.h"
 
 namespace {
 
@@ -408,10 +408,58 @@ class TestBatchCli : public QObject {
             QCOMPARE(o["prefill_tokens"].toInt(), 48);  // 6 requests * 8 prompt tokens
             QCOMPARE(o["ttft_ms"].toObject()["count"].toInt(), 6);
             QCOMPARE(o["itl_ms"].toObject()["count"].toInt(), 30);  // 5 gaps per request
+            // Rates over the run under vLLM's names (docs/metrics.md); the
+            // queue wait with its percentiles; no run-wide "prefill" rate.
+            for (const char* k : {"input_throughput", "output_throughput", "request_throughput",
+                                  "speedup_output_throughput"}) {
+                QVERIFY2(o[k].isDouble(), k);
+            }
+            QVERIFY(!o.contains("prefill_tokens_per_s") && !o.contains("decode_tokens_per_s"));
+            const QJsonObject qw = o["queue_wait_ms"].toObject();
+            QCOMPARE(qw["count"].toInt(), 6);
+            for (const char* p : {"p50", "p95", "p99"}) QVERIFY2(qw[p].isDouble(), p);
         }
         const Run bad = run({"bench", "--concurrency", "1,x"});
         QCOMPARE(bad.code, 2);
         QVERIFY(bad.err.contains("'x'"));
+    }
+
+    void bench_concurrency_table_names_and_columns() {
+        const Run r = run({"bench", "--concurrency", "1,2", "-p", "8", "-n", "4", "--requests", "3",
+                           "--backend", "cpu"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QStringList lines = QString::fromUtf8(r.out).split('\n');
+        qsizetype h = -1;
+        for (qsizetype i = 0; i < lines.size(); ++i) {
+            if (lines[i].trimmed().startsWith("conc")) h = i;
+        }
+        QVERIFY2(h >= 0 && h + 2 < lines.size(), r.out.constData());
+        const QString head = lines[h];
+        for (const char* c : {"in tok/s", "out tok/s", "req/s", "wait p50", "wait p95", "wait p99"})
+            QVERIFY2(head.contains(c), qPrintable(head));
+        QVERIFY2(!r.out.contains("prefill"), r.out.constData());
+        // Right-aligned columns: every level row ends its fields where the
+        // header ends its column names.
+        const QStringList names{"conc",     "requests", "wall s",   "in tok/s", "out tok/s",
+                                "req/s",    "wait p50", "wait p95", "wait p99", "TTFT p50",
+                                "TTFT p99", "ITL p50",  "ITL p99",  "speedup"};
+        QList<qsizetype> want;
+        qsizetype from = 0;
+        for (const QString& n : names) {
+            const qsizetype at = head.indexOf(n, from);
+            QVERIFY2(at >= 0, qPrintable(n));
+            from = at + n.size();
+            want.push_back(from - 1);
+        }
+        for (qsizetype i = h + 1; i <= h + 2; ++i) {
+            QList<qsizetype> got;
+            const QString& line = lines[i];
+            for (qsizetype c = 0; c < line.size(); ++c) {
+                if (line[c] != ' ' && (c + 1 == line.size() || line[c + 1] == ' '))
+                    got.push_back(c);
+            }
+            QVERIFY2(got == want, qPrintable(head + "\n" + line));
+        }
     }
 
     // bench --cold-start: fresh processes per mode; every phase is reported,

@@ -650,7 +650,8 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(!b->findChild<QWidget*>("batchSummary")->isHidden());  // shown (its tab may not be)
     QVERIFY(b->summaryText().contains("TTFT (ms)") && b->summaryText().contains("ITL (ms)") &&
             b->summaryText().contains("TPOT (ms)") && b->summaryText().contains("e2e (ms)") &&
-            b->summaryText().contains("throughput: prefill"));
+            b->summaryText().contains("over the run: input") &&
+            b->summaryText().contains("requests/s"));
     // The summary counts what the table holds.
     int tokens = 0;
     QMap<QString, int> reasons;
@@ -702,13 +703,19 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(b->exportSummary(cpath));
     QFile jf(jpath);
     QVERIFY(jf.open(QIODevice::ReadOnly));
-    QCOMPARE(QJsonDocument::fromJson(jf.readAll()).object()["requests_finished"].toInt(), 20);
+    const QJsonObject exported = QJsonDocument::fromJson(jf.readAll()).object();
+    QCOMPARE(exported["requests_finished"].toInt(), 20);
+    // Rates over the run under vLLM's names, as the CLI writes them (docs/metrics.md).
+    for (const char* k : {"input_throughput", "output_throughput", "request_throughput"})
+        QVERIFY2(exported[k].isDouble() && want[k].isDouble(), k);
+    QVERIFY(!exported.contains("prefill_tokens_per_s"));
     QFile csvf(cpath);
     QVERIFY(csvf.open(QIODevice::ReadOnly));
     const QString csv = QString::fromUtf8(csvf.readAll());
     QVERIFY2(csv.startsWith("metric,count,mean,p50,p90,p95,p99,max\n"), qPrintable(csv));
     QVERIFY(csv.contains("\nTTFT (ms),20,"));
     QVERIFY(csv.contains("\nrequests_finished,20\n"));
+    QVERIFY(csv.contains("\ninput_throughput,") && csv.contains("\nrequest_throughput,"));
     b->copySummary();
     QCOMPARE(QApplication::clipboard()->text(), b->summaryText());
 }
