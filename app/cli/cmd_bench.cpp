@@ -264,7 +264,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::string backend = lo.backend;
     unsigned threads = 0;
     if (lo.backend == "cpu") {
-        threads = lo.threads ? lo.threads : std::max(1u, std::thread::hardware_concurrency());
+        threads = lo.threads ? lo.threads : model::physical_core_count();
         backend +=
             std::string(" ") + std::to_string(threads) + "t " + cpu::isa_name(cpu::best_isa());
     } else if (lo.backend == "cpu-ref") {
@@ -277,6 +277,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
         nlohmann::json j;
         j["device"] = m->backend_name();
         j["backend"] = lo.backend;
+        // Without --backend, why the default backend was chosen.
+        if (!args.has("backend")) j["backend_reason"] = default_backend().reason;
         j["threads"] = threads;
         if (lo.backend == "cpu") j["isa"] = cpu::isa_name(cpu::best_isa());
         j["shape"] = shape;
@@ -308,6 +310,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 static_cast<double>(n_params) / 1e6,
                 static_cast<double>(weight_bytes) / (1024.0 * 1024.0), type_list.c_str(),
                 kv.c_str());
+    if (!args.has("backend"))
+        std::printf("backend: %s by default (%s)\n", lo.backend.c_str(),
+                    default_backend().reason.c_str());
     std::printf("\n| %-16s | %-16s | %-8s | %12s | %8s | %9s | %9s | %12s |\n", "shape", "backend",
                 "test", "t/s median", "stdev", "min", "max", "CPU s/token");
     std::printf("| %-16s | %-16s | %-8s | %12.2f | %8.2f | %9.2f | %9.2f | %12.4f |\n",

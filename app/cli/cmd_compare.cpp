@@ -45,7 +45,9 @@ const CommandSpec kSpec{
         {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
         {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
         {"kv-type", 0, "TYPE", "KV cache element type f32|f16 (default: f32)"},
-        {"backend", 0, "NAME", "vulkan or cpu (the f32 reference) (default: vulkan)"},
+        {"backend", 0, "NAME",
+         std::string("cpu (threaded, quantized kernels), cpu-ref (f32 reference) or vulkan (") +
+             kDefaultBackendHelp + ")"},
         {"device", 0, "DEV", "Vulkan device index or name substring"},
         {"json", 0, "", "print one JSON object instead of the table"},
         {"quiet", 'q', "", "no progress lines on stderr"},
@@ -81,7 +83,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
     } else {
         throw UsageError("compare: --kv-type must be f32 or f16, got '" + kv + "'");
     }
-    const std::string backend = args.get("backend").value_or(kDefaultBackend);
+    const std::string backend =
+        args.has("backend") ? *args.get("backend") : default_backend().backend;
     const std::string device = args.get("device").value_or("");
     const bool quiet = args.has("quiet");
 
