@@ -42,8 +42,12 @@ int main(int argc, char** argv) {
         "Run-log database (default $XDG_DATA_HOME/inference-workbench/runlog.sqlite).", "path");
     const QCommandLineOption noLog(QStringLiteral("no-log"),
                                    "Do not write responses to the run log.");
-    const QCommandLineOption backend(QStringLiteral("backend"),
-                                     "Load on 'vulkan' or 'cpu' (the threaded CPU kernels).", "name");
+    const QCommandLineOption backend(
+        QStringLiteral("backend"),
+        "Load on 'vulkan' or 'cpu' (the threaded CPU kernels), and remember it "
+        "(default: the last choice, else vulkan when a Vulkan device is a "
+        "GPU and cpu otherwise).",
+        "name");
     const QCommandLineOption settings(QStringLiteral("settings"),
                                       "Keep settings in this INI file instead of the user's.",
                                       "file");
