@@ -260,6 +260,29 @@ class TestCli : public QObject {
         QVERIFY2(i.code == 0, i.err.constData());
         QVERIFY2(i.out.contains(("\nbackend:         " + expected).toUtf8()), i.out.constData());
 
+        // batch and compare the same.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile prompts(dir.filePath("prompts.txt"));
+        QVERIFY(prompts.open(QIODevice::WriteOnly));
+        prompts.write("Once upon a time\n");
+        prompts.close();
+        const Run bt = run_cli({"batch", "--prompts", prompts.fileName(), "-n", "2", "--no-log",
+                                "-o", dir.filePath("out.jsonl")});
+        QVERIFY2(bt.code == 0, bt.err.constData());
+        static const QRegularExpression batch_backend(QStringLiteral(", backend (.*)$"),
+                                                      QRegularExpression::MultilineOption);
+        const QRegularExpressionMatch bm = batch_backend.match(QString::fromUtf8(bt.err));
+        QVERIFY2(bm.hasMatch(), bt.err.constData());
+        QCOMPARE(ran_on(bm.captured(1)), expected);
+        const QString model = kData + "/models/stories260K.gguf";
+        const Run cmp = run_cli({"compare", "-m", model, "-m", model, "-n", "2", "--json", "-q"});
+        QVERIFY2(cmp.code == 0, cmp.err.constData());
+        const QJsonArray cmp_models = QJsonDocument::fromJson(cmp.out).object()["models"].toArray();
+        QCOMPARE(cmp_models.size(), 2);
+        for (const auto& m : cmp_models)
+            QCOMPARE(ran_on(m.toObject()["backend"].toString()), expected);
+
         // An explicit choice always wins, and is not called a default.
         const QString other = gpu ? "cpu" : "vulkan";
         const Run e =
