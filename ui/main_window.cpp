@@ -22,6 +22,7 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "batch_panel.h"
 #include "chat_view.h"
@@ -147,14 +148,35 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
         dlg->show();
     });
 
-    // Devices: Vulkan ones first, the CPU always offered.
+    // Devices: the Vulkan ones and the CPU, the default first when it is the
+    // CPU. The user's choice (picker or --backend, kept in the settings)
+    // wins; without one the default follows the hardware.
     QString vk_error;
     const QList<gui::DeviceEntry> devices = gui::EngineBridge::devices(&vk_error);
     modelBar_->setDevices(devices, vk_error);
     const bool have_vulkan = devices.size() > 1;
-    modelBar_->selectDevice(have_vulkan ? store_->backend() : "cpu", store_->device());
-    if (!have_vulkan && !vk_error.isEmpty())
+    const auto automatic = std::find_if(devices.begin(), devices.end(),
+                                        [](const auto& d) { return !d.default_reason.isEmpty(); });
+    if (!have_vulkan) {
+        modelBar_->selectDevice("cpu", {});
+    } else if (!store_->backend().isEmpty() || automatic == devices.end()) {
+        modelBar_->selectDevice(store_->backend(), store_->device());
+    } else {
+        modelBar_->selectDevice(automatic->backend, automatic->selector);
+    }
+    if (compare) {  // the Compare tab loads on the picker's device too
+        const gui::DeviceEntry d = modelBar_->currentDevice();
+        compare->setBackend(d.backend, d.backend == "cpu" ? QString() : d.selector);
+    }
+    if (!have_vulkan && !vk_error.isEmpty()) {
         statusBar()->showMessage(tr("No Vulkan device (%1): using the CPU.").arg(vk_error), 15000);
+    } else if (store_->backend().isEmpty() && automatic != devices.end() &&
+               automatic->backend == "cpu") {
+        statusBar()->showMessage(tr("Using the CPU (%1 threads): %2.")
+                                     .arg(automatic->threads)
+                                     .arg(automatic->default_reason),
+                                 15000);
+    }
     modelBar_->setRecent(store_->recentModels());
 
     connect(modelBar_, &ModelBar::openRequested, this, [this](const QString& p) { openModel(p); });

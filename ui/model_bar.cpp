@@ -126,20 +126,32 @@ void ModelBar::setDevices(const QList<gui::DeviceEntry>& devices, const QString&
     const QSignalBlocker block(device_);
     devices_ = devices;
     device_->clear();
+    QString defaultTip;
     for (const gui::DeviceEntry& d : devices) {
-        const QString label =
-            d.backend == "cpu" ? d.name : QStringLiteral("%1: %2").arg(d.selector, d.name);
+        const QString label = d.backend != "cpu" ? QStringLiteral("%1: %2").arg(d.selector, d.name)
+                              : d.threads > 0    ? tr("%1 (%2 threads)").arg(d.name).arg(d.threads)
+                                                 : d.name;
         device_->addItem(label);
+        QString tip;
         if (d.backend == "cpu")
-            device_->setItemData(device_->count() - 1,
-                                 tr("Threaded CPU kernels on the weights as stored (quantized "
-                                    "types kept); no GPU needed"),
-                                 Qt::ToolTipRole);
+            tip =
+                tr("Threaded CPU kernels on the weights as stored (quantized "
+                   "types kept); no GPU needed");
+        if (!d.default_reason.isEmpty()) {
+            if (!tip.isEmpty()) tip += "\n";
+            tip += tr("The default (%1); picking a device makes that the choice.")
+                       .arg(d.default_reason);
+            defaultTip =
+                tr("Default when none is picked: %1, because %2.").arg(label, d.default_reason);
+        }
+        if (!tip.isEmpty()) device_->setItemData(device_->count() - 1, tip, Qt::ToolTipRole);
     }
-    device_->setToolTip(
+    QString tip =
         vulkan_error.isEmpty()
             ? tr("Device the model runs on; picking another loads the model there")
-            : tr("Vulkan is not available: %1\nThe CPU is offered instead.").arg(vulkan_error));
+            : tr("Vulkan is not available: %1\nThe CPU is offered instead.").arg(vulkan_error);
+    if (!defaultTip.isEmpty()) tip += "\n" + defaultTip;
+    device_->setToolTip(tip);
 }
 
 void ModelBar::selectDevice(const QString& backend, const QString& selector) {

@@ -28,7 +28,10 @@ class ModelBar : public QWidget {
   public:
     explicit ModelBar(QWidget* parent = nullptr);
 
-    /// Fills the device picker; `vulkan_error` (if any) is shown as its tooltip.
+    /// Fills the device picker, in the order given: the CPU entry reads
+    /// "CPU (N threads)"; the entry with a default_reason says why it is the
+    /// default in its own tooltip and the picker's; `vulkan_error` (if any)
+    /// is shown in the picker's tooltip.
     void setDevices(const QList<gui::DeviceEntry>& devices, const QString& vulkan_error);
     /// Selects the entry with this backend and selector (falls back to the first).
     void selectDevice(const QString& backend, const QString& selector);

@@ -84,7 +84,10 @@ TabHooks batch_hooks() {
 // bar and logs comparisons to the app's run log.
 QWidget* make_compare(const TabContext& c) {
     auto* compare = new compare::CompareTab;
-    compare->setBackend(c.store->backend(), c.store->device());
+    // The user's choice; without one, MainWindow sets the default device
+    // once the picker is filled.
+    compare->setBackend(c.store->backend().isEmpty() ? QStringLiteral("cpu") : c.store->backend(),
+                        c.store->device());
     if (c.recorder && c.recorder->isOpen()) compare->setRunLogPath(c.recorder->path());
     QObject::connect(
         c.modelBar, &ModelBar::deviceChanged, compare, [compare](const gui::DeviceEntry& d) {

@@ -14,7 +14,7 @@ namespace wb::cli {
 std::vector<OptionSpec> batch_context_options() {
     return {
         {"backend", 0, "NAME",
-         std::string("compute backend cpu|vulkan (default: ") + kDefaultBackend + ")"},
+         std::string("compute backend cpu|vulkan (") + kDefaultBackendHelp + ")"},
         {"device", 0, "SEL", "Vulkan device index or name substring (default: first discrete GPU)"},
         {"ctx-size", 'c', "N",
          "context: KV pool size in tokens, shared by the running requests; one request may use "

@@ -274,7 +274,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::string backend = lo.backend;
     unsigned threads = 0;
     if (lo.backend == "cpu") {
-        threads = lo.threads ? lo.threads : std::max(1u, std::thread::hardware_concurrency());
+        threads = lo.threads ? lo.threads : model::physical_core_count();
         backend +=
             std::string(" ") + std::to_string(threads) + "t " + cpu::isa_name(cpu::best_isa());
     } else if (lo.backend == "cpu-ref") {
@@ -287,6 +287,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
         nlohmann::json j;
         j["device"] = m->backend_name();
         j["backend"] = lo.backend;
+        // Without --backend, why the default backend was chosen.
+        if (!args.has("backend")) j["backend_reason"] = default_backend().reason;
         j["threads"] = threads;
         if (lo.backend == "cpu") j["isa"] = cpu::isa_name(cpu::best_isa());
         j["shape"] = shape;
@@ -318,6 +320,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 static_cast<double>(n_params) / 1e6,
                 static_cast<double>(weight_bytes) / (1024.0 * 1024.0), type_list.c_str(),
                 kv.c_str());
+    if (!args.has("backend"))
+        std::printf("backend: %s by default (%s)\n", lo.backend.c_str(),
+                    default_backend().reason.c_str());
     const std::vector<Align> cols{Align::Left,  Align::Left,  Align::Left,  Align::Right,
                                   Align::Right, Align::Right, Align::Right, Align::Right};
     std::printf(

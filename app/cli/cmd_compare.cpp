@@ -49,7 +49,9 @@ const CommandSpec kSpec{
         {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
         {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
         kv_type_option(),
-        {"backend", 0, "NAME", "vulkan or cpu (the f32 reference) (default: vulkan)"},
+        {"backend", 0, "NAME",
+         std::string("cpu (threaded, quantized kernels), cpu-ref (f32 reference) or vulkan (") +
+             kDefaultBackendHelp + ")"},
         {"device", 0, "DEV", "Vulkan device index or name substring"},
         {"json", 0, "", "print one JSON object instead of the table"},
         {"quiet", 'q', "", "no progress lines on stderr"},
@@ -81,7 +83,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
     o.ppl_ctx = static_cast<uint32_t>(args.get_int("ctx", 512, 4, 1 << 20));
     o.testset_max_tokens = static_cast<uint32_t>(args.get_int("max-tokens", 32, 1, 4096));
     o.kv_type = kv_type_from_args(args);
-    const std::string backend = args.get("backend").value_or(kDefaultBackend);
+    const std::string backend =
+        args.has("backend") ? *args.get("backend") : default_backend().backend;
     const std::string device = args.get("device").value_or("");
     const bool quiet = args.has("quiet");
     // Run log, opened strictly before any model loads: a bad database file

@@ -2,10 +2,12 @@
 // engine reads (never assumes) and picks shader variants from.
 
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "args.h"
+#include "common_options.h"
 #include "vk/context.h"
 #include "vk/device_info.h"
 
@@ -21,8 +23,11 @@ const CommandSpec kSpec{
     "subgroup size and arithmetic, max shared memory, maxStorageBufferRange, and whether it has\n"
     "16-bit storage, shaderFloat16, 8-bit storage, integer dot product, cooperative\n"
     "matrix (NV), memory budget and timestamps. The device marked * is the default\n"
-    "choice (first discrete GPU, else integrated, else CPU); --device picks another\n"
-    "by index or name substring in generate, info and bench.",
+    "Vulkan device (first discrete GPU, else integrated, else CPU); --device picks\n"
+    "another by index or name substring in generate, info and bench. The last line\n"
+    "names the backend generate, batch, bench and compare use without --backend,\n"
+    "and why: vulkan when a device is a GPU, else cpu (the threaded CPU executor,\n"
+    "one thread per physical core), also when there is no Vulkan device at all.",
     {},
     0,
     0,
@@ -46,8 +51,18 @@ int cmd_devices(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
-    const std::vector<vk::DeviceInfo> devs = vk::list_devices();  // throws with an install hint
-    const uint32_t chosen = vk::choose_device(devs, "");          // throws when there is none
+    std::vector<vk::DeviceInfo> devs;
+    try {
+        devs = vk::list_devices();
+    } catch (const std::exception& ex) {
+        // No Vulkan loader or driver: the CPU backend still runs models.
+        std::printf("no Vulkan device (%s)\n", ex.what());
+    }
+    if (devs.empty()) {
+        std::printf("default backend: %s\n", default_backend_line().c_str());
+        return 0;
+    }
+    const uint32_t chosen = vk::choose_device(devs, "");
     for (const vk::DeviceInfo& d : devs) {
         std::printf("%s%u: %s\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str());
         std::printf("    type:                   %s\n", d.type_name().c_str());
@@ -73,6 +88,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
         std::printf("    timestamps:             %s (%.3f ns/tick)\n", yn(d.timestamps),
                     static_cast<double>(d.timestamp_period_ns));
     }
+    std::printf("default backend: %s\n", default_backend_line().c_str());
     return 0;
 }
 

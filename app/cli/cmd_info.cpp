@@ -168,6 +168,9 @@ int cmd_info(const std::vector<std::string>& argv) {
     std::printf("total:           %" PRIu64 " bytes (%s)\n", weight_bytes + kv_bytes,
                 human_bytes(weight_bytes + kv_bytes).c_str());
 
+    // The backend generate, batch, bench and compare use without --backend.
+    std::printf("backend:         %s\n", default_backend_line().c_str());
+
     // Where it would run: the Vulkan device and whether the model fits its
     // largest device-local heap (VkModel's own estimate, activations included).
     if (!verdict.runs_vulkan()) {

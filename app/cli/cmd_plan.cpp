@@ -54,8 +54,8 @@ const CommandSpec kSpec{
         {"ubatch", 0, "N", "tokens of the largest ubatch (default: 512)"},
         {"backend", 0, "NAME",
          std::string("plan for cpu (host memory of the threaded CPU backend) or vulkan (device "
-                     "memory) (default: ") +
-             kDefaultBackend + ")"},
+                     "memory) (") +
+             kDefaultBackendHelp + ")"},
         {"json", 0, "", "print the plan as one JSON object"},
     },
     0,
@@ -101,7 +101,8 @@ int cmd_plan(const std::vector<std::string>& argv) {
     const model::KvType kv_type = kv_type_from_args(args);
     const std::string kv_name = model::kv_type_name(kv_type);
     const bool as_json = args.has("json");
-    const std::string backend = args.get("backend").value_or(kDefaultBackend);
+    const std::string backend =
+        args.has("backend") ? *args.get("backend") : default_backend().backend;
     if (backend != "cpu" && backend != "vulkan")
         throw UsageError("--backend: '" + backend + "' is not cpu or vulkan");
     const bool host = backend == "cpu";

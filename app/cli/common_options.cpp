@@ -23,9 +23,9 @@ std::vector<OptionSpec> context_options() {
     return {
         {"backend", 0, "NAME",
          std::string("compute backend: cpu (threaded, quantized kernels), cpu-ref (f32 "
-                     "reference), vulkan (default: ") +
-             kDefaultBackend + ")"},
-        {"threads", 't', "N", "threads of the cpu backend (default: hardware threads)"},
+                     "reference), vulkan (") +
+             kDefaultBackendHelp + ")"},
+        {"threads", 't', "N", "threads of the cpu backend (default: physical cores)"},
         {"device", 0, "SEL", "Vulkan device index or name substring (default: first discrete GPU)"},
         {"ctx-size", 'c', "N", "KV cache size in tokens (default: training context, at most 4096)"},
         kv_type_option(),
@@ -49,9 +49,25 @@ std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<O
     return base;
 }
 
+const model::BackendChoice& default_backend() {
+    static const model::BackendChoice choice = model::detect_default_backend();
+    return choice;
+}
+
+std::string default_backend_line() {
+    const model::BackendChoice& c = default_backend();
+    std::string s = c.backend;
+    if (c.backend == "cpu") s += ", " + std::to_string(c.threads) + " threads";
+    return s + " (default: " + c.reason + "; --backend picks another)";
+}
+
 model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx_train) {
     model::LoadOptions o;
-    o.backend = args.get("backend").value_or(kDefaultBackend);
+    if (std::optional<std::string> given = args.get("backend")) {
+        o.backend = *given;
+    } else {
+        o.backend = default_backend().backend;
+    }
     if (o.backend != "cpu" && o.backend != "cpu-ref" && o.backend != "vulkan") {
         throw UsageError("--backend: '" + o.backend + "' is not cpu, cpu-ref or vulkan");
     }

@@ -2,7 +2,8 @@
 // Options several workbench-cli commands share, so that generate, batch,
 // bench and compare spell and default them the same way:
 //   model:    -m/--model FILE (default: the bundled model, app/paths.h)
-//   context:  --backend cpu|cpu-ref|vulkan, -t/--threads N, --device SEL, -c/--ctx-size N,
+//   context:  --backend cpu|cpu-ref|vulkan (default: follows the hardware), -t/--threads N,
+//   --device SEL, -c/--ctx-size N,
 //   --kv-type f32|f16 sampling: --temp, --top-k, --top-p, --min-p, --repeat-penalty,
 //             --repeat-last-n, --seed
 // Usage: append model_options(), context_options(), sampling_options() to a
@@ -15,17 +16,32 @@
 #include <vector>
 
 #include "args.h"
+#include "model/backend_choice.h"
 #include "model/load.h"
 #include "runlog/run_log.h"
 #include "sampling/sampler.h"
 
 namespace wb::cli {
 
-/// Backend a command uses when --backend is not given: the Vulkan engine
-/// (it matches llama.cpp's golden tokens on lavapipe, tests/vk); "cpu" is
-/// the threaded CPU executor (quantized kernels), "cpu-ref" the f32
-/// reference both are tested against.
-inline constexpr const char* kDefaultBackend = "vulkan";
+/// How the help of --backend describes the default (it follows the
+/// hardware; see default_backend()).
+inline constexpr const char* kDefaultBackendHelp =
+    "default: vulkan when a Vulkan device is a GPU, else cpu (see `workbench-cli devices`)";
+
+/// Backend a command uses when --backend is not given, with the CPU
+/// backend's threads and the reason: model::detect_default_backend(), run
+/// once per process (the first call creates and destroys a Vulkan
+/// instance) and kept. "vulkan" when a Vulkan device is a real GPU; "cpu"
+/// (the threaded CPU executor, quantized kernels, one thread per physical
+/// core) when every device is a CPU device (lavapipe, SwiftShader) or
+/// there is none. Never throws (but std::bad_alloc).
+const model::BackendChoice& default_backend();
+
+/// default_backend() in one line for `info` and `devices`: "cpu, 2 threads
+/// (default: no GPU found: ...; --backend picks another)" or "vulkan
+/// (default: GPU found: ...; --backend picks another)". Never throws (but
+/// std::bad_alloc).
+std::string default_backend_line();
 
 /// `given` if set, else wb::paths::default_model_path(). Throws
 /// std::runtime_error listing the folders searched when there is no
@@ -42,7 +58,9 @@ std::vector<OptionSpec> sampling_options();
 /// Appends `more` to `base` (to build a CommandSpec's option list).
 std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<OptionSpec>& more);
 
-/// LoadOptions from context_options(). n_ctx: -c if given, else
+/// LoadOptions from context_options(). backend: --backend if given (an
+/// explicit choice always wins), else default_backend().backend. threads:
+/// -t if given, else 0 (the engine's default: physical cores). n_ctx: -c if given, else
 /// min(n_ctx_train, 4096) where n_ctx_train comes from `n_ctx_train`
 /// (the model's training context). Throws UsageError for bad values.
 model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx_train);

@@ -120,8 +120,39 @@ EngineBridge::~EngineBridge() {
     if (session_) session_->shutdown();
 }
 
+QList<DeviceEntry> arrange_devices(const QList<DeviceEntry>& vulkan,
+                                   const model::BackendChoice& choice) {
+    DeviceEntry cpu;
+    cpu.selector = "cpu";
+    cpu.name = backend_label("cpu", {});
+    cpu.type = "cpu";
+    cpu.backend = "cpu";
+    cpu.threads = choice.threads;
+    QList<DeviceEntry> out;
+    if (choice.backend == "cpu") {
+        cpu.default_reason = QString::fromStdString(choice.reason);
+        out.append(cpu);
+        out.append(vulkan);
+        return out;
+    }
+    out = vulkan;
+    // vk::choose_device's order among the devices that are not CPUs.
+    int pick = -1;
+    for (const char* type : {"discrete GPU", "integrated GPU", "virtual GPU"}) {
+        for (int i = 0; i < out.size() && pick < 0; ++i)
+            if (out[i].type == QLatin1String(type)) pick = i;
+    }
+    for (int i = 0; i < out.size() && pick < 0; ++i)
+        if (out[i].type != QLatin1String("CPU")) pick = i;
+    if (pick >= 0) out[pick].default_reason = QString::fromStdString(choice.reason);
+    out.append(cpu);
+    return out;
+}
+
 QList<DeviceEntry> EngineBridge::devices(QString* vulkan_error) {
     QList<DeviceEntry> out;
+    std::vector<model::DeviceSummary> summaries;
+    std::string error;
     try {
         for (const vk::DeviceInfo& d : vk::list_devices()) {
             DeviceEntry e;
@@ -136,18 +167,17 @@ QList<DeviceEntry> EngineBridge::devices(QString* vulkan_error) {
             e.driver_version = QString::fromStdString(d.driver_version_string());
             e.api_version = QString::fromStdString(d.api_version_string());
             out.append(e);
+            summaries.push_back({d.name, d.type_slug()});
         }
         if (out.isEmpty() && vulkan_error) *vulkan_error = tr("no Vulkan device found");
     } catch (const std::exception& ex) {
+        out.clear();
+        summaries.clear();
+        error = ex.what();
         if (vulkan_error) *vulkan_error = QString::fromUtf8(ex.what());
     }
-    DeviceEntry cpu;
-    cpu.selector = "cpu";
-    cpu.name = backend_label("cpu", {});
-    cpu.type = "cpu";
-    cpu.backend = "cpu";
-    out.append(cpu);
-    return out;
+    return arrange_devices(
+        out, model::choose_default_backend(summaries, model::physical_core_count(), error));
 }
 
 void EngineBridge::loadModel(const LoadRequest& req) {

@@ -33,6 +33,7 @@
 #include "core/engine_session.h"
 #include "gen_settings.h"
 #include "metrics/metrics_store.h"
+#include "model/backend_choice.h"
 #include "model_info.h"
 #include "request_types.h"
 #include "user_error.h"
@@ -53,7 +54,25 @@ struct DeviceEntry {
     QString driver;           ///< driver name ("llvmpipe", "NVIDIA"); "" for the CPU
     QString driver_version;   ///< decoded driver version
     QString api_version;      ///< Vulkan API version "1.3.255"
+    unsigned threads = 0;     ///< the CPU entry: threads it runs with (physical cores)
+    /// Set on the entry used when the user has chosen none (the default
+    /// follows the hardware, model::choose_default_backend): why, e.g. "no
+    /// GPU found: the only Vulkan device, llvmpipe ..., is a CPU device; the
+    /// CPU backend is faster there". Empty on every other entry.
+    QString default_reason;
 };
+
+/// The picker's entries from the Vulkan devices (`vulkan`, in enumeration
+/// order, backend "vulkan") and the default choice `choice`: the CPU entry
+/// (selector "cpu", name "CPU", threads = choice.threads) first when the
+/// choice is "cpu", else last after the Vulkan ones. The chosen entry gets
+/// default_reason = choice.reason: the CPU entry, or for "vulkan" the
+/// Vulkan entry vk::choose_device picks by default (first discrete GPU,
+/// else integrated, else virtual, else any non-CPU device, by
+/// DeviceEntry::type as vk::DeviceInfo::type_name() spells it). Pure;
+/// never throws.
+QList<DeviceEntry> arrange_devices(const QList<DeviceEntry>& vulkan,
+                                   const model::BackendChoice& choice);
 
 /// What to load.
 struct LoadRequest {
@@ -134,9 +153,12 @@ class EngineBridge : public QObject {
     explicit EngineBridge(QObject* parent = nullptr);
     ~EngineBridge() override;
 
-    /// Vulkan devices the engine sees, then the CPU reference (always
-    /// last). When Vulkan is unavailable `vulkan_error` gets the reason and
-    /// only the CPU reference is listed. Never throws.
+    /// The device picker's entries: the Vulkan devices the engine sees and
+    /// the CPU backend, arranged by arrange_devices() from
+    /// model::choose_default_backend() (CPU first when no Vulkan device is
+    /// a GPU; one entry carries default_reason). When Vulkan is unavailable
+    /// `vulkan_error` gets the reason and only the CPU is listed. Never
+    /// throws (but std::bad_alloc).
     static QList<DeviceEntry> devices(QString* vulkan_error = nullptr);
 
     /// Requests with a run id are logged through `recorder` (may be null):

@@ -52,7 +52,10 @@ void add_options(QCommandLineParser& cli) {
             "Run-log database (default $XDG_DATA_HOME/inference-workbench/runlog.sqlite).", "path"),
         QCommandLineOption(QStringLiteral("no-log"), "Do not write responses to the run log."),
         QCommandLineOption(QStringLiteral("backend"),
-                           "Load on 'vulkan' or 'cpu' (the threaded CPU kernels).", "name"),
+                           "Load on 'vulkan' or 'cpu' (the threaded CPU kernels), and remember it "
+                           "(default: the last choice, else vulkan when a Vulkan device is a "
+                           "GPU and cpu otherwise).",
+                           "name"),
         QCommandLineOption(QStringLiteral("settings"),
                            "Keep settings in this INI file instead of the user's.", "file"),
         QCommandLineOption(QStringLiteral("screenshots"),

@@ -37,7 +37,7 @@ void SettingsStore::removeRecentModel(const QString& path) {
 }
 
 QString SettingsStore::backend() const {
-    return s_->value("engine/backend", "vulkan").toString();
+    return s_->value("engine/backend").toString();
 }
 void SettingsStore::setBackend(const QString& b) {
     s_->setValue("engine/backend", b);

@@ -32,7 +32,9 @@ class SettingsStore {
     void addRecentModel(const QString& path);
     void removeRecentModel(const QString& path);
 
-    /// "vulkan" or "cpu"; default "vulkan".
+    /// The backend the user chose ("vulkan" or "cpu", from the device
+    /// picker or --backend); empty when none was chosen, and then the
+    /// default follows the hardware (EngineBridge::devices, default_reason).
     QString backend() const;
     void setBackend(const QString& b);
     /// Device selector (index or name substring); empty = engine default.

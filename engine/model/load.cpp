@@ -7,6 +7,7 @@
 
 #include "errors/errors.h"
 #include "gguf/gguf.h"
+#include "model/backend_choice.h"
 #include "model/cpu_exec_model.h"
 #include "model/cpu_model.h"
 #include "model/host_memory.h"
@@ -109,7 +110,7 @@ std::unique_ptr<Model> load_model_timed(const std::string& path, const LoadOptio
         // mapping stays guarded against truncation, see mapped_file.h).
         check_cpu_memory(file, desc.hp, opts);
         CpuExecOptions co;
-        co.threads = opts.threads;
+        co.threads = opts.threads != 0 ? opts.threads : physical_core_count();
         m = std::make_unique<CpuExecModel>(std::move(file), opts.context, co);
         t.upload_ms = ms_between(t1, Clock::now());
     } else {

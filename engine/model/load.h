@@ -18,7 +18,8 @@ struct LoadOptions {
     /// (CpuModel, the f32 reference the others are tested against) or
     /// "vulkan".
     std::string backend = "cpu";
-    /// Threads of the "cpu" backend, the caller's included; 0 = hardware threads.
+    /// Threads of the "cpu" backend, the caller's included; 0 = one per physical
+    /// core (physical_core_count(), model/backend_choice.h).
     unsigned threads = 0;
     /// Vulkan device selector: index ("0") or name substring; empty = default choice.
     std::string device;

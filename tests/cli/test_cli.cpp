@@ -9,6 +9,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
 #include "common/data_dir.h"
@@ -46,8 +47,8 @@ class TestCli : public QObject {
 
     void generate_json_equals_golden() {
         for (const QJsonObject& g : golden()) {
-            const Run r = run_cli(
-                {"generate", "-p", g["prompt"].toString(), "-n", "48", "--temp", "0", "--json"});
+            const Run r = run_cli({"generate", "--backend", "vulkan", "-p", g["prompt"].toString(),
+                                   "-n", "48", "--temp", "0", "--json"});
             QVERIFY2(r.code == 0, r.err.constData());
             const QJsonObject j = QJsonDocument::fromJson(r.out).object();
             QCOMPARE(j["prompt_token_ids"].toArray(), g["prompt_token_ids"].toArray());
@@ -63,7 +64,8 @@ class TestCli : public QObject {
         // a layer (Q|K|V stacked, output projection, gate|up stacked, down)
         // + the output one = 21, one attention a layer (spans of a few
         // cells are never split), and the host phases as numbers.
-        const Run r = run_cli({"bench", "-p", "16", "-n", "4", "-r", "2", "--profile", "--json"});
+        const Run r = run_cli({"bench", "--backend", "vulkan", "-p", "16", "-n", "4", "-r", "2",
+                               "--profile", "--json"});
         QVERIFY2(r.code == 0, r.err.constData());
         const QJsonObject j = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(j["tg"].toObject()["all"].toArray().size(), 2);
@@ -123,7 +125,8 @@ class TestCli : public QObject {
 
     void generate_streams_text_and_reports_timings() {
         const QJsonObject g = golden()[0];
-        const Run r = run_cli({"generate", "-p", "Once upon a time", "-n", "48", "--temp", "0"});
+        const Run r = run_cli({"generate", "--backend", "vulkan", "-p", "Once upon a time", "-n",
+                               "48", "--temp", "0"});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(QString::fromUtf8(r.out), g["generated_text"].toString() + "\n");
         QVERIFY(r.err.contains("prompt tokens:    5"));
@@ -248,6 +251,103 @@ class TestCli : public QObject {
         }
         const Run nb = run_cli({"tokenize", "-p", "Once upon a time", "--no-bos"});
         QCOMPARE(QString::fromUtf8(nb.out).trimmed(), QString("403 407 261 378"));
+    }
+
+    void default_backend_follows_the_hardware() {
+        // Issue 29: without --backend, generate, bench, batch and compare run
+        // Vulkan only when a Vulkan device is a real GPU; when every device is
+        // a CPU device (lavapipe here) or there is none, the CPU backend with
+        // one thread per physical core. `devices` says which and why.
+        const Run dev = run_cli({"devices"});
+        QVERIFY2(dev.code == 0, dev.err.constData());
+        int n_devices = 0, n_cpu = 0;
+        static const QRegularExpression type_line(QStringLiteral("^\\s+type:\\s+(.*)$"));
+        for (const QString& l : QString::fromUtf8(dev.out).split('\n')) {
+            const QRegularExpressionMatch m = type_line.match(l);
+            if (!m.hasMatch()) continue;
+            ++n_devices;
+            if (m.captured(1) == "CPU") ++n_cpu;
+        }
+        const bool gpu = n_cpu < n_devices;
+        const QString expected = gpu ? "vulkan" : "cpu";
+        qInfo() << n_devices << "Vulkan devices," << n_cpu << "of them CPUs: default" << expected;
+        static const QRegularExpression default_line(
+            QStringLiteral("^default backend: (\\w+)(, (\\d+) threads)? \\(default: (.*)\\)$"),
+            QRegularExpression::MultilineOption);
+        const QRegularExpressionMatch d = default_line.match(QString::fromUtf8(dev.out));
+        QVERIFY2(d.hasMatch(), dev.out.constData());
+        QCOMPARE(d.captured(1), expected);
+        QVERIFY2(d.captured(4).startsWith(gpu ? "GPU found: " : "no GPU found: "),
+                 dev.out.constData());
+
+        // The command of the issue: bench with no backend flag.
+        const Run b = run_cli(
+            {"bench", "-m", kData + "/models/stories260K.gguf", "-p", "64", "-n", "32", "--json"});
+        QVERIFY2(b.code == 0, b.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(b.out).object();
+        QCOMPARE(j["backend"].toString(), expected);
+        QVERIFY2(j["backend_reason"].toString().startsWith(gpu ? "GPU found: " : "no GPU found: "),
+                 b.out.constData());
+        if (!gpu) {
+            // One thread per physical core: what `devices` reported, at most
+            // the hardware threads.
+            QCOMPARE(j["threads"].toInt(), d.captured(3).toInt());
+            QVERIFY(j["threads"].toInt() >= 1);
+            QVERIFY(j["threads"].toInt() <= std::max(QThread::idealThreadCount(), 1));
+        }
+        // The table says it too.
+        const Run t = run_cli({"bench", "-p", "8", "-n", "4", "-r", "1"});
+        QVERIFY2(t.code == 0, t.err.constData());
+        QVERIFY2(t.out.contains(("backend: " + expected + " by default (").toUtf8()),
+                 t.out.constData());
+
+        // generate the same, and info names it.
+        const Run g = run_cli({"generate", "-p", "Once", "-n", "2", "--json", "--no-log"});
+        QVERIFY2(g.code == 0, g.err.constData());
+        // generate's "backend" is Model::backend_name(): "cpu", or the Vulkan device's name.
+        const auto ran_on = [](const QString& name) -> QString {
+            return name == "cpu" ? "cpu" : "vulkan";
+        };
+        QCOMPARE(ran_on(QJsonDocument::fromJson(g.out).object()["backend"].toString()), expected);
+        const Run i = run_cli({"info"});
+        QVERIFY2(i.code == 0, i.err.constData());
+        QVERIFY2(i.out.contains(("\nbackend:         " + expected).toUtf8()), i.out.constData());
+
+        // batch and compare the same.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile prompts(dir.filePath("prompts.txt"));
+        QVERIFY(prompts.open(QIODevice::WriteOnly));
+        prompts.write("Once upon a time\n");
+        prompts.close();
+        const Run bt = run_cli({"batch", "--prompts", prompts.fileName(), "-n", "2", "--no-log",
+                                "-o", dir.filePath("out.jsonl")});
+        QVERIFY2(bt.code == 0, bt.err.constData());
+        static const QRegularExpression batch_backend(QStringLiteral(", backend (.*)$"),
+                                                      QRegularExpression::MultilineOption);
+        const QRegularExpressionMatch bm = batch_backend.match(QString::fromUtf8(bt.err));
+        QVERIFY2(bm.hasMatch(), bt.err.constData());
+        QCOMPARE(ran_on(bm.captured(1)), expected);
+        const QString model = kData + "/models/stories260K.gguf";
+        const Run cmp = run_cli({"compare", "-m", model, "-m", model, "-n", "2", "--json", "-q"});
+        QVERIFY2(cmp.code == 0, cmp.err.constData());
+        const QJsonArray cmp_models = QJsonDocument::fromJson(cmp.out).object()["models"].toArray();
+        QCOMPARE(cmp_models.size(), 2);
+        for (const auto& m : cmp_models)
+            QCOMPARE(ran_on(m.toObject()["backend"].toString()), expected);
+
+        // An explicit choice always wins, and is not called a default.
+        const QString other = gpu ? "cpu" : "vulkan";
+        const Run e =
+            run_cli({"bench", "--backend", other, "-p", "8", "-n", "4", "-r", "1", "--json"});
+        QVERIFY2(e.code == 0, e.err.constData());
+        const QJsonObject ej = QJsonDocument::fromJson(e.out).object();
+        QCOMPARE(ej["backend"].toString(), other);
+        QVERIFY(!ej.contains("backend_reason"));
+        const Run eg = run_cli(
+            {"generate", "--backend", other, "-p", "Once", "-n", "2", "--json", "--no-log"});
+        QVERIFY2(eg.code == 0, eg.err.constData());
+        QCOMPARE(ran_on(QJsonDocument::fromJson(eg.out).object()["backend"].toString()), other);
     }
 
     void info_shows_parameter_count() {

@@ -159,7 +159,7 @@ bench_model() {
   local t_synth=$((SECONDS - t0))
   lim=$(limit 150)
   echo "===== bench $shape $type -p $PP -n $TG -r $REPS" >>"$LOGS/bench.log"
-  timeout "$lim" "$CLI" bench -m "$MODEL" -p "$PP" -n "$TG" -r "$REPS" -c $((PP + TG)) --json \
+  timeout "$lim" "$CLI" bench --backend vulkan -m "$MODEL" -p "$PP" -n "$TG" -r "$REPS" -c $((PP + TG)) --json \
     >"$WORK/bench.json" 2>>"$LOGS/bench.log"
   local rc=$?
   if [ "$rc" = 0 ]; then
@@ -174,7 +174,7 @@ bench_model() {
     case $extra in
       profile)  # per-op GPU time of one decode step at depth PP, and host phases
         echo "===== profile $shape $type" >>"$LOGS/bench.log"
-        timeout "$lim" "$CLI" bench -m "$MODEL" -p "$PP" -n 16 -r 1 -c $((PP + 16)) --profile \
+        timeout "$lim" "$CLI" bench --backend vulkan -m "$MODEL" -p "$PP" -n 16 -r 1 -c $((PP + 16)) --profile \
           >>"$LOGS/bench.log" 2>&1
         ;;
       cold)  # load (file pages dropped where allowed) to first token
@@ -183,7 +183,7 @@ bench_model() {
         echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "(page cache not dropped)" >>"$LOGS/bench.log"
         local c0 ms
         c0=$(date +%s%N)
-        timeout "$lim" "$CLI" generate -m "$MODEL" -p "Once upon a time" -n 1 --temp 0 --no-log \
+        timeout "$lim" "$CLI" generate --backend vulkan -m "$MODEL" -p "Once upon a time" -n 1 --temp 0 --no-log \
           >>"$LOGS/bench.log" 2>&1
         ms=$((($(date +%s%N) - c0) / 1000000))
         say "$(printf '%-12s %-7s | cold start to first token: %d ms (process start, load, prefill, 1 token)' \
@@ -194,7 +194,7 @@ bench_model() {
         for n in 1 8 32; do
           lim=$(limit 90)
           [ "$lim" -le 10 ] && break
-          timeout "$lim" "$CLI" bench -m "$MODEL" --concurrency "$n" --requests $((2 * n)) -p 32 \
+          timeout "$lim" "$CLI" bench --backend vulkan -m "$MODEL" --concurrency "$n" --requests $((2 * n)) -p 32 \
             -n "$([ "$DRY" = 1 ] && echo 8 || echo 32)" -c 128 --kv-type f16 >>"$LOGS/bench.log" 2>&1
         done
         ;;

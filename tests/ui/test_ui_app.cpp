@@ -93,13 +93,16 @@ class UiApp : public QObject {
 void UiApp::initTestCase() {
     QVERIFY(dir_.isValid());
     store_ = std::make_unique<gui::SettingsStore>(dir_.filePath("settings.ini"));
+    // Vulkan as the user's choice: without one, a machine whose only Vulkan
+    // device is lavapipe (a CPU device) defaults to the CPU backend.
+    store_->setBackend("vulkan");
     recorder_ = std::make_unique<gui::RunRecorder>();
     QString notice;
     QVERIFY2(recorder_->open(dir_.filePath("runlog.sqlite"), &notice), qPrintable(notice));
     w_ = std::make_unique<ui::MainWindow>(store_.get(), recorder_.get());
     w_->setInteractive(false);
     w_->show();
-    // The device picker's default: the first Vulkan device, else the CPU reference.
+    // The chosen backend: the first Vulkan device, else (none) the CPU.
     backend_ = w_->modelBar()->currentDevice().backend;
     qInfo() << "device:" << w_->modelBar()->currentDevice().name << "backend" << backend_;
     QSignalSpy ready(w_.get(), &ui::MainWindow::modelReady);

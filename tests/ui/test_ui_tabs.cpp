@@ -33,6 +33,7 @@
 #include "compare/report_table.h"
 #include "engine_bridge.h"
 #include "main_window.h"
+#include "model/backend_choice.h"
 #include "model_bar.h"
 #include "quantize_dialog.h"
 #include "run_recorder.h"
@@ -84,6 +85,8 @@ class UiTabs : public QObject {
     void idleWindowClosesWithoutAsking();
     void savedStateRoundTrips();
     void cpuBackendHasOneName();
+    void defaultDeviceFollowsFakedDevices();
+    void defaultDeviceFollowsThisMachine();
     void compareShowsEmptyStateBeforeModels();
     void quantizeDialogShowsPlaceholderUntilStart();
     void everyListedTabIsInTabBarViewMenuAndShortcutHelp();
@@ -222,8 +225,10 @@ void UiTabs::cpuBackendHasOneName() {
     // the Compare figures all say "CPU".
     const QList<gui::DeviceEntry> devices = gui::EngineBridge::devices();
     QVERIFY(!devices.isEmpty());
-    QCOMPARE(devices.last().backend, QString("cpu"));
-    QCOMPARE(devices.last().name, QString("CPU"));
+    // First when the CPU is the default (no Vulkan device is a GPU), else last.
+    const int cpu_at = devices.first().backend == "cpu" ? 0 : static_cast<int>(devices.size()) - 1;
+    QCOMPARE(devices[cpu_at].backend, QString("cpu"));
+    QCOMPARE(devices[cpu_at].name, QString("CPU"));
 
     QTemporaryDir d;
     gui::SettingsStore store(d.filePath("s.ini"));
@@ -232,7 +237,9 @@ void UiTabs::cpuBackendHasOneName() {
     w.setInteractive(false);
     auto* picker = w.modelBar()->findChild<QComboBox*>();
     QVERIFY(picker);
-    QCOMPARE(picker->itemText(picker->count() - 1), QString("CPU"));
+    // The picker adds the threads it runs with (physical cores).
+    QCOMPARE(picker->itemText(cpu_at),
+             QString("CPU (%1 threads)").arg(model::physical_core_count()));
     QSignalSpy ready(&w, &ui::MainWindow::modelReady);
     w.openModel(kModel, true);
     QVERIFY(ready.wait(120000));
@@ -249,6 +256,102 @@ void UiTabs::cpuBackendHasOneName() {
     QVERIFY(row >= 0);
     QVERIFY(table.item(row, 1));
     QCOMPARE(table.item(row, 1)->text(), QString("CPU"));
+}
+
+void UiTabs::defaultDeviceFollowsFakedDevices() {
+    // Issue 29 with faked device lists: only lavapipe -> the CPU, listed
+    // first, says why; a discrete GPU beside it -> Vulkan on the GPU.
+    gui::DeviceEntry lavapipe;
+    lavapipe.selector = "0";
+    lavapipe.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+    lavapipe.type = "CPU";
+    lavapipe.backend = "vulkan";
+    gui::DeviceEntry rtx = lavapipe;
+    rtx.selector = "1";
+    rtx.name = "NVIDIA GeForce RTX 4090";
+    rtx.type = "discrete GPU";
+
+    const QList<gui::DeviceEntry> cpu_only = gui::arrange_devices(
+        {lavapipe}, model::choose_default_backend({{lavapipe.name.toStdString(), "cpu"}}, 4));
+    QCOMPARE(cpu_only.size(), 2);
+    QCOMPARE(cpu_only[0].backend, QString("cpu"));
+    QCOMPARE(cpu_only[0].threads, 4u);
+    QVERIFY2(
+        cpu_only[0].default_reason.startsWith("no GPU found: the only Vulkan device, llvmpipe"),
+        qPrintable(cpu_only[0].default_reason));
+    QVERIFY(cpu_only[1].default_reason.isEmpty());
+
+    const QList<gui::DeviceEntry> with_gpu = gui::arrange_devices(
+        {lavapipe, rtx},
+        model::choose_default_backend(
+            {{lavapipe.name.toStdString(), "cpu"}, {rtx.name.toStdString(), "discrete-gpu"}}, 4));
+    QCOMPARE(with_gpu.size(), 3);
+    QVERIFY(with_gpu[0].default_reason.isEmpty());
+    QCOMPARE(with_gpu[1].name, rtx.name);
+    QVERIFY2(with_gpu[1].default_reason.startsWith("GPU found: NVIDIA"),
+             qPrintable(with_gpu[1].default_reason));
+    QCOMPARE(with_gpu[2].backend, QString("cpu"));
+    QVERIFY(with_gpu[2].default_reason.isEmpty());
+
+    // The picker: "CPU (4 threads)" first, and why, in its tooltips.
+    ui::ModelBar bar;
+    bar.setDevices(cpu_only, {});
+    auto* picker = bar.findChild<QComboBox*>();
+    QVERIFY(picker);
+    QCOMPARE(picker->itemText(0), QString("CPU (4 threads)"));
+    QVERIFY2(picker->toolTip().contains("Default when none is picked: CPU (4 threads), because no "
+                                        "GPU found"),
+             qPrintable(picker->toolTip()));
+    QVERIFY(picker->itemData(0, Qt::ToolTipRole).toString().contains(cpu_only[0].default_reason));
+    bar.setDevices(with_gpu, {});
+    QCOMPARE(picker->itemText(1), QString("1: NVIDIA GeForce RTX 4090"));
+    QCOMPARE(picker->itemText(2), QString("CPU (4 threads)"));
+    QVERIFY2(picker->toolTip().contains("Default when none is picked: 1: NVIDIA GeForce RTX 4090, "
+                                        "because GPU found"),
+             qPrintable(picker->toolTip()));
+}
+
+void UiTabs::defaultDeviceFollowsThisMachine() {
+    // The main window with nothing chosen takes the default the devices
+    // carry: on a machine whose only Vulkan device is lavapipe, the CPU.
+    const QList<gui::DeviceEntry> devices = gui::EngineBridge::devices();
+    bool gpu = false;
+    for (const gui::DeviceEntry& d : devices)
+        gpu = gpu || (d.backend == "vulkan" && d.type != "CPU");
+    const QString expected = gpu ? "vulkan" : "cpu";
+    QTemporaryDir d;
+    const QString ini = d.filePath("s.ini");
+    {
+        gui::SettingsStore store(ini);
+        QCOMPARE(store.backend(), QString());  // nothing chosen
+        ui::MainWindow w(&store, nullptr);
+        w.setInteractive(false);
+        QCOMPARE(w.modelBar()->currentDevice().backend, expected);
+        QVERIFY(!w.modelBar()->currentDevice().default_reason.isEmpty());
+        auto* picker = w.modelBar()->findChild<QComboBox*>();
+        QVERIFY(picker);
+        if (!gpu) {
+            QCOMPARE(picker->currentIndex(), 0);
+            QCOMPARE(picker->itemText(0),
+                     QString("CPU (%1 threads)").arg(model::physical_core_count()));
+            QVERIFY2(picker->toolTip().contains("because no GPU found"),
+                     qPrintable(picker->toolTip()));
+        }
+        QCOMPARE(store.backend(), QString());  // the default is not a choice
+        // Picking a device is a choice, remembered for the next start.
+        int other = -1;
+        for (int i = 0; i < w.modelBar()->devices().size(); ++i)
+            if (w.modelBar()->devices()[i].backend != expected && other < 0) other = i;
+        if (other < 0) QSKIP("only one backend to pick here");
+        picker->setCurrentIndex(other);
+        QCOMPARE(store.backend(), w.modelBar()->devices()[other].backend);
+    }
+    gui::SettingsStore again(ini);
+    QVERIFY(!again.backend().isEmpty());
+    QVERIFY(again.backend() != expected);
+    ui::MainWindow w(&again, nullptr);
+    w.setInteractive(false);
+    QCOMPARE(w.modelBar()->currentDevice().backend, again.backend());
 }
 
 void UiTabs::compareShowsEmptyStateBeforeModels() {
