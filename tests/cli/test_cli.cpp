@@ -450,7 +450,8 @@ class TestCli : public QObject {
     // values; KV f16 at 8192 tokens: 2 * 80 * 8192 * 1024 * 2), the fit
     // table, and a model file of another architecture.
     void plan_shows_what_fits() {
-        const Run r = run_cli({"plan", "--shape", "70B", "--type", "f16", "-c", "8192"});
+        const Run r = run_cli(
+            {"plan", "--shape", "70B", "--type", "f16", "-c", "8192", "--backend", "vulkan"});
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY2(r.out.contains("weights:         141110050816 bytes"), r.out.constData());
         QVERIFY2(r.out.contains("kv cache:          2684354560 bytes"), r.out.constData());

@@ -17,34 +17,17 @@
 #include "common/gguf_set_string.h"
 #include "common/hostile_templates.h"
 #include "common/json_fixtures.h"
+#include "common/process.h"
 
 namespace {
 
 const QString kCli = QStringLiteral(WB_BINARY_DIR "/app/cli/workbench-cli");
 const QString kData = QString::fromStdString(wbtest::data_dir());
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using Run = wbtest::ProcessResult;
 
 Run run_cli(const QStringList& args, const QByteArray& input = {}) {
-    QProcess p;
-    p.start(kCli, args);
-    if (!p.waitForStarted(30000)) return {};
-    p.write(input);
-    p.closeWriteChannel();
-    Run r;
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return wbtest::run_process(kCli, args, 300000, input);
 }
 
 QJsonObject chat_record(const QString& model) {

@@ -6,34 +6,20 @@
 #include <QProcess>
 #include <QtTest>
 
+#include "common/process.h"
+
 namespace {
 
 const QString kApp = QStringLiteral(WB_BINARY_DIR "/app/gui/workbench");
 
-struct Result {
-    int code = -1;
-    QByteArray out, err;
-};
+using Result = wbtest::ProcessResult;
 
 /// Runs the app with `args` and no display: QT_QPA_PLATFORM, DISPLAY and
 /// WAYLAND_DISPLAY unset. A crash (QApplication aborting) gives code -1.
 Result run_without_display(const QStringList& args) {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const char* k : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(k);
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(kApp, args);
-    Result r;
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return wbtest::run_process(kApp, args, 60000, {}, env);
 }
 
 }  // namespace

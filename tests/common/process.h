@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -15,11 +16,21 @@ struct ProcessResult {
     QByteArray out, err;
 };
 
-inline ProcessResult run_process(const QString& program, const QStringList& args,
-                                 int timeout_ms = 300000) {
+/// Runs `program` with `args`, writes `input` to its stdin and closes it,
+/// and waits up to `timeout_ms`. `env`: the environment it runs in (default
+/// this process's).
+inline ProcessResult run_process(
+    const QString& program, const QStringList& args, int timeout_ms = 300000,
+    const QByteArray& input = {},
+    const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(program, args);
     ProcessResult r;
+    if (p.waitForStarted(30000)) {
+        if (!input.isEmpty()) p.write(input);
+        p.closeWriteChannel();
+    }
     if (!p.waitForFinished(timeout_ms)) {
         p.kill();
         p.waitForFinished();
