@@ -651,6 +651,10 @@ void ChatView::onFinished(const gui::RequestResult& r) {
             .arg(r.decode_tps, 0, 'f', 1)
             .arg(r.prompt_tokens)
             .arg(cached, finish);
+    // Past the context the model was trained at, as llama.cpp warns.
+    if (r.past_n_ctx_train)
+        footer += tr(" · past the model's %1-token training context: output past it is unreliable")
+                      .arg(r.n_ctx_train);
     footer +=
         QStringLiteral(" · %1 on %2 · %3")
             .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());
@@ -666,6 +670,11 @@ void ChatView::onFinished(const gui::RequestResult& r) {
                       .arg(r.settings.max_tokens));
     else if (r.finish_reason == "error" || r.finish_reason == "rejected")
         setStatus(tr("The message was not answered: %1").arg(r.error));
+    else if (r.past_n_ctx_train)
+        setStatus(tr("The conversation (%1 tokens) went past the model's %2-token training "
+                     "context: output past it is unreliable.")
+                      .arg(r.prompt_tokens + r.generated_tokens)
+                      .arg(r.n_ctx_train));
     emit replyFinished(r);
 }
 

@@ -185,6 +185,7 @@ nlohmann::json result_record(const core::FinishedRequest& f) {
         {"prompt_tokens_cached", f.prompt_tokens_cached},
         {"prompt_tokens_computed", f.prompt_tokens_computed},
         {"preemptions", f.preemptions},
+        {"past_n_ctx_train", f.past_n_ctx_train},
         {"generated_tokens", f.output_tokens.size()},
         {"prompt_token_ids", f.prompt_tokens},
         {"token_ids", f.output_tokens},
@@ -264,6 +265,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
     print_warnings(session->vocab().load_warnings());
+    warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel,
+                                  session->model().hparams().n_ctx_train);
 
     core::BatchOptions bo;
     bo.base.max_tokens = n_predict;
@@ -347,6 +350,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
             const core::FinishedRequest& f = *e.result;
             if (f.refused) ++refused;
             if (is_failure(f.finish_reason)) ++failures[f.finish_reason];
+            if (f.past_n_ctx_train)
+                std::fprintf(stderr, "%swarning: line %zu: %s\n", progress && tty ? "\n" : "",
+                             pf.entries[e.index].line,
+                             core::past_n_ctx_train_warning(
+                                 f.prompt_tokens.size() + f.output_tokens.size(), f.n_ctx_train)
+                                 .c_str());
             const std::string line =
                 result_record(f).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             if (logger) {

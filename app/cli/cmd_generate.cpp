@@ -173,6 +173,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
     so.limits.max_queue = 1;
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
     print_warnings(session->vocab().load_warnings());
+    const uint32_t n_ctx_train = session->model().hparams().n_ctx_train;
+    warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel, n_ctx_train);
     const double load_ms = ms_between(t_load, Clock::now());
     model::Model& m = session->model();
     if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)
@@ -209,6 +211,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
         }
         prompt = prepared.prompt();
     }
+    // A prompt longer than the training context is said before it runs;
+    // one that passes it while generating, after (one warning either way).
+    const bool warned_past = prepared.ok() && prepared.prompt_past_n_ctx_train();
+    if (warned_past)
+        std::fprintf(
+            stderr, "warning: the prompt's %s\n",
+            core::past_n_ctx_train_warning(prepared.prompt_tokens().size(), n_ctx_train).c_str());
     if (n_predict == 0) {
         // Nothing to generate: the prompt's ids only (e.g. to check a chat
         // rendering's tokens), no request, nothing logged.
@@ -368,6 +377,13 @@ int cmd_generate(const std::vector<std::string>& argv) {
                      prefill_tps.value_or(0.0), prefill_ms, decode_line, m.backend_name().c_str(),
                      static_cast<unsigned long long>(g.seed));
     }
+    // The output went past the training context (the prompt had not):
+    // said after the figures, which show where it ended.
+    if (g.past_n_ctx_train && !warned_past)
+        std::fprintf(stderr, "warning: %s\n",
+                     core::past_n_ctx_train_warning(g.prompt_tokens.size() + g.output_tokens.size(),
+                                                    g.n_ctx_train)
+                         .c_str());
     if (args.has("profile")) {
         const vk::Profile& prof = m.profile();
         std::fprintf(

@@ -128,6 +128,16 @@ void print_warnings(const std::vector<std::string>& warnings) {
     for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
+void warn_context_past_n_ctx_train(uint32_t n_ctx, uint32_t n_parallel, uint32_t n_ctx_train) {
+    const uint32_t per_seq = n_ctx / std::max<uint32_t>(n_parallel, 1);
+    if (n_ctx_train == 0 || per_seq <= n_ctx_train) return;
+    std::fprintf(stderr,
+                 "warning: the context per sequence (%u tokens) is larger than the model's "
+                 "training context (%u tokens) -- possible training context overflow; output "
+                 "past %u tokens is unreliable\n",
+                 per_seq, n_ctx_train, n_ctx_train);
+}
+
 std::string run_log_path(const ParsedArgs& args) {
     if (std::optional<std::string> given = args.get("db")) return *given;
     return runlog::default_db_path();

@@ -98,4 +98,11 @@ void print_open_notices(const runlog::RunLog& log);
 /// each. Never throws.
 void print_warnings(const std::vector<std::string>& warnings);
 
+/// Prints one "warning:" line to stderr when the context one sequence may
+/// use, `n_ctx` / `n_parallel` (tokens of the KV pool per running request),
+/// is larger than the model's training context `n_ctx_train` (tokens; 0 =
+/// unknown: nothing printed), as llama.cpp warns "n_ctx_per_seq > n_ctx_train
+/// -- possible training context overflow". Never throws.
+void warn_context_past_n_ctx_train(uint32_t n_ctx, uint32_t n_parallel, uint32_t n_ctx_train);
+
 }  // namespace wb::cli

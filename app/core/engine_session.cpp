@@ -63,6 +63,7 @@ struct detail::SessionCore {
     std::unique_ptr<model::Model> model;
     EngineFacts facts;
     model::DeviceFacts device;
+    uint32_t n_ctx_train = 0;    // model::HParams::n_ctx_train (0 = unknown)
     int64_t utc_at_zero_ms = 0;  // UTC ms of the scheduler clock's zero
     SessionLoadTimes load_times;
 
@@ -159,6 +160,11 @@ struct detail::SessionCore {
 
     std::unique_ptr<scheduler::Scheduler> sched;  // uses everything above; stopped first
 
+    // A sequence of `n_tokens` goes past the training context (FinishedRequest::past_n_ctx_train).
+    bool past_n_ctx_train(size_t n_tokens) const {
+        return n_ctx_train > 0 && n_tokens > n_ctx_train;
+    }
+
     // The request's own fields, the same in the Started snapshot and the
     // Finished result: copied from a request still running (const
     // Pending&), moved from one that has ended (Pending&&).
@@ -180,6 +186,7 @@ struct detail::SessionCore {
         f->settings = std::forward<P>(p).settings;
         f->model_path = path;
         f->device = device;
+        f->n_ctx_train = n_ctx_train;
         return f;
     }
 
@@ -190,6 +197,7 @@ struct detail::SessionCore {
         f->prompt_tokens_computed = e.prompt_tokens_processed;
         f->preemptions = e.preemptions;
         f->output_tokens = e.output_tokens;
+        f->past_n_ctx_train = past_n_ctx_train(f->prompt_tokens.size() + f->output_tokens.size());
         f->output = e.output;
         f->finish_reason = scheduler::to_string(e.reason);
         f->message = e.reason == scheduler::FinishReason::Cancelled && !p.cancel_message.empty()
@@ -215,6 +223,7 @@ struct detail::SessionCore {
         std::shared_ptr<FinishedRequest> f = describe(p, e.id);
         f->prompt_tokens = p.prompt_tokens;
         f->prompt_tokens_cached = e.cached_tokens;
+        f->past_n_ctx_train = past_n_ctx_train(f->prompt_tokens.size());
         f->finish_reason = "interrupted";  // what the row says until the finish overwrites it
         f->times.submitted_ms = std::isnan(p.submitted_ms) ? e.time_ms : p.submitted_ms;
         f->times.admitted_ms = e.time_ms;
@@ -428,6 +437,7 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
     c.vocab = std::move(vocab);
     c.model = std::move(model);
     c.device = c.model->device_facts();
+    c.n_ctx_train = c.model->hparams().n_ctx_train;
     c.model_template = std::move(model_template);
     c.template_read_error = std::move(template_read_error);
 
@@ -483,6 +493,7 @@ PreparedRequest EngineSession::prepare(GenerationRequest req) const {
     const detail::SessionCore& c = *core_;
     PreparedRequest p;
     p.session_id_ = c.session_id;
+    p.n_ctx_train_ = c.n_ctx_train;
     p.prompt_facts_.add_bos = c.vocab.add_bos();
     p.prompt_facts_.pre_tokenizer = c.vocab.pre_family();
     p.problem_ = validate(req);
@@ -532,6 +543,11 @@ PreparedRequest EngineSession::prepare(GenerationRequest req) const {
     if (!p.problem_.empty()) p.prompt_tokens_.clear();
     p.request_ = std::move(req);
     return p;
+}
+
+std::string past_n_ctx_train_warning(size_t n_tokens, uint32_t n_ctx_train) {
+    return std::to_string(n_tokens) + " tokens go past the model's training context (" +
+           std::to_string(n_ctx_train) + " tokens); output past it is unreliable";
 }
 
 void PreparedRequest::set_settings(const GenerationRequest& from) {

@@ -205,6 +205,17 @@ class PreparedRequest {
     bool ok() const { return problem_.empty(); }
     /// The session that prepared it (EngineSession::session_id; 0: none).
     uint64_t session_id() const { return session_id_; }
+    /// The model's training context in tokens (model::HParams::n_ctx_train;
+    /// 0 = not in the file).
+    uint32_t n_ctx_train() const { return n_ctx_train_; }
+    /// True when the prompt alone is longer than the model's training
+    /// context (n_prompt > n_ctx_train > 0): it may still run (the pool
+    /// can be larger), but output past n_ctx_train is unreliable. Surfaces
+    /// warn before submitting; FinishedRequest::past_n_ctx_train also
+    /// counts the output.
+    bool prompt_past_n_ctx_train() const {
+        return n_ctx_train_ > 0 && prompt_tokens_.size() > n_ctx_train_;
+    }
     /// Sets the run-log run the request belongs to (GenerationRequest::run_id;
     /// a run begun after the preview). Its rendering does not depend on it.
     void set_run_id(int64_t run_id) { request_.run_id = run_id; }
@@ -224,7 +235,14 @@ class PreparedRequest {
     std::string template_note_;
     std::string problem_;
     uint64_t session_id_ = 0;
+    uint32_t n_ctx_train_ = 0;
 };
+
+/// The warning a surface shows when a request's sequence (`n_tokens`:
+/// prompt, or prompt + output) goes past the model's training context
+/// `n_ctx_train` (tokens, > 0): "N tokens go past the model's training
+/// context (M tokens); output past it is unreliable".
+std::string past_n_ctx_train_warning(size_t n_tokens, uint32_t n_ctx_train);
 
 class EngineSession {
   public:

@@ -71,6 +71,14 @@ struct FinishedRequest {
     /// computed = n_prompt once the first token exists.
     int32_t prompt_tokens_computed = 0;
     int32_t preemptions = 0;  ///< times the KV pool took its blocks back
+    /// The model's training context in tokens (model::HParams::n_ctx_train,
+    /// the GGUF's <arch>.context_length; 0 = not in the file).
+    uint32_t n_ctx_train = 0;
+    /// True when the sequence went past the training context: prompt tokens
+    /// + output tokens > n_ctx_train > 0 (at Started: the prompt alone).
+    /// Output past it is unreliable (llama.cpp warns "possible training
+    /// context overflow"); logged as responses.settings.past_n_ctx_train.
+    bool past_n_ctx_train = false;
     std::vector<int32_t>
         output_tokens;   ///< [n_out] (an end-of-generation token that stopped it excluded)
     std::string output;  ///< text, cut before a stop string

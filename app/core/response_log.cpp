@@ -26,6 +26,12 @@ runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& 
     r.environment_id = tags.environment_id;
     r.request_id = f.label;
     r.settings = f.settings.is_object() ? f.settings : nlohmann::json::object();
+    // Only a sequence that went past the training context carries the flag
+    // (with the context it passed), so other rows keep their settings.
+    if (f.past_n_ctx_train) {
+        r.settings["past_n_ctx_train"] = true;
+        r.settings["n_ctx_train"] = f.n_ctx_train;
+    }
     r.prompt = f.prompt;
     r.prompt_tokens = static_cast<int64_t>(f.prompt_tokens.size());
     r.output = f.output;

@@ -8,7 +8,9 @@
 //    wait and prefill apart, ttft = queue_wait + prefill);
 //  - the finish reason the engine reported, with its detail as `error`
 //    when the response did not complete;
-//  - settings as settings_json() wrote them (numbers as numbers);
+//  - settings as settings_json() wrote them (numbers as numbers), plus
+//    "past_n_ctx_train": true and "n_ctx_train" (tokens) when the sequence
+//    went past the model's training context (FinishedRequest::past_n_ctx_train);
 //  - one environment row per machine and device (environment_of).
 // Qt-free.
 

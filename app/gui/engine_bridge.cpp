@@ -70,6 +70,8 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     r.prompt_tokens = static_cast<int>(f.prompt_tokens.size());
     if (f.admitted()) r.prompt_cached_tokens = f.prompt_tokens_cached;
     r.preemptions = f.preemptions;
+    r.n_ctx_train = static_cast<int>(f.n_ctx_train);
+    r.past_n_ctx_train = f.past_n_ctx_train;
     r.generated_tokens = static_cast<int>(f.output_tokens.size());
     r.queue_wait_ms = f.queue_wait_ms().value_or(0.0);
     r.ttft_ms = or_unset(f.ttft_ms());

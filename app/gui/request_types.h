@@ -73,6 +73,11 @@ struct RequestResult {
     /// turns, a shared system prompt); -1 when the request never started.
     int prompt_cached_tokens = -1;
     int preemptions = 0;  ///< times it gave its KV blocks back and recomputed them
+    /// The model's training context in tokens (core::FinishedRequest::n_ctx_train; 0 = unknown).
+    int n_ctx_train = 0;
+    /// Prompt + output tokens went past n_ctx_train (> 0): output past it is
+    /// unreliable (core::FinishedRequest::past_n_ctx_train).
+    bool past_n_ctx_train = false;
     int generated_tokens = 0;
     double queue_wait_ms = 0;
     double ttft_ms = -1;  ///< -1 when no token was produced

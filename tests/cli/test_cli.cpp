@@ -123,6 +123,58 @@ class TestCli : public QObject {
         QCOMPARE(j["text"].toString(), g["generated_text"].toString());
     }
 
+    // Issue 28 item 5: past the model's training context (the tiny
+    // llama-spm model: 512) on a larger pool, generate and batch run and say so on stderr,
+    // once per request that goes past, plus once at load when the pool per
+    // sequence is larger; a short request has no warning.
+    void past_the_training_context_is_warned() {
+        const QString model = kData + "/golden2/llama-spm/llama-spm-f16.gguf";
+        const QString long_prompt = QString("Lily went to the park with her mom. ").repeated(80);
+        const QByteArray past = "tokens go past the model's training context (512 tokens)";
+        const QByteArray pool =
+            "the context per sequence (2048 tokens) is larger than the model's training context "
+            "(512 tokens)";
+        const Run l = run_cli({"generate", "-m", model, "--backend", "cpu", "-c", "2048", "-p",
+                               long_prompt, "-n", "2", "--temp", "0", "--no-log"});
+        QVERIFY2(l.code == 0, l.err.constData());
+        QVERIFY2(l.err.contains(past), l.err.constData());
+        QVERIFY2(l.err.contains("warning: the prompt's "), l.err.constData());
+        QCOMPARE(l.err.count(past), qsizetype{1});
+        QVERIFY2(l.err.contains(pool), l.err.constData());
+        const Run sh = run_cli({"generate", "-m", model, "--backend", "cpu", "-c", "2048", "-p",
+                                "Once upon a time", "-n", "2", "--temp", "0", "--no-log"});
+        QVERIFY2(sh.code == 0, sh.err.constData());
+        QVERIFY2(!sh.err.contains(past), sh.err.constData());
+        QVERIFY2(sh.err.contains(pool), sh.err.constData());  // the pool is still larger
+        // The default context (the training context): no warning at all.
+        const Run d = run_cli({"generate", "-m", model, "--backend", "cpu", "-p",
+                               "Once upon a time", "-n", "2", "--temp", "0", "--no-log"});
+        QVERIFY2(d.code == 0, d.err.constData());
+        QVERIFY2(!d.err.contains("training context"), d.err.constData());
+
+        // batch: the line that goes past is named; its record has the flag.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile prompts(dir.filePath("prompts.txt"));
+        QVERIFY(prompts.open(QIODevice::WriteOnly));
+        prompts.write("Once upon a time\n");
+        prompts.write(long_prompt.toUtf8() + "\n");
+        prompts.close();
+        const Run b = run_cli({"batch", "-m", model, "--backend", "cpu", "-c", "2048",
+                               "--concurrency", "1", "--prompts", prompts.fileName(), "-n", "2",
+                               "--temp", "0", "--no-log", "-q", "-o", dir.filePath("out.jsonl")});
+        QVERIFY2(b.code == 0, b.err.constData());
+        QVERIFY2(b.err.contains("warning: line 2: "), b.err.constData());
+        QVERIFY2(!b.err.contains("warning: line 1: "), b.err.constData());
+        QCOMPARE(b.err.count(past), qsizetype{1});
+        QVERIFY2(b.err.contains(pool), b.err.constData());
+        const std::vector<QJsonObject> recs =
+            wbtest::read_jsonl(dir.filePath("out.jsonl").toStdString());
+        QCOMPARE(recs.size(), size_t{2});
+        for (const QJsonObject& r : recs)
+            QCOMPARE(r["past_n_ctx_train"].toBool(), r["prompt_tokens"].toInt() > 512);
+    }
+
     void generate_streams_text_and_reports_timings() {
         const QJsonObject g = golden()[0];
         const Run r = run_cli({"generate", "--backend", "vulkan", "-p", "Once upon a time", "-n",

@@ -185,6 +185,72 @@ class TestCore : public QObject {
         QCOMPARE(again.tokens(), random.tokens());
     }
 
+    // Issue 28 item 5: a sequence past the model's training context
+    // (the tiny llama-spm model: n_ctx_train 512) on a larger pool (2048) runs, and the
+    // session says so: before submitting when the prompt alone is longer
+    // (PreparedRequest::prompt_past_n_ctx_train), in the result when prompt
+    // + output passed it (FinishedRequest::past_n_ctx_train), and in the
+    // run-log row's settings; a short request carries no flag.
+    void past_the_training_context_is_flagged() {
+        core::SessionOptions so;
+        so.load.backend = "cpu";
+        so.load.context.n_ctx = 2048;
+        so.load.context.n_seq_max = 1;
+        auto s = core::EngineSession::open(
+            wbtest::data_dir() + "/golden2/llama-spm/llama-spm-f16.gguf", so);
+        QCOMPARE(s->model().hparams().n_ctx_train, uint32_t{512});
+        auto request = [](int sentences, int32_t max_tokens) {
+            core::GenerationRequest r;
+            for (int i = 0; i < sentences; ++i) r.prompt += "Lily went to the park with her mom. ";
+            r.max_tokens = max_tokens;
+            r.ignore_eos = true;
+            r.sampling.temperature = 0.0f;
+            return r;
+        };
+        // Long: the prompt alone is past 512 tokens.
+        const core::PreparedRequest long_p = s->prepare(request(80, 4));
+        QVERIFY(long_p.ok());
+        QVERIFY(long_p.prompt_tokens().size() > 512);
+        QCOMPARE(long_p.n_ctx_train(), uint32_t{512});
+        QVERIFY(long_p.prompt_past_n_ctx_train());
+        // Short: well inside.
+        const core::PreparedRequest short_p = s->prepare(request(2, 4));
+        QVERIFY(short_p.ok());
+        QVERIFY(!short_p.prompt_past_n_ctx_train());
+        // Edge: the prompt fits, prompt + output goes past.
+        const size_t per_sentence = long_p.prompt_tokens().size() / 80;
+        const int fit = static_cast<int>(500 / std::max<size_t>(per_sentence, 1));
+        const core::PreparedRequest edge_p = s->prepare(request(fit, 40));
+        QVERIFY(edge_p.ok());
+        QVERIFY(edge_p.prompt_tokens().size() <= 512);
+        QVERIFY(edge_p.prompt_tokens().size() + 40 > 512);
+        QVERIFY(!edge_p.prompt_past_n_ctx_train());
+
+        Collector long_c, short_c, edge_c;
+        s->submit(long_p, long_c.sink());
+        s->submit(short_p, short_c.sink());
+        s->submit(edge_p, edge_c.sink());
+        QVERIFY(s->wait_idle(120s));
+        const auto lf = long_c.result(), sf = short_c.result(), ef = edge_c.result();
+        QVERIFY(lf && sf && ef);
+        QCOMPARE(lf->finish_reason, std::string("length"));
+        QCOMPARE(ef->finish_reason, std::string("length"));
+        QCOMPARE(lf->n_ctx_train, uint32_t{512});
+        QVERIFY(lf->past_n_ctx_train);
+        QVERIFY(long_c.started() && long_c.started()->past_n_ctx_train);
+        QVERIFY(!sf->past_n_ctx_train);
+        QVERIFY(ef->past_n_ctx_train);
+        QVERIFY(!edge_c.started()->past_n_ctx_train);  // at admission only the prompt counts
+
+        // The run-log row: the flag (and the context it passed) in settings.
+        const runlog::ResponseRecord lr = core::response_record(*lf, {});
+        QCOMPARE(lr.settings.value("past_n_ctx_train", false), true);
+        QCOMPARE(lr.settings.value("n_ctx_train", 0), 512);
+        const runlog::ResponseRecord sr = core::response_record(*sf, {});
+        QVERIFY(!sr.settings.contains("past_n_ctx_train"));
+        QVERIFY(!sr.settings.contains("n_ctx_train"));
+    }
+
     // A chat request is rendered by the session's chat template (app/chat:
     // the model's own tokenizer.chat_template) and tokenized with special
     // tokens parsed: the prompt ids are llama.cpp's for the same

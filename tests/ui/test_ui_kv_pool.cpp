@@ -27,11 +27,11 @@ namespace {
 
 const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
-bool load(gui::EngineBridge& bridge, int n_ctx) {
+bool load(gui::EngineBridge& bridge, int n_ctx, const QString& model = kModel) {
     QSignalSpy loaded(&bridge, &gui::EngineBridge::modelLoaded);
     QSignalSpy failed(&bridge, &gui::EngineBridge::modelLoadFailed);
     gui::LoadRequest req;
-    req.path = kModel;
+    req.path = model;
     req.backend = "cpu";
     req.n_ctx = n_ctx;
     req.n_parallel = 2;
@@ -115,6 +115,31 @@ class UiKvPool : public QObject {
         QVERIFY2(footer.contains(QString("prompt %1 tokens (%2 cached)")
                                      .arg(second.prompt_tokens)
                                      .arg(second.prompt_cached_tokens)),
+                 qPrintable(footer));
+    }
+
+    // Issue 28 item 5: a reply past the model's training context (the tiny
+    // llama-spm model: 512) on a larger pool says so in its footer; a
+    // short one does not.
+    void pastTheTrainingContextIsShown() {
+        gui::EngineBridge bridge;
+        QVERIFY(load(
+            bridge, 4096,
+            QString::fromStdString(wbtest::data_dir()) + "/golden2/llama-spm/llama-spm-f16.gguf"));
+        gui::GenSettings s;
+        s.temperature = 0;
+        s.max_tokens = 4;
+        ui::ChatView chat(&bridge, nullptr, [&] { return s; });
+        const gui::RequestResult short_r = say(chat, "Lily went to the park.");
+        QVERIFY(!short_r.past_n_ctx_train);
+        QVERIFY(!chat.turns().last().footer.contains("training context"));
+        const gui::RequestResult long_r =
+            say(chat, QString("Lily went to the park with her mom. ").repeated(60));
+        QVERIFY2(long_r.prompt_tokens > 512, qPrintable(long_r.error));
+        QVERIFY(long_r.past_n_ctx_train);
+        QCOMPARE(long_r.n_ctx_train, 512);
+        const QString footer = chat.turns().last().footer;
+        QVERIFY2(footer.contains("past the model's 512-token training context"),
                  qPrintable(footer));
     }
 
