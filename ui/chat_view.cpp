@@ -342,9 +342,13 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
         spec.prompt = p.text;
     }
     last_sent_ = p;
-    // A random seed per turn unless the user fixed one; the seed used is in
-    // the result's settings (footer, run log).
-    spec.settings = s.forRequest(new_seed);
+    // A random seed per turn unless the user fixed one (and this is not a
+    // regenerate): the session draws it and logs seed_policy "random", as
+    // the run's settings say; the seed used is in the result's settings
+    // (footer, run log).
+    spec.settings = s;
+    spec.seed_policy =
+        s.fixed_seed && !new_seed ? core::SeedPolicy::Fixed : core::SeedPolicy::Random;
     spec.run_id = run_id_;
     setStatus({});
     updateButtons();

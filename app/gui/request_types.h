@@ -40,7 +40,11 @@ struct RequestSpec {
     /// loaded session, it is what runs (its ids, not a second rendering)
     /// with the settings below; else messages / prompt are rendered again.
     std::shared_ptr<const core::PreparedRequest> prepared;
-    GenSettings settings;      ///< sampling settings; settings.max_tokens is the limit
+    GenSettings settings;  ///< sampling settings; settings.max_tokens is the limit
+    /// How the request's seed is chosen: Fixed = settings.seed, Random = a
+    /// fresh draw by the session (reported back in the result's settings
+    /// and logged as seed_policy "random").
+    core::SeedPolicy seed_policy = core::SeedPolicy::Fixed;
     int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
     int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
     qint64 run_id = 0;         ///< run-log run this response belongs to; 0 = not logged
