@@ -665,8 +665,10 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     if (r.context_full)
         offerDrop();
     else if (r.finish_reason == "length")
-        setStatus(tr("The reply reached the max tokens limit (%1): raise it in the settings, or "
-                     "regenerate.")
+        // Regenerating would stop at the same limit: the cure is a larger
+        // limit for the next reply.
+        setStatus(tr("The reply stopped at the max tokens limit (%1 tokens): raise Max tokens "
+                     "in the settings for a longer reply.")
                       .arg(r.settings.max_tokens));
     else if (r.finish_reason == "error" || r.finish_reason == "rejected")
         setStatus(tr("The message was not answered: %1").arg(r.error));

@@ -416,6 +416,18 @@ class UiChat : public QObject {
         QCOMPARE(json(fixed_rows[1][0])["seed_policy"].toString(), QString("random"));
     }
 
+    // A reply that stopped at max tokens says to raise Max tokens, not to
+    // regenerate (which would stop at the same limit).
+    void maxTokensStopSaysRaiseTheLimit() {
+        ui::ChatView chat(bridge_.get(), nullptr, [&] { return s_; });
+        const auto r = reply_to(chat, [&] { return chat.send("Hello"); });
+        QCOMPARE(r.finish_reason, QString("length"));
+        const QString status = chat.statusLabel()->text();
+        QVERIFY2(status.contains("raise Max tokens in the settings"), qPrintable(status));
+        QVERIFY2(status.contains(QString::number(s_.max_tokens)), qPrintable(status));
+        QVERIFY2(!status.contains("regenerate", Qt::CaseInsensitive), qPrintable(status));
+    }
+
     // Generation ends at the model's end-of-turn token, which is neither in
     // the reply's tokens nor in its text. golden2's record never picks
     // <|im_end|> greedily, so a logit bias forces it: the other special
