@@ -97,6 +97,9 @@ struct MemoryUse {
     double staging = 0;
     double device_usage = -1;   ///< VK_EXT_memory_budget heap usage, -1 = not reported
     double device_budget = -1;  ///< VK_EXT_memory_budget heap budget, -1 = not reported
+    /// The engine's memory is host memory (the CPU backend): there is no
+    /// device heap, so no driver usage or budget to report.
+    bool host = false;
     double total() const { return weights + kv_cache + activations + staging; }
 };
 
