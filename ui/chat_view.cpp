@@ -342,9 +342,13 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
         spec.prompt = p.text;
     }
     last_sent_ = p;
-    // A random seed per turn unless the user fixed one; the seed used is in
-    // the result's settings (footer, run log).
-    spec.settings = s.forRequest(new_seed);
+    // A random seed per turn unless the user fixed one (and this is not a
+    // regenerate): the session draws it and logs seed_policy "random", as
+    // the run's settings say; the seed used is in the result's settings
+    // (footer, run log).
+    spec.settings = s;
+    spec.seed_policy =
+        s.fixed_seed && !new_seed ? core::SeedPolicy::Fixed : core::SeedPolicy::Random;
     spec.run_id = run_id_;
     setStatus({});
     updateButtons();
@@ -665,8 +669,10 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     if (r.context_full)
         offerDrop();
     else if (r.finish_reason == "length")
-        setStatus(tr("The reply reached the max tokens limit (%1): raise it in the settings, or "
-                     "regenerate.")
+        // Regenerating would stop at the same limit: the cure is a larger
+        // limit for the next reply.
+        setStatus(tr("The reply stopped at the max tokens limit (%1 tokens): raise Max tokens "
+                     "in the settings for a longer reply.")
                       .arg(r.settings.max_tokens));
     else if (r.finish_reason == "error" || r.finish_reason == "rejected")
         setStatus(tr("The message was not answered: %1").arg(r.error));

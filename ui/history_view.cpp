@@ -42,8 +42,8 @@ namespace wb::ui {
 namespace {
 
 // The table's columns (everything else is in the detail view).
-const QStringList kColumns = {"id",     "started", "run",    "model",   "request", "finish",
-                              "prompt", "output",  "tokens", "ttft_ms", "tpot_ms", "e2e_ms"};
+const QStringList kColumns = {"ID",     "Started", "Run",    "Model",     "Request",   "Finish",
+                              "Prompt", "Output",  "Tokens", "TTFT (ms)", "TPOT (ms)", "E2E (ms)"};
 
 QStandardItem* cell(const QVariant& v) {
     auto* it = new QStandardItem;
@@ -52,10 +52,12 @@ QStandardItem* cell(const QVariant& v) {
     return it;
 }
 
-QVariant rounded(const std::optional<double>& v, int decimals) {
-    if (!v) return {};
-    const double f = std::pow(10.0, decimals);
-    return std::round(*v * f) / f;
+// A time with a fixed number of decimals per column ("12.0", not "12"),
+// right-aligned so the decimal points line up; empty when not measured.
+QStandardItem* fixed(const std::optional<double>& v, int decimals) {
+    QStandardItem* it = cell(v ? QVariant(QString::number(*v, 'f', decimals)) : QVariant());
+    it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return it;
 }
 
 // Forwards to a file's buffer and keeps the errno of the first failed
@@ -335,9 +337,9 @@ void HistoryView::refresh() {
             cell(r.output_preview ? QString::fromStdString(*r.output_preview) : redacted),
             cell(r.output_tokens ? QVariant::fromValue(static_cast<qlonglong>(*r.output_tokens))
                                  : QVariant()),
-            cell(rounded(r.ttft_ms, 1)),
-            cell(rounded(r.tpot_ms, 2)),
-            cell(rounded(r.e2e_ms, 1)),
+            fixed(r.ttft_ms, 1),
+            fixed(r.tpot_ms, 2),
+            fixed(r.e2e_ms, 1),
         });
     }
     table_->resizeColumnsToContents();

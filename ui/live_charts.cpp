@@ -236,6 +236,10 @@ void LiveCharts::clear() {
     run_end_ = 0.0;
 }
 
+QString LiveCharts::memoryNote() const {
+    return memoryNote_->text();
+}
+
 void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
     // A snapshot older than the last point: another model was loaded and
     // its clock restarted. Continue after the last point.
@@ -258,7 +262,9 @@ void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
     }
     mem->graph(4)->addData(t, m.device_usage < 0 ? kNaN : m.device_usage / kMiB);
     mem->graph(5)->addData(t, m.device_budget < 0 ? kNaN : m.device_budget / kMiB);
-    memoryNote_->setText(m.device_usage < 0
+    memoryNote_->setText(m.host ? tr("Memory: the engine's own accounting by purpose, in host "
+                                     "memory (CPU backend).")
+                         : m.device_usage < 0
                              ? tr("Memory: the engine's own accounting by purpose. The driver "
                                   "reports no usage/budget (no VK_EXT_memory_budget).")
                              : tr("Memory: the engine's accounting by purpose (stacked); lines: "

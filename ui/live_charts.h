@@ -78,6 +78,10 @@ class LiveCharts : public QWidget {
     /// Where Export PNG… proposes to save chart `c`: the user's Pictures
     /// folder (else home), "workbench-<chart>-<yyyyMMdd-HHmmss>.png".
     QString defaultExportPath(Chart c) const;
+    /// The note under the memory chart: what its figures are (host memory
+    /// on the CPU backend, or device memory with or without the driver's
+    /// usage and budget).
+    QString memoryNote() const;
 
   private:
     void exportDialog(Chart c);

@@ -1,6 +1,7 @@
 #include "compare/compare_jobs.h"
 
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/engine_session.h"
@@ -76,7 +77,7 @@ core::FinishedRequest finished_from(const GreedyRun& g, const std::string& promp
         f.times.last_token_ms = g.e2e_ms;
     }
     f.times.finished_ms = g.e2e_ms;
-    f.submitted_utc_ms = utc_now_ms() - static_cast<int64_t>(g.e2e_ms);
+    f.submitted_utc_ms = submitted_utc_ms(utc_now_ms(), g.e2e_ms);
     f.model_path = m.path;
     f.device = m.device;
     return f;
@@ -145,6 +146,12 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
         res.error = e.what();
     }
     return res;
+}
+
+int64_t submitted_utc_ms(int64_t ended_utc_ms, double e2e_ms) {
+    // Truncating here while finished_utc_ms() rounds put a row's end up to
+    // a millisecond after it was logged, after the run's ended_ms.
+    return ended_utc_ms - static_cast<int64_t>(std::llround(e2e_ms));
 }
 
 size_t responses_in(const CompareReport& r) {

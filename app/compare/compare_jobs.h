@@ -74,6 +74,12 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
 int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
                        const model::LoadOptions& base);
 
+/// The UTC submit time (ms since the epoch) of a run that took `e2e_ms`
+/// and ended at `ended_utc_ms`, rounded as FinishedRequest::finished_utc_ms
+/// rounds the e2e time, so submit + e2e is `ended_utc_ms` exactly: a row
+/// never ends after the moment it was logged (nor after its run's end).
+int64_t submitted_utc_ms(int64_t ended_utc_ms, double e2e_ms);
+
 /// Responses log_comparison writes for `r`.
 size_t responses_in(const CompareReport& r);
 

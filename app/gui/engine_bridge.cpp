@@ -425,7 +425,7 @@ quint64 EngineBridge::submit(core::PreparedRequest prepared, QObject* context, C
 
 bool EngineBridge::submit(const RequestSpec& spec) {
     if (!session_) return false;
-    core::GenerationRequest req = spec.settings.request(core::SeedPolicy::Fixed);
+    core::GenerationRequest req = spec.settings.request(spec.seed_policy);
     if (!spec.messages.empty()) {
         // The session renders the conversation (the same code as
         // `workbench-cli generate --chat`) with the template the tab picked.

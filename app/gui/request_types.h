@@ -40,7 +40,11 @@ struct RequestSpec {
     /// loaded session, it is what runs (its ids, not a second rendering)
     /// with the settings below; else messages / prompt are rendered again.
     std::shared_ptr<const core::PreparedRequest> prepared;
-    GenSettings settings;      ///< sampling settings; settings.max_tokens is the limit
+    GenSettings settings;  ///< sampling settings; settings.max_tokens is the limit
+    /// How the request's seed is chosen: Fixed = settings.seed, Random = a
+    /// fresh draw by the session (reported back in the result's settings
+    /// and logged as seed_policy "random").
+    core::SeedPolicy seed_policy = core::SeedPolicy::Fixed;
     int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
     int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
     qint64 run_id = 0;         ///< run-log run this response belongs to; 0 = not logged
@@ -98,6 +102,9 @@ struct MemoryUse {
     double staging = 0;
     double device_usage = -1;   ///< VK_EXT_memory_budget heap usage, -1 = not reported
     double device_budget = -1;  ///< VK_EXT_memory_budget heap budget, -1 = not reported
+    /// The engine's memory is host memory (the CPU backend): there is no
+    /// device heap, so no driver usage or budget to report.
+    bool host = false;
     double total() const { return weights + kv_cache + activations + staging; }
 };
 

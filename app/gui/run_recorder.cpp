@@ -20,6 +20,9 @@ nlohmann::json to_json(const GenSettings& s) {
     nlohmann::json j = nlohmann::json::parse(
         QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact).toStdString());
     j["seed"] = static_cast<uint64_t>(s.seed);
+    // The policy the chat's requests run with (ChatView: a fresh seed per
+    // reply unless the seed is fixed), as their rows' settings.seed_policy.
+    j["seed_policy"] = s.fixed_seed ? "fixed" : "random";
     return j;
 }
 

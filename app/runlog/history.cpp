@@ -116,12 +116,15 @@ std::vector<RunChoice> HistoryReader::runs(size_t limit) const {
 
 std::vector<HistoryRow> HistoryReader::rows(const ExportFilter& filter, size_t limit) const {
     const FilterSql where = filter_sql(filter);
+    // Newest second first, as the table shows the time; within a second by
+    // id (the order the rows were written), so ids do not interleave.
     const std::string sql =
         std::string("SELECT r.id, r.started_ms, r.run_id, u.kind, ") + kModelLabelSql +
         ", r.request_id, r.finish_reason, substr(replace(r.prompt, char(10), ' '), 1, 60), "
         "substr(replace(r.output, char(10), ' '), 1, 100), r.output_tokens, r.ttft_ms, "
         "r.tpot_ms, r.e2e_ms" +
-        kFrom + " WHERE " + where.condition + " ORDER BY r.started_ms DESC, r.id DESC LIMIT ?";
+        kFrom + " WHERE " + where.condition +
+        " ORDER BY r.started_ms / 1000 DESC, r.id DESC LIMIT ?";
     Stmt st(impl_->db, sql.c_str());
     bind_all(st, where.binds);
     st.bind(static_cast<int>(where.binds.size()) + 1, static_cast<int64_t>(limit));

@@ -20,10 +20,12 @@
 #include "common/data_dir.h"
 #include "common/json_fixtures.h"
 #include "compare/compare.h"
+#include "compare/compare_jobs.h"
 #include "compare/generation.h"
 #include "compare/logits_math.h"
 #include "compare/testset.h"
 #include "compare/text_eval.h"
+#include "core/finished_request.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "tokenizer/vocab.h"
@@ -83,6 +85,21 @@ class TestCompare : public QObject {
 
   private slots:
     // --- the math, worked by hand ----------------------------------------
+
+    // A compare row ends when it was logged, never a millisecond after:
+    // its submit time is the log time less the e2e time rounded as
+    // finished_utc_ms() rounds it (truncating put the end up to 1 ms past
+    // the log time, after the run's ended_ms). Hand-worked: 1000 - 6.
+    void compare_rows_end_when_logged() {
+        QCOMPARE(wb::compare::submitted_utc_ms(1000, 5.7), int64_t(994));
+        for (const double e2e : {0.0, 0.4, 0.5, 5.7, 123.49, 123.5, 9999.9}) {
+            wb::core::FinishedRequest f;
+            f.times.submitted_ms = 0.0;
+            f.times.finished_ms = e2e;
+            f.submitted_utc_ms = wb::compare::submitted_utc_ms(1000, e2e);
+            QCOMPARE(f.finished_utc_ms().value_or(-1), int64_t(1000));
+        }
+    }
 
     void log_softmax_nll_kld_by_hand() {
         // logits [0, ln 3] -> p = [1/4, 3/4]; logits [0, 0] -> q = [1/2, 1/2].

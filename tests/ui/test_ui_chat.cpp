@@ -359,6 +359,75 @@ class UiChat : public QObject {
         QCOMPARE(std::stoi(rows[0][2]), r.prompt_tokens);
     }
 
+    // The chat's run and its rows agree about the seed policy the chat
+    // uses: an unfixed seed is "random" in both (each reply draws one), a
+    // fixed one is "fixed" with the panel's seed, and Regenerate (always a
+    // new seed) is "random" even then. Read back with raw SQLite.
+    void runLogSeedPolicyAgrees() {
+        QTemporaryDir dir;
+        gui::RunRecorder rec;
+        QString notice;
+        QVERIFY2(rec.open(dir.filePath("runlog.sqlite"), &notice), qPrintable(notice));
+        bridge_->setRecorder(&rec);
+        gui::GenSettings s = s_;
+        s.seed = 1234;
+        s.fixed_seed = false;
+        {
+            ui::ChatView chat(bridge_.get(), &rec, [&] { return s; });
+            QVERIFY(!reply_to(chat, [&] { return chat.send("Hello"); }).id.isEmpty());
+            chat.endRun();
+        }
+        s.fixed_seed = true;
+        {
+            ui::ChatView chat(bridge_.get(), &rec, [&] { return s; });
+            QVERIFY(!reply_to(chat, [&] { return chat.send("Hello"); }).id.isEmpty());
+            QVERIFY(!reply_to(chat, [&] {
+                         chat.regenerate();
+                         return chat.isStreaming();
+                     }).id.isEmpty());
+            chat.endRun();
+        }
+        bridge_->setRecorder(nullptr);
+        rec.waitForIdle();
+
+        const wbtest::RawSqlite db(dir.filePath("runlog.sqlite"));
+        const auto runs = db.rows("SELECT id, settings FROM runs ORDER BY id");
+        QCOMPARE(runs.size(), size_t(2));
+        auto json = [](const std::string& t) {
+            return QJsonDocument::fromJson(QByteArray::fromStdString(t)).object();
+        };
+        auto rows_of = [&](const std::string& run) {
+            return db.rows("SELECT settings FROM responses WHERE run_id = " + run + " ORDER BY id");
+        };
+        const QJsonObject random_run = json(runs[0][1]);
+        QCOMPARE(random_run["fixed_seed"].toBool(), false);
+        QCOMPARE(random_run["seed_policy"].toString(), QString("random"));
+        const auto random_rows = rows_of(runs[0][0]);
+        QCOMPARE(random_rows.size(), size_t(1));
+        QCOMPARE(json(random_rows[0][0])["seed_policy"].toString(), QString("random"));
+
+        const QJsonObject fixed_run = json(runs[1][1]);
+        QCOMPARE(fixed_run["fixed_seed"].toBool(), true);
+        QCOMPARE(fixed_run["seed_policy"].toString(), QString("fixed"));
+        const auto fixed_rows = rows_of(runs[1][0]);
+        QCOMPARE(fixed_rows.size(), size_t(2));
+        QCOMPARE(json(fixed_rows[0][0])["seed_policy"].toString(), QString("fixed"));
+        QCOMPARE(json(fixed_rows[0][0])["seed"].toInteger(), qint64(1234));
+        QCOMPARE(json(fixed_rows[1][0])["seed_policy"].toString(), QString("random"));
+    }
+
+    // A reply that stopped at max tokens says to raise Max tokens, not to
+    // regenerate (which would stop at the same limit).
+    void maxTokensStopSaysRaiseTheLimit() {
+        ui::ChatView chat(bridge_.get(), nullptr, [&] { return s_; });
+        const auto r = reply_to(chat, [&] { return chat.send("Hello"); });
+        QCOMPARE(r.finish_reason, QString("length"));
+        const QString status = chat.statusLabel()->text();
+        QVERIFY2(status.contains("raise Max tokens in the settings"), qPrintable(status));
+        QVERIFY2(status.contains(QString::number(s_.max_tokens)), qPrintable(status));
+        QVERIFY2(!status.contains("regenerate", Qt::CaseInsensitive), qPrintable(status));
+    }
+
     // Generation ends at the model's end-of-turn token, which is neither in
     // the reply's tokens nor in its text. golden2's record never picks
     // <|im_end|> greedily, so a logit bias forces it: the other special

@@ -61,6 +61,7 @@ class UiHistory : public QObject {
     void exportErrorsAreReported();
     void interruptedResponsesHaveTheirFilter();
     void damagedLogIsSaidAboveTheTable();
+    void rowsByIdWithinASecondHumanHeadersFixedDecimals();
 
   private:
     // Exports the view's current filter as JSONL and returns the ids.
@@ -234,7 +235,7 @@ void UiHistory::modelsNamedByFileQuantizationAndHash() {
     const QAbstractItemModel* m = table->model();
     int col = -1;
     for (int c = 0; c < m->columnCount(); ++c)
-        if (m->headerData(c, Qt::Horizontal).toString() == "model") col = c;
+        if (m->headerData(c, Qt::Horizontal).toString() == "Model") col = c;
     QVERIFY(col >= 0);
     QSet<QString> shown;
     for (int r = 0; r < m->rowCount(); ++r) shown << m->index(r, col).data().toString();
@@ -341,6 +342,61 @@ void UiHistory::damagedLogIsSaidAboveTheTable() {
     v.setDamage(insp);
     QVERIFY(v.setDatabase(db_));
     QVERIFY(v.damageWarning().isEmpty());
+}
+
+// Rows started within one second (the table's resolution) are listed by
+// id, newest first, not by their milliseconds (which interleave the ids);
+// the headers are words with units, and each time column has a fixed
+// number of decimals (TTFT and E2E 1, TPOT 2).
+void UiHistory::rowsByIdWithinASecondHumanHeadersFixedDecimals() {
+    const QString db = dir_.filePath("order.sqlite");
+    {
+        runlog::RunLog log = runlog::RunLog::open(db.toStdString());
+        const int64_t run = log.begin_run(runlog::RunKind::Batch, "b", nlohmann::json::object());
+        const int64_t mv =
+            log.ensure_model_version((kData + "/models/stories260K.gguf").toStdString());
+        const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
+        // Written in this order (ids 1..4); the first three in one second.
+        const int64_t started[] = {500, 200, 900, 1100};
+        const double ttft[] = {12.0, 3.24, 7.5, 100.0};
+        for (int i = 0; i < 4; ++i) {
+            runlog::ResponseRecord r;
+            r.run_id = run;
+            r.model_version_id = mv;
+            r.environment_id = env;
+            r.request_id = "o" + std::to_string(i);
+            r.prompt = "p";
+            r.output = "o";
+            r.finish_reason = "length";
+            r.started_ms = 1764460800000 + started[i];
+            r.ttft_ms = ttft[i];
+            r.tpot_ms = ttft[i] / 2;
+            r.e2e_ms = ttft[i] * 2;
+            log.log_response(r);
+        }
+    }
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db));
+    auto* table = v.findChild<QTableView*>();
+    QVERIFY(table);
+    const QAbstractItemModel* m = table->model();
+    QStringList headers;
+    for (int c = 0; c < m->columnCount(); ++c)
+        headers << m->headerData(c, Qt::Horizontal).toString();
+    QVERIFY2(headers.contains("TTFT (ms)") && headers.contains("TPOT (ms)") &&
+                 headers.contains("E2E (ms)"),
+             qPrintable(headers.join(", ")));
+    for (const QString& h : headers) QVERIFY2(!h.contains('_'), qPrintable(h));
+    auto column = [&](const QString& name) {
+        QStringList out;
+        const int c = static_cast<int>(headers.indexOf(name));
+        for (int r = 0; r < m->rowCount(); ++r) out << m->index(r, c).data().toString();
+        return out;
+    };
+    QCOMPARE(column("ID"), QStringList({"4", "3", "2", "1"}));
+    QCOMPARE(column("TTFT (ms)"), QStringList({"100.0", "7.5", "3.2", "12.0"}));
+    QCOMPARE(column("TPOT (ms)"), QStringList({"50.00", "3.75", "1.62", "6.00"}));
+    QCOMPARE(column("E2E (ms)"), QStringList({"200.0", "15.0", "6.5", "24.0"}));
 }
 
 QTEST_MAIN(UiHistory)

@@ -47,6 +47,7 @@ class UiParts : public QObject {
     void vulkanAndMemoryErrors();
     void modelInfoOfDefaultModel();
     void chartsTakePointsAndExport();
+    void memoryNoteNamesHostMemoryOnCpu();
     void chartsThisRunWindowFitsLastRun();
     void chartsBatchStartsItsOwnRun();
     void chartsKeepRunAfterReload();
@@ -308,6 +309,22 @@ void UiParts::modelInfoOfDefaultModel() {
     QCOMPARE(q.quantization, QString("Q4_K_M, 5.11 bpw"));
     QCOMPARE(q.tensor_types, QString("Q4_K x13, F32 x5, Q6_K x3"));
     QVERIFY(q.summary().contains(QStringLiteral("Q4_K_M, 5.11 bpw")));
+}
+
+// On the CPU backend the memory note speaks of host memory, not of a
+// Vulkan extension; on a device without a budget it names the extension.
+void UiParts::memoryNoteNamesHostMemoryOnCpu() {
+    ui::LiveCharts charts;
+    gui::LiveSnapshot s;
+    s.memory.weights = 1 << 20;
+    s.memory.host = true;
+    charts.addSnapshot(s);
+    QVERIFY2(charts.memoryNote().contains("host memory"), qPrintable(charts.memoryNote()));
+    QVERIFY2(!charts.memoryNote().contains("VK_EXT"), qPrintable(charts.memoryNote()));
+    s.t_s = 0.1;
+    s.memory.host = false;
+    charts.addSnapshot(s);
+    QVERIFY2(charts.memoryNote().contains("VK_EXT_memory_budget"), qPrintable(charts.memoryNote()));
 }
 
 void UiParts::chartsTakePointsAndExport() {
