@@ -35,8 +35,7 @@ core::SessionOptions batch_session_options(const std::string& path, const Parsed
     if (!args.get("ctx-size")) {
         // Room for every running request's default context at once.
         if (default_per_request != 0) opts.context.n_ctx = default_per_request;
-        const uint64_t cells = uint64_t{opts.context.n_ctx} * slots;
-        opts.context.n_ctx = static_cast<uint32_t>(std::min<uint64_t>(cells, uint64_t{1} << 24));
+        opts.context.n_ctx = pool_for(opts.context.n_ctx, slots);
     }
     opts.context.n_seq_max = slots;
     return so;

@@ -138,14 +138,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
         d = model::ModelDesc::from_gguf(f);
         what = path + " (" + d.hp.arch + ")";
     }
-    // batch's rule (batch_common.cpp): one pool, by default room for each
-    // sequence's default context (the training context, at most 4096).
-    const uint64_t def_pool = std::min<uint64_t>(
-        uint64_t{std::min<uint32_t>(std::max<uint32_t>(d.hp.n_ctx_train, 1), 4096)} * parallel,
-        uint64_t{1} << 24);
+    // batch's rule: one pool, by default room for each sequence's default context.
     model::ContextParams cp;
-    cp.n_ctx = static_cast<uint32_t>(
-        args.get_int("ctx-size", static_cast<int64_t>(def_pool), 1, int64_t{1} << 24));
+    cp.n_ctx = static_cast<uint32_t>(args.get_int(
+        "ctx-size", pool_for(default_context(d.hp.n_ctx_train), parallel), 1, int64_t{1} << 24));
     cp.n_seq_max = parallel;
     cp.kv_type = kv_type;
 

@@ -73,10 +73,19 @@ model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx
     }
     o.threads = static_cast<unsigned>(args.get_int("threads", 0, 0, 1024));
     o.device = args.get("device").value_or("");
-    const int64_t def_ctx = std::min<int64_t>(std::max<uint32_t>(n_ctx_train, 1), 4096);
-    o.context.n_ctx = static_cast<uint32_t>(args.get_int("ctx-size", def_ctx, 1, int64_t{1} << 24));
+    o.context.n_ctx = static_cast<uint32_t>(
+        args.get_int("ctx-size", default_context(n_ctx_train), 1, int64_t{1} << 24));
     o.context.kv_type = kv_type_from_args(args);
     return o;
+}
+
+uint32_t default_context(uint32_t n_ctx_train) {
+    return std::min<uint32_t>(std::max<uint32_t>(n_ctx_train, 1), 4096);
+}
+
+uint32_t pool_for(uint32_t per_sequence, uint32_t n_seq) {
+    const uint64_t cells = uint64_t{per_sequence} * std::max<uint32_t>(n_seq, 1);
+    return static_cast<uint32_t>(std::min<uint64_t>(cells, uint64_t{1} << 24));
 }
 
 OptionSpec kv_type_option() {

@@ -58,6 +58,14 @@ std::vector<OptionSpec> sampling_options();
 /// Appends `more` to `base` (to build a CommandSpec's option list).
 std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<OptionSpec>& more);
 
+/// A request's default context in tokens: the model's training context
+/// `n_ctx_train` (0 = unknown, taken as 1), at most 4096.
+uint32_t default_context(uint32_t n_ctx_train);
+/// The KV pool that gives each of `n_seq` sequences `per_sequence` tokens,
+/// in tokens, capped at 2^24 cells (the pool's limit). What batch and plan
+/// use when -c is not given.
+uint32_t pool_for(uint32_t per_sequence, uint32_t n_seq);
+
 /// LoadOptions from context_options(). backend: --backend if given (an
 /// explicit choice always wins), else default_backend().backend. threads:
 /// -t if given, else 0 (the engine's default: physical cores). n_ctx: -c if given, else
