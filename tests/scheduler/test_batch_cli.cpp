@@ -462,9 +462,45 @@ class TestBatchCli : public QObject {
         }
     }
 
-    // bench --cold-start: fresh processes per mode; every phase is reported,
-    // the cold mode starts without a pipeline cache, the warm ones with the
-    // cache the first run wrote, and every run reaches the same first token.
+    // bench --cold-start on the CPU backend: it has no device and no
+    // pipelines, so its table has neither phase and two modes (the hash
+    // before the load, beside it), not three of which two are the same run;
+    // every run reaches the same first token on the CPU backend.
+    void bench_cold_start_on_cpu_has_cpu_rows() {
+        const QString model =
+            QString::fromStdString(wbtest::data_dir() + "/models/stories260K.gguf");
+        const Run j = run({"bench", "--cold-start", "-m", model, "--backend", "cpu", "-r", "2",
+                           "-p", "8", "--json"});
+        QVERIFY2(j.code == 0, j.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(j.out).object();
+        QCOMPARE(o["backend"].toString(), QStringLiteral("cpu"));
+        const QJsonArray modes = o["modes"].toArray();
+        QCOMPARE(modes.size(), 2);
+        QCOMPARE(modes[0].toObject()["mode"].toString(), QStringLiteral("hash, then load"));
+        QCOMPARE(modes[1].toObject()["mode"].toString(), QStringLiteral("hash beside load"));
+        int first = -1;
+        for (const QJsonValue& m : modes) {
+            const QJsonObject phases = m.toObject()["phases"].toObject();
+            QVERIFY(!phases.contains("device_ms"));
+            QVERIFY(!phases.contains("pipelines_ms"));
+            for (const char* k : {"process_start_ms", "hash_ms", "upload_ms", "first_prefill_ms",
+                                  "to_first_token_ms"})
+                QVERIFY2(phases.contains(k), k);
+            const QJsonArray runs = m.toObject()["runs"].toArray();
+            QCOMPARE(runs.size(), 2);
+            for (const QJsonValue& r : runs) {
+                QCOMPARE(r.toObject()["backend"].toString(), QStringLiteral("cpu"));
+                if (first < 0) first = r.toObject()["first_token"].toInt();
+                QCOMPARE(r.toObject()["first_token"].toInt(), first);
+            }
+        }
+        const Run t =
+            run({"bench", "--cold-start", "-m", model, "--backend", "cpu", "-r", "1", "-p", "8"});
+        QVERIFY2(t.code == 0, t.err.constData());
+        QVERIFY2(!t.out.contains("Vulkan device"), t.out.constData());
+        QVERIFY2(!t.out.contains("pipeline creation"), t.out.constData());
+        QVERIFY2(t.out.contains("hash beside load"), t.out.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestBatchCli)
