@@ -141,7 +141,7 @@ int64_t ResponseLogger::log_load(const std::string& model_path, const model::Dev
     const int64_t row =
         log_->log_model_load(model_load_record(times, facts, device, t, surface, run_id));
     std::lock_guard lock(mu_);
-    loads_[session_id] = {row, times.clock_zero_ms};
+    loads_[session_id] = {row, times.ready_ms};
     return row;
 }
 
@@ -176,9 +176,11 @@ void ResponseLogger::finish(const FinishedRequest& f) {
         }
         if (load) {
             try {
-                log_->set_model_load_first_token(load->row,
-                                                 load->clock_zero_ms + f.times.first_token_ms,
-                                                 f.ttft_ms().value_or(0.0));
+                // Open to ready plus the request's own TTFT: the time the
+                // session waited for its first request (a person typing in
+                // the app) is not part of the cold start.
+                const double ttft = f.ttft_ms().value_or(0.0);
+                log_->set_model_load_first_token(load->row, load->ready_ms + ttft, ttft);
             } catch (const std::exception& e) {
                 // The load row keeps "first token unknown"; responses go on,
                 // and the failure is told like a failed response write.

@@ -150,8 +150,8 @@ class ResponseLogger : public RequestRecorder {
     std::map<std::string, int64_t> model_versions_;  // path -> id
     std::map<std::string, int64_t> environments_;    // device key -> id
     struct PendingLoad {
-        int64_t row = 0;             // model_loads id
-        double clock_zero_ms = 0.0;  // SessionLoadTimes::clock_zero_ms
+        int64_t row = 0;        // model_loads id
+        double ready_ms = 0.0;  // SessionLoadTimes::ready_ms
     };
     std::map<uint64_t, PendingLoad> loads_;  // session id -> load without first token yet
     std::string load_error_;                 // a failed first-token update, not yet taken

@@ -311,13 +311,11 @@ void EngineBridge::install(std::shared_ptr<Loaded> loaded, const ModelInfo& info
 
 void EngineBridge::noteFirstToken(double time_ms, double submitted_ms) {
     if (!session_ || cold_.first_token_ms >= 0) return;
-    // Now minus how long ago the engine made it (events wait to be delivered).
-    const double late_ms = session_->now_ms() - time_ms;
-    cold_.first_token_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened_)
-            .count() -
-        late_ms;
+    // Open to ready plus the first request's TTFT: the time the model sat
+    // ready while the user typed is not part of the cold start (as the run
+    // log's model_loads.first_token_ms).
     cold_.first_ttft_ms = time_ms - submitted_ms;
+    cold_.first_token_ms = cold_.ready_ms + cold_.first_ttft_ms;
     emit coldStartChanged(cold_);
 }
 

@@ -88,13 +88,15 @@ struct LoadRequest {
 /// are created on first use, inside the first prefill; the run log's
 /// SHA-256 of the file runs beside the load on the recorder's thread.
 struct ColdStart {
-    double vocab_ms = 0;         ///< mapping the file and reading the vocabulary
-    double map_ms = 0;           ///< the model's own mapping of the file
-    double parse_ms = 0;         ///< metadata parse and tensor checks
-    double device_ms = 0;        ///< Vulkan instance and device, pipeline-cache file (0 on CPU)
-    double upload_ms = 0;        ///< weights to the device, KV pool (CPU: dequantize)
-    double ready_ms = 0;         ///< open until the model is ready (scheduler started)
-    double first_token_ms = -1;  ///< open until the first token of the first request; -1 = none yet
+    double vocab_ms = 0;   ///< mapping the file and reading the vocabulary
+    double map_ms = 0;     ///< the model's own mapping of the file
+    double parse_ms = 0;   ///< metadata parse and tensor checks
+    double device_ms = 0;  ///< Vulkan instance and device, pipeline-cache file (0 on CPU)
+    double upload_ms = 0;  ///< weights to the device, KV pool (CPU: dequantize)
+    double ready_ms = 0;   ///< open until the model is ready (scheduler started)
+    /// open until ready, plus the first request's TTFT (the idle wait for that
+    /// request is left out); -1 = none yet
+    double first_token_ms = -1;
     double first_ttft_ms =
         -1;  ///< that request's TTFT (submit to first token, first prefill inside)
     qint64 pipeline_cache_bytes = 0;  ///< on-disk pipeline cache found at load (0: cold)

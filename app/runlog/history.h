@@ -64,9 +64,11 @@ struct ModelLoadRow {
     std::string backend;         ///< settings.backend ("vulkan", "cpu")
     std::string pipeline_cache;  ///< "cold", "warm" or "none"
     std::optional<double> vocab_ms, map_ms, parse_ms, device_ms, upload_ms, pipelines_ms;
-    double ready_ms = 0;                   ///< open until the session was ready
-    std::optional<double> first_token_ms;  ///< open until its first request's first token
-    std::optional<double> first_ttft_ms;   ///< that request's TTFT
+    double ready_ms = 0;  ///< open until the session was ready
+    /// ready_ms plus its first request's TTFT: open to the first token, less
+    /// the wait for that request (a person typing)
+    std::optional<double> first_token_ms;
+    std::optional<double> first_ttft_ms;  ///< that request's TTFT
 };
 
 /// Every tag of one response as (name, value as text, nullopt = NULL), in a

@@ -277,7 +277,8 @@ class RunLog {
     int64_t log_model_load(const ModelLoadRecord& load);
 
     /// Sets the first token of load `load_id`'s first request: open until
-    /// that token (ms) and the request's TTFT (ms). Only the first call for
+    /// that token (ms; callers pass ready_ms + TTFT, so the wait for the
+    /// first request is not counted) and the request's TTFT (ms). Only the first call for
     /// a load changes the row. Throws std::invalid_argument for an unknown
     /// id, DbError when the write fails.
     void set_model_load_first_token(int64_t load_id, double first_token_ms, double first_ttft_ms);

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chat/chat_template.h"
@@ -720,6 +721,10 @@ class TestCore : public QObject {
         r.max_tokens = 3;
         r.run_id = run.run_id;
         Collector c;
+        // The session sits ready a while before its first request (as the
+        // app does while a person types): the load's first token leaves that
+        // wait out, so it is exactly ready_ms + the request's TTFT.
+        std::this_thread::sleep_for(300ms);
         s->submit(r, c.sink());
         QVERIFY(s->wait_idle(120s));
         QCOMPARE(logger->flush(), size_t{0});
@@ -739,6 +744,11 @@ class TestCore : public QObject {
                           "model_loads WHERE run_id = " +
                               id),
                  std::string("generate:1"));
+        const double gap = std::stod(sql_text(
+            db,
+            "SELECT first_token_ms - (ready_ms + first_ttft_ms) FROM model_loads WHERE run_id = " +
+                id));
+        QVERIFY2(std::abs(gap) < 1e-6, std::to_string(gap).c_str());
     }
 
     // The row builder on real rows: a row per request written when it
