@@ -569,15 +569,34 @@ void ChatView::updateMeter() {
         meter_->setValue(0);
         return;
     }
-    meter_->setRange(0, std::max(1, ctx));
-    meter_->setValue(std::min(p.tokens(), std::max(1, ctx)));
-    QString text = tr("Prompt %1 / %2 tokens (context of one request)").arg(p.tokens()).arg(ctx);
+    // One number for "the context of one request", as the model bar's plan
+    // and the status bar say it: the model's training context when the pool
+    // holds at least that much (a request may run past it, unreliably),
+    // else the pool.
+    const int trained = bridge_->modelInfo().n_ctx_train;
+    const int shown = trained > 0 && trained < ctx ? trained : ctx;
+    meter_->setRange(0, std::max(1, shown));
+    meter_->setValue(std::min(p.tokens(), std::max(1, shown)));
+    QString text =
+        shown < ctx ? tr("Prompt %1 / %2 tokens (the model's training context; the "
+                         "KV pool holds %3)")
+                          .arg(p.tokens())
+                          .arg(shown)
+                          .arg(ctx)
+                    : tr("Prompt %1 / %2 tokens (context of one request)").arg(p.tokens()).arg(ctx);
     QString style;
     if (ctx > 0 && p.tokens() >= ctx) {
         text += tr(" · over the context: drop the oldest turns or start a new chat");
         style = "color: #b00020";
+    } else if (trained > 0 && p.tokens() > trained) {
+        // Warned before sending, as llama.cpp warns at load: it runs, but
+        // what the model writes past its training context is unreliable.
+        text += tr(" · past the model's %1-token training context: output past it is "
+                   "unreliable")
+                    .arg(trained);
+        style = "color: #a05a00";
     } else if (ctx > 0) {
-        const int room = ctx - p.tokens();
+        const int room = shown - p.tokens();
         text += tr(" · room for %1 reply tokens").arg(room);
         if (room < settings_().max_tokens) style = "color: #a05a00";
     }

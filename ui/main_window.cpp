@@ -43,6 +43,16 @@ namespace wb::ui {
 
 namespace {
 
+/// The training context of the GGUF at `path` in tokens (0 when the file
+/// does not say or cannot be read: the load then reports that error).
+int trainedContextOf(const QString& path) {
+    try {
+        return gui::ModelInfo::probe(path).n_ctx_train;
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
 QString mib(double bytes) {
     return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1);
 }
@@ -444,7 +454,7 @@ void MainWindow::openModel(const QString& path, bool force_cpu) {
     req.backend = force_cpu || d.backend.isEmpty() ? "cpu" : d.backend;
     req.device = req.backend == "cpu" ? QString() : d.selector;
     const gui::GenSettings s = settingsPanel_->settings();
-    req.n_ctx = s.n_ctx;
+    req.n_ctx = s.poolSize(trainedContextOf(path));
     req.n_parallel = s.n_parallel;
     if (force_cpu) modelBar_->selectDevice("cpu", {});
     // What it will need, shown before the load (which may fail for lack of memory).
@@ -476,10 +486,13 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     // The charts keep the last run on screen (they continue their time axis
     // after a reload) until the next run starts.
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
-    QString loadedText = tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
-                             .arg(info.fileName(), bridge_->backendName())
-                             .arg(loaded.n_ctx)
-                             .arg(loaded.n_parallel);
+    QString loadedText =
+        tr("Loaded %1 on %2 (KV pool %3 tokens, n_parallel %4%5).")
+            .arg(info.fileName(), bridge_->backendName())
+            .arg(loaded.n_ctx)
+            .arg(loaded.n_parallel)
+            .arg(info.n_ctx_train > 0 ? tr("; trained context %1 per request").arg(info.n_ctx_train)
+                                      : QString());
     // What the loader did not use (a special token id outside the
     // vocabulary): said where the load is, and kept longer.
     for (const QString& w : info.load_warnings) loadedText += tr(" Warning: %1").arg(w);
@@ -531,7 +544,7 @@ void MainWindow::applyContextSettings() {
     auto defer = [&](const QString& when) {
         if (!reloadPending_)
             statusBar()->showMessage(tr("Context size %1 and n_parallel %2 apply %3.")
-                                         .arg(s.n_ctx)
+                                         .arg(s.n_ctx > 0 ? QString::number(s.n_ctx) : tr("auto"))
                                          .arg(s.n_parallel)
                                          .arg(when));
         reloadPending_ = true;
@@ -545,7 +558,8 @@ void MainWindow::applyContextSettings() {
         return;
     }
     gui::LoadRequest req = bridge_->loadedRequest();
-    if (req.n_ctx == s.n_ctx && req.n_parallel == s.n_parallel) {
+    const int pool = s.poolSize(bridge_->modelInfo().n_ctx_train);
+    if (req.n_ctx == pool && req.n_parallel == s.n_parallel) {
         reloadPending_ = false;  // e.g. focus left the field without a change
         return;
     }
@@ -555,7 +569,7 @@ void MainWindow::applyContextSettings() {
     }
     reloadPending_ = false;
     // Same file and device as loaded (also a CPU fallback the picker shows).
-    req.n_ctx = s.n_ctx;
+    req.n_ctx = pool;
     req.n_parallel = s.n_parallel;
     const gui::DeviceEntry d = modelBar_->currentDevice();
     modelBar_->setPlan(gui::plan_text(req.path, req.n_ctx, req.n_parallel,
@@ -563,7 +577,7 @@ void MainWindow::applyContextSettings() {
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1 again with context size %2 and n_parallel %3…")
                                  .arg(bridge_->modelInfo().fileName())
-                                 .arg(s.n_ctx)
+                                 .arg(pool)
                                  .arg(s.n_parallel));
 }
 

@@ -52,11 +52,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
            "in the reply's footer and logged."));
     connect(fixedSeed_, &QCheckBox::toggled, seed_, &QWidget::setEnabled);
     maxTokens_ = ispin(1, 1 << 20, tr("Tokens generated per reply at most"));
-    nCtx_ = ispin(16, 1 << 20,
+    nCtx_ = ispin(0, 1 << 20,
                   tr("Context: the KV pool's size in tokens, shared by every running request; "
                      "one request alone may use all of it, and a conversation longer than it "
-                     "must drop turns. The loaded model is loaded again with it when you finish "
-                     "editing (Enter or leaving the field)"));
+                     "must drop turns. auto (0): the model's training context per request, at "
+                     "most 4096, times n_parallel, as workbench-cli does. The loaded model is "
+                     "loaded again with it when you finish editing (Enter or leaving the "
+                     "field)"));
+    nCtx_->setSpecialValueText(tr("auto (trained context per request)"));
     nCtx_->setSingleStep(256);
     nCtx_->setObjectName("nCtx");
     nParallel_ = ispin(1, 256,

@@ -79,15 +79,6 @@ model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx
     return o;
 }
 
-uint32_t default_context(uint32_t n_ctx_train) {
-    return std::min<uint32_t>(std::max<uint32_t>(n_ctx_train, 1), 4096);
-}
-
-uint32_t pool_for(uint32_t per_sequence, uint32_t n_seq) {
-    const uint64_t cells = uint64_t{per_sequence} * std::max<uint32_t>(n_seq, 1);
-    return static_cast<uint32_t>(std::min<uint64_t>(cells, uint64_t{1} << 24));
-}
-
 OptionSpec kv_type_option() {
     return {"kv-type", 0, "TYPE",
             std::string("KV cache element type f32|f16 (default: ") +

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "args.h"
+#include "core/context_size.h"
 #include "model/backend_choice.h"
 #include "model/load.h"
 #include "runlog/run_log.h"
@@ -58,13 +59,10 @@ std::vector<OptionSpec> sampling_options();
 /// Appends `more` to `base` (to build a CommandSpec's option list).
 std::vector<OptionSpec> concat(std::vector<OptionSpec> base, const std::vector<OptionSpec>& more);
 
-/// A request's default context in tokens: the model's training context
-/// `n_ctx_train` (0 = unknown, taken as 1), at most 4096.
-uint32_t default_context(uint32_t n_ctx_train);
-/// The KV pool that gives each of `n_seq` sequences `per_sequence` tokens,
-/// in tokens, capped at 2^24 cells (the pool's limit). What batch and plan
-/// use when -c is not given.
-uint32_t pool_for(uint32_t per_sequence, uint32_t n_seq);
+/// The default context and its pool (core/context_size.h): one rule for the
+/// CLI and the app. What batch and plan use when -c is not given.
+using core::default_context;
+using core::pool_for;
 
 /// LoadOptions from context_options(). backend: --backend if given (an
 /// explicit choice always wins), else default_backend().backend. threads:

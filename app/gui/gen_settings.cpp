@@ -2,6 +2,8 @@
 
 #include <QRandomGenerator>
 
+#include "core/context_size.h"
+
 namespace wb::gui {
 
 QJsonObject GenSettings::toJson() const {
@@ -101,6 +103,17 @@ core::GenerationRequest GenSettings::request(core::SeedPolicy seed_policy) const
 
 quint64 GenSettings::drawSeed() {
     return QRandomGenerator::system()->generate();
+}
+
+}  // namespace wb::gui
+
+namespace wb::gui {
+
+int GenSettings::poolSize(int n_ctx_train) const {
+    if (n_ctx > 0) return n_ctx;
+    return static_cast<int>(
+        core::pool_for(core::default_context(static_cast<uint32_t>(std::max(n_ctx_train, 0))),
+                       static_cast<uint32_t>(std::max(n_parallel, 1))));
 }
 
 }  // namespace wb::gui

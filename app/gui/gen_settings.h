@@ -32,7 +32,11 @@ struct GenSettings {
     /// OpenAI API's logit_bias; sampling::SamplingParams::logit_bias).
     /// Not in the settings panel; empty by default.
     QMap<int, double> logit_bias;
-    int n_ctx = 2048;    ///< context: KV pool size in tokens, shared by all requests
+    /// Context: the KV pool's size in tokens, shared by all requests; 0 =
+    /// auto (the default): the model's training context per request, at
+    /// most 4096, times n_parallel (poolSize(); core/context_size.h, the
+    /// CLI's rule).
+    int n_ctx = 0;
     int n_parallel = 4;  ///< most requests running at once (sequences in the pool)
 
     /// The settings as a JSON object with the field names above (used for
@@ -54,6 +58,10 @@ struct GenSettings {
     /// BasePlusIndex = this seed + the request's index, as `workbench-cli
     /// batch` seeds its prompts).
     core::GenerationRequest request(core::SeedPolicy seed_policy = core::SeedPolicy::Fixed) const;
+    /// The KV pool in tokens a load with these settings gets for a model
+    /// trained on `n_ctx_train` tokens (0 = unknown): n_ctx when set, else
+    /// core::pool_for(core::default_context(n_ctx_train), n_parallel).
+    int poolSize(int n_ctx_train) const;
 
     bool operator==(const GenSettings&) const = default;
 };

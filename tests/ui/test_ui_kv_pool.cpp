@@ -8,7 +8,8 @@
 // tooltip, before and after the first token.
 
 #include <QLabel>
-#include <QPushButton>
+#include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QtTest>
 #include <vector>
@@ -133,8 +134,20 @@ class UiKvPool : public QObject {
         const gui::RequestResult short_r = say(chat, "Lily went to the park.");
         QVERIFY(!short_r.past_n_ctx_train);
         QVERIFY(!chat.turns().last().footer.contains("training context"));
-        const gui::RequestResult long_r =
-            say(chat, QString("Lily went to the park with her mom. ").repeated(60));
+        // Before sending: the meter counts against the one per-request
+        // number the model bar and status bar use (the training context,
+        // 512, not the 4096-token pool) and warns that the draft goes past it.
+        const QString long_text = QString("Lily went to the park with her mom. ").repeated(60);
+        chat.input()->setPlainText(long_text);
+        auto* meter = chat.findChild<QProgressBar*>("chatTokenMeter");
+        auto* meter_text = chat.findChild<QLabel*>("chatTokenMeterText");
+        QVERIFY(meter && meter_text);
+        QVERIFY(QTest::qWaitFor(
+            [&] { return meter_text->text().contains("past the model's 512-token"); }, 10000));
+        QCOMPARE(meter->maximum(), 512);
+        QVERIFY2(meter_text->text().contains("KV pool holds 4096"), qPrintable(meter_text->text()));
+        chat.input()->clear();
+        const gui::RequestResult long_r = say(chat, long_text);
         QVERIFY2(long_r.prompt_tokens > 512, qPrintable(long_r.error));
         QVERIFY(long_r.past_n_ctx_train);
         QCOMPARE(long_r.n_ctx_train, 512);

@@ -59,7 +59,15 @@ void UiSettingsReload::contextSizeReloadsOnEnter() {
     store.setBackend("cpu");
     ui::MainWindow w(&store, nullptr);
     QVERIFY(show_and_load(w));
-    QCOMPARE(w.bridge()->loadedRequest().n_ctx, gui::GenSettings{}.n_ctx);
+    // Context "auto" (the default): the model's training context per
+    // request (stories260K: 2048) times n_parallel (4), as `workbench-cli
+    // batch` and `plan` size the pool; the status bar says both numbers.
+    QCOMPARE(gui::GenSettings{}.n_ctx, 0);
+    QCOMPARE(w.bridge()->loadedRequest().n_ctx, 2048 * 4);
+    QVERIFY2(w.statusBar()->currentMessage().contains("KV pool 8192 tokens"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QVERIFY2(w.statusBar()->currentMessage().contains("trained context 2048 per request"),
+             qPrintable(w.statusBar()->currentMessage()));
     QSignalSpy ready(&w, &ui::MainWindow::modelReady);
 
     auto* ctx = w.settingsPanel()->findChild<QSpinBox*>("nCtx");
@@ -77,7 +85,7 @@ void UiSettingsReload::contextSizeReloadsOnEnter() {
     QCOMPARE(w.bridge()->loadedRequest().n_ctx, 512);
     QCOMPARE(w.bridge()->loadedRequest().path, kModel);
     QCOMPARE(w.bridge()->loadedRequest().backend, QString("cpu"));
-    QVERIFY2(w.statusBar()->currentMessage().contains("context size 512"),
+    QVERIFY2(w.statusBar()->currentMessage().contains("KV pool 512 tokens"),
              qPrintable(w.statusBar()->currentMessage()));
     QCOMPARE(store.gen().n_ctx, 512);
 
