@@ -26,7 +26,7 @@ const CommandSpec kSpec{
     "Compare a model with its variants: speed, memory, perplexity, KLD, agreement, accuracy.",
     "The first -m model is the reference A; the others (B, C, ...) are compared\n"
     "with it. Every model runs the same prompts greedily (-n tokens, no stop\n"
-    "token) for load time, prefill/decode tokens/s and TTFT/end-to-end p50/p95,\n"
+    "token) for load time, prefill/decode tokens/s, TTFT and end-to-end time,\n"
     "teacher-forced token agreement on A's output and the first step where\n"
     "free-running outputs split. --text adds perplexity by llama.cpp's\n"
     "llama-perplexity rule (chunks of --ctx tokens, first token BOS, second half\n"
@@ -38,7 +38,13 @@ const CommandSpec kSpec{
     "a different vocabulary are still compared on outputs, speed, perplexity\n"
     "and accuracy, and the output says so. Every response (each model's prompts\n"
     "and test items) is written to the run log under one \"compare\" run unless\n"
-    "--no-log; the run log is opened before any model loads.",
+    "--no-log; the run log is opened before any model loads.\n"
+    "Speed is measured as llama-bench does: one request at a time, each model\n"
+    "alone, one untimed warm-up pass over the prompts per model (first-use work\n"
+    "such as pipeline compilation), then -r timed passes, the models' passes taken\n"
+    "in turn so background load falls on all alike; each figure is the median\n"
+    "(min-max) of one sample per timed pass (TTFT and end-to-end: the pass's mean\n"
+    "over its prompts). Only the first timed pass is logged.",
     {
         {"model", 'm', "FILE", "model file; repeat: first is the reference A (at least 2)"},
         {"text", 0, "FILE", "text for perplexity and KL divergence"},
@@ -46,6 +52,9 @@ const CommandSpec kSpec{
         {"prompts", 0, "FILE",
          "prompts, one per line (or JSONL with \"prompt\"); default: 3 built-in prompts"},
         {"n-predict", 'n', "N", "greedy tokens per prompt (default: 48)"},
+        {"repetitions", 'r', "N",
+         "timed passes over the prompts per model after 1 untimed warm-up pass (default: " +
+             std::to_string(compare::CompareOptions{}.repetitions) + ")"},
         {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
         {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
         kv_type_option(),
@@ -80,6 +89,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
     o.testset_file = args.get("testset");
     if (const auto p = args.get("prompts")) o.prompts = compare::load_prompts(*p);
     o.n_predict = static_cast<uint32_t>(args.get_int("n-predict", 48, 1, 4096));
+    o.repetitions = static_cast<uint32_t>(
+        args.get_int("repetitions", compare::CompareOptions{}.repetitions, 1, 1000));
     o.ppl_ctx = static_cast<uint32_t>(args.get_int("ctx", 512, 4, 1 << 20));
     o.testset_max_tokens = static_cast<uint32_t>(args.get_int("max-tokens", 32, 1, 4096));
     o.kv_type = kv_type_from_args(args);

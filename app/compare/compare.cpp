@@ -100,6 +100,25 @@ std::vector<std::string> default_prompts() {
     return {"Once upon a time", "Lily and Ben", "The little dog was sad because"};
 }
 
+SpeedFigure speed_figure(std::vector<double> samples) {
+    SpeedFigure f;
+    if (samples.empty()) return f;
+    f.samples = samples;
+    std::sort(samples.begin(), samples.end());
+    f.median = metrics::percentile_sorted(samples, 50);
+    f.min = samples.front();
+    f.max = samples.back();
+    return f;
+}
+
+std::string speed_method(uint32_t repetitions) {
+    return "median (min-max) of " + std::to_string(repetitions) + " timed pass" +
+           (repetitions == 1 ? "" : "es") + " after " + std::to_string(kWarmupPasses) +
+           " untimed warm-up pass; one request at a time, each model alone, the models' passes "
+           "taken in turn; a pass runs every prompt once, TTFT and e2e are its mean over the "
+           "prompts";
+}
+
 namespace {
 
 // The workload, tokenized per model, and what each model needs to run it.
@@ -118,8 +137,12 @@ Plan plan(const CompareOptions& opts, CompareReport& r) {
     if (opts.models.size() < 2) {
         throw std::invalid_argument("compare needs at least two models (A = reference, B...)");
     }
+    if (opts.repetitions == 0) {
+        throw std::invalid_argument("compare needs at least one timed repetition");
+    }
     r.prompts = opts.prompts.empty() ? default_prompts() : opts.prompts;
     r.n_predict = opts.n_predict;
+    r.repetitions = opts.repetitions;
     r.kv_type = model::kv_type_name(opts.kv_type);
     r.text_file = opts.text_file;
     r.ppl_ctx = opts.ppl_ctx;
@@ -228,15 +251,74 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
         m.kv_bytes = 2ull * hp.n_layer * m.n_ctx * hp.n_head_kv * hp.head_dim * elt;
     }
 
-    // 3. Prompts: greedy runs for speed and agreement.
-    for (size_t pi = 0; pi < r.prompts.size(); ++pi) {
-        say("prompt " + std::to_string(pi + 1) + "/" + std::to_string(r.prompts.size()));
+    // 3. Prompts. Speed first, as llama-bench measures it: one request at a
+    // time, each model alone on the machine. Every model's untimed warm-up
+    // pass over the prompts takes its first-use work (pipeline compilation,
+    // first touches of the weights); then come the timed passes, taken in
+    // turn (pass 1 of A, of B, ..., pass 2 of A, ...) so that a change in
+    // the machine's background load over the run falls on every model
+    // alike instead of on whichever ran last. The first timed pass's runs
+    // are the model's outputs (greedy: every pass gives the same tokens).
+    const uint32_t passes = kWarmupPasses + opts.repetitions;
+    const size_t total_runs = n_models * passes * r.prompts.size();
+    size_t done_runs = 0;
+    for (uint32_t pass = 0; pass < passes; ++pass) {
+        const bool warmup = pass < kWarmupPasses;
         for (size_t i = 0; i < n_models; ++i) {
-            GreedyRun run =
-                greedy_generate(*models[i], p.prompt_tokens[i][pi], opts.n_predict, opts.n_ubatch);
-            r.models[i].outputs.push_back(pieces(p.files[i].vocab, run.tokens, false));
-            r.models[i].runs.push_back(std::move(run));
+            ModelReport& m = r.models[i];
+            if (!warmup) m.timed_runs.emplace_back();
+            for (size_t pi = 0; pi < r.prompts.size(); ++pi) {
+                say("speed " + m.label +
+                    (warmup ? std::string(" (warm-up, not timed)")
+                            : " (timed pass " + std::to_string(pass - kWarmupPasses + 1) + "/" +
+                                  std::to_string(opts.repetitions) + ")") +
+                    ": run " + std::to_string(++done_runs) + "/" + std::to_string(total_runs));
+                GreedyRun run = greedy_generate(*models[i], p.prompt_tokens[i][pi], opts.n_predict,
+                                                opts.n_ubatch);
+                if (warmup) {
+                    m.warmup_runs.push_back(std::move(run));
+                } else {
+                    m.timed_runs.back().push_back(std::move(run));
+                }
+            }
         }
+    }
+    for (size_t i = 0; i < n_models; ++i) {
+        ModelReport& m = r.models[i];
+        m.runs = m.timed_runs.front();
+        for (const GreedyRun& g : m.runs)
+            m.outputs.push_back(pieces(p.files[i].vocab, g.tokens, false));
+
+        // One sample per timed pass.
+        std::vector<double> prefill, decode, ttft, e2e;
+        for (const std::vector<GreedyRun>& pass_runs : m.timed_runs) {
+            double prompt_tokens = 0, prefill_ms = 0, decode_tokens = 0, decode_ms = 0;
+            double ttft_sum = 0, e2e_sum = 0;
+            for (const GreedyRun& g : pass_runs) {
+                prompt_tokens += g.n_prompt;
+                prefill_ms += g.prefill_ms;
+                if (g.tokens.size() > 1) {
+                    decode_tokens += static_cast<double>(g.tokens.size() - 1);
+                    decode_ms += g.e2e_ms - g.ttft_ms;
+                }
+                ttft_sum += g.ttft_ms;
+                e2e_sum += g.e2e_ms;
+            }
+            const auto n = static_cast<double>(pass_runs.size());
+            prefill.push_back(prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0);
+            decode.push_back(decode_ms > 0 ? decode_tokens * 1000.0 / decode_ms : 0);
+            ttft.push_back(ttft_sum / n);
+            e2e.push_back(e2e_sum / n);
+        }
+        m.prefill_tps = speed_figure(std::move(prefill));
+        m.decode_tps = speed_figure(std::move(decode));
+        m.ttft_ms = speed_figure(std::move(ttft));
+        m.e2e_ms = speed_figure(std::move(e2e));
+    }
+
+    // Agreement with A, prompt by prompt (not timed).
+    for (size_t pi = 0; pi < r.prompts.size(); ++pi) {
+        say("agreement, prompt " + std::to_string(pi + 1) + "/" + std::to_string(r.prompts.size()));
         const GreedyRun& a = r.models[0].runs[pi];
         for (size_t i = 0; i < n_models; ++i) {
             ModelReport& m = r.models[i];
@@ -250,24 +332,6 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
             m.teacher_forced->total += t.total;
             m.divergence.push_back(first_divergence(a.tokens, m.runs[pi].tokens));
         }
-    }
-    for (ModelReport& m : r.models) {
-        std::vector<double> ttft, e2e;
-        double prompt_tokens_sum = 0, prefill_ms = 0, decode_tokens = 0, decode_ms = 0;
-        for (const GreedyRun& g : m.runs) {
-            ttft.push_back(g.ttft_ms);
-            e2e.push_back(g.e2e_ms);
-            prompt_tokens_sum += g.n_prompt;
-            prefill_ms += g.prefill_ms;
-            if (g.tokens.size() > 1) {
-                decode_tokens += static_cast<double>(g.tokens.size() - 1);
-                decode_ms += g.e2e_ms - g.ttft_ms;
-            }
-        }
-        m.ttft_ms = metrics::summarize(ttft);
-        m.e2e_ms = metrics::summarize(e2e);
-        m.prefill_tps = prefill_ms > 0 ? prompt_tokens_sum * 1000.0 / prefill_ms : 0;
-        m.decode_tps = decode_ms > 0 ? decode_tokens * 1000.0 / decode_ms : 0;
     }
 
     // 4. Perplexity and KL divergence over the text.
@@ -411,6 +475,11 @@ std::string bytes_str(uint64_t b) {
     return std::to_string(b) + " B";
 }
 
+// "290.1 (281.0-295.3)": median (min-max).
+std::string speed_text(int prec, const SpeedFigure& f) {
+    return fmt(prec, f.median) + " (" + fmt(prec, f.min) + "-" + fmt(prec, f.max) + ")";
+}
+
 std::string pct(uint64_t a, uint64_t n) {
     if (!n) return "-";
     return fmt(2, 100.0 * static_cast<double>(a) / static_cast<double>(n)) + "% (" +
@@ -443,12 +512,10 @@ std::string format_table(const CompareReport& r) {
     });
     row("backend", [](const ModelReport& m) { return m.backend; });
     row("load time (ms)", [](const ModelReport& m) { return fmt(1, m.load_ms); });
-    row("prefill tokens/s", [](const ModelReport& m) { return fmt(1, m.prefill_tps); });
-    row("decode tokens/s", [](const ModelReport& m) { return fmt(1, m.decode_tps); });
-    row("TTFT p50 / p95 (ms)",
-        [](const ModelReport& m) { return fmt(2, m.ttft_ms.p50) + " / " + fmt(2, m.ttft_ms.p95); });
-    row("e2e p50 / p95 (ms)",
-        [](const ModelReport& m) { return fmt(2, m.e2e_ms.p50) + " / " + fmt(2, m.e2e_ms.p95); });
+    row("prefill tokens/s", [](const ModelReport& m) { return speed_text(1, m.prefill_tps); });
+    row("decode tokens/s", [](const ModelReport& m) { return speed_text(1, m.decode_tps); });
+    row("TTFT (ms)", [](const ModelReport& m) { return speed_text(2, m.ttft_ms); });
+    row("e2e (ms)", [](const ModelReport& m) { return speed_text(2, m.e2e_ms); });
     row("teacher-forced agreement", [](const ModelReport& m) {
         return m.teacher_forced ? pct(m.teacher_forced->equal, m.teacher_forced->total)
                                 : std::string("n/a (vocab)");
@@ -527,6 +594,7 @@ std::string format_table(const CompareReport& r) {
     for (const auto& [name, cells] : rows) line(name, cells);
     o << "\nPrompts: " << r.prompts.size() << ", greedy, " << r.n_predict
       << " tokens each (no stop token), KV cache " << r.kv_type << ".\n";
+    o << "Speed: " << speed_method(r.repetitions) << ".\n";
     if (r.testset_file) {
         o << "Test set " << *r.testset_file << ": " << r.test_items.size() << " items, "
           << r.differing_items.size() << " where the models disagree";
@@ -546,13 +614,21 @@ std::string format_table(const CompareReport& r) {
 
 nlohmann::json to_json(const CompareReport& r) {
     using nlohmann::json;
-    auto summary = [](const metrics::Summary& s) {
-        return json{
-            {"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p95", s.p95}, {"max", s.max}};
+    auto figure = [](const SpeedFigure& f) {
+        return json{{"median", f.median}, {"min", f.min}, {"max", f.max}, {"samples", f.samples}};
+    };
+    auto run_json = [](const GreedyRun& g) {
+        return json{{"prompt_tokens", g.n_prompt},
+                    {"prefill_ms", g.prefill_ms},
+                    {"ttft_ms", g.ttft_ms},
+                    {"e2e_ms", g.e2e_ms}};
     };
     json j;
     j["prompts"] = r.prompts;
     j["n_predict"] = r.n_predict;
+    j["speed_method"] = speed_method(r.repetitions);
+    j["warmup_passes"] = kWarmupPasses;
+    j["repetitions"] = r.repetitions;
     j["kv_type"] = r.kv_type;
     j["notes"] = r.notes;
     if (r.text_file) {
@@ -578,10 +654,20 @@ nlohmann::json to_json(const CompareReport& r) {
         x["load_ms"] = m.load_ms;
         x["n_vocab"] = m.n_vocab;
         x["same_vocab_as_reference"] = m.same_vocab;
-        x["prefill_tokens_per_s"] = m.prefill_tps;
-        x["decode_tokens_per_s"] = m.decode_tps;
-        x["ttft_ms"] = summary(m.ttft_ms);
-        x["e2e_ms"] = summary(m.e2e_ms);
+        x["prefill_tokens_per_s"] = figure(m.prefill_tps);
+        x["decode_tokens_per_s"] = figure(m.decode_tps);
+        x["ttft_ms"] = figure(m.ttft_ms);
+        x["e2e_ms"] = figure(m.e2e_ms);
+        json warmup = json::array();
+        for (const GreedyRun& g : m.warmup_runs) warmup.push_back(run_json(g));
+        x["warmup_runs"] = warmup;
+        json timed = json::array();
+        for (const std::vector<GreedyRun>& pass : m.timed_runs) {
+            json t = json::array();
+            for (const GreedyRun& g : pass) t.push_back(run_json(g));
+            timed.push_back(t);
+        }
+        x["timed_runs"] = timed;
         json runs = json::array();
         for (size_t p = 0; p < m.runs.size(); ++p) {
             const GreedyRun& g = m.runs[p];

@@ -3,8 +3,13 @@
 // models A (reference, first) and B, C... (variants) run the same workload
 // with the same greedy settings, and the report holds per model
 //  - load time, weight bytes (as stored in the file) and KV-cache bytes;
-//  - speed from our own timing of the greedy runs: prefill and decode
-//    tokens/s, TTFT and end-to-end latency p50/p95 (wb::metrics percentiles);
+//  - speed from our own timing of the greedy runs, measured as llama-bench
+//    does: one request at a time, each model alone, one untimed warm-up
+//    pass over the prompts per model (first-use work such as pipeline
+//    compilation), then `repetitions` timed passes (the models' passes
+//    taken in turn, so background load falls on all alike); prefill and decode
+//    tokens/s, TTFT and end-to-end latency as the median and the range
+//    (min-max) of one sample per timed pass (speed_method() says it in words);
 //  - against A: teacher-forced greedy agreement on A's output, the first
 //    step where free-running greedy outputs split, KL divergence (mean,
 //    median, p99, max) and top-1 agreement over a text;
@@ -52,11 +57,40 @@ struct CompareOptions {
     uint32_t ppl_ctx = 512;                   ///< perplexity window (llama-perplexity -c)
     uint32_t testset_max_tokens = 32;         ///< default max tokens per test item
     uint32_t n_ubatch = 512;                  ///< tokens per decode call at most
+    /// Timed passes over the prompts per model, after one untimed warm-up
+    /// pass: llama-bench's -r and its default 5. A pass (3 default prompts x
+    /// 48 tokens) is about one llama-bench tg128 run, so the prompts take 6x
+    /// the time of one cold pass; the median of 5 still holds when 2 passes
+    /// are disturbed by other load on the machine (3 would take only 1).
+    uint32_t repetitions = 5;
     model::KvType kv_type = model::ContextParams{}.kv_type;
 };
 
 /// Default prompts when none are given.
 std::vector<std::string> default_prompts();
+
+/// Untimed warm-up passes over the prompts per model before the timed ones.
+inline constexpr uint32_t kWarmupPasses = 1;
+
+/// One speed figure over a model's timed passes: one sample per pass, its
+/// median (metrics::percentile_sorted p50: the middle sample, or the mean
+/// of the two middle ones for an even count) and its range. Units are the
+/// figure's (tokens/s or ms).
+struct SpeedFigure {
+    std::vector<double> samples;  ///< [repetitions] one per timed pass, in run order
+    double median = 0;
+    double min = 0;
+    double max = 0;
+};
+
+/// The figure of `samples` (any order, one per timed pass). All fields 0
+/// (and samples empty) when there are none.
+SpeedFigure speed_figure(std::vector<double> samples);
+
+/// How the speed figures are measured, in one sentence for the table's
+/// footer, the JSON, the run log and the Compare tab's tooltips ("median
+/// (min-max) of 3 timed passes after 1 untimed warm-up pass, ...").
+std::string speed_method(uint32_t repetitions);
 
 /// Everything measured for one model.
 struct ModelReport {
@@ -78,12 +112,20 @@ struct ModelReport {
     int32_t n_vocab = 0;
     bool same_vocab = true;  ///< vocabulary identical to A's (token texts)
 
-    // Speed over the prompt runs.
-    std::vector<GreedyRun> runs;       ///< [n_prompts]
+    // Prompt runs. The first timed pass gives the outputs and agreement
+    // (greedy: every pass yields the same tokens) and the run-log rows.
+    std::vector<GreedyRun> runs;       ///< [n_prompts] the first timed pass
     std::vector<std::string> outputs;  ///< [n_prompts] generated text
-    metrics::Summary ttft_ms, e2e_ms;
-    double prefill_tps = 0;  ///< all prompt tokens / all prefill time
-    double decode_tps = 0;   ///< all tokens after the first / all decode time
+    /// [kWarmupPasses * n_prompts] the untimed warm-up runs, in run order;
+    /// in no figure and never logged.
+    std::vector<GreedyRun> warmup_runs;
+    std::vector<std::vector<GreedyRun>> timed_runs;  ///< [repetitions][n_prompts]
+
+    // Speed: one sample per timed pass (speed_figure), from that pass's runs.
+    SpeedFigure prefill_tps;  ///< tokens/s: the pass's prompt tokens / its prefill time
+    SpeedFigure decode_tps;   ///< tokens/s: the pass's tokens after the first / decode time
+    SpeedFigure ttft_ms;      ///< ms: mean TTFT over the pass's prompts
+    SpeedFigure e2e_ms;       ///< ms: mean end-to-end time over the pass's prompts
 
     // Against A (same vocabulary only; A against itself too).
     std::optional<TokenAgreement> teacher_forced;
@@ -104,6 +146,7 @@ struct CompareReport {
     std::vector<ModelReport> models;
     std::vector<std::string> prompts;
     uint32_t n_predict = 0;
+    uint32_t repetitions = 0;  ///< timed passes per model (CompareOptions::repetitions)
     std::string kv_type;
     std::optional<std::string> text_file;
     uint32_t ppl_ctx = 0;
@@ -119,12 +162,16 @@ struct CompareReport {
 /// (longest prompt + n_predict, longest test item + its max tokens,
 /// ppl_ctx for the text; n_seq_max 1, opts.kv_type). The models are owned
 /// here and freed on return. ModelReport::load_ms times the loader call.
-/// Throws std::invalid_argument for fewer than 2 models, TestSetError /
+/// The prompts' speed runs go one at a time, each model alone: every
+/// model's kWarmupPasses untimed passes, then opts.repetitions timed
+/// passes, pass k of every model before pass k + 1 of any.
+/// Throws std::invalid_argument for fewer than 2 models or 0 repetitions,
+/// TestSetError /
 /// TextTooShort for bad workloads and gguf::Error for unreadable model
 /// files (all before any model is loaded), what `loader` throws (gguf::Error,
 /// std::runtime_error, ...), what the models throw, and what `progress`
-/// throws (the way to cancel: progress is called between prompts, chunks and
-/// test items).
+/// throws (the way to cancel: progress is called before every prompt run,
+/// warm-up included, between chunks and between test items).
 CompareReport run_compare(const CompareOptions& opts, const ModelLoader& loader,
                           const CompareProgress& progress = {});
 
@@ -146,7 +193,7 @@ struct LoadedModel {
 /// call returns or throws; other sequences are not touched. ModelReport's
 /// n_ctx / kv_bytes describe each model's own context.
 /// Throws, before any decoding: std::invalid_argument when there are fewer
-/// than 2 models, models.size() != opts.models.size(), a model is null, its
+/// than 2 models or 0 repetitions, models.size() != opts.models.size(), a model is null, its
 /// hyperparameters (n_vocab, n_layer, n_embd, n_head_kv, head_dim) are not
 /// those of its file, its KV type is not opts.kv_type, or its context has
 /// fewer free cells (after emptying sequence 0) than the workload needs

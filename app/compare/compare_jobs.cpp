@@ -167,6 +167,9 @@ int64_t log_comparison(const std::string& db_path, const std::string& name, cons
     for (const auto& m : r.models) models.push_back(m.label + "=" + m.path);
     const nlohmann::json run_settings = {{"models", models},
                                          {"n_predict", r.n_predict},
+                                         {"repetitions", r.repetitions},
+                                         {"warmup_passes", kWarmupPasses},
+                                         {"speed_method", speed_method(r.repetitions)},
                                          {"kv_type", r.kv_type},
                                          {"sampling", "greedy"},
                                          {"text_file", r.text_file.value_or("")},

@@ -61,7 +61,10 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
 
 /// Writes every response of `r` to the run log at `db_path` under one run
 /// of kind "compare" named `name`, through core::ResponseLogger: per model,
-/// one row per prompt (request id "<label>/p<k>", finish reason "length":
+/// one row per prompt from its first timed pass (ModelReport::runs; the
+/// warm-up runs and the later timed passes are not logged, the run's
+/// settings name the repetitions and speed_method()) (request id
+/// "<label>/p<k>", finish reason "length":
 /// no stop token is used) and one row per test item ("<label>/t:<item
 /// id>", finish reason "stop" when the item ended at an end-of-generation
 /// token, else "length"), with TTFT, prefill, e2e, TPOT and tokens/s from

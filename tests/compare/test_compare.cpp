@@ -11,7 +11,9 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -99,6 +101,149 @@ class TestCompare : public QObject {
             f.submitted_utc_ms = wb::compare::submitted_utc_ms(1000, e2e);
             QCOMPARE(f.finished_utc_ms().value_or(-1), int64_t(1000));
         }
+    }
+
+    // The speed figure of a model's timed passes: median (numpy's
+    // percentile 50: the middle sample, or the mean of the two middle ones)
+    // and the range, worked by hand; the samples stay in run order.
+    void speed_figure_by_hand() {
+        const auto odd = wb::compare::speed_figure({5.0, 1.0, 4.0, 2.0, 3.0});
+        QCOMPARE(odd.median, 3.0);
+        QCOMPARE(odd.min, 1.0);
+        QCOMPARE(odd.max, 5.0);
+        QCOMPARE(odd.samples, (std::vector<double>{5.0, 1.0, 4.0, 2.0, 3.0}));
+        const auto even = wb::compare::speed_figure({41.7, 290.0, 287.5, 295.25});
+        QCOMPARE(even.median, (287.5 + 290.0) / 2);  // 288.75: the cold 41.7 does not pull it
+        QCOMPARE(even.min, 41.7);
+        QCOMPARE(even.max, 295.25);
+        const auto one = wb::compare::speed_figure({6.33});
+        QCOMPARE(one.median, 6.33);
+        QCOMPARE(one.min, 6.33);
+        QCOMPARE(one.max, 6.33);
+        const auto none = wb::compare::speed_figure({});
+        QVERIFY(none.samples.empty());
+        QCOMPARE(none.median, 0.0);
+        const std::string how = wb::compare::speed_method(5);
+        QVERIFY2(contains(how, "median (min-max) of 5 timed passes after 1 untimed warm-up pass") &&
+                     contains(how, "one request at a time") && contains(how, "alone"),
+                 how.c_str());
+    }
+
+    // Speed as llama-bench measures it: per model, one untimed warm-up pass
+    // over the prompts, then N timed passes, one run at a time; the figures
+    // come from the timed passes only (one sample each, worked out here
+    // from the recorded run times), and the outputs from the first timed
+    // pass. A model against itself (the compare -m M -m M).
+    void speed_warmup_then_timed_passes() {
+        wb::compare::CompareOptions o;
+        o.kv_type = wb::model::KvType::F32;
+        o.models = {kF32, kF32};
+        o.prompts = {"Once upon a time", "Lily and Ben"};
+        o.n_predict = 8;
+        o.repetitions = 4;
+        std::vector<std::string> progress;
+        const auto rep = wb::compare::run_compare(
+            o, load_cpu, [&](const std::string& s) { progress.push_back(s); });
+        QCOMPARE(rep.repetitions, 4u);
+        for (const auto& m : rep.models) {
+            QCOMPARE(m.warmup_runs.size(), size_t(2));  // 1 pass x 2 prompts
+            QCOMPARE(m.timed_runs.size(), size_t(4));
+            for (size_t p = 0; p < 2; ++p) {
+                // The warm-up is the same work: the same greedy tokens.
+                QCOMPARE(m.warmup_runs[p].tokens.size(), size_t(8));
+                for (const auto& pass : m.timed_runs) {
+                    QCOMPARE(pass.size(), size_t(2));
+                    QCOMPARE(pass[p].tokens, m.warmup_runs[p].tokens);
+                }
+                // Outputs and log rows: the first timed pass, not the warm-up.
+                QCOMPARE(m.runs[p].tokens, m.timed_runs[0][p].tokens);
+                QCOMPARE(m.runs[p].ttft_ms, m.timed_runs[0][p].ttft_ms);
+                QCOMPARE(m.runs[p].e2e_ms, m.timed_runs[0][p].e2e_ms);
+            }
+            // One sample per timed pass, by the definitions: decode = the
+            // pass's 2 x 7 tokens after the first / its decode time;
+            // prefill = its prompt tokens / its prefill time; TTFT and e2e =
+            // the mean of its 2 runs.
+            std::vector<double> decode, prefill, ttft, e2e;
+            for (const auto& pass : m.timed_runs) {
+                const auto& x = pass[0];
+                const auto& y = pass[1];
+                decode.push_back(14 * 1000.0 / ((x.e2e_ms - x.ttft_ms) + (y.e2e_ms - y.ttft_ms)));
+                prefill.push_back((x.n_prompt + y.n_prompt) * 1000.0 /
+                                  (x.prefill_ms + y.prefill_ms));
+                ttft.push_back((x.ttft_ms + y.ttft_ms) / 2);
+                e2e.push_back((x.e2e_ms + y.e2e_ms) / 2);
+            }
+            auto same = [](const std::vector<double>& got, const std::vector<double>& want) {
+                if (got.size() != want.size()) return false;
+                for (size_t k = 0; k < got.size(); ++k)
+                    if (std::abs(got[k] - want[k]) > 1e-9 * std::abs(want[k])) return false;
+                return true;
+            };
+            QVERIFY(same(m.decode_tps.samples, decode));
+            QVERIFY(same(m.prefill_tps.samples, prefill));
+            QVERIFY(same(m.ttft_ms.samples, ttft));
+            QVERIFY(same(m.e2e_ms.samples, e2e));
+            // Median of 4: the mean of the middle two; the range.
+            std::vector<double> sorted = decode;
+            std::sort(sorted.begin(), sorted.end());
+            QVERIFY(std::abs(m.decode_tps.median - (sorted[1] + sorted[2]) / 2) <=
+                    1e-9 * sorted[2]);
+            QVERIFY(std::abs(m.decode_tps.min - sorted[0]) <= 1e-9 * sorted[0]);
+            QVERIFY(std::abs(m.decode_tps.max - sorted[3]) <= 1e-9 * sorted[3]);
+        }
+        // One at a time: both warm-ups first, then the timed passes in turn
+        // (pass 1 of A, of B, pass 2 of A, ...); every prompt run is
+        // announced (the Compare tab's Cancel point): 2 models x (1 + 4)
+        // passes x 2 prompts, in this order.
+        std::vector<std::string> want;
+        for (const char* m : {"A", "B"})
+            for (int k = 0; k < 2; ++k)
+                want.push_back(std::string("speed ") + m + " (warm-up, not timed)");
+        for (int pass = 1; pass <= 4; ++pass)
+            for (const char* m : {"A", "B"})
+                for (int k = 0; k < 2; ++k)
+                    want.push_back(std::string("speed ") + m + " (timed pass " +
+                                   std::to_string(pass) + "/4)");
+        std::vector<std::string> got, counts;
+        for (const std::string& s : progress) {
+            if (s.rfind("speed ", 0) != 0) continue;
+            got.push_back(s.substr(0, s.find(':')));
+            counts.push_back(s.substr(s.find(':') + 2));
+        }
+        QCOMPARE(got, want);
+        QCOMPARE(counts.front(), std::string("run 1/20"));
+        QCOMPARE(counts.back(), std::string("run 20/20"));
+
+        // The table: one figure per model and speed row, median (min-max),
+        // and how it was measured; no p50/p95 from cold single runs.
+        const std::string table = wb::compare::format_table(rep);
+        qInfo("\n%s", table.c_str());
+        char cell[96];
+        const auto& d = rep.models[1].decode_tps;
+        std::snprintf(cell, sizeof cell, "%.1f (%.1f-%.1f)", d.median, d.min, d.max);
+        QVERIFY2(contains(table, cell), cell);
+        QVERIFY(
+            contains(table, "Speed: median (min-max) of 4 timed passes after 1 untimed warm-up"));
+        QVERIFY(!contains(table, "p50"));
+        const auto j = wb::compare::to_json(rep);
+        QCOMPARE(j["repetitions"].get<int>(), 4);
+        QCOMPARE(j["warmup_passes"].get<int>(), 1);
+        QCOMPARE(j["models"][1]["decode_tokens_per_s"]["samples"].size(), size_t(4));
+        QCOMPARE(j["models"][1]["warmup_runs"].size(), size_t(2));
+        QCOMPARE(j["models"][1]["timed_runs"].size(), size_t(4));
+
+        // No timed pass at all is refused before anything loads.
+        int loads = 0;
+        o.repetitions = 0;
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            wb::compare::run_compare(o,
+                                     [&](const std::string& p, const wb::model::ContextParams& cp) {
+                                         ++loads;
+                                         return load_cpu(p, cp);
+                                     }));
+        QCOMPARE(loads, 0);
     }
 
     void log_softmax_nll_kld_by_hand() {
@@ -415,9 +560,9 @@ class TestCompare : public QObject {
 
         // Speed figures exist for every model and the table names them.
         for (const auto& m : rep.models) {
-            QVERIFY(m.load_ms > 0 && m.decode_tps > 0 && m.prefill_tps > 0);
-            QCOMPARE(m.ttft_ms.count, golden.size());
-            QVERIFY(m.ttft_ms.p50 <= m.e2e_ms.p50);
+            QVERIFY(m.load_ms > 0 && m.decode_tps.median > 0 && m.prefill_tps.median > 0);
+            QCOMPARE(m.ttft_ms.samples.size(), size_t(o.repetitions));
+            QVERIFY(m.ttft_ms.median <= m.e2e_ms.median);
         }
         const std::string table = wb::compare::format_table(rep);
         qInfo("\n%s", table.c_str());

@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -113,6 +114,57 @@ class TestCompareCli : public QObject {
         QVERIFY2(b["kld"].toObject()["mean"].isNull(), r.out.constData());
         QVERIFY(b["kld"].toObject()["max"].isNull());
         QVERIFY(b["perplexity"].toObject()["ppl"].isNull());
+    }
+
+    // `compare -m M -m M` (a model against itself) as the issue ran it: one
+    // set of speed figures per model, median (min-max) of -r timed passes
+    // after one untimed warm-up pass, said so in the table and --help; the
+    // default is llama-bench's 5 repetitions. Structure only (no timing
+    // asserts): counts, keys and the wording.
+    void compare_speed_is_warm_and_repeated() {
+        Result r = run({"compare", "-m", kF32, "-m", kF32, "-n", "4", "-r", "2", "--json", "-q",
+                        "--backend", "cpu", "--no-log"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["repetitions"].toInt(), 2);
+        QCOMPARE(j["warmup_passes"].toInt(), 1);
+        QVERIFY(j["speed_method"].toString().startsWith(
+            "median (min-max) of 2 timed passes after 1 untimed warm-up pass"));
+        for (const QJsonValue v : j["models"].toArray()) {
+            const QJsonObject m = v.toObject();
+            QCOMPARE(m["warmup_runs"].toArray().size(), 3);  // the 3 built-in prompts, once
+            QCOMPARE(m["timed_runs"].toArray().size(), 2);
+            for (const char* fig :
+                 {"prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "e2e_ms"}) {
+                const QJsonObject f = m[fig].toObject();
+                QCOMPARE(f["samples"].toArray().size(), 2);
+                QVERIFY2(f["min"].toDouble() <= f["median"].toDouble() &&
+                             f["median"].toDouble() <= f["max"].toDouble(),
+                         fig);
+            }
+            QCOMPARE(m["runs"].toArray().size(), 3);  // outputs: the first timed pass
+        }
+
+        r = run(
+            {"compare", "-m", kF32, "-m", kF32, "-n", "4", "-q", "--backend", "cpu", "--no-log"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QString table = QString::fromUtf8(r.out);
+        QVERIFY2(table.contains("Speed: median (min-max) of 5 timed passes after 1 untimed "
+                                "warm-up pass; one request at a time"),
+                 r.out.constData());
+        const QRegularExpression cell(
+            QStringLiteral("^decode tokens/s +[0-9.]+ \\([0-9.]+-[0-9.]+\\) +[0-9.]+ "
+                           "\\([0-9.]+-[0-9.]+\\)$"),
+            QRegularExpression::MultilineOption);
+        QVERIFY2(cell.match(table).hasMatch(), r.out.constData());
+        QVERIFY(!table.contains("p50"));  // no second, cold set of figures
+
+        r = run({"compare", "--help"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("--repetitions N") && r.out.contains("(default: 5)"));
+        QVERIFY(r.out.contains("untimed warm-up pass"));
+        r = run({"compare", "-m", kF32, "-m", kF32, "-r", "0"});
+        QCOMPARE(r.code, 2);
     }
 
     void compare_json_and_table() {

@@ -25,6 +25,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -251,7 +252,24 @@ class TestUiCompare : public QObject {
         QCOMPARE(t->columnCount(), 4);
         const int decode = t->rowOf("decode tokens/s");
         QVERIFY(decode >= 0);
-        for (int c = 1; c <= 3; ++c) QVERIFY(cell(t, decode, c).toDouble() > 0);
+        // Speed: llama-bench's default 5 timed passes after 1 untimed
+        // warm-up, "median (min-max)"; each pane shows its column's figure
+        // (one set of figures per model), not a timing of its own.
+        QCOMPARE(tab.repetitions(), 5);
+        QCOMPARE(tab.report()->repetitions, 5u);
+        for (int c = 1; c <= 3; ++c) {
+            const auto& m = tab.report()->models[size_t(c - 1)];
+            QCOMPARE(m.warmup_runs.size(), size_t(1));
+            QCOMPARE(m.timed_runs.size(), size_t(5));
+            QCOMPARE(m.decode_tps.samples.size(), size_t(5));
+            const QString fig = cell(t, decode, c);
+            QVERIFY2(fig.section(QLatin1Char(' '), 0, 0).toDouble() > 0, qPrintable(fig));
+            QVERIFY2(fig.contains(QRegularExpression("^[0-9.]+ \\([0-9.]+-[0-9.]+\\)$")),
+                     qPrintable(fig));
+            const QString status = tab.panes()[size_t(c - 1)]->statusText();
+            QVERIFY2(status.contains("decode " + fig + " tokens/s"), qPrintable(status));
+            QVERIFY2(!status.contains("side by side"), qPrintable(status));
+        }
         const int agree = t->rowOf("teacher-forced agreement");
         QVERIFY(cell(t, agree, 1).startsWith("100.00% (48/48)"));
         const int split = t->rowOf("first split");
@@ -265,7 +283,8 @@ class TestUiCompare : public QObject {
         QCOMPARE(counter.loads(kQ8), 1);
         QCOMPARE(counter.loads(kQ4), 1);
 
-        // One compare run with one response per model.
+        // One compare run with one response per model: the first timed
+        // pass; the warm-up and the other 4 passes are not logged.
         QCOMPARE(logged_spy.count(), 1);
         const qint64 run = logged_spy.at(0).at(0).toLongLong();
         QCOMPARE(logged_spy.at(0).at(1).toInt(), 3);

@@ -1,8 +1,9 @@
 // The Compare tab as a new user saw it in the default window (1400x860,
 // settings dock and charts beside it) with three models: the reply panes
 // were ~3 lines tall, the figure name "PPL (llama.cpp chunks, …)" pushed
-// column C off-screen, and the panes' TTFT (all models running at once)
-// differed from the table's (one model at a time) with no word why. The
+// column C off-screen, and the panes' TTFT (all models running at once,
+// cold) contradicted the table's (one model at a time): now a pane shows
+// its column's figures, said how they were measured. The
 // window is the real main window, offscreen; the table holds a hand-made
 // report with a text evaluation (figures invented, only their widths
 // matter here). A screenshot is written to $WB_BINARY_DIR for a look.
@@ -40,6 +41,7 @@ wb::compare::CompareReport three_model_report(const QStringList& paths) {
     r.prompts = {"Once upon a time"};
     r.text_file = "wiki.test.raw";
     r.ppl_ctx = 128;
+    r.repetitions = 3;
     const char* types[] = {"F32 x48", "Q8_0 x35, F32 x13", "Q4_0 x35, F32 x13"};
     for (int i = 0; i < paths.size(); ++i) {
         wb::compare::ModelReport m;
@@ -53,6 +55,10 @@ wb::compare::CompareReport three_model_report(const QStringList& paths) {
         m.backend = "llvmpipe (LLVM 15.0.6, 256 bits)";
         m.device_bytes = 3 * 1048576;
         m.load_ms = 12.5;
+        m.prefill_tps = wb::compare::speed_figure({1234.5, 1100.2, 1300.9});
+        m.decode_tps = wb::compare::speed_figure({456.7, 430.1, 470.3});
+        m.ttft_ms = wb::compare::speed_figure({6.33, 6.1, 7.45});
+        m.e2e_ms = wb::compare::speed_figure({120.5, 118.25, 130.75});
         m.divergence = {std::nullopt};
         wb::compare::PerplexityResult p;
         p.ppl = 1234.5678;
@@ -109,9 +115,35 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
     tab->runPrompt();
     QTRY_COMPARE_WITH_TIMEOUT(reported.count(), 1, 120000);
     QVERIFY(w.grab().save(QStringLiteral(WB_BINARY_DIR) + "/compare_layout_run.png"));
+
+    // One set of speed figures per model: each pane shows its column's
+    // decode and TTFT cells (median (min-max)), said how they were
+    // measured, and no timing of its own from the side-by-side stream.
+    {
+        ui::compare::ReportTable* t = tab->table();
+        const int decode = t->rowOf("decode tokens/s");
+        const int ttft = t->rowOf("TTFT");
+        QVERIFY(decode >= 0 && ttft >= 0);
+        const int reps = tab->repetitions();
+        for (size_t i = 0; i < tab->panes().size(); ++i) {
+            ui::compare::ComparePane* p = tab->panes()[i];
+            const QString status = p->statusText();
+            const int col = int(i) + 1;
+            QVERIFY2(status.contains("decode " + t->item(decode, col)->text() + " tokens/s"),
+                     qPrintable(status + " | " + t->item(decode, col)->text()));
+            QVERIFY2(status.contains("TTFT " + t->item(ttft, col)->text() + " ms"),
+                     qPrintable(status + " | " + t->item(ttft, col)->text()));
+            QVERIFY2(status.contains(QString("median (min-max) of %1 timed passes").arg(reps)),
+                     qPrintable(status));
+            QVERIFY2(!status.contains("side by side"), qPrintable(status));
+            QCOMPARE(p->statusLabel()->toolTip(), ui::compare::ComparePane::speedNote(reps));
+        }
+    }
+
     tab->table()->setReport(three_model_report(paths));
+    const auto hand = three_model_report(paths);
     for (size_t i = 0; i < tab->panes().size(); ++i)
-        tab->panes()[i]->finishReply(10.0 + double(i), 100.0 + double(i), {});
+        tab->panes()[i]->showSpeed(hand.models[i], hand.repetitions);
     QTest::qWait(50);  // layout after the report
 
     const QString shot = QStringLiteral(WB_BINARY_DIR) + "/compare_layout.png";
@@ -149,15 +181,17 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
     }
     QVERIFY(w.grab().save(QStringLiteral(WB_BINARY_DIR) + "/compare_layout_720.png"));
 
-    // The panes' timing says it was measured side by side, and why it
-    // differs from the table's.
-    for (ui::compare::ComparePane* p : tab->panes()) {
-        QVERIFY2(p->statusText().contains("side by side"), qPrintable(p->statusText()));
+    // How the speed was measured: in the panes' and the speed rows' tooltips.
+    const QString note = ui::compare::ComparePane::speedNote(3);
+    QVERIFY2(note.contains("median (min-max) of 3 timed passes after 1 untimed warm-up pass") &&
+                 note.contains("one request at a time"),
+             qPrintable(note));
+    for (const char* row : {"prefill tokens/s", "decode tokens/s", "TTFT", "e2e"}) {
+        const int i = t->rowOf(row);
+        QVERIFY2(i >= 0, row);
+        QVERIFY2(t->item(i, 0)->toolTip().contains(note), row);
     }
-    QVERIFY(ui::compare::ComparePane::timingNote().contains("one model at a time"));
-    const int ttft = t->rowOf("TTFT");
-    QVERIFY(ttft >= 0);
-    QVERIFY(t->item(ttft, 0)->toolTip().contains("one model at a time"));
+    QCOMPARE(t->item(t->rowOf("decode tokens/s"), 1)->text(), QString("456.7 (430.1-470.3)"));
 }
 
 // A pane 220 px wide with a long file name and an error naming a long path:
@@ -171,7 +205,7 @@ void UiCompareLayout::paneCaptionsWrap() {
     QWidget host;
     auto* pane = new wb::ui::compare::ComparePane("/m/" + name, &host);
     pane->setLabel("B");
-    pane->finishReply(0, 0, err);
+    pane->finishReply(err);
     host.resize(220, 400);
     pane->setGeometry(0, 0, 220, 400);
     host.show();
@@ -214,11 +248,12 @@ void UiCompareLayout::paneCaptionsFitInTheWindow() {
     w.tabs()->setCurrentWidget(tab);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    tab->table()->setReport(three_model_report(paths));  // the figures table takes its rows
+    const auto report = three_model_report(paths);
+    tab->table()->setReport(report);  // the figures table takes its rows
     for (const QSize size : {w.size(), QSize(1280, 720)}) {
         w.resize(size);
         for (size_t i = 0; i < tab->panes().size(); ++i)
-            tab->panes()[i]->finishReply(342.0 + double(i), 627.4 + double(i), {});
+            tab->panes()[i]->showSpeed(report.models[i], report.repetitions);
         QTest::qWait(50);
         // The user (or a tall figures table) gives the panes as little as
         // the splitter allows.

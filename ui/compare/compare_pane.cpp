@@ -8,6 +8,7 @@
 #include <QTextDocument>
 #include <QVBoxLayout>
 
+#include "compare/compare.h"
 #include "wrap_label.h"
 
 namespace wb::ui::compare {
@@ -101,26 +102,39 @@ void ComparePane::appendToken(int32_t id, const QString& piece) {
     fit_wrapped_height(status_);
 }
 
-void ComparePane::finishReply(double ttft_ms, double e2e_ms, const QString& error) {
+void ComparePane::finishReply(const QString& error) {
     if (!error.isEmpty()) {
         status_->setToolTip(error);
         status_->setText(breakable(tr("error: %1").arg(error)));
         fit_wrapped_height(status_);
         return;
     }
-    status_->setText(tr("%n token(s), TTFT %1 ms, end-to-end %2 ms (while running side by side)",
-                        nullptr, static_cast<int>(tokens_.size()))
-                         .arg(ttft_ms, 0, 'f', 1)
-                         .arg(e2e_ms, 0, 'f', 1));
-    status_->setToolTip(timingNote());
+    status_->setText(tr("%n token(s); speed follows, measured one model at a time", nullptr,
+                        static_cast<int>(tokens_.size())));
+    status_->setToolTip(QString());
     fit_wrapped_height(status_);
 }
 
-QString ComparePane::timingNote() {
-    return tr(
-        "Timed while every pane's model generated at the same time, so the models shared "
-        "the device and CPU. The figures table below times one model at a time, so its "
-        "TTFT and end-to-end times are the ones to compare models by.");
+void ComparePane::showSpeed(const wb::compare::ModelReport& m, uint32_t repetitions) {
+    // median (min-max), as the table shows it
+    auto fig = [](const wb::compare::SpeedFigure& f, int prec) {
+        return QStringLiteral("%1 (%2-%3)")
+            .arg(f.median, 0, 'f', prec)
+            .arg(f.min, 0, 'f', prec)
+            .arg(f.max, 0, 'f', prec);
+    };
+    status_->setText(tr("%n token(s); decode %1 tokens/s, prefill %2 tokens/s, TTFT %3 ms "
+                        "(median (min-max) of %4 timed passes)",
+                        nullptr, static_cast<int>(tokens_.size()))
+                         .arg(fig(m.decode_tps, 1), fig(m.prefill_tps, 1), fig(m.ttft_ms, 2))
+                         .arg(repetitions));
+    status_->setToolTip(speedNote(repetitions));
+    fit_wrapped_height(status_);
+}
+
+QString ComparePane::speedNote(uint32_t repetitions) {
+    return tr("Speed: %1. The replies above stream side by side and are not timed.")
+        .arg(QString::fromStdString(wb::compare::speed_method(repetitions)));
 }
 
 QString ComparePane::statusText() const {

@@ -12,6 +12,10 @@ class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 
+namespace wb::compare {
+struct ModelReport;
+}
+
 namespace wb::ui::compare {
 
 class ComparePane : public QWidget {
@@ -29,13 +33,20 @@ class ComparePane : public QWidget {
     void startReply();
     /// Appends one generated token (id, its text piece) to the reply.
     void appendToken(int32_t id, const QString& piece);
-    /// Shows the finish line under the reply: token count and timing
-    /// (`ttft_ms`, `e2e_ms` in ms, labelled "while running side by side",
-    /// tooltip timingNote()), or `error` when it is not empty.
-    void finishReply(double ttft_ms, double e2e_ms, const QString& error);
-    /// Why the panes' TTFT differs from the figures table's: the panes'
-    /// models all run at once, the table times one model at a time.
-    static QString timingNote();
+    /// Shows the finish line under the reply: the token count, or `error`
+    /// when it is not empty. No timing: the replies stream side by side,
+    /// so their times would mix the models' work; the speed figures come
+    /// later from showSpeed().
+    void finishReply(const QString& error);
+    /// Adds the model's speed figures to the finish line: decode and
+    /// prefill tokens/s and TTFT (ms), each the median (min-max) of `m`'s
+    /// timed passes, the same figures as the table's column for this model
+    /// (wb::compare::ModelReport, app/compare/compare.h). The tooltip is
+    /// speedNote(repetitions).
+    void showSpeed(const wb::compare::ModelReport& m, uint32_t repetitions);
+    /// How the speed figures were measured (compare::speed_method), for the
+    /// panes' and the figures table's tooltips.
+    static QString speedNote(uint32_t repetitions);
     /// `text` with a zero-width space (U+200B) after separators (/ backslash _ - . ,
     /// : =) of runs of 16 or more non-space characters, and every 48
     /// characters of a run without one, so a QLabel can wrap a path or an

@@ -44,6 +44,7 @@ CompareTab::CompareTab(QWidget* parent)
       table_(new ReportTable(this)),
       diff_(new TokenDiffView(this)),
       pplCtx_(static_cast<int>(wb::compare::CompareOptions{}.ppl_ctx)),
+      repetitions_(static_cast<int>(wb::compare::CompareOptions{}.repetitions)),
       cancel_(std::make_shared<std::atomic<bool>>(false)),
       loadFn_(&model::load_model) {
     setObjectName("compareTab");
@@ -85,7 +86,8 @@ CompareTab::CompareTab(QWidget* parent)
            "<p><b>Add model…</b> the reference first (A), then one or more variants of it "
            "(B, C, …), e.g. a copy from <i>Tools › Make quantized copy…</i>.</p>"
            "<p><b>Run</b> streams each model's greedy reply to the same prompt side by side, "
-           "then fills the figures table and marks the tokens where a variant leaves A. "
+           "then fills the figures table (speed timed one model at a time, after a warm-up) "
+           "and marks the tokens where a variant leaves A. "
            "<b>Run test set…</b> scores perplexity, KL divergence and accuracy.</p>"),
         this);
     empty_->setObjectName("compareEmptyState");
@@ -283,8 +285,7 @@ void CompareTab::runPrompt() {
                     this,
                     [this, gen, index, res = std::move(res)] {
                         if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
-                        panes_[size_t(index)]->finishReply(res.run.ttft_ms, res.run.e2e_ms,
-                                                           QString::fromStdString(res.error));
+                        panes_[size_t(index)]->finishReply(QString::fromStdString(res.error));
                         paneVocab_[size_t(index)] = res.vocab_hash;
                         paneError_[size_t(index)] = QString::fromStdString(res.error);
                         if (size_t(index) < streamed_.size()) {
@@ -382,6 +383,7 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
     for (const QString& p : prompts) o.prompts.push_back(p.toStdString());
     o.n_predict = static_cast<uint32_t>(maxTokens_->value());
     o.ppl_ctx = static_cast<uint32_t>(pplCtx_);
+    o.repetitions = static_cast<uint32_t>(repetitions_);
     if (text) o.text_file = text->toStdString();
     if (testset) o.testset_file = testset->toStdString();
     const model::LoadOptions lo = load_;
@@ -472,6 +474,9 @@ void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const Q
                           qint64 run_id, int n_logged) {
     report_ = std::move(r);
     table_->setReport(*report_);
+    // Each pane's speed is its column's in the table: one set of figures.
+    for (size_t i = 0; i < panes_.size() && i < report_->models.size(); ++i)
+        panes_[i]->showSpeed(report_->models[i], report_->repetitions);
     setBusy(false);
     QString s = tr("done");
     for (const std::string& n : report_->notes)

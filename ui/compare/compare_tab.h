@@ -6,7 +6,9 @@
 // table (wb::compare::run_compare on the same prompt and settings, on the
 // very models the panes streamed with: each file is loaded once per
 // comparison) and the per-token view that highlights where B's tokens
-// differ from A's.
+// differ from A's. The streamed replies are not timed (the models share
+// the machine while they stream); each pane's speed is the table's:
+// measured model by model after a warm-up (compare::speed_method).
 // "Run test set…" scores perplexity / KL divergence on a text file and
 // accuracy on a JSONL test set, with progress and Cancel. Every response of
 // a finished comparison is written to the run log under one "compare" run.
@@ -16,6 +18,7 @@
 #include <QStringList>
 #include <QThreadPool>
 #include <QWidget>
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -75,6 +78,12 @@ class CompareTab : public QWidget {
     /// CLI's (compare::CompareOptions::ppl_ctx, 512). The dialog sets it too.
     void setPerplexityContext(int n_ctx) { pplCtx_ = n_ctx; }
     int perplexityContext() const { return pplCtx_; }
+
+    /// Timed passes per model for the speed figures, after one untimed
+    /// warm-up pass (the CLI's --repetitions; default
+    /// compare::CompareOptions::repetitions), clamped to [1, 1000].
+    void setRepetitions(int n) { repetitions_ = std::clamp(n, 1, 1000); }
+    int repetitions() const { return repetitions_; }
 
     void setPrompt(const QString& prompt);
     /// Greedy tokens per model, clamped to [1, 4096].
@@ -159,6 +168,7 @@ class CompareTab : public QWidget {
     QString lastText_, lastTestset_;  // the dialog's last choice ("" = sample)
     bool lastChosen_ = false;
     int pplCtx_;
+    int repetitions_;
     bool busy_ = false;
     quint64 gen_ = 0;  // run generation: results of an older run are dropped
     int pending_ = 0;  // panes still streaming

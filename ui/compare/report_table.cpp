@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "compare/compare.h"
+#include "compare/compare_pane.h"
 #include "units_text.h"
 
 namespace wb::ui::compare {
@@ -86,16 +87,19 @@ void ReportTable::setReport(const wb::compare::CompareReport& r) {
                                   QString::fromStdString(m.backend));
     });
     rows.emplace_back(tr("load time (ms)"), [](const ModelReport& m) { return num(m.load_ms, 1); });
+    const int first_speed = static_cast<int>(rows.size());  // the next 4 rows
+    // Speed: median (min-max) of the timed passes, as the panes show it.
+    auto speed = [](const wb::compare::SpeedFigure& f, int prec) {
+        return num(f.median, prec) + QStringLiteral(" (") + num(f.min, prec) + QStringLiteral("-") +
+               num(f.max, prec) + QStringLiteral(")");
+    };
     rows.emplace_back(tr("prefill tokens/s"),
-                      [](const ModelReport& m) { return num(m.prefill_tps, 1); });
+                      [speed](const ModelReport& m) { return speed(m.prefill_tps, 1); });
     rows.emplace_back(tr("decode tokens/s"),
-                      [](const ModelReport& m) { return num(m.decode_tps, 1); });
-    rows.emplace_back(tr("TTFT p50 / p95 (ms)"), [](const ModelReport& m) {
-        return num(m.ttft_ms.p50, 2) + QStringLiteral(" / ") + num(m.ttft_ms.p95, 2);
-    });
-    rows.emplace_back(tr("e2e p50 / p95 (ms)"), [](const ModelReport& m) {
-        return num(m.e2e_ms.p50, 2) + QStringLiteral(" / ") + num(m.e2e_ms.p95, 2);
-    });
+                      [speed](const ModelReport& m) { return speed(m.decode_tps, 1); });
+    rows.emplace_back(tr("TTFT (ms)"),
+                      [speed](const ModelReport& m) { return speed(m.ttft_ms, 2); });
+    rows.emplace_back(tr("e2e (ms)"), [speed](const ModelReport& m) { return speed(m.e2e_ms, 2); });
     rows.emplace_back(tr("teacher-forced agreement"), [](const ModelReport& m) {
         return m.teacher_forced ? pct(m.teacher_forced->equal, m.teacher_forced->total)
                                 : tr("n/a (vocab)");
@@ -158,10 +162,8 @@ void ReportTable::setReport(const wb::compare::CompareReport& r) {
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
         auto* name = new QTableWidgetItem(rows[size_t(i)].first);
         QString tip = rows[size_t(i)].first;  // whole name when wrapped or elided
-        if (tip.startsWith(QLatin1String("TTFT")) || tip.startsWith(QLatin1String("e2e")))
-            tip +=
-                tr("\nTimed one model at a time (the panes above time them running side by "
-                   "side, sharing the device).");
+        if (i >= first_speed && i < first_speed + 4)
+            tip += QLatin1Char('\n') + ComparePane::speedNote(r.repetitions);
         name->setToolTip(tip);
         setItem(i, 0, name);
         for (int j = 0; j < n_models; ++j) {

@@ -2,7 +2,8 @@
 // The Compare tab's figures table: one column per model (A = reference),
 // one row per figure of wb::compare::CompareReport (app/compare/compare.h):
 // sizes and device memory (bytes), load time (ms), prefill/decode tokens/s,
-// TTFT and end-to-end p50/p95 (ms), token agreement with A, and, when a
+// TTFT and end-to-end time (ms), each the median (min-max) of the timed
+// passes (compare::speed_method), token agreement with A, and, when a
 // text / test set was run, perplexity (llama.cpp's chunked rule), KL
 // divergence from A (nats) with top-1 agreement, and test-set accuracy.
 
