@@ -505,7 +505,8 @@ std::string format_table(const CompareReport& r) {
     row("file size", [](const ModelReport& m) { return bytes_str(m.file_bytes); });
     row("weights (as stored)", [](const ModelReport& m) { return bytes_str(m.weight_bytes); });
     row("KV cache (" + r.kv_type + ")", [](const ModelReport& m) {
-        return bytes_str(m.kv_bytes) + " @" + std::to_string(m.n_ctx);
+        // The context it holds, named: "@53" alone read as a mystery.
+        return bytes_str(m.kv_bytes) + " for " + std::to_string(m.n_ctx) + " tokens";
     });
     row("device memory (engine)", [](const ModelReport& m) {
         return m.device_bytes ? bytes_str(*m.device_bytes) : std::string("n/a (cpu)");

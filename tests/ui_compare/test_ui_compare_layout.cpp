@@ -192,6 +192,9 @@ void UiCompareLayout::threeModelsFitTheDefaultWindow() {
         QVERIFY2(t->item(i, 0)->toolTip().contains(note), row);
     }
     QCOMPARE(t->item(t->rowOf("decode tokens/s"), 1)->text(), QString("456.7 (430.1-470.3)"));
+    // The KV row names what its context is (it read "256.0 KiB @2048").
+    QVERIFY2(t->item(t->rowOf("KV cache"), 1)->text().endsWith(" for 2048 tokens"),
+             qPrintable(t->item(t->rowOf("KV cache"), 1)->text()));
 }
 
 // A pane 220 px wide with a long file name and an error naming a long path:

@@ -76,7 +76,7 @@ void ReportTable::setReport(const wb::compare::CompareReport& r) {
                       [](const ModelReport& m) { return bytes(m.weight_bytes); });
     rows.emplace_back(tr("KV cache (%1)").arg(QString::fromStdString(r.kv_type)),
                       [](const ModelReport& m) {
-                          return bytes(m.kv_bytes) + QStringLiteral(" @%1").arg(m.n_ctx);
+                          return tr("%1 for %2 tokens").arg(bytes(m.kv_bytes)).arg(m.n_ctx);
                       });
     rows.emplace_back(tr("device memory (engine)"), [](const ModelReport& m) {
         return m.device_bytes ? bytes(*m.device_bytes) : tr("n/a (CPU)");
