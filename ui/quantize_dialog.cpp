@@ -73,6 +73,11 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
     tensors_->horizontalHeader()->setStretchLastSection(true);
     tensors_->verticalHeader()->hide();
     summary_->setWordWrap(true);
+    fallback_ = new QLabel(this);
+    fallback_->setObjectName("quantizeFallbackWarning");
+    fallback_->setWordWrap(true);
+    fallback_->setStyleSheet("color: #b00020; font-weight: bold");
+    fallback_->hide();
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     compareBtn_->setObjectName("compareWithOriginal");
     compareBtn_->setEnabled(false);
@@ -104,9 +109,13 @@ QuantizeDialog::QuantizeDialog(const QString& input, QWidget* parent)
     lay->addWidget(placeholder_, 1);
     lay->addWidget(progress_);
     lay->addWidget(tensors_, 1);
+    lay->addWidget(fallback_);
     lay->addWidget(summary_);
     lay->addLayout(buttons);
-    resize(720, 520);
+    // Room for about a dozen tensor rows while it runs; fits a 1366x768 screen.
+    tensors_->setMinimumHeight(tensors_->verticalHeader()->defaultSectionSize() * 10 +
+                               tensors_->horizontalHeader()->sizeHint().height());
+    resize(760, 660);
 
     defaultOutput();
     connect(type_, &QComboBox::currentIndexChanged, this, [this] { defaultOutput(); });
@@ -191,6 +200,7 @@ void QuantizeDialog::start() {
     tensors_->show();
     summary_->show();
     tensors_->setRowCount(0);
+    fallback_->hide();
     progress_->setRange(0, 0);
     startBtn_->setEnabled(false);
     cancelBtn_->setEnabled(true);
@@ -211,6 +221,7 @@ void QuantizeDialog::start() {
     const QString out_q = output_->text();
     watcher_.setFuture(QtConcurrent::run([this, job, out_q] {
         QString message;
+        QString warning;  // said on its own line, not inside the summary
         bool ok = false;
         try {
             const quant::QuantizeReport rep = job->run([this](const quantize::Progress& p) {
@@ -224,20 +235,31 @@ void QuantizeDialog::start() {
                     },
                     Qt::QueuedConnection);
             });
+            const quant::TargetInfo& info = quant::target_info(job->request().target);
             QStringList kept;
+            int at_target = 0;
             for (const quant::TensorPlan& t : rep.tensors) {
+                if (t.dst_type == uint32_t(info.default_type)) ++at_target;
                 if (!t.note.empty())
                     kept << QString::fromStdString(t.name) + " " + upper_type(t.dst_type);
             }
-            const quant::TargetInfo& info = quant::target_info(job->request().target);
+            // A few names, not all: a paragraph of 48 names pushed the table
+            // down to four rows. The table marks every one of them.
+            const qsizetype kMaxNamed = 6;
+            QString named = kept.isEmpty() ? tr("none") : kept.mid(0, kMaxNamed).join(", ");
+            if (kept.size() > kMaxNamed)
+                named += tr(" and %1 more (highlighted in the table)").arg(kept.size() - kMaxNamed);
             message = tr("Wrote %1 (%2, %3 bpw, %4 from %5). %6 of %7 tensors not %8: %9")
                           .arg(out_q, QString(info.upper))
                           .arg(rep.bpw(), 0, 'f', 2)
                           .arg(mib(rep.output_bytes), mib(rep.input_bytes))
                           .arg(kept.size())
                           .arg(rep.tensors.size())
-                          .arg(upper_type(uint32_t(info.default_type)),
-                               kept.isEmpty() ? tr("none") : kept.join(", "));
+                          .arg(upper_type(uint32_t(info.default_type)), named);
+            if (at_target == 0)
+                warning = tr("No tensor was written as %1: every one fell back to another type "
+                             "(see the note column), so this copy is not a %2 model.")
+                              .arg(upper_type(uint32_t(info.default_type)), QString(info.upper));
             ok = true;
         } catch (const quantize::Error& e) {
             message = failureText(e.kind(), QString::fromStdString(e.what()));
@@ -248,7 +270,7 @@ void QuantizeDialog::start() {
         }
         QMetaObject::invokeMethod(
             this,
-            [this, ok, message] {
+            [this, ok, message, warning] {
                 running_ = false;
                 progress_->setRange(0, 1);
                 progress_->setValue(ok ? 1 : 0);
@@ -260,6 +282,8 @@ void QuantizeDialog::start() {
                 output_->setEnabled(true);
                 browse_->setEnabled(true);
                 summary_->setText(message);
+                fallback_->setText(warning);
+                fallback_->setVisible(!warning.isEmpty());
                 emit finished(ok, message);
             },
             Qt::QueuedConnection);

@@ -86,6 +86,7 @@ class QuantizeDialog : public QDialog {
     QPushButton* compareBtn_;
     QProgressBar* progress_;
     QLabel* summary_;
+    QLabel* fallback_ = nullptr;     // "every tensor fell back", on its own line when it did
     QLabel* placeholder_ = nullptr;  // what will appear, shown until the first start()
     QTableWidget* tensors_;
     std::shared_ptr<quantize::QuantizeJob>

@@ -390,6 +390,28 @@ void UiTabs::quantizeDialogShowsPlaceholderUntilStart() {
     QVERIFY(done.wait(120000));
     QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
     QCOMPARE(dlg.tensorTable()->rowCount(), 48);
+    auto* warn = dlg.findChild<QLabel*>("quantizeFallbackWarning");
+    QVERIFY(warn);
+    QVERIFY(!warn->isVisibleTo(&dlg));  // Q8_0 divides every row of stories260K
+    // At least ten tensor rows on screen at the dialog's own size.
+    dlg.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dlg));
+    QVERIFY2(dlg.tensorTable()->viewport()->height() >= 10 * dlg.tensorTable()->rowHeight(0),
+             qPrintable(QString::number(dlg.tensorTable()->viewport()->height())));
+
+    // Q4_K_M on stories260K: its 64-wide rows take no 256-element K-quant
+    // block, so every tensor falls back. That is said on its own line, and
+    // the summary names a few tensors, not all 48.
+    dlg.setTarget("q4_k_m");
+    dlg.setOutputPath(d.filePath("copy-q4_k_m.gguf"));
+    QSignalSpy done2(&dlg, &ui::QuantizeDialog::finished);
+    dlg.start();
+    QVERIFY(done2.wait(120000));
+    QVERIFY2(done2.at(0).at(0).toBool(), qPrintable(done2.at(0).at(1).toString()));
+    QVERIFY(warn->isVisibleTo(&dlg));
+    QVERIFY2(warn->text().startsWith("No tensor was written as Q4_K"), qPrintable(warn->text()));
+    QVERIFY2(dlg.summaryText().contains("more (highlighted in the table)"),
+             qPrintable(dlg.summaryText()));
 }
 
 // Adding a tab is one entry in ui::tab_specs(): the tab bar, the View menu
