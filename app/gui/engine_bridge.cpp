@@ -253,9 +253,9 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             }
             s = fut.result();
             info = ModelInfo::probe(r.path);
-            if (info.has_chat_template)
-                info.template_note =
-                    QString::fromStdString(s->session->chat_template("model")->note);
+            // The one rule (chat::choose_template): a refused template, or
+            // none at all (plain text completion), comes with a note.
+            info.template_note = QString::fromStdString(s->session->chat_template("model")->note);
         } catch (...) {
             // QtConcurrent wraps the worker's exceptions that do not derive
             // from QException in a QUnhandledException whose what() is only
