@@ -52,6 +52,11 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     r.prompt = QString::fromStdString(f.prompt);
     r.settings = settings;
     r.settings.seed = f.seed;
+    // The limit the request ran with (a batch line's own max_tokens, else
+    // the settings'): the session's record of the request.
+    if (const auto m = f.settings.find("max_tokens");
+        m != f.settings.end() && m->is_number_integer())
+        r.settings.max_tokens = m->get<int>();
     r.output = QString::fromStdString(f.output);
     for (int32_t t : f.output_tokens) r.token_ids.append(t);
     r.finish_reason = QString::fromStdString(f.finish_reason);
