@@ -17,14 +17,15 @@ namespace wb::core {
 
 /// One prompt of the set.
 struct PromptEntry {
-    size_t line = 0;     ///< 1-based line number in the file
-    std::string id;      ///< "id" (string or integer) or "line-<N>" when absent
-    std::string prompt;  ///< UTF-8 text ("" for a "messages" line)
-    /// A "messages" line's conversation (empty for a "prompt" line), rendered
-    /// with the model's chat template by the one rule (chat::choose_template).
-    std::vector<chat::Message> messages;
+    size_t line = 0;                    ///< 1-based line number in the file
+    std::string id;                     ///< "id" (string or integer) or "line-<N>" when absent
+    std::string prompt;                 ///< UTF-8 text ("" for a "messages" line)
     std::optional<int32_t> max_tokens;  ///< per-prompt "max_tokens", else the run's default
     std::vector<std::string> stop;      ///< per-prompt "stop" strings
+    /// A "messages" line's conversation (empty for a "prompt" line), rendered
+    /// with the model's chat template by the one rule (chat::choose_template).
+    /// Last, so aggregate initializers of the earlier fields keep working.
+    std::vector<chat::Message> messages;
 };
 
 /// A line that is not a valid entry.
