@@ -15,6 +15,7 @@
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -49,17 +50,38 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
         "JSON Lines ({\"prompt\": ..., \"id\": ..., \"max_tokens\": ...}) or one prompt per line"));
     auto* sample = new QPushButton(tr("Sample set"));
     sample->setToolTip(tr("The bundled set of 20 short story prompts"));
+    auto* shared = new QPushButton(tr("Shared system prompt set"));
+    shared->setObjectName("sharedSystemSet");
+    shared->setToolTip(
+        tr("The bundled set of 12 prompts sharing one long system prompt: the "
+           "prefix cache serves the shared part (see the hit rate)"));
     file_ = new QLabel(tr("No prompt set loaded"));
     fileRow->addWidget(open);
     fileRow->addWidget(sample);
+    fileRow->addWidget(shared);
     fileRow->addWidget(file_, 1);
     layout->addLayout(fileRow);
 
     errors_ = new QListWidget;
     errors_->setMaximumHeight(80);
-    errors_->setToolTip(tr("Lines that cannot be used; fix them or tick \"Skip malformed lines\""));
+    errors_->setToolTip(
+        tr("Lines that cannot be used (fix them or tick \"Skip malformed "
+           "lines\") and lines with something ignored (warnings)"));
     errors_->hide();
     layout->addWidget(errors_);
+
+    auto* systemRow = new QHBoxLayout;
+    system_ = new QLineEdit;
+    system_->setObjectName("batchSystemPrompt");
+    system_->setPlaceholderText(tr("none"));
+    system_->setToolTip(
+        tr("Put before every prompt as a system message, rendered with the model's chat "
+           "template (a model without one: plain text, the system prompt on its own line)"));
+    auto* systemLabel = new QLabel(tr("&System prompt"));
+    systemLabel->setBuddy(system_);
+    systemRow->addWidget(systemLabel);
+    systemRow->addWidget(system_, 1);
+    layout->addLayout(systemRow);
 
     auto* opts = new QHBoxLayout;
     concurrency_ = new QSpinBox;
@@ -169,6 +191,7 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
 
     connect(open, &QPushButton::clicked, this, &BatchPanel::openPromptDialog);
     connect(sample, &QPushButton::clicked, this, &BatchPanel::loadSampleSet);
+    connect(shared, &QPushButton::clicked, this, &BatchPanel::loadSharedSystemSet);
     connect(skipInvalid_, &QCheckBox::toggled, this, &BatchPanel::showSet);
     connect(run_, &QPushButton::clicked, this, &BatchPanel::run);
     connect(cancel_, &QPushButton::clicked, this, &BatchPanel::cancel);
@@ -184,6 +207,18 @@ bool BatchPanel::loadPromptFile(const QString& path) {
 
 bool BatchPanel::loadSampleSet() {
     return loadPromptFile(QStringLiteral(":/prompts/stories20.jsonl"));
+}
+
+bool BatchPanel::loadSharedSystemSet() {
+    return loadPromptFile(QStringLiteral(":/prompts/shared-system12.jsonl"));
+}
+
+void BatchPanel::setSystemPrompt(const QString& text) {
+    system_->setText(text);
+}
+
+QString BatchPanel::systemPrompt() const {
+    return system_->text();
 }
 
 void BatchPanel::openPromptDialog() {
@@ -219,15 +254,22 @@ void BatchPanel::showSet() {
     if (set_.path.isEmpty())
         file_->setText(tr("No prompt set loaded"));
     else
-        file_->setText(tr("%1: %2 prompts (%3), %4 malformed lines")
+        file_->setText(tr("%1: %2 prompts (%3), %4 malformed lines%5")
                            .arg(name)
                            .arg(set_.items.size())
                            .arg(set_.jsonl ? "JSON Lines" : "one per line")
-                           .arg(set_.errors.size()));
+                           .arg(set_.errors.size())
+                           .arg(set_.warnings.isEmpty()
+                                    ? QString()
+                                    : tr(", %1 warnings").arg(set_.warnings.size())));
     errors_->clear();
     for (const gui::PromptLineError& e : set_.errors)
         errors_->addItem(e.line > 0 ? tr("line %1: %2").arg(e.line).arg(e.message) : e.message);
-    errors_->setVisible(!set_.errors.isEmpty());
+    // As the CLI prints them: "prompts.jsonl:3: unknown key "temprature" ignored".
+    const QString file = QFileInfo(set_.path).fileName();
+    for (const gui::PromptLineError& w : set_.warnings)
+        errors_->addItem(tr("warning: %1:%2: %3").arg(file).arg(w.line).arg(w.message));
+    errors_->setVisible(!set_.errors.isEmpty() || !set_.warnings.isEmpty());
     run_->setEnabled(!running_ && !set_.items.isEmpty() &&
                      (set_.errors.isEmpty() || skipInvalid_->isChecked()));
 }
@@ -263,14 +305,17 @@ bool BatchPanel::run() {
     bo.base.timeout_ms = timeout_->value() > 0 ? timeout_->value() : -1;
     bo.concurrency = static_cast<uint32_t>(concurrency_->value());
     bo.max_queue = static_cast<uint32_t>(maxQueue_->value());
+    bo.system_prompt = system_->text().toStdString();
     nlohmann::json run_settings = core::settings_json(bo.base, s.seed, session->facts());
     run_settings["concurrency"] = bo.concurrency;
     run_settings["max_queue"] = bo.max_queue;
+    if (!bo.system_prompt.empty()) run_settings["system_prompt"] = bo.system_prompt;
     run_id_ =
         recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), run_settings) : 0;
     bo.base.run_id = run_id_;
 
     results_->clear();
+    ownMaxTokens_.clear();
     progress_ = Progress{};
     progress_.total = static_cast<int>(set_.items.size());
     progress_.queued = progress_.total;
@@ -286,6 +331,15 @@ bool BatchPanel::run() {
     emit runStarted();
     job_ = bridge_->runBatch(set_.entries, bo, this,
                              [this](const core::BatchEvent& e) { onEvent(e); });
+    // The one rule's note (chat::choose_template) when prompts are rendered
+    // as conversations: e.g. a model without a template completes plain text.
+    const bool conversations =
+        !bo.system_prompt.empty() ||
+        std::any_of(set_.entries.begin(), set_.entries.end(),
+                    [](const core::PromptEntry& e) { return !e.messages.empty(); });
+    templateNote_ =
+        conversations ? QString::fromStdString(session->chat_template(bo.base.chat_template)->note)
+                      : QString();
     updateProgress();
     return job_ != nullptr;
 }
@@ -299,6 +353,8 @@ void BatchPanel::onEvent(const core::BatchEvent& e) {
     if (!running_ || !job_) return;
     if (e.type == core::BatchEvent::Type::Finished && e.result) {
         const gui::RequestResult r = gui::toResult(*e.result, run_settings_);
+        if (e.index < set_.entries.size())
+            ownMaxTokens_.insert(r.id, set_.entries[e.index].max_tokens.has_value());
         results_->append(r);
         summary_.addFinish(r.finish_reason);
         ++summary_.requests_submitted;
@@ -401,23 +457,22 @@ void BatchPanel::updateProgress() {
                   .arg(progress_.cached_tokens)
                   .arg(progress_.prompt_tokens);
     }
-    status_->setText(tr("done %1 · failed %2 · running %3 · queued %4 of %5%6%7")
+    QString warn;
+    if (!set_.warnings.isEmpty())
+        warn = tr(" · %1 warnings (listed above)").arg(set_.warnings.size());
+    if (!templateNote_.isEmpty()) warn += tr(" · note: %1").arg(templateNote_);
+    status_->setText(tr("done %1 · failed %2 · running %3 · queued %4 of %5%6%7%8")
                          .arg(progress_.done)
                          .arg(progress_.failed)
                          .arg(progress_.running)
                          .arg(progress_.queued)
                          .arg(progress_.total)
-                         .arg(eta, hit));
+                         .arg(eta, hit, warn));
 }
 
-void BatchPanel::showDetail(const QModelIndex& proxy_index) {
-    const QModelIndex src = proxy_->mapToSource(proxy_index);
-    if (!src.isValid()) return;
-    const gui::RequestResult& r = results_->result(src.row());
-    QDialog d(this);
-    d.setWindowTitle(tr("Response %1").arg(r.id));
-    auto* l = new QVBoxLayout(&d);
-    auto* b = new QTextBrowser;
+QString BatchPanel::detailHtml(int row) const {
+    if (row < 0 || row >= results_->rowCount()) return {};
+    const gui::RequestResult& r = results_->result(row);
     auto ms = [](double v) {
         return v < 0 ? QStringLiteral("—") : QString::number(v, 'f', 2) + " ms";
     };
@@ -429,8 +484,13 @@ void BatchPanel::showDetail(const QModelIndex& proxy_index) {
                 .arg(r.generated_tokens)
                 .arg(r.output.toHtmlEscaped().replace('\n', "<br>"));
     html += QStringLiteral("<table>");
+    const auto own = ownMaxTokens_.find(r.id);
+    const QString max_source = own == ownMaxTokens_.end() ? QString()
+                               : *own                     ? tr(" (the line's own max_tokens)")
+                                                          : tr(" (the settings' default)");
     const QList<QPair<QString, QString>> rows{
         {tr("finish reason"), r.finish_reason + (r.error.isEmpty() ? QString() : " — " + r.error)},
+        {tr("max tokens"), QString::number(r.settings.max_tokens) + max_source},
         {tr("queue wait"), ms(r.queue_wait_ms)},
         {tr("TTFT"), ms(r.ttft_ms)},
         {tr("TPOT"), ms(r.tpot_ms)},
@@ -449,7 +509,18 @@ void BatchPanel::showDetail(const QModelIndex& proxy_index) {
     for (const auto& [k, v] : rows)
         html += QStringLiteral("<tr><td><i>%1</i></td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
     html += QStringLiteral("</table>");
-    b->setHtml(html);
+    return html;
+}
+
+void BatchPanel::showDetail(const QModelIndex& proxy_index) {
+    const QModelIndex src = proxy_->mapToSource(proxy_index);
+    if (!src.isValid()) return;
+    const gui::RequestResult& r = results_->result(src.row());
+    QDialog d(this);
+    d.setWindowTitle(tr("Response %1").arg(r.id));
+    auto* l = new QVBoxLayout(&d);
+    auto* b = new QTextBrowser;
+    b->setHtml(detailHtml(src.row()));
     l->addWidget(b);
     auto* box = new QDialogButtonBox(QDialogButtonBox::Close);
     connect(box, &QDialogButtonBox::rejected, &d, &QDialog::reject);

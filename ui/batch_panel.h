@@ -1,7 +1,10 @@
 #pragma once
-// The Batch tab: load a prompt set (JSONL or one prompt per line; a sample
-// set ships in resources) with the one prompt-file parser, choose
-// concurrency, max queue and a per-request timeout, Run / Cancel. The run
+// The Batch tab: load a prompt set (JSONL or one prompt per line; two
+// sample sets ship in resources, one whose prompts share a long system
+// prompt so the prefix cache's hit rate shows) with the one prompt-file
+// parser, choose concurrency, max queue, a per-request timeout and a system
+// prompt for every prompt, Run / Cancel. Unknown keys of a line are listed
+// as warnings with their line numbers. The run
 // is a core::BatchRunner on the loaded session (EngineBridge::runBatch),
 // exactly as `workbench-cli batch` runs a set: same ids, seeds = the
 // settings' seed + the prompt's index, stop strings, the same settings in
@@ -25,6 +28,7 @@
 
 class QCheckBox;
 class QLabel;
+class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
 class QProgressBar;
@@ -66,6 +70,10 @@ class BatchPanel : public QWidget {
     bool loadPromptFile(const QString& path);
     /// The bundled sample set (20 short story prompts).
     bool loadSampleSet();
+    /// The bundled set whose 12 prompts share one long system prompt (in
+    /// each line's "messages"): from the second wave of requests on, the
+    /// prefix cache serves the shared part and the hit rate is above 0.
+    bool loadSharedSystemSet();
     const gui::PromptSet& promptSet() const { return set_; }
 
     /// Asks for a prompt file (JSON Lines or one prompt per line) and loads it.
@@ -74,6 +82,11 @@ class BatchPanel : public QWidget {
     void setConcurrency(int n);
     void setMaxQueue(int n);
     void setTimeoutMs(int ms);
+    /// The system prompt put before every prompt of a run ("" = none):
+    /// core::BatchOptions::system_prompt, rendered with the model's chat
+    /// template by the one rule (chat::choose_template).
+    void setSystemPrompt(const QString& text);
+    QString systemPrompt() const;
     int concurrency() const;  ///< scheduler slots for the next run
     int maxQueue() const;     ///< requests allowed to wait for a slot
     int timeoutMs() const;    ///< total time per request, 0 = none
@@ -91,6 +104,15 @@ class BatchPanel : public QWidget {
     /// The last finished run's summary (the CLI's table and finish
     /// reasons); shown under the progress bar once a run ends.
     const gui::BatchSummary& summary() const { return summary_; }
+    /// The row detail of results() row `row` (source order) as HTML: the
+    /// prompt, the output, timings and the max_tokens the request ran with,
+    /// saying whether it is the line's own or the settings' default. "" for
+    /// a row that does not exist.
+    QString detailHtml(int row) const;
+    /// The list of malformed lines and warnings shown under the file name.
+    QListWidget* problemList() const { return errors_; }
+    /// The status line under the progress bar.
+    QLabel* statusLabel() const { return status_; }
     /// The summary as shown (and copied).
     QString summaryText() const;
     /// Writes the summary to `path`: JSON when it ends in ".json", else
@@ -131,6 +153,7 @@ class BatchPanel : public QWidget {
     QSpinBox* maxQueue_;
     QSpinBox* timeout_;
     QCheckBox* skipInvalid_;
+    QLineEdit* system_;
     QPushButton* run_;
     QPushButton* cancel_;
     QProgressBar* bar_;
@@ -142,6 +165,11 @@ class BatchPanel : public QWidget {
     QPlainTextEdit* summaryView_ = nullptr;
     gui::BatchSummary summary_;
     double runStartMs_ = 0;  // metrics clock at Run
+    // Result id -> whether its line set its own max_tokens (row detail).
+    QHash<QString, bool> ownMaxTokens_;
+    // chat::choose_template's note for the run ("" when none or no
+    // conversations), shown in the status line.
+    QString templateNote_;
 };
 
 }  // namespace wb::ui

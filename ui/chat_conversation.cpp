@@ -36,20 +36,23 @@ QString ChatConversation::templateLabel(const QString& choice) {
 bool ChatConversation::setTemplate(const QString& requested) {
     const QString choice = requested.isEmpty() ? defaultTemplate() : requested;
     if (!templateChoices().contains(choice)) return false;
+    // The default asks the session for the model's own ("model"): the one
+    // rule (chat::choose_template, as the CLI's generate --chat and batch
+    // use it) decides, plain text with a note for a model without a
+    // template; a picked choice is asked for by its name.
+    key_ = requested.isEmpty() ? QString(kModel) : choice;
     choice_ = choice;
     note_.clear();
     tmpl_.reset();
-    if (choice == kNone || !session_) return true;
-    // The session's choice, as for the CLI's --chat-format (app/chat
-    // choose_template, parsed once per name): a model template that does
-    // not parse falls back to a built-in, with a note saying why.
-    tmpl_ = session_->chat_template(choice.toStdString());
+    if (!session_) return true;
+    tmpl_ = session_->chat_template(key_.toStdString());
     note_ = QString::fromStdString(tmpl_->note);
+    if (tmpl_->tmpl.is_plain_text()) choice_ = kNone;
     return true;
 }
 
 QString ChatConversation::templateSource() const {
-    if (!tmpl_) {
+    if (!usesTemplate()) {
         return modelHasTemplate()
                    ? QObject::tr("no template: the conversation is completed as plain text")
                    : QObject::tr(
@@ -87,17 +90,11 @@ QString ChatConversation::plainText(const QList<ChatTurn>& turns) {
 
 core::GenerationRequest ChatConversation::request(const QList<ChatTurn>& turns,
                                                   const QString& pending_user) const {
+    // The messages and the name the template was asked for: the session
+    // renders them (plain text when the choice is; chat::plain_text_prompt).
     core::GenerationRequest r;
-    if (tmpl_) {
-        r.messages = messages(turns, pending_user);
-        r.chat_template = choice_.toStdString();
-    } else {
-        QList<ChatTurn> all = turns;
-        if (!pending_user.isEmpty()) all.append({true, pending_user, {}, {}, {}});
-        QString text = plainText(all);
-        if (!system_.isEmpty()) text = system_ + '\n' + text;
-        r.prompt = text.toStdString();
-    }
+    r.messages = messages(turns, pending_user);
+    r.chat_template = key_.toStdString();
     return r;
 }
 
@@ -109,7 +106,7 @@ ChatPromptText ChatConversation::prompt(const QList<ChatTurn>& turns,
         return p;
     }
     core::GenerationRequest r = request(turns, pending_user);
-    if (r.messages.empty() && r.prompt.empty()) return p;  // nothing to send yet
+    if (r.messages.empty()) return p;  // nothing to send yet
     auto prepared = std::make_shared<const core::PreparedRequest>(session_->prepare(std::move(r)));
     if (!prepared->ok()) {
         p.error = QString::fromStdString(prepared->problem());
@@ -117,7 +114,7 @@ ChatPromptText ChatConversation::prompt(const QList<ChatTurn>& turns,
     }
     p.text = QString::fromStdString(prepared->prompt());
     p.ids = prepared->prompt_tokens();
-    if (prepared->mode() == core::PromptMode::Chat) {
+    if (usesTemplate()) {
         const core::PromptFacts& f = prepared->prompt_facts();
         p.format = QJsonObject{{"prompt_mode", "chat"},
                                {"chat_template", QString::fromStdString(f.template_name)},

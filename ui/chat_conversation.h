@@ -5,9 +5,11 @@
 // rendered with it (or a built-in format the user picks) by the loaded
 // session (EngineSession::prepare: app/chat's build_prompt, the same code as
 // `workbench-cli generate --chat`), once: the meter shows that rendering and
-// sending runs it. A model without a template is completed as plain text
-// until the user picks a built-in format (story models continue text; a
-// chat format would only confuse them).
+// sending runs it. Which template is decided by the one rule,
+// chat::choose_template: a model without a template is completed as plain
+// text (chat::plain_text_prompt), with a note saying so, until the user
+// picks a built-in format (story models continue text; a chat format would
+// only confuse them).
 
 #include <QJsonObject>
 #include <QList>
@@ -74,17 +76,25 @@ class ChatConversation {
     /// Picks the template by choice name ("" = defaultTemplate()). Returns
     /// false (choice unchanged) for an unknown name.
     bool setTemplate(const QString& choice);
-    /// The current choice ("model", a built-in short name or "none").
+    /// The current choice as the picker shows it ("model", a built-in short
+    /// name or "none"; "none" when the default resolved to plain text).
     QString templateChoice() const { return choice_; }
+    /// The name the session was asked for (GenerationRequest::chat_template):
+    /// "model" for the default, else the picked choice.
+    QString templateKey() const { return key_; }
     /// True when prompts are rendered by a chat template (not plain text).
-    bool usesTemplate() const { return tmpl_ != nullptr; }
+    bool usesTemplate() const { return tmpl_ != nullptr && !tmpl_->tmpl.is_plain_text(); }
     /// The template in use (the session's parse of it), null for plain text.
-    const chat::ChatTemplate* chatTemplate() const { return tmpl_ ? &tmpl_->tmpl : nullptr; }
+    const chat::ChatTemplate* chatTemplate() const {
+        return usesTemplate() ? &tmpl_->tmpl : nullptr;
+    }
     /// One line on the template in use and where it comes from, e.g.
     /// "tokenizer.chat_template from the model file · sha256 3f2a9c1b0e4d".
     QString templateSource() const;
     /// Why the requested template is not the one in use ("" normally), e.g.
-    /// the model's template did not parse and a built-in replaced it.
+    /// the model's template did not parse and a built-in replaced it, or the
+    /// model has none and the conversation is completed as plain text
+    /// (chat::choose_template's note, as the CLI prints it).
     QString templateNote() const { return note_; }
 
     void setSystemPrompt(const QString& s) { system_ = s; }
@@ -100,9 +110,9 @@ class ChatConversation {
     std::vector<chat::Message> messages(const QList<ChatTurn>& turns,
                                         const QString& pending_user = {}) const;
     /// The request `turns` (+ `pending_user`) make, prompt only: their
-    /// messages and the template choice's name, or without a template the
-    /// plain text (system prompt, then the turns, each later user message
-    /// on a new line) as a raw prompt.
+    /// messages and templateKey(); the session renders them, as plain text
+    /// (chat::plain_text_prompt: system prompt, then the turns, each later
+    /// user message on a new line) when the choice is plain text.
     core::GenerationRequest request(const QList<ChatTurn>& turns,
                                     const QString& pending_user = {}) const;
     /// The prompt of request(turns, pending_user) as the session renders
@@ -121,6 +131,7 @@ class ChatConversation {
     std::shared_ptr<core::EngineSession> session_;
     bool model_has_template_ = false;
     QString choice_ = kNone;
+    QString key_ = kModel;
     std::shared_ptr<const chat::TemplateChoice> tmpl_;  // the session's, cached by name
     QString note_;
     QString system_;

@@ -335,12 +335,8 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     // The session's rendering above (the meter's ids) is what runs; the
     // messages or plain text go along in case another model loads meanwhile.
     spec.prepared = p.prepared;
-    if (conv_.usesTemplate()) {
-        spec.messages = conv_.messages(turns.mid(0, turns.size() - 2), text);
-        spec.chat_template = conv_.templateChoice();
-    } else {
-        spec.prompt = p.text;
-    }
+    spec.messages = conv_.messages(turns.mid(0, turns.size() - 2), text);
+    spec.chat_template = conv_.templateKey();
     last_sent_ = p;
     // A random seed per turn unless the user fixed one (and this is not a
     // regenerate): the session draws it and logs seed_policy "random", as

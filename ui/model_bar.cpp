@@ -72,8 +72,9 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     summary_ = new detail::ElidedLabel;
     summary_->setObjectName("modelSummary");
     // A model whose own template is refused (it does not parse or hits a
-    // limit: the template is code from the file) says so where the model
-    // is named; the whole reason is in the tooltip and the Chat tab.
+    // limit: the template is code from the file), or that has none (plain
+    // text completion), says so where the model is named; the whole note
+    // is in the tooltip and the Chat tab.
     templateNote_ = new QLabel;
     templateNote_->setObjectName("templateNote");
     templateNote_->setStyleSheet(QStringLiteral("color: #b35900;"));
@@ -222,7 +223,8 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
         return;
     }
     templateNote_->setVisible(!info.template_note.isEmpty());
-    templateNote_->setText(tr("⚠ chat template not used"));
+    templateNote_->setText(info.has_chat_template ? tr("⚠ chat template not used")
+                                                  : tr("no chat template: plain text"));
     templateNote_->setToolTip(info.template_note);
     // The file name first: a model and its quantized copies share
     // general.name, so the name alone does not say which file is loaded.

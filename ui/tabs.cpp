@@ -69,6 +69,7 @@ TabHooks batch_hooks() {
         s.setValue("concurrency", batch->concurrency());
         s.setValue("max_queue", batch->maxQueue());
         s.setValue("timeout_ms", batch->timeoutMs());
+        s.setValue("system_prompt", batch->systemPrompt());
     };
     h.restore = [](QWidget* w, const QSettings& s) {
         auto* batch = qobject_cast<BatchPanel*>(w);
@@ -76,6 +77,8 @@ TabHooks batch_hooks() {
         if (s.contains("concurrency")) batch->setConcurrency(s.value("concurrency").toInt());
         if (s.contains("max_queue")) batch->setMaxQueue(s.value("max_queue").toInt());
         if (s.contains("timeout_ms")) batch->setTimeoutMs(s.value("timeout_ms").toInt());
+        if (s.contains("system_prompt"))
+            batch->setSystemPrompt(s.value("system_prompt").toString());
     };
     return h;
 }

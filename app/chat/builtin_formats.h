@@ -1,6 +1,8 @@
 #pragma once
-// Named built-in chat formats: the fallback when a model has no usable
-// tokenizer.chat_template, and a choice the user can make by hand. Each is a
+// Named built-in chat formats: the fallback when a model's
+// tokenizer.chat_template is there but unusable (chat::choose_template; a
+// model without one is completed as plain text), and a choice the user can
+// make by hand. Each is a
 // Jinja template rendered by the same interpreter as a model's own.
 
 #include <optional>

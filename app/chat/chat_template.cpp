@@ -47,10 +47,28 @@ ChatTemplate ChatTemplate::builtin(BuiltinFormat f) {
     return t;
 }
 
+ChatTemplate ChatTemplate::plain_text() {
+    ChatTemplate t;
+    t.name_ = kPlainTextName;
+    t.sha256_ = sha256_hex("");
+    t.plain_ = true;
+    return t;
+}
+
+std::string plain_text_prompt(const std::vector<Message>& messages) {
+    std::string out;
+    for (size_t i = 0; i < messages.size(); ++i) {
+        if (i > 0 && messages[i].role != "assistant") out += '\n';
+        out += messages[i].content;
+    }
+    return out;
+}
+
 std::string ChatTemplate::render(const std::vector<Message>& messages, bool add_generation_prompt,
                                  const std::string& bos_token, const std::string& eos_token,
                                  const nlohmann::ordered_json& extra,
                                  const jinja::RenderOptions& options) const {
+    if (plain_) return plain_text_prompt(messages);
     nlohmann::ordered_json vars = nlohmann::ordered_json::object();
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const Message& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
@@ -82,15 +100,13 @@ TemplateChoice choose_template(const gguf::File& file, const tokenizer::Vocab& v
     } catch (const gguf::Error& e) {
         read_error = e.what();
     }
-    TemplateChoice c = choose_template(source, read_error, vocab, requested);
-    if (!c.note.empty() && source && !source->empty() && read_error.empty())
-        c.note = file.path() + ": " + c.note;
-    return c;
+    return choose_template(source, read_error, vocab, requested, file.path());
 }
 
 TemplateChoice choose_template(const std::optional<std::string>& model_source,
                                const std::string& read_error, const tokenizer::Vocab& vocab,
-                               const std::string& requested) {
+                               const std::string& requested, const std::string& model_path) {
+    if (requested == kPlainTextName) return {ChatTemplate::plain_text(), ""};
     if (!requested.empty() && requested != "model") {
         const auto f = builtin_format_by_name(requested);
         if (!f) {
@@ -98,20 +114,26 @@ TemplateChoice choose_template(const std::optional<std::string>& model_source,
             for (const BuiltinFormat b : builtin_formats())
                 names +=
                     std::string(names.empty() ? "" : ", ") + std::string(builtin_format_name(b));
-            throw std::invalid_argument("unknown chat format '" + requested +
-                                        "'; use 'model' or one of: " + names);
+            throw std::invalid_argument("unknown chat format '" + requested + "'; use 'model', '" +
+                                        kPlainTextName + "' or one of: " + names);
         }
         return {ChatTemplate::builtin(*f), ""};
     }
+    const std::string model = model_path.empty() ? std::string("the model") : model_path;
     const BuiltinFormat fallback = guess_builtin_format(vocab);
     const std::string fallback_text =
         "using the built-in " + std::string(builtin_format_label(fallback)) + " format";
+    // A template that is there but cannot be read is a chat model whose
+    // template is broken: a built-in format is the closer guess.
     if (!read_error.empty())
         return {ChatTemplate::builtin(fallback), read_error + "; " + fallback_text};
     if (!model_source || model_source->empty()) {
-        return {ChatTemplate::builtin(fallback), "the model has no chat template (" +
-                                                     std::string(kChatTemplateKey) + "); " +
-                                                     fallback_text};
+        // A base/completion model: it continues text, a chat format would
+        // only confuse it.
+        return {ChatTemplate::plain_text(),
+                "no chat template in " + model +
+                    ": plain text completion; pick a format with --chat-format NAME or the "
+                    "Template picker"};
     }
     try {
         ChatTemplate t = ChatTemplate::from_source(*model_source, "model");
@@ -128,8 +150,10 @@ TemplateChoice choose_template(const std::optional<std::string>& model_source,
         }
         return {std::move(t), ""};
     } catch (const jinja::Error& e) {
-        return {ChatTemplate::builtin(fallback), "the model's chat template cannot be used (" +
-                                                     std::string(e.what()) + "); " + fallback_text};
+        return {ChatTemplate::builtin(fallback),
+                (model_path.empty() ? std::string() : model_path + ": ") +
+                    "the model's chat template cannot be used (" + e.what() + "); " +
+                    fallback_text};
     }
 }
 
@@ -140,6 +164,17 @@ ChatPrompt build_prompt(const ChatTemplate& tmpl, const tokenizer::Vocab& vocab,
     const std::string bos = token_text(vocab, vocab.bos());
     const std::string eos = token_text(vocab, vocab.eos());
     p.text = tmpl.render(messages, add_generation_prompt, bos, eos, extra, options);
+    p.template_name = tmpl.name();
+    p.template_sha256 = tmpl.sha256();
+    p.add_bos = vocab.add_bos();
+    p.pre_tokenizer = vocab.pre_family();
+    p.stop_ids = vocab.eog_ids();
+    if (tmpl.is_plain_text()) {
+        // A raw prompt: BOS as the vocabulary says, no special-token parsing.
+        p.ids = vocab.tokenize(p.text, /*add_special=*/true);
+        p.parse_special = false;
+        return p;
+    }
     // llama.cpp common_chat_templates_apply: BOS/EOS appear once.
     if (vocab.add_bos() && !bos.empty() && p.text.compare(0, bos.size(), bos) == 0)
         p.text.erase(0, bos.size());
@@ -148,11 +183,6 @@ ChatPrompt build_prompt(const ChatTemplate& tmpl, const tokenizer::Vocab& vocab,
         p.text.resize(p.text.size() - eos.size());
     }
     p.ids = vocab.tokenize(p.text, /*add_special=*/true, /*parse_special=*/true);
-    p.stop_ids = vocab.eog_ids();
-    p.template_name = tmpl.name();
-    p.template_sha256 = tmpl.sha256();
-    p.add_bos = vocab.add_bos();
-    p.pre_tokenizer = vocab.pre_family();
     p.parse_special = true;
     return p;
 }

@@ -7,9 +7,8 @@ namespace wb::cli {
 std::vector<OptionSpec> chat_template_options() {
     return {
         {"chat-format", 0, "NAME",
-         "chat template: 'model' (the model's own, default) or chatml, llama3, llama2, gemma, "
-         "phi3, "
-         "mistral"},
+         "chat template: 'model' (the model's own, default; plain text for a model without "
+         "one), 'none' (plain text completion) or chatml, llama3, llama2, gemma, phi3, mistral"},
         {"chat-var", 0, "KEY=VALUE",
          "extra template variable, e.g. date_string=\"26 Jul 2024\" (VALUE is JSON if it parses, "
          "else text; repeatable)"},

@@ -2,7 +2,9 @@
 // Options of commands that render a conversation with a chat template
 // (generate --chat, chat-template):
 //   --chat-format NAME   "model" (the GGUF's tokenizer.chat_template, the
-//                        default) or a built-in format (chatml, llama3, ...)
+//                        default; chat::choose_template: plain text for a
+//                        model without one), "none" (plain text) or a
+//                        built-in format (chatml, llama3, ...)
 //   --chat-var KEY=VALUE extra template variable; VALUE is read as JSON when
 //                        it parses (true, 3, "x", {...}), else as a string
 // and, for generate, the turns: --system TEXT, --user TEXT, --assistant TEXT

@@ -45,8 +45,12 @@ const CommandSpec kSpec{
     "Run a prompt set through the continuous-batching scheduler.",
     "FILE is JSON Lines, one {\"prompt\": ..., \"max_tokens\": ..., \"id\": ..., \"stop\": ...}\n"
     "object per line, or plain text with one prompt per line (JSONL when the\n"
-    "first non-blank line starts with '{'). A malformed line is reported with\n"
-    "its line number and nothing runs, unless --skip-invalid is given.\n"
+    "first non-blank line starts with '{'). A line may give \"messages\": [{\"role\":\n"
+    "..., \"content\": ...}, ...] instead of \"prompt\", rendered with the model's chat\n"
+    "template (plain text for a model without one, as generate --chat does);\n"
+    "--system TEXT puts a system message before every prompt. A malformed line\n"
+    "is reported with its line number and nothing runs, unless --skip-invalid\n"
+    "is given; an unknown key is ignored with a warning naming its line.\n"
     "\n"
     "--concurrency requests run together, the rest wait in the queue; with\n"
     "--max-queue Q at most Q wait at a time and the rest are submitted as slots\n"
@@ -75,6 +79,8 @@ const CommandSpec kSpec{
             sampling_options(),
             {
                 {"prompts", 0, "FILE", "prompt set (JSONL or plain text), required"},
+                {"system", 0, "TEXT",
+                 "system prompt for every prompt (rendered with the model's chat template)"},
                 {"concurrency", 0, "N",
                  "most requests running at once, sharing the KV pool (default: 4)"},
                 {"max-queue", 0, "Q", "most requests waiting for a slot at a time (default: all)"},
@@ -225,6 +231,9 @@ int cmd_batch(const std::vector<std::string>& argv) {
 
     // 1. The prompt set: every problem is reported before anything runs.
     const core::PromptFile pf = core::read_prompt_file(*prompts_path);
+    for (const core::PromptFileError& w : pf.warnings) {
+        std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), w.line, w.problem.c_str());
+    }
     for (const core::PromptFileError& err : pf.errors) {
         std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), err.line, err.problem.c_str());
     }
@@ -278,12 +287,25 @@ int cmd_batch(const std::vector<std::string>& argv) {
     bo.base.queue_timeout_ms = queue_timeout_ms;
     bo.concurrency = concurrency;
     bo.max_queue = std::max<uint32_t>(max_queue, 1);
+    bo.system_prompt = args.get("system").value_or("");
+    // The one rule for a model without a chat template (or an unusable
+    // one), said once when any prompt is rendered as a conversation.
+    const bool any_messages =
+        !bo.system_prompt.empty() ||
+        std::any_of(pf.entries.begin(), pf.entries.end(),
+                    [](const core::PromptEntry& e) { return !e.messages.empty(); });
+    if (any_messages) {
+        if (const std::string note = session->chat_template(bo.base.chat_template)->note;
+            !note.empty())
+            std::fprintf(stderr, "note: %s\n", note.c_str());
+    }
 
     // The run's settings: the scheduling knobs, and the base seed. Each
     // response's own settings (settings_json) come with its row.
     nlohmann::json run_settings = core::settings_json(bo.base, sampling.seed, session->facts());
     run_settings["concurrency"] = concurrency;
     run_settings["max_queue"] = max_queue;
+    if (!bo.system_prompt.empty()) run_settings["system_prompt"] = bo.system_prompt;
     std::shared_ptr<core::ResponseLogger> logger;
     if (log) {
         logger = std::make_shared<core::ResponseLogger>(log);

@@ -156,6 +156,13 @@ GenerationRequest BatchRunner::request_for(const PromptEntry& entry, size_t inde
     r.messages.clear();
     r.prompt_tokens.clear();
     r.prompt = entry.prompt;
+    r.messages = entry.messages;
+    if (!opts.system_prompt.empty()) {
+        if (r.messages.empty()) r.messages = {{"user", entry.prompt}};
+        if (r.messages.front().role != "system")
+            r.messages.insert(r.messages.begin(), {"system", opts.system_prompt});
+    }
+    if (!r.messages.empty()) r.prompt.clear();  // rendered by the chat template
     r.label = entry.id;
     if (entry.max_tokens) r.max_tokens = *entry.max_tokens;
     r.stop = entry.stop;

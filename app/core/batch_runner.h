@@ -2,7 +2,9 @@
 // BatchRunner: runs a prompt set (core/prompt_file.h) through an
 // EngineSession, the same way for the CLI's `batch` command and the GUI's
 // Batch tab: the same request per entry (request_for: the entry's id as the
-// label, its max_tokens and stop strings, the run's stop strings after them,
+// label, its prompt or messages (rendered with the chat template the base
+// request names, after the run's system prompt if any), its max_tokens and
+// stop strings, the run's stop strings after them,
 // the seed policy applied with the entry's index), at most `concurrency`
 // running (the session's per-client limit for the batch's client), at most
 // `max_queue` waiting for a slot at a time (the rest are submitted as
@@ -33,6 +35,12 @@ struct BatchOptions {
     /// timeouts, the seed (policy and value: BasePlusIndex gives entry i the
     /// seed value + i), client_id (default "batch") and run_id.
     GenerationRequest base;
+    /// A system prompt for every entry ("" = none): an entry becomes the
+    /// conversation {system, user: its prompt} (a "messages" entry gets it
+    /// first unless it starts with a system message of its own), rendered
+    /// by base.chat_template through chat::choose_template (plain text
+    /// "SYSTEM\nPROMPT" for a model without a template).
+    std::string system_prompt;
     /// Requests of this batch running at once (the session's limit for
     /// base.client_id; the session's slots cap it).
     uint32_t concurrency = 4;

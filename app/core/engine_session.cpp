@@ -743,13 +743,9 @@ std::shared_ptr<const chat::TemplateChoice> EngineSession::chat_template(
     }
     // Parsed outside the lock (a large template takes a while); two threads
     // asking for the same new name parse it twice and keep the first.
+    // The one rule (chat::choose_template) for every surface.
     chat::TemplateChoice chosen =
-        chat::choose_template(c.model_template, c.template_read_error, c.vocab, key);
-    // A refused model template (it does not parse, or it hit a limit on one
-    // user turn) is named with the file it came from.
-    if (!chosen.note.empty() && c.model_template && !c.model_template->empty() &&
-        c.template_read_error.empty())
-        chosen.note = c.path + ": " + chosen.note;
+        chat::choose_template(c.model_template, c.template_read_error, c.vocab, key, c.path);
     auto choice = std::make_shared<const chat::TemplateChoice>(std::move(chosen));
     std::lock_guard lock(c.templates_mu);
     return c.templates.emplace(key, std::move(choice)).first->second;

@@ -320,10 +320,11 @@ class EngineSession {
     std::shared_ptr<const FinishedRequest> finish_unsubmitted(const GenerationRequest& request,
                                                               const std::string& message);
 
-    /// The chat template `name` stands for ("" or "model": the GGUF's own;
-    /// else a built-in's short name) and, in its note, why it is not the one
-    /// asked for ("" when it is: a model template that is missing or does
-    /// not parse falls back to a built-in). Parsed once per name and cached
+    /// The chat template `name` stands for, by chat::choose_template (the
+    /// one rule: "" or "model": the GGUF's own, plain text for a model
+    /// without one, a built-in for one that is unusable; "none": plain
+    /// text; else a built-in's short name) and, in its note, why it is not
+    /// the one asked for ("" when it is). Parsed once per name and cached
     /// for the session's life. Throws std::invalid_argument for an unknown
     /// name.
     std::shared_ptr<const chat::TemplateChoice> chat_template(const std::string& name) const;

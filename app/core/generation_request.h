@@ -54,12 +54,13 @@ const char* to_string(PromptMode m);
 struct GenerationRequest {
     std::vector<chat::Message> messages;  ///< chat conversation, rendered to a prompt
     /// The template that renders `messages`: "model" (or "") for the GGUF's
-    /// own tokenizer.chat_template, or a built-in's short name ("chatml",
-    /// "llama3", ...; chat::builtin_format_by_name). A model without a
-    /// usable template of its own falls back to a built-in, with a note
-    /// (PreparedRequest::template_note). A request without messages (a raw
-    /// prompt or tokens) has no template and ignores it; an unknown name
-    /// refuses the request.
+    /// own tokenizer.chat_template, "none" for plain text, or a built-in's
+    /// short name ("chatml", "llama3", ...; chat::builtin_format_by_name).
+    /// chat::choose_template decides: a model without a template of its own
+    /// gets plain text (chat::plain_text_prompt), one whose template is
+    /// unusable a built-in, each with a note (PreparedRequest::template_note). A request without
+    /// messages (a raw prompt or tokens) has no template and ignores it; an unknown name refuses
+    /// the request.
     std::string chat_template = "model";
     /// Chat mode: extra template variables (a JSON object, e.g.
     /// {"enable_thinking": false}); chat::build_prompt's `extra`.

@@ -19,8 +19,34 @@ bool blank(const std::string& s) {
     return s.find_first_not_of(" \t\r") == std::string::npos;
 }
 
-// Parses one JSONL line into `e`; returns the problem or "".
-std::string parse_json_line(const std::string& line, PromptEntry& e) {
+// The keys a line may have; any other is ignored with a warning.
+bool known_key(const std::string& k) {
+    return k == "prompt" || k == "messages" || k == "id" || k == "max_tokens" || k == "stop";
+}
+
+// Reads "messages" into `e`; returns the problem or "".
+std::string parse_messages(const nlohmann::json& m, PromptEntry& e) {
+    if (!m.is_array()) return "\"messages\" is not an array";
+    if (m.empty()) return "\"messages\" is empty";
+    for (size_t i = 0; i < m.size(); ++i) {
+        const nlohmann::json& x = m[i];
+        const std::string where = "\"messages\"[" + std::to_string(i) + "]";
+        if (!x.is_object()) return where + " is not an object";
+        auto role = x.find("role");
+        auto content = x.find("content");
+        if (role == x.end() || !role->is_string() || role->get<std::string>().empty())
+            return where + " needs a non-empty string \"role\"";
+        if (content == x.end() || !content->is_string())
+            return where + " needs a string \"content\"";
+        e.messages.push_back({role->get<std::string>(), content->get<std::string>()});
+    }
+    return {};
+}
+
+// Parses one JSONL line into `e` (unknown keys into `unknown`); returns the
+// problem or "".
+std::string parse_json_line(const std::string& line, PromptEntry& e,
+                            std::vector<std::string>& unknown) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(line);
@@ -30,20 +56,19 @@ std::string parse_json_line(const std::string& line, PromptEntry& e) {
         return std::string("not valid JSON: ") + ex.what();
     }
     if (!j.is_object()) return "not a JSON object";
-    // A chat line: prompt files hold plain prompts, so "messages" would be
-    // dropped without a word (and with "prompt" beside it, which of the two
-    // was meant is unknown).
-    if (j.contains("messages")) {
-        return j.contains("prompt")
-                   ? "has both \"prompt\" and \"messages\"; give one \"prompt\" (prompt files "
-                     "hold plain-text prompts, \"messages\" is not read)"
-                   : "\"messages\" is not read from prompt files; give the text as \"prompt\"";
-    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known_key(it.key())) unknown.push_back(it.key());
     auto p = j.find("prompt");
-    if (p == j.end()) return "\"prompt\" is missing";
-    if (!p->is_string()) return "\"prompt\" is not a string";
-    e.prompt = p->get<std::string>();
-    if (e.prompt.empty()) return "\"prompt\" is empty";
+    if (auto m = j.find("messages"); m != j.end()) {
+        // Which of the two was meant is unknown.
+        if (p != j.end()) return "has both \"prompt\" and \"messages\"; give one of them";
+        if (std::string problem = parse_messages(*m, e); !problem.empty()) return problem;
+    } else {
+        if (p == j.end()) return "\"prompt\" is missing";
+        if (!p->is_string()) return "\"prompt\" is not a string";
+        e.prompt = p->get<std::string>();
+        if (e.prompt.empty()) return "\"prompt\" is empty";
+    }
     if (auto id = j.find("id"); id != j.end()) {
         if (id->is_string()) {
             e.id = id->get<std::string>();
@@ -105,7 +130,10 @@ PromptFile parse_prompt_text(const std::string& text) {
         PromptEntry e;
         e.line = i + 1;
         if (out.jsonl) {
-            const std::string problem = parse_json_line(line, e);
+            std::vector<std::string> unknown;
+            const std::string problem = parse_json_line(line, e, unknown);
+            for (const std::string& k : unknown)
+                out.warnings.push_back({e.line, "unknown key \"" + k + "\" ignored"});
             if (!problem.empty()) {
                 out.errors.push_back({e.line, problem});
                 continue;
@@ -125,6 +153,10 @@ PromptFile parse_prompt_text(const std::string& text) {
         out.entries.push_back(std::move(e));
     }
     return out;
+}
+
+std::string entry_text(const PromptEntry& e) {
+    return e.messages.empty() ? e.prompt : chat::plain_text_prompt(e.messages);
 }
 
 PromptFile read_prompt_file(const std::string& path) {

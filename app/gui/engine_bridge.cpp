@@ -52,6 +52,11 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     r.prompt = QString::fromStdString(f.prompt);
     r.settings = settings;
     r.settings.seed = f.seed;
+    // The limit the request ran with (a batch line's own max_tokens, else
+    // the settings'): the session's record of the request.
+    if (const auto m = f.settings.find("max_tokens");
+        m != f.settings.end() && m->is_number_integer())
+        r.settings.max_tokens = m->get<int>();
     r.output = QString::fromStdString(f.output);
     for (int32_t t : f.output_tokens) r.token_ids.append(t);
     r.finish_reason = QString::fromStdString(f.finish_reason);
@@ -253,9 +258,9 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             }
             s = fut.result();
             info = ModelInfo::probe(r.path);
-            if (info.has_chat_template)
-                info.template_note =
-                    QString::fromStdString(s->session->chat_template("model")->note);
+            // The one rule (chat::choose_template): a refused template, or
+            // none at all (plain text completion), comes with a note.
+            info.template_note = QString::fromStdString(s->session->chat_template("model")->note);
         } catch (...) {
             // QtConcurrent wraps the worker's exceptions that do not derive
             // from QException in a QUnhandledException whose what() is only

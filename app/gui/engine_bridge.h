@@ -107,7 +107,9 @@ struct ColdStart {
 class RunRecorder;
 
 /// A finished request in widget types (the one conversion; times in ms as
-/// core::FinishedRequest defines them, -1 where not measured).
+/// core::FinishedRequest defines them, -1 where not measured). `settings`
+/// are the surface's; their max_tokens becomes the one the request ran with
+/// (FinishedRequest::settings "max_tokens", e.g. a batch line's own).
 RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settings = {});
 
 /// A batch run on the loaded session (EngineBridge::runBatch). Cancelling

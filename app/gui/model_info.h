@@ -21,9 +21,10 @@ struct ModelInfo {
     int n_ctx_train = 0;  ///< <arch>.context_length, 0 if absent
     int n_layer = 0;
     bool has_chat_template = false;  ///< tokenizer.chat_template present
-    /// Why the model's own chat template is not used, naming the file and
-    /// the error (a limit it hit, a syntax error), "" when it is or there is
-    /// none to use. Filled by the loader (EngineSession::template_note), not
+    /// Why the model's own chat template is not used (chat::choose_template's
+    /// note): naming the file and the error (a limit it hit, a syntax
+    /// error), or saying the model has none (plain text completion); "" when
+    /// it is used. Filled by the loader (EngineSession::chat_template), not
     /// by probe().
     QString template_note;
     QString tokenizer;               ///< tokenizer.ggml.model

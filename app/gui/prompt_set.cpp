@@ -16,7 +16,7 @@ PromptSet from_core(const core::PromptFile& pf, const QString& path) {
     for (const core::PromptEntry& e : pf.entries) {
         PromptItem it;
         it.id = QString::fromStdString(e.id);
-        it.prompt = QString::fromStdString(e.prompt);
+        it.prompt = QString::fromStdString(core::entry_text(e));
         it.max_tokens = e.max_tokens.value_or(0);
         for (const std::string& st : e.stop) it.stop << QString::fromStdString(st);
         it.line = static_cast<int>(e.line);
@@ -24,6 +24,8 @@ PromptSet from_core(const core::PromptFile& pf, const QString& path) {
     }
     for (const core::PromptFileError& e : pf.errors)
         s.errors.append({static_cast<int>(e.line), QString::fromStdString(e.problem)});
+    for (const core::PromptFileError& w : pf.warnings)
+        s.warnings.append({static_cast<int>(w.line), QString::fromStdString(w.problem)});
     return s;
 }
 

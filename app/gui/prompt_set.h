@@ -16,8 +16,8 @@ namespace wb::gui {
 
 /// One prompt of a set.
 struct PromptItem {
-    QString id;  ///< "id" from the line, else "line-<N>" (core::PromptEntry::id)
-    QString prompt;
+    QString id;          ///< "id" from the line, else "line-<N>" (core::PromptEntry::id)
+    QString prompt;      ///< the prompt, or a "messages" line's text (core::entry_text)
     int max_tokens = 0;  ///< 0 = use the panel's setting
     QStringList stop;    ///< the line's own stop strings
     int line = 0;        ///< 1-based line number in the file
@@ -35,6 +35,9 @@ struct PromptSet {
     bool jsonl = false;  ///< true when the first non-blank line starts with '{'
     QList<PromptItem> items;
     QList<PromptLineError> errors;
+    /// Lines that run with something ignored (core::PromptFile::warnings),
+    /// e.g. "unknown key \"temprature\" ignored".
+    QList<PromptLineError> warnings;
     /// The entries as parsed (what core::BatchRunner runs).
     std::vector<core::PromptEntry> entries;
 

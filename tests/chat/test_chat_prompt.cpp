@@ -162,11 +162,28 @@ class TestChatPrompt : public QObject {
     }
 
     void fallbackWhenTheModelHasNoUsableTemplate() {
-        // stories260K has no tokenizer.chat_template.
-        const Model stories = load(kData + "/models/stories260K.gguf");
+        // stories260K has no tokenizer.chat_template: a base model, plain
+        // text completion with a note naming the file (the one rule).
+        const std::string stories_path = kData + "/models/stories260K.gguf";
+        const Model stories = load(stories_path);
         auto c = wb::chat::choose_template(stories.file, stories.vocab);
+        QVERIFY(c.tmpl.is_plain_text());
+        QCOMPARE(c.tmpl.name(), std::string("none"));
+        QVERIFY2(c.note.find("no chat template in " + stories_path + ": plain text completion") !=
+                     std::string::npos,
+                 c.note.c_str());
+        // Rendered as text: system, then each user turn on a new line, the
+        // assistant's reply continuing the line before it.
+        QCOMPARE(c.tmpl.render({{"system", "S"}, {"user", "U1"}, {"assistant", " A1"}, {"user", "U2"}},
+                               true, "<s>", "</s>"),
+                 std::string("S\nU1 A1\nU2"));
+        // A format picked by name wins, with no note; "none" is plain text.
+        c = wb::chat::choose_template(stories.file, stories.vocab, "llama2");
         QCOMPARE(c.tmpl.name(), std::string("llama2"));
-        QVERIFY2(c.note.find("has no chat template") != std::string::npos, c.note.c_str());
+        QVERIFY(c.note.empty());
+        c = wb::chat::choose_template(stories.file, stories.vocab, "none");
+        QVERIFY(c.tmpl.is_plain_text());
+        QVERIFY(c.note.empty());
         // A template that does not parse: the note names the problem and line.
         QTemporaryDir dir;
         wbtest::GgufBytes b;

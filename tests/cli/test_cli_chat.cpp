@@ -262,6 +262,32 @@ class TestCliChat : public QObject {
         QCOMPARE(run_cli({"generate", "-m", model_path("llama3"), "--user", "hi"}).code, 2);
     }
 
+    // A model without tokenizer.chat_template (stories260K): generate --chat
+    // completes plain text and says so; --chat-format picks a format.
+    void generateChatWithoutATemplateIsPlainTextUnlessPicked() {
+        const QString model = kData + "/models/stories260K.gguf";
+        const QStringList common = {"generate", "-m", model, "--chat", "--system", "S",
+                                    "--user",   "U",  "-n",  "0",      "--json",   "--no-log"};
+        const Run r = run_cli(common);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.err.contains(("note: no chat template in " + model +
+                                 ": plain text completion; pick a format with --chat-format NAME")
+                                    .toUtf8()),
+                 r.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(r.out).object()["prompt"].toString(), QString("S\nU"));
+        const Run picked = run_cli(common + QStringList{"--chat-format", "llama2"});
+        QVERIFY2(picked.code == 0, picked.err.constData());
+        QVERIFY2(!picked.err.contains("no chat template"), picked.err.constData());
+        QVERIFY2(
+            QJsonDocument::fromJson(picked.out).object()["prompt"].toString().contains("[INST]"),
+            picked.out.constData());
+        // chat-template, the third surface of the same rule.
+        const Run t = run_cli({"chat-template", model}, R"([{"role": "user", "content": "U"}])");
+        QVERIFY2(t.code == 0, t.err.constData());
+        QCOMPARE(QString::fromUtf8(t.out), QString("U"));
+        QVERIFY2(t.err.contains("no chat template in"), t.err.constData());
+    }
+
     void tokenizeBpe() {
         // llama.cpp's golden record hard_llama3_specials for the Llama-3.2
         // vocabulary, with special text parsed: <|begin_of_text|> ... <|eot_id|>.

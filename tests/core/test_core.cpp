@@ -663,7 +663,7 @@ class TestCore : public QObject {
         std::vector<core::PromptEntry> entries;
         for (int i = 0; i < 6; ++i)
             entries.push_back(
-                {size_t(i + 1), "b" + std::to_string(i), golden_[size_t(i)].prompt, 2, {}});
+                {size_t(i + 1), "b" + std::to_string(i), golden_[size_t(i)].prompt, 2, {}, {}});
         core::BatchOptions bo;
         bo.base.run_id = run;
         bo.concurrency = 1;

@@ -26,11 +26,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::set<std::string> ids;
     for (const auto& e : pf.entries) {
         if (e.line == 0 || e.line > n_lines) finding("entry line number outside the file", e.line);
-        if (e.prompt.empty()) finding("entry with an empty prompt", e.line);
+        if (e.prompt.empty() == e.messages.empty())
+            finding("entry with neither or both of a prompt and messages", e.line);
         if (e.id.empty()) finding("entry without an id", e.line);
         if (!ids.insert(e.id).second) finding("duplicate id accepted", e.line);
         if (e.max_tokens && (*e.max_tokens < 1 || *e.max_tokens > 1000000))
             finding("max_tokens outside [1, 1000000] accepted", e.line);
+    }
+    for (const auto& w : pf.warnings) {
+        if (w.line == 0 || w.line > n_lines)
+            finding("warning line number outside the file", w.line);
     }
     for (const auto& err : pf.errors) {
         if (err.line == 0 || err.line > n_lines)

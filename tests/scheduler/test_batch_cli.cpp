@@ -298,6 +298,100 @@ class TestBatchCli : public QObject {
         QVERIFY(r.out.isEmpty());
     }
 
+    // A "messages" line is rendered with the model's chat template, as
+    // llama.cpp's chat renders it (the golden "chat" record of the tiny
+    // Qwen2.5 model: its messages, rendered text and prompt ids).
+    void messages_lines_render_with_the_model_template() {
+        QJsonObject rec;
+        const QJsonObject doc = wbtest::read_json(wbtest::data_dir() +
+                                                  "/golden2/qwen2/goldens/f16.llamacpp.kvf32.json");
+        for (const QJsonValue& v : doc["results"].toArray())
+            if (v.toObject()["name"].toString() == "chat") rec = v.toObject();
+        QVERIFY(!rec.isEmpty());
+        const QString prompts = dir_.filePath("chat.jsonl");
+        write_file(prompts, QJsonDocument(QJsonObject{{"id", "c1"}, {"messages", rec["messages"]}})
+                                    .toJson(QJsonDocument::Compact) +
+                                "\n");
+        const QString out = dir_.filePath("chat-results.jsonl");
+        const QString model =
+            QString::fromStdString(wbtest::data_dir()) + "/golden2/qwen2/qwen2-f16.gguf";
+        const Run r = run({"batch", "-m", model, "--prompts", prompts, "-n", "1", "--backend",
+                           "cpu", "--no-log", "--quiet", "--out", out});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const std::vector<QJsonObject> recs = read_output_jsonl(out);
+        QCOMPARE(recs.size(), size_t{1});
+        QCOMPARE(recs[0]["prompt"].toString(), rec["rendered"].toString());
+        QCOMPARE(recs[0]["prompt_token_ids"].toArray(), rec["prompt_ids"].toArray());
+        QVERIFY2(!r.err.contains("note:"), r.err.constData());  // the model's own template
+    }
+
+    // Malformed messages are errors naming the file and line; an unknown
+    // key is a warning naming its line, and the run goes on.
+    void malformed_messages_and_unknown_keys() {
+        const QString bad = dir_.filePath("badmsg.jsonl");
+        write_file(bad,
+                   "{\"prompt\": \"Once upon a time\"}\n"
+                   "{\"messages\": [{\"role\": \"user\"}]}\n"
+                   "{\"messages\": \"Hi\"}\n"
+                   "{\"messages\": []}\n");
+        const Run r =
+            run({"batch", "--prompts", bad, "-n", "2", "--backend", "cpu", "--no-log", "--quiet"});
+        QVERIFY2(r.code == 1, r.err.constData());
+        QVERIFY2(r.err.contains("badmsg.jsonl:2: \"messages\"[0] needs a string \"content\""),
+                 r.err.constData());
+        QVERIFY2(r.err.contains("badmsg.jsonl:3: \"messages\" is not an array"), r.err.constData());
+        QVERIFY2(r.err.contains("badmsg.jsonl:4: \"messages\" is empty"), r.err.constData());
+        QVERIFY2(r.err.contains("3 malformed line(s)"), r.err.constData());
+
+        const QString typo = dir_.filePath("prompts.jsonl");
+        write_file(typo,
+                   "{\"prompt\": \"Once upon a time\"}\n"
+                   "{\"prompt\": \"The cat\", \"max_tokens\": 2}\n"
+                   "{\"prompt\": \"Lily\", \"temprature\": 0.5}\n");
+        const QString out = dir_.filePath("typo-results.jsonl");
+        const Run w = run({"batch", "--prompts", typo, "-n", "2", "--backend", "cpu", "--no-log",
+                           "--quiet", "--out", out});
+        QVERIFY2(w.code == 0, w.err.constData());
+        QVERIFY2(w.err.contains((typo + ":3: unknown key \"temprature\" ignored").toUtf8()),
+                 w.err.constData());
+        QCOMPARE(read_output_jsonl(out).size(), size_t{3});
+    }
+
+    // --system: a system message before every prompt, rendered by the one
+    // rule; stories260K has no chat template, so plain text "SYSTEM\nPROMPT"
+    // (hand-worked), with the note.
+    void system_prompt_for_every_line() {
+        const QString prompts = dir_.filePath("sys.txt");
+        write_file(prompts, "Once upon a time\nThe little dog\n");
+        const QString out = dir_.filePath("sys-results.jsonl");
+        const Run r = run({"batch", "--prompts", prompts, "--system", "A story.", "-n", "2",
+                           "--backend", "cpu", "--no-log", "--quiet", "--out", out});
+        QVERIFY2(r.code == 0, r.err.constData());
+        std::map<QString, QString> by_id;
+        for (const QJsonObject& o : read_output_jsonl(out))
+            by_id[o["id"].toString()] = o["prompt"].toString();
+        QCOMPARE(by_id["line-1"], QString("A story.\nOnce upon a time"));
+        QCOMPARE(by_id["line-2"], QString("A story.\nThe little dog"));
+        QVERIFY2(r.err.contains("note: no chat template in "), r.err.constData());
+    }
+
+    // The bundled set whose prompts share one system prompt: with the
+    // default model the prefix cache hits (the summary's hit rate > 0).
+    void bundled_shared_system_set_hits_the_prefix_cache() {
+        const QString prompts =
+            QStringLiteral(WB_SOURCE_DIR "/resources/prompts/shared-system12.jsonl");
+        const QString summary = dir_.filePath("shared-summary.json");
+        const Run r = run({"batch", "--prompts", prompts, "--concurrency", "4", "--backend", "cpu",
+                           "--temp", "0", "--no-log", "--quiet", "--summary-json", summary, "-o",
+                           dir_.filePath("shared-results.jsonl")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(!r.err.contains("unknown key") && !r.err.contains("malformed"), r.err.constData());
+        const QJsonObject j = wbtest::read_json(summary.toStdString());
+        QCOMPARE(j["requests_submitted"].toInt(), 12);
+        QVERIFY2(j["prefix_cached_tokens"].toInt() > 0, r.err.constData());
+        QVERIFY2(j["prefix_hit_rate"].toDouble() > 0.0, r.err.constData());
+    }
+
     void unwritable_summary_fails_before_running() {
         const QString prompts = dir_.filePath("nosummary.txt");
         write_file(prompts, "Hi\n");

@@ -2,8 +2,14 @@
 // tests/data/repro/templates-and-limits put into stories260K's
 // tokenizer.chat_template): the load finishes, the model bar and the Chat
 // tab say why the model's template is not used, naming the file and the
-// limit, and a chat still gets its reply through the built-in format.
+// limit, and a chat still gets its reply through the built-in format. And
+// the other case of the same rule (chat::choose_template): a model without a
+// template (stories260K) is completed as plain text with a note, in the Chat
+// tab exactly as `workbench-cli generate --chat` renders it.
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -15,6 +21,7 @@
 #include "common/data_dir.h"
 #include "common/gguf_set_string.h"
 #include "common/hostile_templates.h"
+#include "common/process.h"
 #include "engine_bridge.h"
 #include "model_bar.h"
 
@@ -86,6 +93,72 @@ class UiHostile : public QObject {
         QVERIFY2(r.finish_reason == "length" || r.finish_reason == "stop",
                  qPrintable(r.finish_reason));
         QVERIFY(r.generated_tokens > 0);
+    }
+
+    // stories260K has no tokenizer.chat_template (a base model): the CLI's
+    // generate --chat and the Chat tab give the same plain-text prompt, the
+    // system prompt and the user turn on two lines (hand-worked from the
+    // rule: "S\nU"), tokenized as a raw prompt, and both say so.
+    void aModelWithoutATemplateCompletesPlainTextEverywhere() {
+        const QString model = kData + "/models/stories260K.gguf";
+        const QString system = "A story for small children.";
+        const QString user = "Once upon a time";
+        const QString expected = system + "\n" + user;
+        const QString note = "no chat template in " + model + ": plain text completion";
+
+        const wbtest::ProcessResult cli =
+            wbtest::run_process(WB_CLI,
+                                {"generate", "-m", model, "--chat", "--system", system, "--user",
+                                 user, "-n", "0", "--json", "--no-log", "--backend", "cpu"},
+                                120000);
+        QVERIFY2(cli.code == 0, cli.err.constData());
+        QVERIFY2(cli.err.contains(note.toUtf8()), cli.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(cli.out).object();
+        QCOMPARE(j["prompt"].toString(), expected);
+        // The ids of the same text as a plain prompt (no --chat).
+        const wbtest::ProcessResult raw =
+            wbtest::run_process(WB_CLI,
+                                {"generate", "-m", model, "-p", expected, "-n", "0", "--json",
+                                 "--no-log", "--backend", "cpu"},
+                                120000);
+        QVERIFY2(raw.code == 0, raw.err.constData());
+        const QJsonArray raw_ids =
+            QJsonDocument::fromJson(raw.out).object()["prompt_token_ids"].toArray();
+        QCOMPARE(j["prompt_token_ids"].toArray(), raw_ids);
+
+        gui::EngineBridge bridge;
+        QSignalSpy loaded(&bridge, &gui::EngineBridge::modelLoaded);
+        QSignalSpy failed(&bridge, &gui::EngineBridge::modelLoadFailed);
+        gui::LoadRequest req;
+        req.path = model;
+        req.backend = "cpu";
+        req.n_ctx = 256;
+        req.n_parallel = 1;
+        bridge.loadModel(req);
+        QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000));
+        QVERIFY(!loaded.isEmpty());
+        const auto info = loaded.first().first().value<gui::ModelInfo>();
+        ui::ModelBar bar;
+        bar.setModel(info);
+        QVERIFY(!bar.templateNoteLabel()->isHidden());
+        QVERIFY2(bar.templateNoteLabel()->toolTip().contains(note),
+                 qPrintable(bar.templateNoteLabel()->toolTip()));
+
+        gui::GenSettings s;
+        ui::ChatView chat(&bridge, nullptr, [&] { return s; });
+        QVERIFY(!chat.templateNotice()->isHidden());
+        QVERIFY2(chat.templateNotice()->text().contains(note),
+                 qPrintable(chat.templateNotice()->text()));
+        chat.setSystemPrompt(system);
+        chat.input()->setPlainText(user);
+        const ui::ChatPromptText p = chat.pendingPrompt();
+        QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+        QCOMPARE(p.text, expected);
+        QList<int> gui_ids;
+        for (const int32_t id : p.ids) gui_ids << id;
+        QList<int> cli_ids;
+        for (const QJsonValue& v : raw_ids) cli_ids << v.toInt();
+        QCOMPARE(gui_ids, cli_ids);
     }
 };
 

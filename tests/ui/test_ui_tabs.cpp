@@ -196,6 +196,7 @@ void UiTabs::savedStateRoundTrips() {
         w.batch()->setConcurrency(3);
         w.batch()->setMaxQueue(7);
         w.batch()->setTimeoutMs(1234);
+        w.batch()->setSystemPrompt("Tell it in three lines.");
         auto* compare = w.findChild<ui::compare::CompareTab*>();
         QVERIFY(compare);
         compare->setPrompt("A dragon sat");
@@ -214,6 +215,7 @@ void UiTabs::savedStateRoundTrips() {
     QCOMPARE(w.batch()->concurrency(), 3);
     QCOMPARE(w.batch()->maxQueue(), 7);
     QCOMPARE(w.batch()->timeoutMs(), 1234);
+    QCOMPARE(w.batch()->systemPrompt(), QString("Tell it in three lines."));
     auto* compare = w.findChild<ui::compare::CompareTab*>();
     QCOMPARE(compare->prompt(), QString("A dragon sat"));
     QCOMPARE(compare->maxTokens(), 5);
