@@ -474,7 +474,10 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     store_->setStarted();
     modelBar_->setRecent(store_->recentModels());
     // The charts keep the last run on screen (they continue their time axis
-    // after a reload) until the next run starts.
+    // after a reload) until the next run starts; the load is marked there
+    // and the figures after it count this model's requests only.
+    charts_->markModelLoad(info.fileName());
+    eventsAfterS_ = -1.0;
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
     QString loadedText = tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
                              .arg(info.fileName(), bridge_->backendName())
@@ -571,8 +574,13 @@ void MainWindow::tick() {
     ++ticks_;
     // Snapshots are read here, on the GUI thread; the engine thread only
     // writes the metrics store.
-    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds());
-    if (bridge_->hasModel()) charts_->addSnapshot(s);
+    // With the per-request samples recorded since the last tick: the charts
+    // compute their windows over them.
+    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds(), eventsAfterS_);
+    if (bridge_->hasModel()) {
+        charts_->addSnapshot(s);
+        eventsAfterS_ = s.t_s;
+    }
     updateBusyMarks();  // every tick: a mark outliving its run by half a second read as stuck
     if (ticks_ % 5 == 0) {
         stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))
