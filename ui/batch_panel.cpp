@@ -34,6 +34,7 @@
 #include "core/settings_json.h"
 #include "engine_bridge.h"
 #include "run_recorder.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -49,7 +50,8 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
         "JSON Lines ({\"prompt\": ..., \"id\": ..., \"max_tokens\": ...}) or one prompt per line"));
     auto* sample = new QPushButton(tr("Sample set"));
     sample->setToolTip(tr("The bundled set of 20 short story prompts"));
-    file_ = new QLabel(tr("No prompt set loaded"));
+    file_ = new ElideLabel(tr("No prompt set loaded"));
+    file_->setObjectName("batchFile");
     fileRow->addWidget(open);
     fileRow->addWidget(sample);
     fileRow->addWidget(file_, 1);
@@ -81,22 +83,28 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     run_->setToolTip(tr("Run every prompt of the set through the scheduler"));
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setEnabled(false);
+    // Two rows, so the tab fits beside the settings and the charts in a
+    // 1366 px wide window: the run's limits, then what to skip and Run.
     opts->addWidget(new QLabel(tr("Concurrency")));
     opts->addWidget(concurrency_);
     opts->addWidget(new QLabel(tr("Max queue")));
     opts->addWidget(maxQueue_);
     opts->addWidget(new QLabel(tr("Timeout")));
     opts->addWidget(timeout_);
-    opts->addWidget(skipInvalid_);
     opts->addStretch();
-    opts->addWidget(run_);
-    opts->addWidget(cancel_);
     layout->addLayout(opts);
+    auto* runRow = new QHBoxLayout;
+    runRow->addWidget(skipInvalid_);
+    runRow->addStretch();
+    runRow->addWidget(run_);
+    runRow->addWidget(cancel_);
+    layout->addLayout(runRow);
 
     bar_ = new QProgressBar;
     bar_->setRange(0, 1);
     bar_->setValue(0);
-    status_ = new QLabel;
+    status_ = new ElideLabel;
+    status_->setObjectName("batchStatus");
     layout->addWidget(bar_);
     layout->addWidget(status_);
 
@@ -106,9 +114,11 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     auto* sumLay = new QVBoxLayout(summaryBox_);
     sumLay->setContentsMargins(0, 0, 0, 0);
     auto* sumBar = new QHBoxLayout;
-    sumBar->addWidget(new QLabel(tr("<b>Summary of the run</b> (latencies in ms; the same table "
-                                    "as workbench-cli batch)")),
-                      1);
+    auto* sumTitle =
+        new QLabel(tr("<b>Summary of the run</b> (latencies in ms; the same table "
+                      "as workbench-cli batch)"));
+    sumTitle->setWordWrap(true);  // beside its buttons in a narrow tab
+    sumBar->addWidget(sumTitle, 1);
     auto* copy = new QPushButton(tr("Copy"));
     copy->setObjectName("copySummary");
     auto* csv = new QPushButton(tr("Export CSV…"));

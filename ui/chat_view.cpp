@@ -23,6 +23,7 @@
 #include "engine_bridge.h"
 #include "run_recorder.h"
 #include "settings_store.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -124,7 +125,7 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     meter_->setMaximumHeight(12);
     meter_->setRange(0, 1);
     meter_->setValue(0);
-    meterLabel_ = new QLabel;
+    meterLabel_ = new ElideLabel;
     meterLabel_->setObjectName("chatTokenMeterText");
     meterRow->addWidget(meter_);
     meterRow->addWidget(meterLabel_, 1);

@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QStandardPaths>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -45,22 +46,73 @@ const QStringList kGraphNames[LiveCharts::kCharts] = {
     {"prompt tokens cached / prompt tokens"},
 };
 
+// Smallest chart (px): five of them fit beside the tabs in a 1366x768 window.
+constexpr int kMinPlotWidth = 160;
+constexpr int kMinPlotHeight = 100;
+
+// A chart whose legend wraps into as many columns as fit its width, so the
+// legend's items never run past the chart or over each other, and whose
+// minimum size does not depend on the legend's current columns (the window
+// could otherwise not be made narrower than a wide legend's row).
+class ChartPlot : public QCustomPlot {
+  public:
+    using QCustomPlot::QCustomPlot;
+    QSize minimumSizeHint() const override { return {kMinPlotWidth, kMinPlotHeight}; }
+
+  protected:
+    void resizeEvent(QResizeEvent* e) override {
+        fitLegend(e->size().width());
+        QCustomPlot::resizeEvent(e);
+    }
+
+  private:
+    // The most columns (items filled row by row) whose widths fit `width`.
+    void fitLegend(int width) {
+        QCPLegend* lg = legend;
+        // The entries in order (itemCount() counts the grid's empty cells).
+        QList<int> widths;
+        for (int i = 0; i < lg->itemCount(); ++i)
+            if (QCPAbstractLegendItem* item = lg->item(i))
+                widths << item->minimumOuterSizeHint().width();
+        const int n = static_cast<int>(widths.size());
+        if (n == 0) return;
+        const QMargins m = lg->margins();
+        const int avail = width - m.left() - m.right();
+        int cols = n;
+        for (; cols > 1; --cols) {
+            int total = (cols - 1) * lg->columnSpacing();
+            for (int c = 0; c < cols; ++c) {
+                int w = 0;
+                for (int i = c; i < n; i += cols) w = std::max(w, widths[i]);
+                total += w;
+            }
+            if (total <= avail) break;
+        }
+        if (cols == lg->wrap() && lg->columnCount() == std::min(cols, n)) return;
+        lg->setWrap(cols);
+        lg->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
+};
+
 QCustomPlot* make_plot(int chart, QWidget* parent) {
-    auto* p = new QCustomPlot(parent);
-    p->setMinimumHeight(150);
+    auto* p = new ChartPlot(parent);
+    p->setMinimumHeight(kMinPlotHeight);
     p->setNoAntialiasingOnDrag(true);
     p->plotLayout()->insertRow(0);
     auto* title = new QCPTextElement(p, kTitles[chart], QFont(p->font().family(), 9, QFont::Bold));
     p->plotLayout()->addElement(0, 0, title);
     p->xAxis->setLabel("s");
-    // Legend in a row under the axes, wrapped into columns, so it never
-    // hides the lines.
+    // Legend in a row under the axes, wrapped into as many columns as fit
+    // (ChartPlot), so it never hides the lines.
     p->legend->setVisible(true);
     QFont lf = p->font();
     lf.setPointSize(7);
     p->legend->setFont(lf);
     p->legend->setBorderPen(Qt::NoPen);
-    p->legend->setRowSpacing(-4);
+    // Small icons instead of rows packed by a negative spacing (their
+    // entries ran over each other).
+    p->legend->setIconSize(18, 8);
+    p->legend->setRowSpacing(0);
     p->legend->setColumnSpacing(6);
     p->axisRect()->insetLayout()->take(p->legend);
     p->plotLayout()->addElement(2, 0, p->legend);

@@ -38,6 +38,7 @@
 #include "settings_store.h"
 #include "tabs.h"
 #include "wb_version.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -115,11 +116,13 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                       QDockWidget::DockWidgetClosable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
-    stModel_ = new QLabel(tr("no model"));
-    stQuant_ = new QLabel;
-    stDevice_ = new QLabel;
-    stMemory_ = new QLabel;
-    stState_ = new QLabel;
+    // Fields cut with "…" when the bar is narrow (a long model file name
+    // must not widen the window); the whole text is in their tooltips.
+    stModel_ = new ElideLabel(tr("no model"));
+    stQuant_ = new ElideLabel;
+    stDevice_ = new ElideLabel;
+    stMemory_ = new ElideLabel;
+    stState_ = new ElideLabel;
     stMemory_->setToolTip(tr("Engine memory in use: weights + KV cache + activations + staging"));
     for (QLabel* l : {stModel_, stQuant_, stDevice_, stMemory_, stState_}) {
         l->setFrameShape(QFrame::StyledPanel);  // each field boxed, so they don't run together

@@ -56,6 +56,7 @@ class UiParts : public QObject {
     void chartsKeepRunAfterReload();
     void chartsWindowSwitchRecomputesSeries();
     void chartsModelLoadIsMarkedAndRestartsFigures();
+    void chartLegendsDoNotOverlap();
     void chartsHoverReadout();
     void resultsSortNumerically();
     void memoryPlanIsReadable();
@@ -630,6 +631,47 @@ void UiParts::chartsModelLoadIsMarkedAndRestartsFigures() {
     QCOMPARE(charts.visibleRange().first, 9.6);
     QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0)[16], 0.25);
     QVERIFY(std::isnan(series(charts, ui::LiveCharts::PrefixCache, 0)[11]));
+}
+
+// Issue 28 item 7: each chart's legend sits in its own row under the axes,
+// and its entries stay inside the chart without running over each other
+// (their drawn areas; the margins around them may touch, as the legend's
+// negative row spacing packs its rows):
+// at the narrowest chart (the window's minimum), one beside the tabs in a
+// 1366 px window, and a wide one.
+void UiParts::chartLegendsDoNotOverlap() {
+    ui::LiveCharts charts;
+    charts.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&charts));
+    for (const int width : {170, 330, 700}) {
+        charts.resize(width, 900);
+        QTest::qWait(20);
+        for (int c = 0; c < ui::LiveCharts::kCharts; ++c) {
+            QCustomPlot* p = charts.plot(static_cast<ui::LiveCharts::Chart>(c));
+            p->replot(QCustomPlot::rpImmediateRefresh);
+            const QString where = QString("chart %1 at %2 px").arg(c).arg(p->width());
+            const QRect axes = p->axisRect()->outerRect();
+            const QRect legend = p->legend->outerRect();
+            QVERIFY2(!legend.intersects(axes), qPrintable(where));
+            QVERIFY2(legend.top() >= axes.bottom(), qPrintable(where));
+            // The entries (itemCount() counts the legend grid's empty cells).
+            QList<QCPAbstractLegendItem*> items;
+            for (int i = 0; i < p->legend->itemCount(); ++i)
+                if (QCPAbstractLegendItem* item = p->legend->item(i)) items << item;
+            QCOMPARE(items.size(), p->graphCount());
+            for (qsizetype i = 0; i < items.size(); ++i) {
+                const QRect a = items[i]->outerRect();
+                QVERIFY2(p->rect().contains(a), qPrintable(QString("%1: entry %2 at %3..%4")
+                                                               .arg(where)
+                                                               .arg(i)
+                                                               .arg(a.left())
+                                                               .arg(a.right())));
+                for (qsizetype j = i + 1; j < items.size(); ++j)
+                    QVERIFY2(!items[i]->rect().intersects(items[j]->rect()),
+                             qPrintable(QString("%1: entries %2, %3").arg(where).arg(i).arg(j)));
+            }
+        }
+    }
 }
 
 void UiParts::chartsHoverReadout() {
