@@ -480,7 +480,7 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     // after a reload) until the next run starts; the load is marked there
     // and the figures after it count this model's requests only.
     charts_->markModelLoad(info.fileName());
-    eventsAfterS_ = -1.0;
+    eventCursor_ = {};
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
     QString loadedText = tr("Loaded %1 on %2 (context size %3, n_parallel %4).")
                              .arg(info.fileName(), bridge_->backendName())
@@ -579,11 +579,8 @@ void MainWindow::tick() {
     // writes the metrics store.
     // With the per-request samples recorded since the last tick: the charts
     // compute their windows over them.
-    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds(), eventsAfterS_);
-    if (bridge_->hasModel()) {
-        charts_->addSnapshot(s);
-        eventsAfterS_ = s.t_s;
-    }
+    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds(), &eventCursor_);
+    if (bridge_->hasModel()) charts_->addSnapshot(s);
     updateBusyMarks();  // every tick: a mark outliving its run by half a second read as stuck
     if (ticks_ % 5 == 0) {
         stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))

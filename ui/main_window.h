@@ -125,9 +125,9 @@ class MainWindow : public QMainWindow {
     QSplitter* split_;
     QTimer* timer_;
     int ticks_ = 0;
-    /// Model clock (s since the load) of the last snapshot the charts got:
-    /// the next one carries the per-request samples after it (-1 = all).
-    double eventsAfterS_ = -1.0;
+    /// The per-request samples of the loaded model the charts already got:
+    /// each snapshot carries the ones after it (a new cursor per load).
+    metrics::EventCursor eventCursor_;
     bool interactive_ = true;
     bool reloadPending_ = false;  ///< context size / n_parallel wait for the current run
     QMenu* helpMenu_ = nullptr;

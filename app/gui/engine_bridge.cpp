@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <stdexcept>
 
 #include "chat/chat_template.h"
@@ -569,7 +568,7 @@ void EngineBridge::shutdown() {
     drain();
 }
 
-LiveSnapshot EngineBridge::snapshot(double window_s, std::optional<double> events_after_s) const {
+LiveSnapshot EngineBridge::snapshot(double window_s, metrics::EventCursor* events) const {
     LiveSnapshot s;
     if (!session_) return s;
     const metrics::MetricsStore& store = session_->metrics();
@@ -598,10 +597,8 @@ LiveSnapshot EngineBridge::snapshot(double window_s, std::optional<double> event
     s.prefix_hit_rate = or_unset(w.prefix_hit_rate);
     s.memory = memory_of(session_->model());
     s.busy = ms.queued + ms.running > 0;
-    if (events_after_s) {
-        const double after_ms = *events_after_s < 0 ? -std::numeric_limits<double>::infinity()
-                                                    : loaded_at_ms_ + *events_after_s * 1000.0;
-        const metrics::EventSamples ev = store.events(after_ms, now);
+    if (events) {
+        const metrics::EventSamples ev = store.events_since(*events);
         auto since_load = [&](double t_ms) { return (t_ms - loaded_at_ms_) / 1000.0; };
         for (const auto& e : ev.ttft) s.ttft_events.push_back({since_load(e.t_ms), e.value_ms});
         for (const auto& e : ev.e2e) s.e2e_events.push_back({since_load(e.t_ms), e.value_ms});

@@ -147,7 +147,7 @@ struct LiveSnapshot {
     double prefix_hit_rate = -1;
     bool busy = false;  ///< the engine thread has work
     /// The per-request samples recorded since the time the caller asked
-    /// for (EngineBridge::snapshot's events_after_s), so the charts can
+    /// for (EngineBridge::snapshot's cursor), so the charts can
     /// compute any window over them: TTFT at the first token, e2e at a
     /// completed request's finish, prefix-cache counts at the first prefill.
     std::vector<LatencyEvent> ttft_events;

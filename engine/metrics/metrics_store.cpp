@@ -157,6 +157,24 @@ EventSamples MetricsStore::events(double after_ms, double upto_ms) const {
     return out;
 }
 
+EventSamples MetricsStore::events_since(EventCursor& cursor) const {
+    EventSamples out;
+    std::lock_guard lock(mu_);
+    auto latencies = [](const Series& s, size_t& from, std::vector<EventSamples::Latency>& to) {
+        for (size_t i = std::min(from, s.t.size()); i < s.t.size(); ++i)
+            to.push_back({s.t[i], s.v[i]});
+        from = s.t.size();
+    };
+    latencies(ttft_, cursor.ttft, out.ttft);
+    latencies(e2e_, cursor.e2e, out.e2e);
+    const size_t n = std::min(prefix_prompt_.t.size(), prefix_cached_.v.size());
+    for (size_t i = std::min(cursor.prefix, n); i < n; ++i)
+        out.prefix.push_back({prefix_prompt_.t[i], static_cast<uint32_t>(prefix_prompt_.v[i]),
+                              static_cast<uint32_t>(prefix_cached_.v[i])});
+    cursor.prefix = n;
+    return out;
+}
+
 MetricsStore::RawSpan MetricsStore::copy_span_locked(double begin_ms, double end_ms,
                                                      bool include_begin) const {
     RawSpan r;

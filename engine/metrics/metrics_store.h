@@ -132,6 +132,14 @@ struct EventSamples {
     std::vector<Prefix> prefix;
 };
 
+/// Where MetricsStore::events_since() left off: how many samples of each
+/// series it has returned. A new store (or reset()) needs a new cursor.
+struct EventCursor {
+    size_t ttft = 0;
+    size_t e2e = 0;
+    size_t prefix = 0;
+};
+
 class MetricsStore {
   public:
     /// `run_start_ms`: the run's start on the caller's clock (ms).
@@ -172,6 +180,12 @@ class MetricsStore {
     /// after_ms < t <= upto_ms (ms, store clock), in time order. Cost:
     /// O(log samples + samples returned).
     EventSamples events(double after_ms, double upto_ms) const;
+    /// The TTFT, e2e and prefix-cache samples appended since `cursor`, in
+    /// time order, and moves `cursor` past them: over successive calls each
+    /// sample is returned exactly once, also one the engine thread appended
+    /// just after a call with a time before that call's (events() by time
+    /// would miss it). Cost: O(samples returned).
+    EventSamples events_since(EventCursor& cursor) const;
     /// Time of the latest sample of any kind (run start when none): the end
     /// of a finished run.
     double last_sample_ms() const;

@@ -305,6 +305,38 @@ class TestMetrics : public QObject {
         QVERIFY(store.events(400, 1000).ttft.empty());
     }
 
+    // events_since(): every sample once over successive calls, also one
+    // appended after a call with an earlier time than that call's (the
+    // engine thread stamps a sample, then takes the lock).
+    void store_events_since_cursor() {
+        MetricsStore store(0.0);
+        EventCursor cursor;
+        QVERIFY(store.events_since(cursor).ttft.empty());
+        store.record_first_token(100, 40);
+        store.record_prefix_cache(100, 64, 16);
+        EventSamples ev = store.events_since(cursor);
+        QCOMPARE(ev.ttft.size(), size_t{1});
+        QCOMPARE(ev.prefix.size(), size_t{1});
+        QCOMPARE(ev.prefix[0].cached, 16u);
+        QCOMPARE(cursor.ttft, size_t{1});
+        // Stamped at 150 ms, appended after a caller read the store at 200.
+        store.record_first_token(150, 70);
+        RequestMetrics done;
+        done.e2e_ms = 120;
+        store.record_finished(220, done, "stop");
+        QVERIFY(store.events(200, 1000).ttft.empty());  // by time it would be missed
+        ev = store.events_since(cursor);
+        QCOMPARE(ev.ttft.size(), size_t{1});
+        QCOMPARE(ev.ttft[0].t_ms, 150.0);
+        QCOMPARE(ev.ttft[0].value_ms, 70.0);
+        QCOMPARE(ev.e2e.size(), size_t{1});
+        QCOMPARE(ev.e2e[0].value_ms, 120.0);
+        QVERIFY(ev.prefix.empty());
+        // Nothing new: nothing again.
+        ev = store.events_since(cursor);
+        QVERIFY(ev.ttft.empty() && ev.e2e.empty() && ev.prefix.empty());
+    }
+
     void store_is_thread_safe() {
         // One writer (like the engine thread) and one reader polling snapshots
         // (like the GUI timer); the totals must add up exactly at the end.
