@@ -51,21 +51,46 @@ constexpr int kMinPlotWidth = 160;
 constexpr int kMinPlotHeight = 100;
 
 // A chart whose legend wraps into as many columns as fit its width, so the
-// legend's items never run past the chart or over each other, and whose
-// minimum size does not depend on the legend's current columns (the window
-// could otherwise not be made narrower than a wide legend's row).
+// legend's items never run past the chart or over each other, whose title
+// wraps at spaces instead of being cut at both ends, and whose minimum size
+// does not depend on the legend's current columns (the window could
+// otherwise not be made narrower than a wide legend's row).
 class ChartPlot : public QCustomPlot {
   public:
     using QCustomPlot::QCustomPlot;
     QSize minimumSizeHint() const override { return {kMinPlotWidth, kMinPlotHeight}; }
+    // Sets the title (the text element in the layout's first row).
+    void setTitle(const QString& text) {
+        title_ = text;
+        fitTitle(width());
+    }
 
   protected:
     void resizeEvent(QResizeEvent* e) override {
         fitLegend(e->size().width());
+        fitTitle(e->size().width());
         QCustomPlot::resizeEvent(e);
     }
 
   private:
+    // The title in as many lines as `width` needs, broken at spaces.
+    void fitTitle(int width) {
+        auto* title = qobject_cast<QCPTextElement*>(plotLayout()->element(0, 0));
+        if (!title) return;
+        const QFontMetrics fm(title->font());
+        const int avail = std::max(40, width - 8);
+        QStringList lines;
+        for (const QString& word : title_.split(' ', Qt::SkipEmptyParts)) {
+            if (!lines.isEmpty() &&
+                fm.horizontalAdvance(lines.last() + QLatin1Char(' ') + word) <= avail)
+                lines.last() += QLatin1Char(' ') + word;
+            else
+                lines << word;
+        }
+        title->setText(lines.join(QLatin1Char('\n')));
+    }
+    QString title_;
+
     // The most columns (items filled row by row) whose widths fit `width`.
     void fitLegend(int width) {
         QCPLegend* lg = legend;
@@ -101,6 +126,7 @@ QCustomPlot* make_plot(int chart, QWidget* parent) {
     p->plotLayout()->insertRow(0);
     auto* title = new QCPTextElement(p, kTitles[chart], QFont(p->font().family(), 9, QFont::Bold));
     p->plotLayout()->addElement(0, 0, title);
+    p->setTitle(kTitles[chart]);
     p->xAxis->setLabel("s");
     // Legend in a row under the axes, wrapped into as many columns as fit
     // (ChartPlot), so it never hides the lines.
@@ -236,11 +262,10 @@ QString LiveCharts::prefixCacheTitle() const {
 }
 
 void LiveCharts::updateScopeTitles() {
-    QCustomPlot* p = plot(PrefixCache);
-    if (auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0))) {
-        title->setText(prefixCacheTitle());
-        p->replot(QCustomPlot::rpQueuedReplot);
-    }
+    // Every chart is a ChartPlot (make_plot).
+    auto* p = static_cast<ChartPlot*>(plot(PrefixCache));
+    p->setTitle(prefixCacheTitle());
+    p->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LiveCharts::beginRun() {
@@ -276,7 +301,11 @@ void LiveCharts::markModelLoad(const QString& name) {
         label->setPadding(QMargins(3, 1, 3, 1));
         label->setFont(f);
         label->setColor(QColor(90, 90, 90));
-        label->setText(name.isEmpty() ? tr("model loaded") : tr("loaded %1").arg(name));
+        // A long file name cut in the middle, so the label stays short.
+        label->setText(
+            name.isEmpty()
+                ? tr("model loaded")
+                : tr("loaded %1").arg(QFontMetrics(f).elidedText(name, Qt::ElideMiddle, 140)));
         p->replot(QCustomPlot::rpQueuedReplot);
     }
 }

@@ -633,12 +633,11 @@ void UiParts::chartsModelLoadIsMarkedAndRestartsFigures() {
     QVERIFY(std::isnan(series(charts, ui::LiveCharts::PrefixCache, 0)[11]));
 }
 
-// Issue 28 item 7: each chart's legend sits in its own row under the axes,
-// and its entries stay inside the chart without running over each other
-// (their drawn areas; the margins around them may touch, as the legend's
-// negative row spacing packs its rows):
-// at the narrowest chart (the window's minimum), one beside the tabs in a
-// 1366 px window, and a wide one.
+// Issue 28 item 7: each chart's title fits its width (broken into lines),
+// its legend sits in its own row under the axes, and the legend's entries
+// stay inside the chart without running over each other (their drawn
+// areas): at the narrowest chart (the window's minimum), one beside the tabs
+// in a 1366 px window, and a wide one.
 void UiParts::chartLegendsDoNotOverlap() {
     ui::LiveCharts charts;
     charts.show();
@@ -653,6 +652,12 @@ void UiParts::chartLegendsDoNotOverlap() {
             const QRect axes = p->axisRect()->outerRect();
             const QRect legend = p->legend->outerRect();
             QVERIFY2(!legend.intersects(axes), qPrintable(where));
+            // The title is broken into lines at spaces, each within the chart.
+            auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0));
+            QVERIFY(title);
+            for (const QString& line : title->text().split('\n'))
+                QVERIFY2(QFontMetrics(title->font()).horizontalAdvance(line) <= p->width(),
+                         qPrintable(where + ": " + line));
             QVERIFY2(legend.top() >= axes.bottom(), qPrintable(where));
             // The entries (itemCount() counts the legend grid's empty cells).
             QList<QCPAbstractLegendItem*> items;
