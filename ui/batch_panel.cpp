@@ -35,6 +35,7 @@
 #include "core/settings_json.h"
 #include "engine_bridge.h"
 #include "run_recorder.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -55,7 +56,8 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     shared->setToolTip(
         tr("The bundled set of 12 prompts sharing one long system prompt: the "
            "prefix cache serves the shared part (see the hit rate)"));
-    file_ = new QLabel(tr("No prompt set loaded"));
+    file_ = new ElideLabel(tr("No prompt set loaded"));
+    file_->setObjectName("batchFile");
     fileRow->addWidget(open);
     fileRow->addWidget(sample);
     fileRow->addWidget(shared);
@@ -103,22 +105,28 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     run_->setToolTip(tr("Run every prompt of the set through the scheduler"));
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setEnabled(false);
+    // Two rows, so the tab fits beside the settings and the charts in a
+    // 1366 px wide window: the run's limits, then what to skip and Run.
     opts->addWidget(new QLabel(tr("Concurrency")));
     opts->addWidget(concurrency_);
     opts->addWidget(new QLabel(tr("Max queue")));
     opts->addWidget(maxQueue_);
     opts->addWidget(new QLabel(tr("Timeout")));
     opts->addWidget(timeout_);
-    opts->addWidget(skipInvalid_);
     opts->addStretch();
-    opts->addWidget(run_);
-    opts->addWidget(cancel_);
     layout->addLayout(opts);
+    auto* runRow = new QHBoxLayout;
+    runRow->addWidget(skipInvalid_);
+    runRow->addStretch();
+    runRow->addWidget(run_);
+    runRow->addWidget(cancel_);
+    layout->addLayout(runRow);
 
     bar_ = new QProgressBar;
     bar_->setRange(0, 1);
     bar_->setValue(0);
-    status_ = new QLabel;
+    status_ = new ElideLabel;
+    status_->setObjectName("batchStatus");
     layout->addWidget(bar_);
     layout->addWidget(status_);
 
@@ -128,9 +136,11 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     auto* sumLay = new QVBoxLayout(summaryBox_);
     sumLay->setContentsMargins(0, 0, 0, 0);
     auto* sumBar = new QHBoxLayout;
-    sumBar->addWidget(new QLabel(tr("<b>Summary of the run</b> (latencies in ms; the same table "
-                                    "as workbench-cli batch)")),
-                      1);
+    auto* sumTitle =
+        new QLabel(tr("<b>Summary of the run</b> (latencies in ms; the same table "
+                      "as workbench-cli batch)"));
+    sumTitle->setWordWrap(true);  // beside its buttons in a narrow tab
+    sumBar->addWidget(sumTitle, 1);
     auto* copy = new QPushButton(tr("Copy"));
     copy->setObjectName("copySummary");
     auto* csv = new QPushButton(tr("Export CSV…"));

@@ -23,6 +23,7 @@
 #include "engine_bridge.h"
 #include "run_recorder.h"
 #include "settings_store.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -124,7 +125,7 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     meter_->setMaximumHeight(12);
     meter_->setRange(0, 1);
     meter_->setValue(0);
-    meterLabel_ = new QLabel;
+    meterLabel_ = new ElideLabel;
     meterLabel_->setObjectName("chatTokenMeterText");
     meterRow->addWidget(meter_);
     meterRow->addWidget(meterLabel_, 1);
@@ -225,6 +226,12 @@ QString ChatView::modelKey() const {
 }
 
 void ChatView::onModelLoaded(const gui::ModelInfo& info) {
+    // Another model file: its conversation starts afresh (the old turns were
+    // written for, and tokenized by, the other model). A reload of the same
+    // file (a new context size) keeps the conversation.
+    const bool other_model =
+        !model_path_.isEmpty() && info.path != model_path_ && !conv_.turns().isEmpty();
+    if (other_model) newChat();
     model_path_ = info.path;
     const std::optional<std::string> tmpl = bridge_->chatTemplate();
     conv_.setModel(bridge_->session(), tmpl.has_value() && !tmpl->empty());
@@ -237,10 +244,15 @@ void ChatView::onModelLoaded(const gui::ModelInfo& info) {
     }
     conv_.setSystemPrompt(system_->toPlainText());
     fillTemplateBox();
-    setStatus(
+    QString status =
         conv_.usesTemplate()
             ? tr("Chat template: %1.").arg(ChatConversation::templateLabel(conv_.templateChoice()))
-            : QString());
+            : QString();
+    if (other_model)
+        status = tr("Opened %1: a new chat started (the previous one was for another model).")
+                     .arg(modelKey()) +
+                 (status.isEmpty() ? QString() : QStringLiteral(" ") + status);
+    setStatus(status);
     updateMeter();
     updateButtons();
 }
@@ -293,7 +305,12 @@ QString ChatView::conversationText(const QList<Turn>& turns) {
 }
 
 ChatPromptText ChatView::pendingPrompt() const {
-    return conv_.prompt(conv_.turns(), input_->toPlainText());
+    const QList<Turn>& turns = conv_.turns();
+    // While a user turn is edited, sending replaces it and drops the turns
+    // after it: the prompt is the turns before it plus the edited text.
+    if (editing_ >= 0 && editing_ < turns.size())
+        return conv_.prompt(turns.mid(0, editing_), input_->toPlainText());
+    return conv_.prompt(turns, input_->toPlainText());
 }
 
 bool ChatView::send(const QString& text) {

@@ -19,6 +19,8 @@
 //   input; sending replaces it and drops the turns after it); Regenerate on
 //   a reply (a new seed; later turns are dropped). Under each reply: tokens,
 //   TTFT, tokens/s, finish reason, model and settings.
+// - Opening another model file starts a new chat (the status line says
+//   so); reloading the same file (a new context size) keeps it.
 // - A conversation that no longer fits the context (a reply ended by the
 //   context, or a prompt the scheduler refuses as longer than it) gets an
 //   offer to drop its oldest turns, saying how many tokens that frees.
@@ -112,8 +114,10 @@ class ChatView : public QWidget {
     static QString conversationText(const QList<Turn>& turns);
     /// The prompt of the last message sent (what went to the engine).
     const ChatPromptText& lastSentPrompt() const { return last_sent_; }
-    /// The prompt the next send would submit: the conversation plus the
-    /// input box's text as a new user message (what the meter counts).
+    /// The prompt the next send would submit (what the meter counts): the
+    /// conversation plus the input box's text as a new user message, or,
+    /// while user turn editingIndex() is edited, the turns before it plus
+    /// the input box's text in its place (the turns after it are dropped).
     ChatPromptText pendingPrompt() const;
     /// Selects the template by choice name (ChatConversation::templateChoices()),
     /// as picking it in the box does. Returns false for an unknown name.

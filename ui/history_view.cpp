@@ -146,19 +146,21 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
     auto* exportBtn = new QPushButton(tr("Export…"));
     exportBtn_ = exportBtn;
     exportBtn->setToolTip(tr("Write the rows the filters match to CSV or JSON Lines"));
-    // Two rows: search and Export, then the filters. In one row the tab's
-    // minimum width squeezed the settings dock to a sliver.
+    // Two rows: search, dates and Export, then the other filters. In one
+    // row the tab's minimum width squeezed the settings dock to a sliver;
+    // the dates beside the search keep the tab narrow enough for a 1366 px
+    // wide window with the settings and the charts beside it.
     auto* searchRow = new QHBoxLayout;
     searchRow->addWidget(search_, 1);
+    searchRow->addWidget(dateOn_);
+    searchRow->addWidget(from_);
+    searchRow->addWidget(new QLabel(tr("to")));
+    searchRow->addWidget(to_);
     searchRow->addWidget(exportBtn);
     layout->addLayout(searchRow);
     filters->addWidget(modelFilter_);
     filters->addWidget(runFilter_);
     filters->addWidget(reasonFilter_);
-    filters->addWidget(dateOn_);
-    filters->addWidget(from_);
-    filters->addWidget(new QLabel(tr("to")));
-    filters->addWidget(to_);
     filters->addStretch();
     layout->addLayout(filters);
 

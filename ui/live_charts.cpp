@@ -11,11 +11,15 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QStandardPaths>
 #include <QToolTip>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "metrics/percentile.h"
 
 namespace wb::ui {
 
@@ -23,11 +27,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// -1 means "no samples yet" in LiveSnapshot; QCustomPlot draws NaN as a gap.
-double gap(double v) {
-    return v < 0 ? kNaN : v;
-}
 
 const char* const kTitles[LiveCharts::kCharts] = {
     "Memory (MiB)", "Latency over window (ms)",
@@ -47,22 +46,99 @@ const QStringList kGraphNames[LiveCharts::kCharts] = {
     {"prompt tokens cached / prompt tokens"},
 };
 
+// Smallest chart (px): five of them fit beside the tabs in a 1366x768 window.
+constexpr int kMinPlotWidth = 160;
+constexpr int kMinPlotHeight = 100;
+
+// A chart whose legend wraps into as many columns as fit its width, so the
+// legend's items never run past the chart or over each other, whose title
+// wraps at spaces instead of being cut at both ends, and whose minimum size
+// does not depend on the legend's current columns (the window could
+// otherwise not be made narrower than a wide legend's row).
+class ChartPlot : public QCustomPlot {
+  public:
+    using QCustomPlot::QCustomPlot;
+    QSize minimumSizeHint() const override { return {kMinPlotWidth, kMinPlotHeight}; }
+    // Sets the title (the text element in the layout's first row).
+    void setTitle(const QString& text) {
+        title_ = text;
+        fitTitle(width());
+    }
+
+  protected:
+    void resizeEvent(QResizeEvent* e) override {
+        fitLegend(e->size().width());
+        fitTitle(e->size().width());
+        QCustomPlot::resizeEvent(e);
+    }
+
+  private:
+    // The title in as many lines as `width` needs, broken at spaces.
+    void fitTitle(int width) {
+        auto* title = qobject_cast<QCPTextElement*>(plotLayout()->element(0, 0));
+        if (!title) return;
+        const QFontMetrics fm(title->font());
+        const int avail = std::max(40, width - 8);
+        QStringList lines;
+        for (const QString& word : title_.split(' ', Qt::SkipEmptyParts)) {
+            if (!lines.isEmpty() &&
+                fm.horizontalAdvance(lines.last() + QLatin1Char(' ') + word) <= avail)
+                lines.last() += QLatin1Char(' ') + word;
+            else
+                lines << word;
+        }
+        title->setText(lines.join(QLatin1Char('\n')));
+    }
+    QString title_;
+
+    // The most columns (items filled row by row) whose widths fit `width`.
+    void fitLegend(int width) {
+        QCPLegend* lg = legend;
+        // The entries in order (itemCount() counts the grid's empty cells).
+        QList<int> widths;
+        for (int i = 0; i < lg->itemCount(); ++i)
+            if (QCPAbstractLegendItem* item = lg->item(i))
+                widths << item->minimumOuterSizeHint().width();
+        const int n = static_cast<int>(widths.size());
+        if (n == 0) return;
+        const QMargins m = lg->margins();
+        const int avail = width - m.left() - m.right();
+        int cols = n;
+        for (; cols > 1; --cols) {
+            int total = (cols - 1) * lg->columnSpacing();
+            for (int c = 0; c < cols; ++c) {
+                int w = 0;
+                for (int i = c; i < n; i += cols) w = std::max(w, widths[i]);
+                total += w;
+            }
+            if (total <= avail) break;
+        }
+        if (cols == lg->wrap() && lg->columnCount() == std::min(cols, n)) return;
+        lg->setWrap(cols);
+        lg->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
+};
+
 QCustomPlot* make_plot(int chart, QWidget* parent) {
-    auto* p = new QCustomPlot(parent);
-    p->setMinimumHeight(150);
+    auto* p = new ChartPlot(parent);
+    p->setMinimumHeight(kMinPlotHeight);
     p->setNoAntialiasingOnDrag(true);
     p->plotLayout()->insertRow(0);
     auto* title = new QCPTextElement(p, kTitles[chart], QFont(p->font().family(), 9, QFont::Bold));
     p->plotLayout()->addElement(0, 0, title);
+    p->setTitle(kTitles[chart]);
     p->xAxis->setLabel("s");
-    // Legend in a row under the axes, wrapped into columns, so it never
-    // hides the lines.
+    // Legend in a row under the axes, wrapped into as many columns as fit
+    // (ChartPlot), so it never hides the lines.
     p->legend->setVisible(true);
     QFont lf = p->font();
     lf.setPointSize(7);
     p->legend->setFont(lf);
     p->legend->setBorderPen(Qt::NoPen);
-    p->legend->setRowSpacing(-4);
+    // Small icons instead of rows packed by a negative spacing (their
+    // entries ran over each other).
+    p->legend->setIconSize(18, 8);
+    p->legend->setRowSpacing(0);
     p->legend->setColumnSpacing(6);
     p->axisRect()->insetLayout()->take(p->legend);
     p->plotLayout()->addElement(2, 0, p->legend);
@@ -167,6 +243,7 @@ LiveCharts::LiveCharts(QWidget* parent) : QWidget(parent) {
 
     connect(window_, &QComboBox::currentIndexChanged, this, [this] {
         updateScopeTitles();
+        recomputeStats();
         rescale();
     });
     window_->setCurrentIndex(0);
@@ -185,11 +262,10 @@ QString LiveCharts::prefixCacheTitle() const {
 }
 
 void LiveCharts::updateScopeTitles() {
-    QCustomPlot* p = plot(PrefixCache);
-    if (auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0))) {
-        title->setText(prefixCacheTitle());
-        p->replot(QCustomPlot::rpQueuedReplot);
-    }
+    // Every chart is a ChartPlot (make_plot).
+    auto* p = static_cast<ChartPlot*>(plot(PrefixCache));
+    p->setTitle(prefixCacheTitle());
+    p->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LiveCharts::beginRun() {
@@ -197,7 +273,107 @@ void LiveCharts::beginRun() {
     // at the start of a chat turn that was still busy a moment ago.
     run_start_ = last_t_;
     run_end_ = last_t_;
+    run_starts_.push_back(last_t_);
     busy_ = true;  // so the next busy sample continues this run, not a new one
+}
+
+void LiveCharts::markModelLoad(const QString& name) {
+    // Just after the last point, so the old model's points stay before it.
+    const double t = points_ > 0 ? last_t_ + 0.1 : 0.0;
+    t_offset_ = t;
+    busy_ = false;
+    run_start_ = t;
+    run_end_ = t;
+    loads_.push_back(t);
+    run_starts_.push_back(t);
+    QFont f = font();
+    f.setPointSize(7);
+    for (QCustomPlot* p : plots_) {
+        auto* line = new QCPItemStraightLine(p);
+        line->point1->setCoords(t, 0);
+        line->point2->setCoords(t, 1);
+        line->setPen(QPen(QColor(120, 120, 120), 1, Qt::DashLine));
+        auto* label = new QCPItemText(p);
+        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(t, 0);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setPadding(QMargins(3, 1, 3, 1));
+        label->setFont(f);
+        label->setColor(QColor(90, 90, 90));
+        // A long file name cut in the middle, so the label stays short.
+        label->setText(
+            name.isEmpty()
+                ? tr("model loaded")
+                : tr("loaded %1").arg(QFontMetrics(f).elidedText(name, Qt::ElideMiddle, 140)));
+        p->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+std::pair<double, bool> LiveCharts::statsBegin(double t_s) const {
+    const double inf = std::numeric_limits<double>::infinity();
+    // The latest load at or before t_s: no figure reaches across it.
+    const auto l = std::upper_bound(loads_.begin(), loads_.end(), t_s);
+    const double load = l == loads_.begin() ? -inf : *(l - 1);
+    const double w = windowSeconds();
+    double begin = -inf;
+    if (w == kThisRun) {
+        // The run the point belongs to: the latest start before it (a run
+        // starts at its last idle sample, which still belongs to the run
+        // before).
+        double run = -inf;
+        for (double r : run_starts_)
+            if (r < t_s) run = std::max(run, r);
+        begin = run;
+    } else if (w > 0) {
+        begin = t_s - w;
+    }
+    if (begin > load) return {begin, false};
+    return {load, true};
+}
+
+std::array<double, 7> LiveCharts::statsAt(double t_s) const {
+    const auto [begin, inclusive] = statsBegin(t_s);
+    auto first = [&](const auto& events) {
+        return inclusive ? std::lower_bound(events.begin(), events.end(), begin,
+                                            [](const auto& e, double v) { return e.t_s < v; })
+                         : std::upper_bound(events.begin(), events.end(), begin,
+                                            [](double v, const auto& e) { return v < e.t_s; });
+    };
+    auto last = [&](const auto& events) {
+        return std::upper_bound(events.begin(), events.end(), t_s,
+                                [](double v, const auto& e) { return v < e.t_s; });
+    };
+    std::array<double, 7> out;
+    out.fill(kNaN);
+    auto percentiles = [&](const std::vector<gui::LatencyEvent>& events, size_t at) {
+        std::vector<double> v;
+        for (auto it = first(events), end = last(events); it < end; ++it) v.push_back(it->ms);
+        if (v.empty()) return;
+        std::sort(v.begin(), v.end());
+        out[at] = metrics::percentile_sorted(v, 50);
+        out[at + 1] = metrics::percentile_sorted(v, 95);
+        out[at + 2] = metrics::percentile_sorted(v, 99);
+    };
+    percentiles(ttft_, 0);
+    percentiles(e2e_, 3);
+    double prompt = 0, cached = 0;
+    for (auto it = first(prefix_), end = last(prefix_); it < end; ++it) {
+        prompt += it->prompt_tokens;
+        cached += it->cached_tokens;
+    }
+    if (prompt > 0) out[6] = cached / prompt;
+    return out;
+}
+
+void LiveCharts::recomputeStats() {
+    std::array<QVector<QCPGraphData>, 7> series;
+    for (double t : sample_t_) {
+        const std::array<double, 7> v = statsAt(t);
+        for (size_t g = 0; g < 7; ++g) series[g].append(QCPGraphData(t, v[g]));
+    }
+    for (int g = 0; g < 6; ++g) plot(Latency)->graph(g)->data()->set(series[size_t(g)], true);
+    plot(PrefixCache)->graph(0)->data()->set(series[6], true);
 }
 
 double LiveCharts::statsWindowSeconds() const {
@@ -225,8 +401,15 @@ void LiveCharts::setWindowSeconds(double s) {
 void LiveCharts::clear() {
     for (QCustomPlot* p : plots_) {
         for (int g = 0; g < p->graphCount(); ++g) p->graph(g)->data()->clear();
+        p->clearItems();
         p->replot(QCustomPlot::rpQueuedReplot);
     }
+    sample_t_.clear();
+    ttft_.clear();
+    e2e_.clear();
+    prefix_.clear();
+    loads_.clear();
+    run_starts_.clear();
     points_ = 0;
     busy_points_ = 0;
     last_t_ = 0;
@@ -241,15 +424,23 @@ QString LiveCharts::memoryNote() const {
 }
 
 void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
-    // A snapshot older than the last point: another model was loaded and
-    // its clock restarted. Continue after the last point.
-    if (points_ > 0 && s.t_s + t_offset_ < last_t_) t_offset_ = last_t_ - s.t_s + 0.1;
+    // A snapshot older than the last point: another model was loaded (not
+    // marked) and its clock restarted. Continue after the last point.
+    if (points_ > 0 && s.t_s + t_offset_ < last_t_) {
+        markModelLoad({});
+        t_offset_ = last_t_ + 0.1 - s.t_s;
+    }
     const double t = s.t_s + t_offset_;
     const bool busy = s.queued + s.running > 0;
     if (busy && !busy_) {
         // A new run starts: from the previous (idle) sample, so its rise shows.
         run_start_ = points_ > 0 ? last_t_ : t;
+        run_starts_.push_back(run_start_);
     }
+    for (const gui::LatencyEvent& e : s.ttft_events) ttft_.push_back({e.t_s + t_offset_, e.ms});
+    for (const gui::LatencyEvent& e : s.e2e_events) e2e_.push_back({e.t_s + t_offset_, e.ms});
+    for (const gui::PrefixEvent& e : s.prefix_events)
+        prefix_.push_back({e.t_s + t_offset_, e.prompt_tokens, e.cached_tokens});
     if (busy || busy_) run_end_ = t;  // through the first idle sample after it
     busy_ = busy;
     const gui::MemoryUse& m = s.memory;
@@ -270,13 +461,16 @@ void LiveCharts::addSnapshot(const gui::LiveSnapshot& s) {
                              : tr("Memory: the engine's accounting by purpose (stacked); lines: "
                                   "the driver's heap usage and budget."));
 
+    // Windowed figures from the per-request samples (statsAt), not the
+    // snapshot's own: a window change computes them all again the same way.
+    const std::array<double, 7> stats = statsAt(t);
     QCustomPlot* lat = plot(Latency);
-    const double lv[6] = {s.ttft_p50, s.ttft_p95, s.ttft_p99, s.e2e_p50, s.e2e_p95, s.e2e_p99};
-    for (int g = 0; g < 6; ++g) lat->graph(g)->addData(t, gap(lv[g]));
+    for (int g = 0; g < 6; ++g) lat->graph(g)->addData(t, stats[size_t(g)]);
     plot(Throughput)->graph(0)->addData(t, s.decode_tps);
     plot(Queue)->graph(0)->addData(t, s.queued);
     plot(Queue)->graph(1)->addData(t, s.running);
-    plot(PrefixCache)->graph(0)->addData(t, gap(s.prefix_hit_rate));
+    plot(PrefixCache)->graph(0)->addData(t, stats[6]);
+    sample_t_.push_back(t);
     ++points_;
     if (s.queued + s.running > 0) ++busy_points_;
     last_t_ = t;

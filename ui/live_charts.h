@@ -8,11 +8,21 @@
 // Time axis: seconds since the charts took their first sample. Loading
 // another model restarts the snapshots' clock; the charts carry on after the
 // last point instead of wiping it, so a finished run stays on screen until
-// the next one. A "run" is a stretch of samples with requests queued or
-// running (a chat turn, a batch); the "This run" window fits the last one.
+// the next one, and mark the load on the time axis (markModelLoad). A "run"
+// is a stretch of samples with requests queued or running (a chat turn, a
+// batch), or starts at a model load; the "This run" window fits the last one.
+//
+// Windowed figures (latency percentiles, prefix-cache hit rate) are computed
+// here from the per-request samples the snapshots carry, never across a
+// model load: at each point over the chosen window (the last 1 or 5 min, the
+// run the point belongs to, or since the model loaded). Choosing another
+// window computes every point again, so the lines have no step where the
+// choice changed.
 
 #include <QWidget>
 #include <array>
+#include <utility>
+#include <vector>
 
 #include "request_types.h"
 
@@ -34,8 +44,17 @@ class LiveCharts : public QWidget {
 
     /// Appends one sample to every chart and rescales to the chosen window.
     void addSnapshot(const gui::LiveSnapshot& s);
-    /// Forgets all points (a new model was loaded).
+    /// Forgets all points, samples and load marks.
     void clear();
+    /// A model was loaded (`name`: its file name, shown by the mark): marks
+    /// the time axis there (a dashed line on every chart), continues the
+    /// next snapshots' times (s since that load) from there, starts "This
+    /// run" there, and counts only requests after it in the latency and
+    /// prefix-cache figures. A snapshot whose time goes back (a load not
+    /// marked) is taken as an unnamed load.
+    void markModelLoad(const QString& name);
+    /// Axis times (s) of the model loads marked so far, in order.
+    const std::vector<double>& modelLoads() const { return loads_; }
     /// Starts a new run now (the Batch tab's Run): the "This run" window and
     /// its statistics begin at the last sample even when requests of an
     /// earlier run (a chat turn) were still busy, so a batch's figures are
@@ -84,6 +103,15 @@ class LiveCharts : public QWidget {
     QString memoryNote() const;
 
   private:
+    /// The windowed figures at axis time t_s: TTFT p50/p95/p99, e2e
+    /// p50/p95/p99 (ms) and the prefix-cache hit rate (0..1); NaN where
+    /// the span has no sample.
+    std::array<double, 7> statsAt(double t_s) const;
+    /// The span the figures at axis time t_s cover: (first, t_s], or
+    /// [first, t_s] when second is true (the span starts at a model load).
+    std::pair<double, bool> statsBegin(double t_s) const;
+    /// Computes every point's windowed figures again (a window change).
+    void recomputeStats();
     void exportDialog(Chart c);
     void rescale();
     void updateScopeTitles();
@@ -98,6 +126,12 @@ class LiveCharts : public QWidget {
     double t_offset_ = 0;  ///< added to snapshot times after a model reload
     bool busy_ = false;    ///< the previous sample had requests
     double run_start_ = 1.0, run_end_ = 0.0;
+    std::vector<double> sample_t_;  ///< axis time of every point
+    /// Per-request samples, times on the charts' axis, in time order.
+    std::vector<gui::LatencyEvent> ttft_, e2e_;
+    std::vector<gui::PrefixEvent> prefix_;
+    std::vector<double> loads_;       ///< axis times of model loads
+    std::vector<double> run_starts_;  ///< axis times runs started (loads too)
 };
 
 }  // namespace wb::ui

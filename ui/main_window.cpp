@@ -38,6 +38,7 @@
 #include "settings_store.h"
 #include "tabs.h"
 #include "wb_version.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -125,11 +126,13 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                       QDockWidget::DockWidgetClosable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
-    stModel_ = new QLabel(tr("no model"));
-    stQuant_ = new QLabel;
-    stDevice_ = new QLabel;
-    stMemory_ = new QLabel;
-    stState_ = new QLabel;
+    // Fields cut with "…" when the bar is narrow (a long model file name
+    // must not widen the window); the whole text is in their tooltips.
+    stModel_ = new ElideLabel(tr("no model"));
+    stQuant_ = new ElideLabel;
+    stDevice_ = new ElideLabel;
+    stMemory_ = new ElideLabel;
+    stState_ = new ElideLabel;
     stMemory_->setToolTip(tr("Engine memory in use: weights + KV cache + activations + staging"));
     for (QLabel* l : {stModel_, stQuant_, stDevice_, stMemory_, stState_}) {
         l->setFrameShape(QFrame::StyledPanel);  // each field boxed, so they don't run together
@@ -484,7 +487,10 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     store_->setStarted();
     modelBar_->setRecent(store_->recentModels());
     // The charts keep the last run on screen (they continue their time axis
-    // after a reload) until the next run starts.
+    // after a reload) until the next run starts; the load is marked there
+    // and the figures after it count this model's requests only.
+    charts_->markModelLoad(info.fileName());
+    eventCursor_ = {};
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
     QString loadedText =
         tr("Loaded %1 on %2 (KV pool %3 tokens, n_parallel %4%5).")
@@ -585,7 +591,9 @@ void MainWindow::tick() {
     ++ticks_;
     // Snapshots are read here, on the GUI thread; the engine thread only
     // writes the metrics store.
-    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds());
+    // With the per-request samples recorded since the last tick: the charts
+    // compute their windows over them.
+    const gui::LiveSnapshot s = bridge_->snapshot(charts_->statsWindowSeconds(), &eventCursor_);
     if (bridge_->hasModel()) charts_->addSnapshot(s);
     updateBusyMarks();  // every tick: a mark outliving its run by half a second read as stuck
     if (ticks_ % 5 == 0) {

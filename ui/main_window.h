@@ -125,6 +125,9 @@ class MainWindow : public QMainWindow {
     QSplitter* split_;
     QTimer* timer_;
     int ticks_ = 0;
+    /// The per-request samples of the loaded model the charts already got:
+    /// each snapshot carries the ones after it (a new cursor per load).
+    metrics::EventCursor eventCursor_;
     bool interactive_ = true;
     bool reloadPending_ = false;  ///< context size / n_parallel wait for the current run
     QMenu* helpMenu_ = nullptr;

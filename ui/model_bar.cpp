@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "units_text.h"
+#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -64,7 +65,7 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     recent_->setPopupMode(QToolButton::InstantPopup);
     recentMenu_ = new QMenu(recent_);
     recent_->setMenu(recentMenu_);
-    model_ = new QLabel(tr("No model loaded"));
+    model_ = new ElideLabel(tr("No model loaded"));
     model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     model_->setObjectName("modelFile");
     // What the file is (architecture, quantization, size), cut with "…"
@@ -75,7 +76,7 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     // limit: the template is code from the file), or that has none (plain
     // text completion), says so where the model is named; the whole note
     // is in the tooltip and the Chat tab.
-    templateNote_ = new QLabel;
+    templateNote_ = new ElideLabel;
     templateNote_->setObjectName("templateNote");
     templateNote_->setStyleSheet(QStringLiteral("color: #b35900;"));
     templateNote_->hide();
@@ -92,8 +93,8 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     device_->setMinimumWidth(180);
     // The device's memory over what the model needs of it, two short lines
     // (side by side they pushed the model's name off the bar).
-    deviceMem_ = new QLabel;
-    planLabel_ = new QLabel;
+    deviceMem_ = new ElideLabel;
+    planLabel_ = new ElideLabel;
     planLabel_->setObjectName("memoryPlan");
     planLabel_->hide();
     auto* memory = new QVBoxLayout;
@@ -215,6 +216,9 @@ void ModelBar::showMemory() {
 
 void ModelBar::setModel(const gui::ModelInfo& info) {
     if (info.path.isEmpty()) {
+        QFont plain = model_->font();
+        plain.setBold(false);
+        model_->setFont(plain);
         model_->setText(tr("No model loaded"));
         model_->setToolTip({});
         pathTip_.clear();
@@ -228,7 +232,11 @@ void ModelBar::setModel(const gui::ModelInfo& info) {
     templateNote_->setToolTip(info.template_note);
     // The file name first: a model and its quantized copies share
     // general.name, so the name alone does not say which file is loaded.
-    model_->setText(QStringLiteral("<b>%1</b>").arg(info.fileName().toHtmlEscaped()));
+    // In bold, cut with "…" when the bar is narrow (ElideLabel).
+    QFont bold = model_->font();
+    bold.setBold(true);
+    model_->setFont(bold);
+    model_->setText(info.fileName());
     summary_->setFullText(QStringLiteral("· ") + info.summary());
     // The path, the tensor types, and (setColdStart) the load's cold start.
     pathTip_ = info.tensor_types.isEmpty()

@@ -571,7 +571,7 @@ void EngineBridge::shutdown() {
     drain();
 }
 
-LiveSnapshot EngineBridge::snapshot(double window_s) const {
+LiveSnapshot EngineBridge::snapshot(double window_s, metrics::EventCursor* events) const {
     LiveSnapshot s;
     if (!session_) return s;
     const metrics::MetricsStore& store = session_->metrics();
@@ -600,6 +600,15 @@ LiveSnapshot EngineBridge::snapshot(double window_s) const {
     s.prefix_hit_rate = or_unset(w.prefix_hit_rate);
     s.memory = memory_of(session_->model());
     s.busy = ms.queued + ms.running > 0;
+    if (events) {
+        const metrics::EventSamples ev = store.events_since(*events);
+        auto since_load = [&](double t_ms) { return (t_ms - loaded_at_ms_) / 1000.0; };
+        for (const auto& e : ev.ttft) s.ttft_events.push_back({since_load(e.t_ms), e.value_ms});
+        for (const auto& e : ev.e2e) s.e2e_events.push_back({since_load(e.t_ms), e.value_ms});
+        for (const auto& e : ev.prefix)
+            s.prefix_events.push_back({since_load(e.t_ms), static_cast<double>(e.prompt_tokens),
+                                       static_cast<double>(e.cached)});
+    }
     return s;
 }
 

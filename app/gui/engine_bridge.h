@@ -249,8 +249,11 @@ class EngineBridge : public QObject {
     /// `window_s` seconds (0 = since the model loaded), queue depth,
     /// running requests, decode tokens/s and engine memory. Cheap; call it
     /// from a GUI-thread timer (~10 Hz). Returns a zero snapshot when no
-    /// model is loaded.
-    LiveSnapshot snapshot(double window_s) const;
+    /// model is loaded. With `events` (a cursor the caller keeps for the
+    /// loaded model: a new one after each modelLoaded), the snapshot also
+    /// carries the per-request samples recorded since the last call with it
+    /// (LiveSnapshot::ttft_events, ...), each exactly once.
+    LiveSnapshot snapshot(double window_s, metrics::EventCursor* events = nullptr) const;
     /// The session's metrics clock now (ms; 0 without a model): where a
     /// batch run starts, for spanStats().
     double metricsNowMs() const;

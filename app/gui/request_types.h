@@ -108,6 +108,22 @@ struct MemoryUse {
     double total() const { return weights + kv_cache + activations + staging; }
 };
 
+/// One request's latency sample for the live charts: recorded `t_s`
+/// seconds after the model loaded, `ms` long (TTFT or end-to-end).
+struct LatencyEvent {
+    double t_s = 0;
+    double ms = 0;
+};
+
+/// One request's first prefill for the live charts, `t_s` seconds after the
+/// model loaded: `cached_tokens` of its `prompt_tokens` came from the
+/// prefix cache.
+struct PrefixEvent {
+    double t_s = 0;
+    double prompt_tokens = 0;
+    double cached_tokens = 0;
+};
+
 /// One sample of the live metrics, taken on the GUI thread at ~10 Hz from
 /// the engine's thread-safe metrics snapshot. Latencies in ms over the
 /// metrics store's sliding window; -1 where there are no samples yet.
@@ -130,6 +146,13 @@ struct LiveSnapshot {
     /// requests whose prefill ended in the window (0..1); -1 = none yet.
     double prefix_hit_rate = -1;
     bool busy = false;  ///< the engine thread has work
+    /// The per-request samples recorded since the time the caller asked
+    /// for (EngineBridge::snapshot's cursor), so the charts can
+    /// compute any window over them: TTFT at the first token, e2e at a
+    /// completed request's finish, prefix-cache counts at the first prefill.
+    std::vector<LatencyEvent> ttft_events;
+    std::vector<LatencyEvent> e2e_events;
+    std::vector<PrefixEvent> prefix_events;
 };
 
 }  // namespace wb::gui

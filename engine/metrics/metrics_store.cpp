@@ -134,6 +134,47 @@ double MetricsStore::run_start_ms() const {
     return run_start_ms_;
 }
 
+EventSamples MetricsStore::events(double after_ms, double upto_ms) const {
+    EventSamples out;
+    std::lock_guard lock(mu_);
+    auto range = [&](const std::vector<double>& t) {
+        auto lo = std::upper_bound(t.begin(), t.end(), after_ms);
+        auto hi = std::upper_bound(lo, t.end(), upto_ms);
+        return std::pair<size_t, size_t>(static_cast<size_t>(lo - t.begin()),
+                                         static_cast<size_t>(hi - t.begin()));
+    };
+    auto latencies = [&](const Series& s, std::vector<EventSamples::Latency>& to) {
+        const auto [a, b] = range(s.t);
+        for (size_t i = a; i < b; ++i) to.push_back({s.t[i], s.v[i]});
+    };
+    latencies(ttft_, out.ttft);
+    latencies(e2e_, out.e2e);
+    // Prompt and cached counts are recorded together: the same times.
+    const auto [a, b] = range(prefix_prompt_.t);
+    for (size_t i = a; i < b && i < prefix_cached_.v.size(); ++i)
+        out.prefix.push_back({prefix_prompt_.t[i], static_cast<uint32_t>(prefix_prompt_.v[i]),
+                              static_cast<uint32_t>(prefix_cached_.v[i])});
+    return out;
+}
+
+EventSamples MetricsStore::events_since(EventCursor& cursor) const {
+    EventSamples out;
+    std::lock_guard lock(mu_);
+    auto latencies = [](const Series& s, size_t& from, std::vector<EventSamples::Latency>& to) {
+        for (size_t i = std::min(from, s.t.size()); i < s.t.size(); ++i)
+            to.push_back({s.t[i], s.v[i]});
+        from = s.t.size();
+    };
+    latencies(ttft_, cursor.ttft, out.ttft);
+    latencies(e2e_, cursor.e2e, out.e2e);
+    const size_t n = std::min(prefix_prompt_.t.size(), prefix_cached_.v.size());
+    for (size_t i = std::min(cursor.prefix, n); i < n; ++i)
+        out.prefix.push_back({prefix_prompt_.t[i], static_cast<uint32_t>(prefix_prompt_.v[i]),
+                              static_cast<uint32_t>(prefix_cached_.v[i])});
+    cursor.prefix = n;
+    return out;
+}
+
 MetricsStore::RawSpan MetricsStore::copy_span_locked(double begin_ms, double end_ms,
                                                      bool include_begin) const {
     RawSpan r;

@@ -112,6 +112,34 @@ struct MetricsSnapshot {
     std::vector<std::pair<std::string, uint64_t>> finish_reasons;
 };
 
+/// Per-request samples of one span, as recorded (what events() returns):
+/// the live charts keep them and compute any window over them again.
+struct EventSamples {
+    /// One latency sample: recorded at `t_ms` (store clock), `value_ms` long.
+    struct Latency {
+        double t_ms;
+        double value_ms;
+    };
+    /// One request's first prefill, at `t_ms`: `cached` of its
+    /// `prompt_tokens` came from the prefix cache.
+    struct Prefix {
+        double t_ms;
+        uint32_t prompt_tokens;
+        uint32_t cached;
+    };
+    std::vector<Latency> ttft;  ///< at each request's first token
+    std::vector<Latency> e2e;   ///< at each completed request's finish
+    std::vector<Prefix> prefix;
+};
+
+/// Where MetricsStore::events_since() left off: how many samples of each
+/// series it has returned. A new store (or reset()) needs a new cursor.
+struct EventCursor {
+    size_t ttft = 0;
+    size_t e2e = 0;
+    size_t prefix = 0;
+};
+
 class MetricsStore {
   public:
     /// `run_start_ms`: the run's start on the caller's clock (ms).
@@ -148,6 +176,16 @@ class MetricsStore {
     /// the whole run. Cost: O(samples covered). Throws std::invalid_argument
     /// when window_ms is not positive.
     MetricsSnapshot snapshot(double now_ms, double window_ms) const;
+    /// The TTFT, e2e and prefix-cache samples recorded at t with
+    /// after_ms < t <= upto_ms (ms, store clock), in time order. Cost:
+    /// O(log samples + samples returned).
+    EventSamples events(double after_ms, double upto_ms) const;
+    /// The TTFT, e2e and prefix-cache samples appended since `cursor`, in
+    /// time order, and moves `cursor` past them: over successive calls each
+    /// sample is returned exactly once, also one the engine thread appended
+    /// just after a call with a time before that call's (events() by time
+    /// would miss it). Cost: O(samples returned).
+    EventSamples events_since(EventCursor& cursor) const;
     /// Time of the latest sample of any kind (run start when none): the end
     /// of a finished run.
     double last_sample_ms() const;

@@ -270,6 +270,73 @@ class TestMetrics : public QObject {
         QVERIFY(csv.find("tokens_per_s") == std::string::npos);
     }
 
+    // events(): the per-request samples of (after, upto], as recorded, for
+    // the live charts to compute their own windows over.
+    void store_events_in_span() {
+        MetricsStore store(0.0);
+        store.record_first_token(100, 40);
+        store.record_prefix_cache(100, 64, 0);
+        store.record_first_token(250, 55);
+        store.record_prefix_cache(250, 64, 48);
+        RequestMetrics done;
+        done.e2e_ms = 300;
+        store.record_finished(300, done, "stop");
+        RequestMetrics cancelled = done;
+        cancelled.e2e_ms = 900;
+        store.record_finished(400, cancelled, "cancelled");  // not an e2e sample
+        // (100, 400]: the sample at 100 is left out, the one at 400 counted.
+        const EventSamples ev = store.events(100, 400);
+        QCOMPARE(ev.ttft.size(), size_t{1});
+        QCOMPARE(ev.ttft[0].t_ms, 250.0);
+        QCOMPARE(ev.ttft[0].value_ms, 55.0);
+        QCOMPARE(ev.e2e.size(), size_t{1});
+        QCOMPARE(ev.e2e[0].t_ms, 300.0);
+        QCOMPARE(ev.e2e[0].value_ms, 300.0);
+        QCOMPARE(ev.prefix.size(), size_t{1});
+        QCOMPARE(ev.prefix[0].t_ms, 250.0);
+        QCOMPARE(ev.prefix[0].prompt_tokens, 64u);
+        QCOMPARE(ev.prefix[0].cached, 48u);
+        // From before the first sample: both requests, in time order.
+        const EventSamples all = store.events(-1, 1000);
+        QCOMPARE(all.ttft.size(), size_t{2});
+        QCOMPARE(all.ttft[0].value_ms, 40.0);
+        QCOMPARE(all.prefix.size(), size_t{2});
+        QCOMPARE(all.prefix[0].cached, 0u);
+        QVERIFY(store.events(400, 1000).ttft.empty());
+    }
+
+    // events_since(): every sample once over successive calls, also one
+    // appended after a call with an earlier time than that call's (the
+    // engine thread stamps a sample, then takes the lock).
+    void store_events_since_cursor() {
+        MetricsStore store(0.0);
+        EventCursor cursor;
+        QVERIFY(store.events_since(cursor).ttft.empty());
+        store.record_first_token(100, 40);
+        store.record_prefix_cache(100, 64, 16);
+        EventSamples ev = store.events_since(cursor);
+        QCOMPARE(ev.ttft.size(), size_t{1});
+        QCOMPARE(ev.prefix.size(), size_t{1});
+        QCOMPARE(ev.prefix[0].cached, 16u);
+        QCOMPARE(cursor.ttft, size_t{1});
+        // Stamped at 150 ms, appended after a caller read the store at 200.
+        store.record_first_token(150, 70);
+        RequestMetrics done;
+        done.e2e_ms = 120;
+        store.record_finished(220, done, "stop");
+        QVERIFY(store.events(200, 1000).ttft.empty());  // by time it would be missed
+        ev = store.events_since(cursor);
+        QCOMPARE(ev.ttft.size(), size_t{1});
+        QCOMPARE(ev.ttft[0].t_ms, 150.0);
+        QCOMPARE(ev.ttft[0].value_ms, 70.0);
+        QCOMPARE(ev.e2e.size(), size_t{1});
+        QCOMPARE(ev.e2e[0].value_ms, 120.0);
+        QVERIFY(ev.prefix.empty());
+        // Nothing new: nothing again.
+        ev = store.events_since(cursor);
+        QVERIFY(ev.ttft.empty() && ev.e2e.empty() && ev.prefix.empty());
+    }
+
     void store_is_thread_safe() {
         // One writer (like the engine thread) and one reader polling snapshots
         // (like the GUI timer); the totals must add up exactly at the end.

@@ -23,6 +23,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -379,6 +380,23 @@ void UiApp::batchOfTwentyAtConcurrencyFour() {
     QVERIFY(w_->charts()->pointCount() > points_before);
     QVERIFY(w_->charts()->busyPointCount() > 0);
     QVERIFY(ticks > 0);
+    // The charts compute their figures from the requests' own samples,
+    // which the bridge hands them: once they have a sample after the run,
+    // "This run"'s prefix-cache rate is the batch's own (the panel's cached /
+    // prompt tokens of its 20 results) and its TTFT median is a number.
+    QVERIFY(p.prompt_tokens > 0);
+    w_->charts()->setWindowSeconds(ui::LiveCharts::kThisRun);
+    const int points_after = w_->charts()->pointCount();
+    QVERIFY(QTest::qWaitFor([&] { return w_->charts()->pointCount() > points_after + 1; }, 10000));
+    const double rate =
+        (w_->charts()->plot(ui::LiveCharts::PrefixCache)->graph(0)->data()->constEnd() - 1)->value;
+    const double want = static_cast<double>(p.cached_tokens) / static_cast<double>(p.prompt_tokens);
+    QVERIFY2(std::abs(rate - want) < 1e-9, qPrintable(QString("chart %1, batch %2 / %3")
+                                                          .arg(rate)
+                                                          .arg(p.cached_tokens)
+                                                          .arg(p.prompt_tokens)));
+    QVERIFY(std::isfinite(
+        (w_->charts()->plot(ui::LiveCharts::Latency)->graph(0)->data()->constEnd() - 1)->value));
 
     // The run log: 20 responses of this batch run (read back through the
     // run log's own export, filtered by the run).

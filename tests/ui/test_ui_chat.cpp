@@ -496,6 +496,70 @@ class UiChat : public QObject {
                                           "<|im_start|>assistant\n"),
                  qPrintable(next));
     }
+
+    // While an earlier user turn is edited, the meter counts what sending
+    // would submit: the turns before it plus the edited text, not the whole
+    // old conversation plus the text as one more message. Expected: the
+    // number of ids llama.cpp's record has for user / assistant / user.
+    void meterWhileEditingCountsWhatWillBeSent() {
+        const QJsonObject rec = llama_chat_record();
+        QVERIFY(!rec.isEmpty());
+        const QList<ui::ChatTurn> turns = turns_of(rec["messages"].toArray());
+        QCOMPARE(turns.size(), 3);
+        const int want = static_cast<int>(rec["prompt_ids"].toArray().size());
+        ui::ChatView chat(bridge_.get(), nullptr, [&] { return s_; });
+        // user / assistant / "an old question" / "an old reply": editing
+        // turn 2 into the record's third message gives the record's prompt.
+        chat.conversation().turns() = turns.mid(0, 2);
+        chat.conversation().turns().append({true, "an old question", {}, {}, {}});
+        chat.conversation().turns().append({false, "an old reply", {}, {}, {}});
+        chat.refresh();
+        emit chat.transcript()->anchorClicked(QUrl("edit:2"));
+        QCOMPARE(chat.editingIndex(), 2);
+        chat.input()->setPlainText(turns[2].text);
+        QCOMPARE(chat.pendingPrompt().text, rec["rendered"].toString());
+        QCOMPARE(chat.pendingPrompt().tokens(), want);
+        QTRY_VERIFY2(chat.meterLabel()->text().startsWith(
+                         QString("Prompt %1 / %2 tokens").arg(want).arg(bridge_->contextSize())),
+                     qPrintable(chat.meterLabel()->text()));
+        // Esc leaves editing: the meter counts the whole conversation again
+        // plus the (now empty) input, more than the record's prompt.
+        chat.cancelEdit();
+        QVERIFY(chat.pendingPrompt().tokens() > want);
+    }
+
+    // Opening another model file starts a new chat and says so; reloading
+    // the same file (a new context size) keeps the conversation. Runs last:
+    // it loads the tiny llama-spm model and then the Qwen2.5 model again.
+    void otherModelStartsNewChat() {
+        ui::ChatView chat(bridge_.get(), nullptr, [&] { return s_; });
+        const auto r = reply_to(chat, [&] { return chat.send("Hello"); });
+        QVERIFY2(!r.id.isEmpty(), "no reply");
+        QCOMPARE(chat.turns().size(), 2);
+        auto load = [&](const QString& path, int n_ctx) {
+            QSignalSpy loaded(bridge_.get(), &gui::EngineBridge::modelLoaded);
+            gui::LoadRequest req;
+            req.path = path;
+            req.backend = "vulkan";
+            req.n_ctx = n_ctx;
+            req.n_parallel = 2;
+            bridge_->loadModel(req);
+            return QTest::qWaitFor([&] { return !loaded.isEmpty(); }, 120000);
+        };
+        // The same file with another context: the chat stays.
+        QVERIFY(load(kModel, 2048));
+        QCOMPARE(chat.turns().size(), 2);
+        QVERIFY2(!chat.statusLabel()->text().contains("new chat"),
+                 qPrintable(chat.statusLabel()->text()));
+        // Another file: a new chat, and the status line says so.
+        const QString other = kData + "/golden2/llama-spm/llama-spm-f16.gguf";
+        QVERIFY(load(other, 1024));
+        QCOMPARE(chat.turns().size(), 0);
+        QVERIFY2(
+            chat.statusLabel()->text().startsWith("Opened llama-spm-f16.gguf: a new chat started"),
+            qPrintable(chat.statusLabel()->text()));
+        QVERIFY(load(kModel, 1024));
+    }
 };
 
 QTEST_MAIN(UiChat)

@@ -13,6 +13,9 @@
 #include <QSortFilterProxyModel>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
+#include <limits>
+#include <vector>
 
 #include "batch_results_model.h"
 #include "common/data_dir.h"
@@ -51,6 +54,9 @@ class UiParts : public QObject {
     void chartsThisRunWindowFitsLastRun();
     void chartsBatchStartsItsOwnRun();
     void chartsKeepRunAfterReload();
+    void chartsWindowSwitchRecomputesSeries();
+    void chartsModelLoadIsMarkedAndRestartsFigures();
+    void chartLegendsDoNotOverlap();
     void chartsHoverReadout();
     void resultsSortNumerically();
     void memoryPlanIsReadable();
@@ -336,8 +342,7 @@ void UiParts::chartsTakePointsAndExport() {
         s.t_s = i * 0.1;
         s.memory.weights = 1 << 20;
         s.memory.kv_cache = 2 << 20;
-        s.ttft_p50 = i < 10 ? -1 : 5.0 + i;
-        s.ttft_p99 = i < 10 ? -1 : 9.0 + i;
+        if (i >= 10) s.ttft_events.push_back({s.t_s, 5.0 + i});  // one request per sample
         s.decode_tps = 100.0 * i;
         s.running = i % 4;
         s.queued = 0;
@@ -351,7 +356,8 @@ void UiParts::chartsTakePointsAndExport() {
     QCOMPARE(kv->data()->at(0)->value, 3.0);
     // "No samples yet" is a gap (NaN), not a zero.
     QVERIFY(std::isnan(charts.plot(ui::LiveCharts::Latency)->graph(0)->data()->at(0)->value));
-    QCOMPARE(charts.plot(ui::LiveCharts::Latency)->graph(0)->data()->at(20)->value, 25.0);
+    // At sample 20 the last minute holds TTFTs 15 .. 25 ms: median 20.
+    QCOMPARE(charts.plot(ui::LiveCharts::Latency)->graph(0)->data()->at(20)->value, 20.0);
     QTemporaryDir dir;
     const QString png = dir.filePath("lat.png");
     QVERIFY(charts.exportPng(ui::LiveCharts::Latency, png, 400, 200));
@@ -444,22 +450,233 @@ void UiParts::chartsKeepRunAfterReload() {
     for (int i = 0; i <= 50; ++i) charts.addSnapshot(snap(i * 0.1, i >= 10 && i < 30 ? 1 : 0, 80));
     const int before = charts.pointCount();
     // Another model loads: its clock starts again at 0. The earlier points
-    // stay and the new ones follow them on the axis.
+    // stay and the new ones follow them on the axis, after the load's mark
+    // (5.1 s: the last point, 5.0 s, and a tenth).
     for (int i = 0; i < 10; ++i) charts.addSnapshot(snap(i * 0.1, 0));
     QCOMPARE(charts.pointCount(), before + 10);
     QCPGraph* tps = charts.plot(ui::LiveCharts::Throughput)->graph(0);
     QCOMPARE(tps->data()->at(20)->value, 80.0);  // the finished run's samples
     QVERIFY(tps->data()->at(before)->key > 5.0);
-    // "This run" still shows the finished run (1.0 .. 3.0 s).
-    QCOMPARE(charts.lastRun().first, 0.9);
-    QCOMPARE(charts.lastRun().second, 3.0);
-    QCOMPARE(charts.visibleRange().first, 0.4);
+    QCOMPARE(charts.modelLoads().size(), size_t{1});
+    QVERIFY(std::abs(charts.modelLoads()[0] - 5.1) < 1e-9);
+    // "This run" starts at the load; the finished run (0.9 .. 3.0 s) is
+    // no longer the one shown.
+    QVERIFY(std::abs(charts.lastRun().first - 5.1) < 1e-9);
+    QVERIFY(std::abs(charts.visibleRange().first - 4.6) < 1e-9);
     // The next run replaces it.
     const double t0 = tps->data()->at(tps->data()->size() - 1)->key;
     charts.addSnapshot(snap(1.0, 2));
     charts.addSnapshot(snap(1.1, 2));
     QVERIFY(std::abs(charts.lastRun().first - t0) < 1e-9);
     QVERIFY(charts.visibleRange().first > 5.0);
+}
+
+namespace {
+
+// Values of graph `g` of chart `c`, one per point.
+QVector<double> series(const ui::LiveCharts& charts, ui::LiveCharts::Chart c, int g) {
+    QVector<double> out;
+    for (const QCPGraphData& d : *charts.plot(c)->graph(g)->data()) out << d.value;
+    return out;
+}
+
+// Equal within 1e-9, NaN equal to NaN (a gap).
+bool same(const QVector<double>& got, const QVector<double>& want) {
+    if (got.size() != want.size()) return false;
+    for (qsizetype i = 0; i < got.size(); ++i) {
+        if (std::isnan(got[i]) != std::isnan(want[i])) return false;
+        if (!std::isnan(want[i]) && std::abs(got[i] - want[i]) > 1e-9) return false;
+    }
+    return true;
+}
+
+QString text_of(const QVector<double>& v) {
+    QStringList s;
+    for (double x : v) s << QString::number(x);
+    return s.join(' ');
+}
+
+}  // namespace
+
+// Issue 28 item 8: switching the window computed only the points after the
+// switch over the new window, so the lines stepped where it changed. Every
+// point is computed again from the requests' own samples.
+void UiParts::chartsWindowSwitchRecomputesSeries() {
+    ui::LiveCharts charts;
+    charts.setWindowSeconds(60);
+    // A sample every 30 s, 0 .. 600 s; four requests, each carried by the
+    // first sample after it: TTFT (ms) and prompt / cached tokens.
+    struct Req {
+        double t, ttft, prompt, cached;
+    };
+    const Req reqs[] = {
+        {10, 100, 100, 0}, {100, 200, 100, 50}, {250, 300, 200, 200}, {500, 400, 100, 100}};
+    for (int i = 0; i <= 20; ++i) {
+        gui::LiveSnapshot s = snap(i * 30.0, 1);
+        for (const Req& r : reqs) {
+            if (r.t > (i - 1) * 30.0 && r.t <= i * 30.0) {
+                s.ttft_events.push_back({r.t, r.ttft});
+                s.prefix_events.push_back({r.t, r.prompt, r.cached});
+            }
+        }
+        charts.addSnapshot(s);
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // Last minute at 120 s: (60, 120] holds the request at 100 s only.
+    QCOMPARE(series(charts, ui::LiveCharts::Latency, 0)[4], 200.0);
+    QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0)[4], 0.5);
+
+    charts.setWindowSeconds(300);
+    // By hand, the last 5 min (t - 300, t] at t = 0, 30, ..., 600:
+    //   0: none; 30..90: {10}; 120..240: {10, 100}; 270, 300: {10, 100, 250};
+    //   330..390: {100, 250}; 420..480: {250}; 510, 540: {250, 500};
+    //   570, 600: {500}.
+    // TTFT p50 (numpy "linear"): {100} 100, {100, 200} 150, {100, 200, 300}
+    // 200, {200, 300} 250, {300} 300, {300, 400} 350, {400} 400.
+    const QVector<double> p50{nan, 100, 100, 100, 150, 150, 150, 150, 150, 200, 200,
+                              250, 250, 250, 300, 300, 300, 350, 350, 400, 400};
+    // p95: {100, 200}: 100 + 0.95 * 100 = 195; {100, 200, 300}: h = 1.9,
+    // 200 + 0.9 * 100 = 290; {200, 300}: 295; {300, 400}: 395.
+    const QVector<double> p95{nan, 100, 100, 100, 195, 195, 195, 195, 195, 290, 290,
+                              295, 295, 295, 300, 300, 300, 395, 395, 400, 400};
+    // Cached / prompt tokens: {10} 0/100; {10, 100} 50/200; {10, 100, 250}
+    // 250/400; {100, 250} 250/300; {250} 1; {250, 500} 300/300; {500} 1.
+    const QVector<double> rate{nan,  0,    0,     0,     0.25,        0.25,        0.25,
+                               0.25, 0.25, 0.625, 0.625, 250.0 / 300, 250.0 / 300, 250.0 / 300,
+                               1,    1,    1,     1,     1,           1,           1};
+    QVERIFY2(same(series(charts, ui::LiveCharts::Latency, 0), p50),
+             qPrintable(text_of(series(charts, ui::LiveCharts::Latency, 0))));
+    QVERIFY2(same(series(charts, ui::LiveCharts::Latency, 1), p95),
+             qPrintable(text_of(series(charts, ui::LiveCharts::Latency, 1))));
+    QVERIFY2(same(series(charts, ui::LiveCharts::PrefixCache, 0), rate),
+             qPrintable(text_of(series(charts, ui::LiveCharts::PrefixCache, 0))));
+    // No e2e sample was given: gaps, not zeros.
+    for (double v : series(charts, ui::LiveCharts::Latency, 3)) QVERIFY(std::isnan(v));
+
+    // Since the model loaded (no load marked: since the first sample): at
+    // 600 s all four requests, TTFT p50 250, rate 350 / 500.
+    charts.setWindowSeconds(0);
+    QCOMPARE(series(charts, ui::LiveCharts::Latency, 0).last(), 250.0);
+    QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0).last(), 0.7);
+    // And back: the last minute's value at 120 s again.
+    charts.setWindowSeconds(60);
+    QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0)[4], 0.5);
+}
+
+// Issue 28 item 8: a model load is marked on the time axis, "This run"
+// starts there, and "since the model loaded" counts only the requests after
+// the load (it went on counting the previous model's).
+void UiParts::chartsModelLoadIsMarkedAndRestartsFigures() {
+    ui::LiveCharts charts;
+    charts.resize(600, 800);
+    charts.markModelLoad("a.gguf");
+    QCOMPARE(charts.modelLoads(), std::vector<double>{0.0});
+    charts.setWindowSeconds(0);
+    // Model a: samples at 0 .. 10 s; requests at 2 s (100 prompt tokens, 0
+    // cached, TTFT 40 ms) and 5 s (100, 100 cached, 60 ms).
+    for (int i = 0; i <= 10; ++i) {
+        gui::LiveSnapshot s = snap(i, 0);
+        if (i == 2) {
+            s.prefix_events.push_back({2, 100, 0});
+            s.ttft_events.push_back({2, 40});
+        }
+        if (i == 5) {
+            s.prefix_events.push_back({5, 100, 100});
+            s.ttft_events.push_back({5, 60});
+        }
+        charts.addSnapshot(s);
+    }
+    QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0).last(), 0.5);
+    // Model b loads: marked just after the last point (10 s + 0.1 s).
+    charts.markModelLoad("b.gguf");
+    QCOMPARE(charts.modelLoads().size(), size_t{2});
+    QCOMPARE(charts.modelLoads()[1], 10.1);
+    for (int c = 0; c < ui::LiveCharts::kCharts; ++c) {
+        QCustomPlot* p = charts.plot(static_cast<ui::LiveCharts::Chart>(c));
+        int lines = 0;
+        for (int i = 0; i < p->itemCount(); ++i)
+            if (auto* line = qobject_cast<QCPItemStraightLine*>(p->item(i))) {
+                QCOMPARE(line->point1->coords().x(), line->point2->coords().x());
+                if (line->point1->coords().x() == 10.1) ++lines;
+            }
+        QCOMPARE(lines, 1);
+    }
+    // Its clock starts at 0 (axis 10.1); one request at 2 s after the load
+    // (axis 12.1): 100 prompt tokens, 25 cached, TTFT 90 ms.
+    for (int i = 0; i <= 5; ++i) {
+        gui::LiveSnapshot s = snap(i, 0);
+        if (i == 2) {
+            s.prefix_events.push_back({2, 100, 25});
+            s.ttft_events.push_back({2, 90});
+        }
+        charts.addSnapshot(s);
+    }
+    const QVector<double> rate = series(charts, ui::LiveCharts::PrefixCache, 0);
+    const QVector<double> ttft = series(charts, ui::LiveCharts::Latency, 0);
+    QCOMPARE(rate.size(), 17);
+    // Model a's points keep model a's figures: 0.5 at 10 s.
+    QCOMPARE(rate[10], 0.5);
+    // At the load and 1 s after it: no request of model b yet, a gap.
+    QVERIFY(std::isnan(rate[11]) && std::isnan(rate[12]));
+    QVERIFY(std::isnan(ttft[11]));
+    // From 2 s after it: model b's request alone, 25 / 100 (not 125 / 300).
+    QCOMPARE(rate[13], 0.25);
+    QCOMPARE(rate[16], 0.25);
+    QCOMPARE(ttft[16], 90.0);
+    QVERIFY(charts.prefixCacheTitle().contains("since the model loaded"));
+    // "This run" starts at the load (no request queued since): the axis
+    // from half a second before it.
+    charts.setWindowSeconds(ui::LiveCharts::kThisRun);
+    QCOMPARE(charts.lastRun().first, 10.1);
+    QCOMPARE(charts.visibleRange().first, 9.6);
+    QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0)[16], 0.25);
+    QVERIFY(std::isnan(series(charts, ui::LiveCharts::PrefixCache, 0)[11]));
+}
+
+// Issue 28 item 7: each chart's title fits its width (broken into lines),
+// its legend sits in its own row under the axes, and the legend's entries
+// stay inside the chart without running over each other (their drawn
+// areas): at the narrowest chart (the window's minimum), one beside the tabs
+// in a 1366 px window, and a wide one.
+void UiParts::chartLegendsDoNotOverlap() {
+    ui::LiveCharts charts;
+    charts.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&charts));
+    for (const int width : {170, 330, 700}) {
+        charts.resize(width, 900);
+        QTest::qWait(20);
+        for (int c = 0; c < ui::LiveCharts::kCharts; ++c) {
+            QCustomPlot* p = charts.plot(static_cast<ui::LiveCharts::Chart>(c));
+            p->replot(QCustomPlot::rpImmediateRefresh);
+            const QString where = QString("chart %1 at %2 px").arg(c).arg(p->width());
+            const QRect axes = p->axisRect()->outerRect();
+            const QRect legend = p->legend->outerRect();
+            QVERIFY2(!legend.intersects(axes), qPrintable(where));
+            // The title is broken into lines at spaces, each within the chart.
+            auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0));
+            QVERIFY(title);
+            for (const QString& line : title->text().split('\n'))
+                QVERIFY2(QFontMetrics(title->font()).horizontalAdvance(line) <= p->width(),
+                         qPrintable(where + ": " + line));
+            QVERIFY2(legend.top() >= axes.bottom(), qPrintable(where));
+            // The entries (itemCount() counts the legend grid's empty cells).
+            QList<QCPAbstractLegendItem*> items;
+            for (int i = 0; i < p->legend->itemCount(); ++i)
+                if (QCPAbstractLegendItem* item = p->legend->item(i)) items << item;
+            QCOMPARE(items.size(), p->graphCount());
+            for (qsizetype i = 0; i < items.size(); ++i) {
+                const QRect a = items[i]->outerRect();
+                QVERIFY2(p->rect().contains(a), qPrintable(QString("%1: entry %2 at %3..%4")
+                                                               .arg(where)
+                                                               .arg(i)
+                                                               .arg(a.left())
+                                                               .arg(a.right())));
+                for (qsizetype j = i + 1; j < items.size(); ++j)
+                    QVERIFY2(!items[i]->rect().intersects(items[j]->rect()),
+                             qPrintable(QString("%1: entries %2, %3").arg(where).arg(i).arg(j)));
+            }
+        }
+    }
 }
 
 void UiParts::chartsHoverReadout() {
@@ -469,7 +686,7 @@ void UiParts::chartsHoverReadout() {
     for (int i = 0; i < 20; ++i) {
         gui::LiveSnapshot s = snap(i * 0.5, 1, 10.0 * i);
         s.memory.kv_cache = 3 << 20;
-        s.ttft_p50 = 12.5;
+        s.ttft_events.push_back({s.t_s, 12.5});
         charts.addSnapshot(s);
     }
     // The sample at or before the time asked for, every graph by name.

@@ -52,6 +52,7 @@
 #include "settings_panel.h"
 #include "settings_store.h"
 #include "user_error.h"
+#include "wrap_label.h"
 
 using namespace wb;
 
@@ -131,6 +132,7 @@ class UiUsability : public QObject {
     void statusMessageBelongsToItsTab();
     void loadedModelIsNamedByItsFile();
     void modelBarShowsItsWholeLine();
+    void windowFitsSmallScreens();
 
   private:
     QTemporaryDir dir_;
@@ -591,6 +593,71 @@ void UiUsability::modelBarShowsItsWholeLine() {
     QVERIFY2(summary->text().endsWith(QChar(0x2026)), qPrintable(summary->text()));
     QVERIFY2(summary->toolTip().endsWith("293K params"), qPrintable(summary->toolTip()));
     QLocale::setDefault(before);
+}
+
+void UiUsability::windowFitsSmallScreens() {
+    // A 1366x768 laptop and a 1600x1000 screen hold the window with every
+    // tab current, a model with a long file name loaded, a batch summary
+    // shown, and long texts in the labels that change at run time; the
+    // window does not widen itself when they change (they end in "…").
+    QTemporaryDir d;
+    const QString name = "stories260K-" +
+                         QString("with-a-long-file-name-as-downloads-have-").repeated(4) +
+                         "q8.gguf";
+    QVERIFY(QFile::copy(kModel, d.filePath(name)));
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    gui::GenSettings s = w.settingsPanel()->settings();
+    s.max_tokens = 2;
+    w.settingsPanel()->setSettings(s);
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    w.openModel(d.filePath(name), true);
+    QVERIFY(ready.wait(120000));
+    QVERIFY(w.batch()->loadSampleSet());
+    QSignalSpy finished(w.batch(), &ui::BatchPanel::runFinished);
+    QVERIFY(w.batch()->run());
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.batch()->findChild<QWidget*>("batchSummary")->isVisibleTo(w.batch()));
+
+    const QString long_text = QString("a long text that changes at run time, ").repeated(12);
+    QList<QLabel*> changing = w.statusBar()->findChildren<QLabel*>();
+    changing << w.modelBar()->modelLabel() << w.modelBar()->findChild<QLabel*>("memoryPlan")
+             << w.chat()->meterLabel() << w.batch()->findChild<QLabel*>("batchFile")
+             << w.batch()->findChild<QLabel*>("batchStatus");
+    for (QLabel* l : changing) QVERIFY(l);
+    for (const QSize screen : {QSize(1366, 768), QSize(1600, 1000)}) {
+        w.resize(screen);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (int t = 0; t < w.tabs()->count(); ++t) {
+            w.tabs()->setCurrentIndex(t);
+            QTest::qWait(20);
+            const QString where = QString("%1x%2, tab %3")
+                                      .arg(screen.width())
+                                      .arg(screen.height())
+                                      .arg(w.tabs()->tabText(t));
+            QCOMPARE(w.size(), screen);
+            for (QLabel* l : changing) l->setText(long_text + where);
+            w.statusBar()->showMessage(long_text);
+            QTest::qWait(50);
+            const QSize min = w.minimumSizeHint();
+            QVERIFY2(
+                min.width() <= screen.width() && min.height() <= screen.height(),
+                qPrintable(
+                    QString("%1: minimum %2x%3").arg(where).arg(min.width()).arg(min.height())));
+            QVERIFY2(w.size() == screen, qPrintable(QString("%1: the window became %2x%3")
+                                                        .arg(where)
+                                                        .arg(w.width())
+                                                        .arg(w.height())));
+            // The model's name is cut, whole in the tooltip.
+            auto* name_label = qobject_cast<ui::ElideLabel*>(w.modelBar()->modelLabel());
+            QVERIFY(name_label);
+            QVERIFY(name_label->isElided());
+            QVERIFY(name_label->shownText().endsWith(QChar(0x2026)));
+        }
+    }
 }
 
 QTEST_MAIN(UiUsability)
