@@ -130,10 +130,11 @@ class UiChat : public QObject {
         QCOMPARE(p.text, rec["rendered"].toString());
         const std::vector<int32_t> want = ids_of(rec["prompt_ids"].toArray());
         QCOMPARE(p.ids, want);
-        QTRY_VERIFY2(
-            chat.meterLabel()->text().startsWith(
-                QString("Prompt %1 / %2 tokens").arg(want.size()).arg(bridge_->contextSize())),
-            qPrintable(chat.meterLabel()->text()));
+        QTRY_VERIFY2(chat.meterLabel()->text().startsWith(
+                         // Counted against the model's 512-token training context
+                         // (qwen2.context_length), not the 1024-token pool.
+                         QString("Prompt %1 / 512 tokens").arg(want.size())),
+                     qPrintable(chat.meterLabel()->text()));
 
         QSignalSpy done(&chat, &ui::ChatView::replyFinished);
         QTest::keyClick(chat.input(), Qt::Key_Return, Qt::ControlModifier);
@@ -519,9 +520,9 @@ class UiChat : public QObject {
         chat.input()->setPlainText(turns[2].text);
         QCOMPARE(chat.pendingPrompt().text, rec["rendered"].toString());
         QCOMPARE(chat.pendingPrompt().tokens(), want);
-        QTRY_VERIFY2(chat.meterLabel()->text().startsWith(
-                         QString("Prompt %1 / %2 tokens").arg(want).arg(bridge_->contextSize())),
-                     qPrintable(chat.meterLabel()->text()));
+        QTRY_VERIFY2(
+            chat.meterLabel()->text().startsWith(QString("Prompt %1 / 512 tokens").arg(want)),
+            qPrintable(chat.meterLabel()->text()));
         // Esc leaves editing: the meter counts the whole conversation again
         // plus the (now empty) input, more than the record's prompt.
         chat.cancelEdit();
