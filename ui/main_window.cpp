@@ -37,6 +37,7 @@
 #include "settings_panel.h"
 #include "settings_store.h"
 #include "tabs.h"
+#include "units_text.h"
 #include "wb_version.h"
 #include "wrap_label.h"
 
@@ -52,10 +53,6 @@ int trainedContextOf(const QString& path) {
     } catch (const std::exception&) {
         return 0;
     }
-}
-
-QString mib(double bytes) {
-    return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1);
 }
 
 }  // namespace
@@ -132,6 +129,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     stQuant_ = new ElideLabel;
     stDevice_ = new ElideLabel;
     stMemory_ = new ElideLabel;
+    stMemory_->setObjectName("statusMemory");
     stState_ = new ElideLabel;
     stMemory_->setToolTip(tr("Engine memory in use: weights + KV cache + activations + staging"));
     for (QLabel* l : {stModel_, stQuant_, stDevice_, stMemory_, stState_}) {
@@ -462,7 +460,8 @@ void MainWindow::openModel(const QString& path, bool force_cpu) {
     if (force_cpu) modelBar_->selectDevice("cpu", {});
     // What it will need, shown before the load (which may fail for lack of memory).
     modelBar_->setPlan(gui::plan_text(path, req.n_ctx, req.n_parallel,
-                                      req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu"));
+                                      req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu",
+                                      req.backend == "cpu"));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
 }
@@ -579,7 +578,8 @@ void MainWindow::applyContextSettings() {
     req.n_parallel = s.n_parallel;
     const gui::DeviceEntry d = modelBar_->currentDevice();
     modelBar_->setPlan(gui::plan_text(req.path, req.n_ctx, req.n_parallel,
-                                      req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu"));
+                                      req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu",
+                                      req.backend == "cpu"));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1 again with context size %2 and n_parallel %3…")
                                  .arg(bridge_->modelInfo().fileName())
@@ -597,8 +597,13 @@ void MainWindow::tick() {
     if (bridge_->hasModel()) charts_->addSnapshot(s);
     updateBusyMarks();  // every tick: a mark outliving its run by half a second read as stuck
     if (ticks_ % 5 == 0) {
-        stMemory_->setText(bridge_->hasModel() ? tr("memory %1").arg(mib(s.memory.total()))
-                                               : QString());
+        // Worded as the model bar's plan ("model needs ..."), so the one
+        // figure reads the same in both places.
+        stMemory_->setText(
+            bridge_->hasModel()
+                ? tr("memory %1")
+                      .arg(gui::bytes_text(static_cast<uint64_t>(std::max(0.0, s.memory.total()))))
+                : QString());
         if (bridge_->hasModel()) {
             stState_->setText(tr("%1 · %2 running · %3 queued")
                                   .arg(engineStateText())

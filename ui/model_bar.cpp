@@ -94,6 +94,7 @@ ModelBar::ModelBar(QWidget* parent) : QWidget(parent) {
     // The device's memory over what the model needs of it, two short lines
     // (side by side they pushed the model's name off the bar).
     deviceMem_ = new ElideLabel;
+    deviceMem_->setObjectName("modelBarMemory");
     planLabel_ = new ElideLabel;
     planLabel_->setObjectName("memoryPlan");
     planLabel_->hide();

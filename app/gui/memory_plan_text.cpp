@@ -6,6 +6,7 @@
 
 #include "gguf/gguf.h"
 #include "model/memory_plan.h"
+#include "model/model.h"
 #include "model/model_desc.h"
 #include "units_text.h"
 #include "vk/kernels.h"
@@ -21,8 +22,8 @@ QString context_fit_text(uint32_t fit, uint32_t n_ctx_train) {
         .arg(count_text(fit), count_text(n_ctx_train));
 }
 
-PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_bytes,
-                   bool cpu_device) {
+PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_bytes, bool cpu_device,
+                   bool host_backend) {
     PlanText out;
     try {
         const gguf::File f = gguf::File::open(path.toStdString());
@@ -31,12 +32,17 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
         cp.n_ctx = static_cast<uint32_t>(std::max(n_ctx, 1));
         cp.n_seq_max = static_cast<uint32_t>(std::max(n_seq, 1));
         const vk::KernelConfig k{64, cpu_device, cpu_device};
-        const model::MemoryNeed need = model::plan_memory(d, cp, model::PlanShape{}, k);
-        out.tooltip = QObject::tr(
-                          "Device memory the engine allocates for context size %1 (F32 KV "
-                          "cache, 512-token ubatch):\nweights %2\nKV cache %3\n"
-                          "activations %4\nstaging %5\n(workbench-cli plan shows more)")
-                          .arg(count_text(cp.n_ctx))
+        const model::MemoryNeed need = host_backend
+                                           ? model::plan_memory_host(d, cp)
+                                           : model::plan_memory(d, cp, model::PlanShape{}, k);
+        out.tooltip = (host_backend ? QObject::tr("Host memory the CPU backend holds for context "
+                                                  "size %1 (%2 KV cache):\n")
+                                    : QObject::tr("Device memory the engine allocates for context "
+                                                  "size %1 (%2 KV cache, 512-token ubatch):\n"))
+                          .arg(count_text(cp.n_ctx), QString(model::kv_type_name(cp.kv_type))) +
+                      QObject::tr(
+                          "weights %1\nKV cache %2\nactivations %3\nstaging %4\n"
+                          "(workbench-cli plan shows more)")
                           .arg(bytes_text(need.weights), bytes_text(need.kv_cache),
                                bytes_text(need.activations), bytes_text(need.staging));
         if (device_bytes <= 0) {

@@ -6,6 +6,7 @@
 // end and the status bar says that. Real model (stories260K) on the CPU
 // reference, the real main window, offscreen.
 
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -68,6 +69,16 @@ void UiSettingsReload::contextSizeReloadsOnEnter() {
              qPrintable(w.statusBar()->currentMessage()));
     QVERIFY2(w.statusBar()->currentMessage().contains("trained context 2048 per request"),
              qPrintable(w.statusBar()->currentMessage()));
+    // One memory figure: what the model bar's plan said the load needs is
+    // what the status bar reports the engine holds once loaded (the CPU
+    // backend's own accounting), written the same way.
+    auto* planned = w.findChild<QLabel*>("modelBarMemory");
+    auto* held = w.findChild<QLabel*>("statusMemory");
+    QVERIFY(planned && held);
+    QVERIFY(QTest::qWaitFor([&] { return !held->text().isEmpty(); }, 10000));
+    QVERIFY2(planned->text().startsWith("model needs "), qPrintable(planned->text()));
+    QCOMPARE(held->text().mid(QString("memory ").size()),
+             planned->text().mid(QString("model needs ").size()));
     QSignalSpy ready(&w, &ui::MainWindow::modelReady);
 
     auto* ctx = w.settingsPanel()->findChild<QSpinBox*>("nCtx");
