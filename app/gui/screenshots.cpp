@@ -81,6 +81,9 @@ int take_screenshots(ui::MainWindow& w, const QString& dir, const QString& model
         if (!w.chat()->send(QString::fromUtf8(msg))) return fail("chat send failed");
         if (!wait_until([&] { return !w.chat()->isStreaming(); }, 120000))
             return fail("chat reply timed out");
+        // A reply on the CPU backend takes tens of ms, less than a chart
+        // tick: idle a few ticks so the charts hold each turn.
+        wait_until([] { return false; }, 700);
     }
     w.chat()->input()->setPlainText("What did the fox find?");
     if (!save(&w, dir + "/chat.png")) return 1;
