@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -44,8 +45,10 @@ const CommandSpec kSpec{
     "llama-bench's default n_ubatch), tg<N> is N decode steps\n"
     "of one token each; tokens/s = tokens / wall time of decode() (which waits for the\n"
     "GPU). Reports the median, standard deviation, min and max over -r repetitions\n"
-    "after one warm-up. --profile adds the per-op GPU time table (timestamp queries)\n"
-    "of one prefill and of one decode step (Vulkan only).\n"
+    "after one warm-up. --profile adds the per-op time table of one prefill and of\n"
+    "one decode step: GPU time from timestamp queries on Vulkan, each op's wall time\n"
+    "on the CPU backend. -t 1,2,4 (CPU backend) runs the model at each thread count\n"
+    "and adds each count's speedup over the first: thread scaling.\n"
     "\n"
     "bench --concurrency LIST is the serving benchmark of the continuous-batching\n"
     "scheduler at several concurrency levels, with its own options: see\n"
@@ -57,7 +60,7 @@ const CommandSpec kSpec{
                {"n-prompt", 'p', "N", "prefill tokens (default 64)"},
                {"n-gen", 'n', "N", "decode steps (default 64)"},
                {"repetitions", 'r', "N", "timed repetitions (default 5)"},
-               {"profile", 0, "", "print per-op GPU times (Vulkan)"},
+               {"profile", 0, "", "print per-op times (GPU on Vulkan, wall on the CPU backend)"},
                {"json", 0, "", "print one JSON object instead of the table"},
            }),
     0,
@@ -165,8 +168,8 @@ std::string fixed(double v, int decimals) {
 /// The per-op table, then the host phases of the same calls: what the
 /// host spent preparing and recording each call, and how long the submit
 /// waited for the fence (the GPU's op time plus launch and barrier costs).
-void print_profile(const char* title, const RunProfile& p, double per) {
-    std::vector<std::vector<std::string>> rows{{"op", "calls", "GPU ms", "share"}};
+void print_profile(const char* title, const RunProfile& p, double per, bool gpu) {
+    std::vector<std::vector<std::string>> rows{{"op", "calls", gpu ? "GPU ms" : "ms", "share"}};
     double total = 0;
     for (const vk::ProfileRow& r : p.ops.rows()) {
         rows.push_back({r.op, fixed(static_cast<double>(r.calls) / per, 0),
@@ -177,6 +180,7 @@ void print_profile(const char* title, const RunProfile& p, double per) {
     std::printf("\n%s\n%s", title,
                 format_columns(rows, {Align::Left, Align::Right, Align::Right, Align::Right}, false)
                     .c_str());
+    if (!gpu) return;  // the CPU backend records and submits nothing
     std::printf("host ms: prepare %.4f, record %.4f, submit to fence %.4f, logits readback %.4f\n",
                 p.host.prepare_ms / per, p.host.record_ms / per, p.host.submit_wait_ms / per,
                 p.host.readback_ms / per);
@@ -185,13 +189,14 @@ void print_profile(const char* title, const RunProfile& p, double per) {
                 static_cast<unsigned long long>(p.host.calls));
 }
 
-nlohmann::json profile_json(const RunProfile& p, double per) {
+nlohmann::json profile_json(const RunProfile& p, double per, bool gpu) {
     nlohmann::json rows = nlohmann::json::array();
     for (const vk::ProfileRow& r : p.ops.rows())
         rows.push_back({{"op", r.op},
                         {"calls", static_cast<double>(r.calls) / per},
-                        {"gpu_ms", r.total_ms / per},
+                        {gpu ? "gpu_ms" : "ms", r.total_ms / per},
                         {"share", r.share}});
+    if (!gpu) return {{"ops", rows}};  // the CPU backend has no host phases
     return {{"ops", rows},
             {"host_ms",
              {{"prepare", p.host.prepare_ms / per},
@@ -215,7 +220,40 @@ int cmd_bench(const std::vector<std::string>& argv) {
         // --cold-start: fresh processes to the first token (its own options).
         if (a == "--cold-start" || a == "--cold-start-child") return cmd_bench_cold_start(argv);
     }
-    const ParsedArgs args = parse_args(kSpec, argv);
+    // -t 1,2,4: one run per thread count. The list is taken out here; each
+    // run gets one count (LoadOptions::threads).
+    std::vector<std::string> args_in = argv;
+    std::vector<unsigned> thread_list;
+    for (size_t i = 0; i < args_in.size(); ++i) {
+        std::string* value = nullptr;
+        std::string rest;
+        if ((args_in[i] == "-t" || args_in[i] == "--threads") && i + 1 < args_in.size()) {
+            value = &args_in[i + 1];
+        } else if (args_in[i].rfind("--threads=", 0) == 0) {
+            rest = args_in[i].substr(10);
+            value = &rest;
+        }
+        if (!value || value->find(',') == std::string::npos) continue;
+        std::string item;
+        for (size_t at = 0; at <= value->size(); ++at) {
+            if (at < value->size() && (*value)[at] != ',') {
+                item += (*value)[at];
+                continue;
+            }
+            char* e = nullptr;
+            const unsigned long t = std::strtoul(item.c_str(), &e, 10);
+            if (item.empty() || *e != '\0' || t < 1 || t > 1024)
+                throw UsageError("bench: -t " + *value +
+                                 ": expected thread counts 1..1024 separated by commas");
+            thread_list.push_back(static_cast<unsigned>(t));
+            item.clear();
+        }
+        if (args_in[i].rfind("--threads=", 0) == 0)
+            args_in[i] = "--threads=" + std::to_string(thread_list.front());
+        else
+            *value = std::to_string(thread_list.front());
+    }
+    const ParsedArgs args = parse_args(kSpec, args_in);
     if (args.help) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
@@ -236,8 +274,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
         throw UsageError("bench: -c " + std::to_string(lo.context.n_ctx) +
                          " is smaller than -p + -n = " + std::to_string(need_ctx));
     }
-    std::unique_ptr<model::Model> m = model::load_model(path, lo);
-    if (profile && !m->can_profile()) throw UsageError("bench: --profile needs --backend vulkan");
+    if (!thread_list.empty() && lo.backend != "cpu")
+        throw UsageError("bench: a list of thread counts (-t 1,2) needs --backend cpu, not " +
+                         lo.backend);
+    if (thread_list.empty()) thread_list.push_back(lo.threads);  // 0: the backend's default
 
     std::map<std::string, uint64_t> types;  // weight type -> tensors
     uint64_t n_params = 0, weight_bytes = 0;
@@ -250,46 +290,91 @@ int cmd_bench(const std::vector<std::string>& argv) {
     for (const auto& [t, n] : types)
         type_list += (type_list.empty() ? "" : ", ") + t + " x" + std::to_string(n);
 
-    std::mt19937 rng(1234);
+    std::mt19937 prompt_rng(1234);
     std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(hp.n_vocab) - 1);
     std::vector<int32_t> prompt(static_cast<size_t>(n_prompt));
-    for (int32_t& t : prompt) t = tok(rng);
+    for (int32_t& t : prompt) t = tok(prompt_rng);
 
-    run_once(*m, prompt, std::min<int64_t>(n_gen, 4), rng, nullptr,
-             nullptr);  // warm-up (pipelines, caches)
-    std::vector<double> pp, tg, pp_cpu, tg_cpu;
-    for (int64_t r = 0; r < reps; ++r) {
-        const RunResult res = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
-        pp.push_back(res.pp_tps);
-        tg.push_back(res.tg_tps);
-        pp_cpu.push_back(res.pp_cpu_s);
-        tg_cpu.push_back(res.tg_cpu_s);
+    // One thread count's figures.
+    struct Measured {
+        unsigned threads = 0;
+        std::string backend;  // "cpu 2t avx512" / "vulkan"
+        std::vector<double> pp, tg;
+        Stats sp, sg;
+        double pp_cpu_s = 0, tg_cpu_s = 0;
+        RunProfile pp_prof, tg_prof;
+    };
+    std::vector<Measured> runs;
+    std::string device;
+    bool gpu_profile = false;
+    for (const unsigned threads_asked : thread_list) {
+        model::LoadOptions lot = lo;
+        lot.threads = threads_asked;
+        std::unique_ptr<model::Model> m = model::load_model(path, lot);
+        if (profile && !m->can_profile())
+            throw UsageError("bench: --profile needs --backend vulkan or cpu, not " + lo.backend);
+        device = m->backend_name();
+        gpu_profile = lo.backend == "vulkan";
+        std::mt19937 rng(1234);
+        run_once(*m, prompt, std::min<int64_t>(n_gen, 4), rng, nullptr,
+                 nullptr);  // warm-up (pipelines, caches)
+        Measured r;
+        std::vector<double> pp_cpu, tg_cpu;
+        for (int64_t i = 0; i < reps; ++i) {
+            const RunResult res = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
+            r.pp.push_back(res.pp_tps);
+            r.tg.push_back(res.tg_tps);
+            pp_cpu.push_back(res.pp_cpu_s);
+            tg_cpu.push_back(res.tg_cpu_s);
+        }
+        if (profile) run_once(*m, prompt, n_gen, rng, &r.pp_prof, &r.tg_prof);
+        r.sp = stats(r.pp);
+        r.sg = stats(r.tg);
+        r.pp_cpu_s = stats(pp_cpu).median;
+        r.tg_cpu_s = stats(tg_cpu).median;
+        // What ran: the backend, and for the CPU executor its threads and ISA.
+        r.backend = lo.backend;
+        if (lo.backend == "cpu") {
+            r.threads = threads_asked ? threads_asked : model::physical_core_count();
+            r.backend += std::string(" ") + std::to_string(r.threads) + "t " +
+                         cpu::isa_name(cpu::best_isa());
+        } else if (lo.backend == "cpu-ref") {
+            r.threads = 1;
+        }
+        runs.push_back(std::move(r));
     }
-    RunProfile pp_prof, tg_prof;
-    if (profile) run_once(*m, prompt, n_gen, rng, &pp_prof, &tg_prof);
-    const Stats sp = stats(pp), sg = stats(tg);
-    const double pp_cpu_s = stats(pp_cpu).median, tg_cpu_s = stats(tg_cpu).median;
     const std::string shape = shape_name(hp);
-    // What ran: the backend, and for the CPU executor its threads and ISA.
-    std::string backend = lo.backend;
-    unsigned threads = 0;
-    if (lo.backend == "cpu") {
-        threads = lo.threads ? lo.threads : model::physical_core_count();
-        backend +=
-            std::string(" ") + std::to_string(threads) + "t " + cpu::isa_name(cpu::best_isa());
-    } else if (lo.backend == "cpu-ref") {
-        threads = 1;
-    }
     const std::string kv = model::kv_type_name(lo.context.kv_type);
     const double steps = static_cast<double>(std::max<int64_t>(n_gen, 1));
+    const Measured& first = runs.front();
 
     if (args.has("json")) {
+        auto figures = [&](const Measured& r, nlohmann::json& j) {
+            j["pp"] = {{"tokens", n_prompt},
+                       {"median", r.sp.median},
+                       {"stdev", r.sp.stdev},
+                       {"min", r.sp.min},
+                       {"max", r.sp.max},
+                       {"all", r.pp},
+                       {"cpu_s_per_token", r.pp_cpu_s}};
+            j["tg"] = {{"tokens", n_gen},
+                       {"median", r.sg.median},
+                       {"stdev", r.sg.stdev},
+                       {"min", r.sg.min},
+                       {"max", r.sg.max},
+                       {"all", r.tg},
+                       {"cpu_s_per_token", r.tg_cpu_s}};
+            if (profile) {
+                j["profile_prefill"] = profile_json(r.pp_prof, 1.0, gpu_profile);
+                j["profile_decode_step"] = profile_json(r.tg_prof, steps, gpu_profile);
+            }
+        };
         nlohmann::json j;
-        j["device"] = m->backend_name();
+        j["device"] = device;
         j["backend"] = lo.backend;
         // Without --backend, why the default backend was chosen.
         if (!args.has("backend")) j["backend_reason"] = default_backend().reason;
-        j["threads"] = threads;
+        j["threads"] = first.threads;
         if (lo.backend == "cpu") j["isa"] = cpu::isa_name(cpu::best_isa());
         j["shape"] = shape;
         j["model"] = path;
@@ -298,53 +383,70 @@ int cmd_bench(const std::vector<std::string>& argv) {
         j["types"] = types;
         j["kv_type"] = kv;
         j["repetitions"] = reps;
-        j["pp"] = {{"tokens", n_prompt},
-                   {"median", sp.median},
-                   {"stdev", sp.stdev},
-                   {"min", sp.min},
-                   {"max", sp.max},
-                   {"all", pp},
-                   {"cpu_s_per_token", pp_cpu_s}};
-        j["tg"] = {
-            {"tokens", n_gen}, {"median", sg.median}, {"stdev", sg.stdev},          {"min", sg.min},
-            {"max", sg.max},   {"all", tg},           {"cpu_s_per_token", tg_cpu_s}};
-        if (profile) {
-            j["profile_prefill"] = profile_json(pp_prof, 1.0);
-            j["profile_decode_step"] = profile_json(tg_prof, steps);
+        figures(first, j);
+        if (runs.size() > 1) {
+            // Thread scaling: each count's figures and its speedup over the first.
+            nlohmann::json scaling = nlohmann::json::array();
+            for (const Measured& r : runs) {
+                nlohmann::json e{{"threads", r.threads}};
+                figures(r, e);
+                e["pp_speedup"] = first.sp.median > 0 ? r.sp.median / first.sp.median : 0.0;
+                e["tg_speedup"] = first.sg.median > 0 ? r.sg.median / first.sg.median : 0.0;
+                scaling.push_back(std::move(e));
+            }
+            j["thread_scaling"] = std::move(scaling);
         }
         std::printf("%s\n", j.dump().c_str());
         return 0;
     }
     std::printf("device: %s\nmodel:  %s (%s, %.2f M params, %.2f MiB, %s), KV cache %s\n",
-                m->backend_name().c_str(), path.c_str(), hp.arch.c_str(),
-                static_cast<double>(n_params) / 1e6,
+                device.c_str(), path.c_str(), hp.arch.c_str(), static_cast<double>(n_params) / 1e6,
                 static_cast<double>(weight_bytes) / (1024.0 * 1024.0), type_list.c_str(),
                 kv.c_str());
     if (!args.has("backend"))
         std::printf("backend: %s by default (%s)\n", lo.backend.c_str(),
                     default_backend().reason.c_str());
-    const std::vector<Align> cols{Align::Left,  Align::Left,  Align::Left,  Align::Right,
-                                  Align::Right, Align::Right, Align::Right, Align::Right};
-    std::printf(
-        "\n%s",
-        format_columns(
-            {{"shape", "backend", "test", "t/s median", "stdev", "min", "max", "CPU s/token"},
-             {shape, backend, "pp" + std::to_string(n_prompt), fixed(sp.median, 2),
-              fixed(sp.stdev, 2), fixed(sp.min, 2), fixed(sp.max, 2), fixed(pp_cpu_s, 4)},
-             {shape, backend, "tg" + std::to_string(n_gen), fixed(sg.median, 2), fixed(sg.stdev, 2),
-              fixed(sg.min, 2), fixed(sg.max, 2), fixed(tg_cpu_s, 4)}},
-            cols, true)
-            .c_str());
-    std::printf("(%lld repetitions after one warm-up)\n", static_cast<long long>(reps));
+    const bool scaling = runs.size() > 1;
+    std::vector<std::vector<std::string>> rows{
+        {"shape", "backend", "test", "t/s median", "stdev", "min", "max", "CPU s/token"}};
+    if (scaling) rows[0].push_back("speedup");
+    for (const Measured& r : runs) {
+        for (int test = 0; test < 2; ++test) {
+            const Stats& st = test == 0 ? r.sp : r.sg;
+            const Stats& base = test == 0 ? first.sp : first.sg;
+            std::vector<std::string> row{
+                shape,
+                r.backend,
+                (test == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen)),
+                fixed(st.median, 2),
+                fixed(st.stdev, 2),
+                fixed(st.min, 2),
+                fixed(st.max, 2),
+                fixed(test == 0 ? r.pp_cpu_s : r.tg_cpu_s, 4)};
+            if (scaling)
+                row.push_back(base.median > 0 ? fixed(st.median / base.median, 2) + "x" : "-");
+            rows.push_back(std::move(row));
+        }
+    }
+    std::vector<Align> cols{Align::Left,  Align::Left,  Align::Left,  Align::Right,
+                            Align::Right, Align::Right, Align::Right, Align::Right};
+    if (scaling) cols.push_back(Align::Right);
+    std::printf("\n%s", format_columns(rows, cols, true).c_str());
+    std::printf("(%lld repetitions after one warm-up%s)\n", static_cast<long long>(reps),
+                scaling ? "; speedup: median over the first thread count's" : "");
     if (profile) {
-        if (pp_prof.ops.empty() && tg_prof.ops.empty()) {
-            std::printf("\n(no profile: the device has no compute timestamps)\n");
-        } else {
+        for (const Measured& r : runs) {
+            const std::string who =
+                gpu_profile ? "per-op GPU time" : "per-op wall time, " + r.backend;
+            if (r.pp_prof.ops.empty() && r.tg_prof.ops.empty()) {
+                std::printf("\n(no profile: the device has no compute timestamps)\n");
+                continue;
+            }
             print_profile(
-                ("per-op GPU time, one prefill of " + std::to_string(n_prompt) + " tokens").c_str(),
-                pp_prof, 1.0);
-            print_profile("per-op GPU time, one decode step (mean over the tg run)", tg_prof,
-                          steps);
+                (who + ", one prefill of " + std::to_string(n_prompt) + " tokens").c_str(),
+                r.pp_prof, 1.0, gpu_profile);
+            print_profile((who + ", one decode step (mean over the tg run)").c_str(), r.tg_prof,
+                          steps, gpu_profile);
         }
     }
     return 0;

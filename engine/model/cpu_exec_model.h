@@ -62,6 +62,14 @@ class CpuExecModel : public Model {
     /// Backend "cpu", every device field empty (as the float reference).
     DeviceFacts device_facts() const override { return DeviceFacts{"cpu", {}, {}, {}, {}, {}}; }
 
+    /// Profiling: per-op wall time of decode() (model/timed_ops.h), matmul
+    /// rows named by their weight type ("matmul q4_0"); host_times() stay
+    /// empty (no recording or submit on this backend).
+    bool can_profile() const override { return true; }
+    void set_profiling(bool on) override { profiling_ = on; }
+    void clear_profile() override { profile_.clear(); }
+    const vk::Profile& profile() const override { return profile_; }
+
     /// Threads in the pool (the caller's included).
     unsigned threads() const { return pool_.size(); }
     /// ISA of the kernels.
@@ -78,6 +86,8 @@ class CpuExecModel : public Model {
     bool int8_acts_;
     cpu::ThreadPool pool_;
     cpu::MatmulScratch scratch_;
+    bool profiling_ = false;
+    vk::Profile profile_;                   // summed since clear_profile(), while profiling_
     std::vector<cpu::Weight> mats_;         // [n_mats] parts in the mapping
     std::vector<std::vector<float>> vecs_;  // [n_vecs][n] f32
     // [n_layer][pool cells, kv_dim] elements of ctx_.kv_type (f32 or f16 bits)

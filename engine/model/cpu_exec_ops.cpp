@@ -13,6 +13,7 @@
 #include "model/cpu_exec_model.h"
 #include "model/graph.h"
 #include "model/host_ops.h"
+#include "model/timed_ops.h"
 
 namespace wb::model {
 
@@ -153,7 +154,22 @@ void CpuExecModel::decode(const Batch& batch, std::vector<float>& logits) {
     const KvCellTable table = cells_.cell_table(batch, slots);     // cells each token attends to
     CpuExecOps ops(*this, batch, slots, table, logits);
     logits.clear();
-    desc_.arch->graph(desc_, ops);
+    if (profiling_) {
+        TimedOps timed(ops, profile_, [this](MatId w) {
+            // "matmul q4_0"; a weight stored in parts of several types names each.
+            std::string name = "matmul";
+            uint32_t last = ~0u;
+            for (const cpu::WeightPart& p : mats_[w].parts) {
+                if (p.type != last)
+                    name += std::string(last == ~0u ? " " : "+") + ggml::type_name(p.type);
+                last = p.type;
+            }
+            return name;
+        });
+        desc_.arch->graph(desc_, timed);
+    } else {
+        desc_.arch->graph(desc_, ops);
+    }
     // The weights are read in place from the mapping: if another program
     // truncated the file, the pages past its end read as zeros and these
     // logits are not the model's. Say so (gguf::Error naming the file)

@@ -91,6 +91,62 @@ class TestCli : public QObject {
         QCOMPARE(step["recorded"].toInt(), 1);
     }
 
+    void bench_profile_and_thread_scaling_on_cpu() {
+        // The CPU backend's per-op wall times, counted as the Vulkan test
+        // above counts them: per decode step of stories260K (5 layers) 21
+        // matrix products, 5 attentions and KV writes, and 2 norms a layer
+        // + the final one = 11 (rms_norm and the fused add_rms_norm); no
+        // host phases (nothing is recorded or submitted). With -t 1,2 each
+        // count runs and the first one's speedup is 1.
+        const Run r = run_cli({"bench", "--backend", "cpu", "-t", "1,2", "-p", "16", "-n", "4",
+                               "-r", "1", "--profile", "--json"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray scaling = j["thread_scaling"].toArray();
+        QCOMPARE(scaling.size(), 2);
+        QCOMPARE(scaling[0].toObject()["threads"].toInt(), 1);
+        QCOMPARE(scaling[1].toObject()["threads"].toInt(), 2);
+        QCOMPARE(scaling[0].toObject()["tg_speedup"].toDouble(), 1.0);
+        QVERIFY(scaling[1].toObject()["tg"].toObject()["median"].toDouble() > 0.0);
+        for (const QJsonValue& run : scaling) {
+            for (const char* which : {"profile_prefill", "profile_decode_step"}) {
+                const QJsonObject prof = run.toObject()[which].toObject();
+                QVERIFY2(!prof.contains("host_ms"), which);
+                double matmul = 0, attention = 0, kv = 0, norms = 0, share = 0;
+                for (const auto& v : prof["ops"].toArray()) {
+                    const QJsonObject op = v.toObject();
+                    const QString name = op["op"].toString();
+                    const double calls = op["calls"].toDouble();
+                    if (name.startsWith("matmul ")) matmul += calls;
+                    if (name == "attention") attention += calls;
+                    if (name == "kv_write") kv += calls;
+                    if (name == "rms_norm" || name == "add_rms_norm") norms += calls;
+                    QVERIFY2(op["ms"].isDouble() && op["ms"].toDouble() >= 0.0, qPrintable(name));
+                    share += op["share"].toDouble();
+                }
+                QCOMPARE(matmul, 21.0);
+                QCOMPARE(attention, 5.0);
+                QCOMPARE(kv, 5.0);
+                QCOMPARE(norms, 11.0);
+                QVERIFY(std::abs(share - 1.0) < 1e-9);
+            }
+        }
+        // The table: a speedup column, a row per count and test.
+        const Run t = run_cli({"bench", "--backend", "cpu", "-t", "1,2", "-p", "8", "-n", "2", "-r",
+                               "1", "--profile"});
+        QVERIFY2(t.code == 0, t.err.constData());
+        QVERIFY2(t.out.contains("speedup") && t.out.contains("cpu 1t") && t.out.contains("cpu 2t"),
+                 t.out.constData());
+        QVERIFY2(t.out.contains("per-op wall time, cpu 2t"), t.out.constData());
+        // A list needs the CPU backend; a bad item names the list.
+        const Run v = run_cli({"bench", "--backend", "vulkan", "-t", "1,2", "-r", "1"});
+        QCOMPARE(v.code, 2);
+        QVERIFY2(v.err.contains("needs --backend cpu"), v.err.constData());
+        const Run b = run_cli({"bench", "--backend", "cpu", "-t", "1,x", "-r", "1"});
+        QCOMPARE(b.code, 2);
+        QVERIFY2(b.err.contains("-t 1,x"), b.err.constData());
+    }
+
     void bench_table_columns_line_up() {
         // stories260K's shape is no synth shape, so it reads "n_embd 64,
         // n_layer 5, n_ff 172": longer than a fixed-width column. Every
