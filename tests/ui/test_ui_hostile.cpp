@@ -32,6 +32,28 @@ namespace {
 const QString kData = QString::fromStdString(wbtest::data_dir());
 const QString kRepro = kData + "/repro/templates-and-limits/";
 
+/// Loads `model` in `bridge` on the CPU backend (256-token pool, one
+/// sequence) and returns what modelLoaded carried; "" in `error` on
+/// success, else why it failed (the load's error, or "no load signal").
+gui::ModelInfo load_on_cpu(gui::EngineBridge& bridge, const QString& model, QString& error) {
+    QSignalSpy loaded(&bridge, &gui::EngineBridge::modelLoaded);
+    QSignalSpy failed(&bridge, &gui::EngineBridge::modelLoadFailed);
+    gui::LoadRequest req;
+    req.path = model;
+    req.backend = "cpu";
+    req.n_ctx = 256;
+    req.n_parallel = 1;
+    bridge.loadModel(req);
+    (void)QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000);
+    if (!loaded.isEmpty()) {
+        error.clear();
+        return loaded.first().first().value<gui::ModelInfo>();
+    }
+    error = failed.isEmpty() ? QString("no load signal")
+                             : failed.first().first().value<gui::UserError>().what;
+    return {};
+}
+
 }  // namespace
 
 class UiHostile : public QObject {
@@ -51,22 +73,11 @@ class UiHostile : public QObject {
                                 src.readAll().toStdString());
 
         gui::EngineBridge bridge;
-        QSignalSpy loaded(&bridge, &gui::EngineBridge::modelLoaded);
-        QSignalSpy failed(&bridge, &gui::EngineBridge::modelLoadFailed);
-        gui::LoadRequest req;
-        req.path = model;
-        req.backend = "cpu";
-        req.n_ctx = 256;
-        req.n_parallel = 1;
-        bridge.loadModel(req);
-        QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000));
-        QVERIFY2(!loaded.isEmpty(),
-                 failed.isEmpty()
-                     ? "no load signal"
-                     : qPrintable(failed.first().first().value<gui::UserError>().what));
+        QString error;
+        const gui::ModelInfo info = load_on_cpu(bridge, model, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
 
         // The model bar: a warning whose tooltip names the file and the limit.
-        const auto info = loaded.first().first().value<gui::ModelInfo>();
         ui::ModelBar bar;
         bar.setModel(info);
         QVERIFY(!bar.templateNoteLabel()->isHidden());
@@ -127,17 +138,9 @@ class UiHostile : public QObject {
         QCOMPARE(j["prompt_token_ids"].toArray(), raw_ids);
 
         gui::EngineBridge bridge;
-        QSignalSpy loaded(&bridge, &gui::EngineBridge::modelLoaded);
-        QSignalSpy failed(&bridge, &gui::EngineBridge::modelLoadFailed);
-        gui::LoadRequest req;
-        req.path = model;
-        req.backend = "cpu";
-        req.n_ctx = 256;
-        req.n_parallel = 1;
-        bridge.loadModel(req);
-        QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000));
-        QVERIFY(!loaded.isEmpty());
-        const auto info = loaded.first().first().value<gui::ModelInfo>();
+        QString error;
+        const gui::ModelInfo info = load_on_cpu(bridge, model, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         ui::ModelBar bar;
         bar.setModel(info);
         QVERIFY(!bar.templateNoteLabel()->isHidden());
