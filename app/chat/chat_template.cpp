@@ -55,15 +55,6 @@ ChatTemplate ChatTemplate::plain_text() {
     return t;
 }
 
-std::string plain_text_prompt(const std::vector<Message>& messages) {
-    std::string out;
-    for (size_t i = 0; i < messages.size(); ++i) {
-        if (i > 0 && messages[i].role != "assistant") out += '\n';
-        out += messages[i].content;
-    }
-    return out;
-}
-
 std::string ChatTemplate::render(const std::vector<Message>& messages, bool add_generation_prompt,
                                  const std::string& bos_token, const std::string& eos_token,
                                  const nlohmann::ordered_json& extra,
