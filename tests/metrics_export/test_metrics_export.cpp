@@ -131,8 +131,12 @@ class TestMetricsExport : public QObject {
     void escaping() {
         QCOMPARE(server::escape_label_value("a\\b\"c\nd"), std::string("a\\\\b\\\"c\\nd"));
         QCOMPARE(server::escape_help("x\\y\nz\"q"), std::string("x\\\\y\\nz\"q"));
+        // Not UTF-8 (a Latin-1 byte): U+FFFD, so the scrape stays readable.
+        QCOMPARE(server::escape_label_value("caf\xe9"), std::string("caf\xef\xbf\xbd"));
         server::Registry r;
-        r.counter("demo_total", "Back\\slash and\nnewline.", {"path"}).inc({"C:\\x \"y\"\nz"});
+        auto& c = r.counter("demo_total", "Back\\slash and\nnewline.", {"path"});
+        c.inc({"C:\\x \"y\"\nz"});
+        c.inc({"caf\xe9"});  // sorts after "C:..."; the parser reads the file as UTF-8
         const std::string text = r.render();
         QVERIFY(contains_line(text, "# HELP demo_total Back\\\\slash and\\nnewline."));
         QVERIFY(contains_line(text, "demo_total{path=\"C:\\\\x \\\"y\\\"\\nz\"} 1"));

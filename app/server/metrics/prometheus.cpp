@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "runlog/utf8.h"
+
 namespace wb::server {
 
 namespace {
@@ -54,7 +56,10 @@ std::string format_value(double v) {
     return std::string(buf, r.ptr);
 }
 
-std::string escape_label_value(const std::string& v) {
+std::string escape_label_value(const std::string& value) {
+    // The format is UTF-8: a byte that is not (a raw client string) would
+    // make the whole scrape unreadable.
+    const std::string v = runlog::to_valid_utf8(value);
     std::string out;
     out.reserve(v.size());
     for (char c : v) {
@@ -71,7 +76,8 @@ std::string escape_label_value(const std::string& v) {
     return out;
 }
 
-std::string escape_help(const std::string& v) {
+std::string escape_help(const std::string& text) {
+    const std::string v = runlog::to_valid_utf8(text);
     std::string out;
     out.reserve(v.size());
     for (char c : v) {

@@ -28,12 +28,13 @@ namespace wb::server {
 std::string format_value(double v);
 
 /// A label value escaped for the text format: backslash -> \\, double
-/// quote -> \", line feed -> \n; every other byte as it is (UTF-8 passes).
-std::string escape_label_value(const std::string& v);
+/// quote -> \", line feed -> \n; a byte that is not valid UTF-8 -> U+FFFD
+/// (the format is UTF-8); everything else as it is.
+std::string escape_label_value(const std::string& value);
 
 /// A HELP docstring escaped for the text format: backslash -> \\, line
-/// feed -> \n.
-std::string escape_help(const std::string& v);
+/// feed -> \n; a byte that is not valid UTF-8 -> U+FFFD.
+std::string escape_help(const std::string& text);
 
 /// What every family shares: name, help, label names, one mutex.
 class Family {
