@@ -41,8 +41,8 @@ class Family {
   public:
     enum class Type { Counter, Gauge, Histogram };
     virtual ~Family() = default;
-    const std::string& name() const { return name_; }
-    Type type() const { return type_; }
+    const std::string& name() const { return name_; }  ///< the metric name (TYPE line)
+    Type type() const { return type_; }                ///< counter, gauge or histogram
     /// Appends this family's HELP, TYPE and sample lines to `out` (nothing
     /// but HELP and TYPE while it has no series).
     virtual void render(std::string& out) const = 0;
@@ -69,6 +69,7 @@ class Family {
 /// as the family (give it the conventional `_total` suffix).
 class CounterFamily final : public Family {
   public:
+    /// Throws std::invalid_argument for a bad metric or label name (Family).
     CounterFamily(std::string name, std::string help, std::vector<std::string> label_names);
     /// Adds `by` (>= 0, finite) to the series `values` (one per label
     /// name), creating it at 0. Throws std::invalid_argument for a negative
@@ -76,6 +77,7 @@ class CounterFamily final : public Family {
     void inc(const std::vector<std::string>& values, double by = 1.0);
     /// The series' value (0 when it does not exist).
     double value(const std::vector<std::string>& values) const;
+    /// HELP, TYPE and one line per series, series in label-value order.
     void render(std::string& out) const override;
 
   private:
@@ -85,10 +87,12 @@ class CounterFamily final : public Family {
 /// A gauge: a value per label set, set to anything (NaN and +-Inf too).
 class GaugeFamily final : public Family {
   public:
+    /// Throws std::invalid_argument for a bad metric or label name (Family).
     GaugeFamily(std::string name, std::string help, std::vector<std::string> label_names);
     /// Sets the series `values` to `v`. Throws std::invalid_argument for
     /// the wrong number of values.
     void set(const std::vector<std::string>& values, double v);
+    /// HELP, TYPE and one line per series, series in label-value order.
     void render(std::string& out) const override;
 
   private:
@@ -110,7 +114,9 @@ class HistogramFamily final : public Family {
     void observe(const std::vector<std::string>& values, double v);
     /// Observations of the series so far (0 when it does not exist).
     uint64_t count(const std::vector<std::string>& values) const;
-    const std::vector<double>& bounds() const { return bounds_; }
+    const std::vector<double>& bounds() const { return bounds_; }  ///< as given (no +Inf)
+    /// HELP, TYPE, then per series (label-value order) its cumulative
+    /// `_bucket` lines in le order ending with le="+Inf", `_sum`, `_count`.
     void render(std::string& out) const override;
 
   private:
@@ -126,8 +132,9 @@ class HistogramFamily final : public Family {
 /// A set of families rendered together, in the order they were added.
 class Registry {
   public:
-    /// Adds a family. Throws std::invalid_argument for a name already
-    /// registered, or what the family's constructor throws.
+    /// Adds a family and returns it (valid as long as the registry). Throws
+    /// std::invalid_argument for a name already registered, or what the
+    /// family's constructor throws.
     CounterFamily& counter(const std::string& name, const std::string& help,
                            std::vector<std::string> label_names);
     GaugeFamily& gauge(const std::string& name, const std::string& help,

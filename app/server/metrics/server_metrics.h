@@ -31,6 +31,7 @@ struct LatencyBuckets {
 
 class ServerMetrics {
   public:
+    /// Registers every series (docs/metrics.md); nothing observed yet.
     ServerMetrics();
 
     /// Counts one request that went through a session and ended (any
