@@ -23,8 +23,9 @@ packages=(
   dpkg-dev lintian desktop-file-utils file help2man
   # independent checks in tests (csv/json readers of another language), the
   # Jinja2 oracle that writes the chat template tests' expected files, and a
-  # float64 numpy forward pass of the architectures
-  python3 python3-jinja2 python3-numpy
+  # float64 numpy forward pass of the architectures; prometheus_client's
+  # parser reads the server's /metrics text (tests/metrics_export)
+  python3 python3-jinja2 python3-numpy python3-prometheus-client
   # fuzzing in CI (tests/fuzz/run_ci.sh): clang with libFuzzer and the
   # sanitizer runtimes
   clang-14 libclang-rt-14-dev

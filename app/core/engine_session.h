@@ -43,6 +43,7 @@
 #include "chat/chat_template.h"
 #include "core/finished_request.h"
 #include "core/generation_request.h"
+#include "core/session_stats.h"
 #include "core/settings_json.h"
 #include "metrics/metrics_store.h"
 #include "model/load.h"
@@ -350,6 +351,11 @@ class EngineSession {
     const metrics::MetricsStore& metrics() const;
     /// Starts the metrics afresh at now_ms() (between a benchmark's bursts).
     void reset_metrics();
+    /// Running and queued requests, KV pool blocks, prompt and cached
+    /// tokens, engine busy time and memory now (SessionStats, defined in
+    /// session_stats.cpp), O(1) from any thread; counts since open, not
+    /// cleared by reset_metrics(). Never throws.
+    SessionStats stats() const;
     /// Milliseconds since the session started (steady clock).
     double now_ms() const;
     /// How long open() took, by phase (the cold start up to ready).

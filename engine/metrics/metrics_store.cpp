@@ -98,6 +98,8 @@ void MetricsStore::record_step(double end_ms, double duration_ms, uint32_t prefi
     std::lock_guard lock(mu_);
     if (!steps_.empty() && end_ms < steps_.back().end_ms) end_ms = steps_.back().end_ms;
     steps_.push_back({end_ms, duration_ms, prefill_tokens, decode_tokens, after_idle});
+    ++lifetime_.steps;
+    lifetime_.busy_ms += duration_ms;
     last_ms_ = std::max(last_ms_, end_ms);
 }
 
@@ -105,6 +107,8 @@ void MetricsStore::record_prefix_cache(double at_ms, uint32_t prompt_tokens, uin
     std::lock_guard lock(mu_);
     prefix_prompt_.add(at_ms, prompt_tokens);
     prefix_cached_.add(at_ms, cached);
+    lifetime_.prefix_prompt_tokens += prompt_tokens;
+    lifetime_.prefix_cached_tokens += cached;
     last_ms_ = std::max(last_ms_, at_ms);
 }
 
@@ -122,6 +126,16 @@ void MetricsStore::set_gauges(int32_t queued, int32_t running, uint32_t kv_cells
     running_ = running;
     kv_used_ = kv_cells_used;
     kv_total_ = kv_cells_total;
+    lifetime_.queued = queued;
+    lifetime_.running = running;
+    lifetime_.kv_cells_used = kv_cells_used;
+    lifetime_.kv_cells_total = kv_cells_total;
+    lifetime_.kv_cells_cached = kv_cells_cached;
+}
+
+LifetimeTotals MetricsStore::lifetime() const {
+    std::lock_guard lock(mu_);
+    return lifetime_;
 }
 
 double MetricsStore::last_sample_ms() const {

@@ -112,6 +112,23 @@ struct MetricsSnapshot {
     std::vector<std::pair<std::string, uint64_t>> finish_reasons;
 };
 
+/// The gauges as last set and totals since the store was made, kept across
+/// reset(): what a Prometheus scrape needs (its counters never go down, and
+/// a benchmark's reset_metrics() must not zero a server's figures).
+/// MetricsStore::lifetime() returns it in O(1).
+struct LifetimeTotals {
+    int32_t queued = 0;            ///< requests waiting for a slot (last set_gauges)
+    int32_t running = 0;           ///< requests holding a slot
+    uint32_t kv_cells_used = 0;    ///< KV cells in blocks held by running sequences
+    uint32_t kv_cells_total = 0;   ///< KV pool size in cells
+    uint32_t kv_cells_cached = 0;  ///< cells of blocks only the prefix cache keeps
+    uint64_t steps = 0;            ///< forward passes recorded
+    /// Sum of the forward passes' durations (record_step's duration_ms), ms.
+    double busy_ms = 0.0;
+    uint64_t prefix_prompt_tokens = 0;  ///< record_prefix_cache's prompt_tokens summed
+    uint64_t prefix_cached_tokens = 0;  ///< record_prefix_cache's cached summed
+};
+
 /// Per-request samples of one span, as recorded (what events() returns):
 /// the live charts keep them and compute any window over them again.
 struct EventSamples {
@@ -186,6 +203,9 @@ class MetricsStore {
     /// just after a call with a time before that call's (events() by time
     /// would miss it). Cost: O(samples returned).
     EventSamples events_since(EventCursor& cursor) const;
+    /// The gauges and the totals since construction (LifetimeTotals; not
+    /// cleared by reset()). O(1), any thread.
+    LifetimeTotals lifetime() const;
     /// Time of the latest sample of any kind (run start when none): the end
     /// of a finished run.
     double last_sample_ms() const;
@@ -219,6 +239,7 @@ class MetricsStore {
     int32_t queued_ = 0, running_ = 0;
     uint32_t kv_used_ = 0, kv_total_ = 0, kv_cached_ = 0;
     std::vector<std::pair<std::string, uint64_t>> reasons_;
+    LifetimeTotals lifetime_;  // never reset
 };
 
 }  // namespace wb::metrics
