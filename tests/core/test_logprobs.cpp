@@ -9,7 +9,8 @@
 //     with every position's logits): a float64 log-softmax at every step,
 //     for greedy and for sampled runs.
 // Also: the Token events carry what the finished result carries, requests
-// that do not ask carry none, and out-of-range values are refused.
+// that do not ask carry none, and out-of-range values are refused (by the
+// session and by the scheduler alone).
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -317,6 +318,17 @@ class TestLogprobsSession : public QObject {
             QVERIFY2(out.fin->message.find("top_logprobs") != std::string::npos,
                      out.fin->message.c_str());
         }
+        // The scheduler checks on its own too (callers that skip the session).
+        scheduler::Scheduler sched(s->model(), s->vocab(), scheduler::SchedulerParams{1, 4, 64, 64},
+                                   nullptr);
+        scheduler::Request r;
+        r.prompt_tokens = {1, 403};
+        r.top_logprobs = 21;
+        const scheduler::SubmitResult res = sched.submit(r);
+        QVERIFY(!res.accepted);
+        QVERIFY2(res.message.find("top_logprobs") != std::string::npos &&
+                     res.message.find("21") != std::string::npos,
+                 res.message.c_str());
     }
 };
 
