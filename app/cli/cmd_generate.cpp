@@ -72,6 +72,10 @@ const CommandSpec kSpec{
                                   {"json", 0, "",
                                    "print one JSON object (ids, text, finish reason, timings) "
                                    "instead of streaming"},
+                                  {"top-logprobs", 0, "N",
+                                   "report each token's log-probability under the model's raw "
+                                   "logits and the N (0..20) most likely tokens per step: in "
+                                   "--json as \"logprobs\", else a table on stderr"},
                                   {"db", 0, "PATH",
                                    "run log database (default: "
                                    "~/.local/share/inference-workbench/runlog.sqlite)"},
@@ -117,6 +121,47 @@ nlohmann::json num_or_null(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// --json's "logprobs": [n_out] {id, text, logprob, top: [{id, text, logprob}]}
+// (text: the token's piece, special tokens spelled out; a -inf logprob is null).
+nlohmann::json logprobs_json(const std::vector<core::TokenLogprobs>& steps,
+                             const tokenizer::Vocab& vocab) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const core::TokenLogprobs& s : steps) {
+        nlohmann::json top = nlohmann::json::array();
+        for (const core::TokenLogprob& t : s.top)
+            top.push_back({{"id", t.token},
+                           {"text", vocab.token_to_piece(t.token, /*special=*/true)},
+                           {"logprob", core::as_decimal(t.logprob)}});
+        out.push_back({{"id", s.token},
+                       {"text", vocab.token_to_piece(s.token, /*special=*/true)},
+                       {"logprob", core::as_decimal(s.logprob)},
+                       {"top", std::move(top)}});
+    }
+    return out;
+}
+
+// The plain output's table (stderr): one line per token, its log-probability,
+// then the step's top tokens as id:logprob.
+void print_logprobs_table(const std::vector<core::TokenLogprobs>& steps,
+                          const tokenizer::Vocab& vocab) {
+    std::fprintf(stderr, "\n%5s %7s %10s  %-16s %s\n", "#", "id", "logprob", "piece", "top");
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const core::TokenLogprobs& s = steps[i];
+        std::string top;
+        for (const core::TokenLogprob& t : s.top) {
+            char cell[48];
+            std::snprintf(cell, sizeof cell, "%s%d:%.4f", top.empty() ? "" : " ", t.token,
+                          static_cast<double>(t.logprob));
+            top += cell;
+        }
+        const nlohmann::json piece = vocab.token_to_piece(s.token, /*special=*/true);
+        std::fprintf(stderr, "%5zu %7d %10.4f  %-16s %s\n", i, s.token,
+                     static_cast<double>(s.logprob),
+                     piece.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str(),
+                     top.c_str());
+    }
+}
+
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& argv) {
@@ -149,6 +194,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
     }
     const int64_t n_predict = args.get_int("n-predict", 128, 0, int64_t{1} << 24);
     const bool json = args.has("json");
+    const int32_t top_logprobs =
+        args.has("top-logprobs")
+            ? static_cast<int32_t>(args.get_int("top-logprobs", 0, 0, core::kMaxTopLogprobs))
+            : -1;
     const sampling::SamplingParams sp = sampling_from_args(args);
     const std::string path = resolve_model_path(args.get("model"));
     // Run log, opened strictly before any work: a bad database file is
@@ -195,6 +244,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     req.max_tokens = static_cast<int32_t>(std::max<int64_t>(n_predict, 1));
     req.sampling = sp;
     req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
+    req.top_logprobs = top_logprobs;
     req.client_id = "cli";
     req.label = "generate";
     // What the session will run, rendered once: shown before it runs (and
@@ -330,6 +380,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         }
         j["generated_token_ids"] = g.output_tokens;
         j["text"] = g.output;
+        if (top_logprobs >= 0) j["logprobs"] = logprobs_json(g.logprobs, session->vocab());
         j["finish_reason"] = g.finish_reason;
         j["n_ctx"] = session->facts().n_ctx;
         j["kv_type"] = session->facts().kv_type;
@@ -376,6 +427,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
                      g.prompt_tokens.size(), g.output_tokens.size(), g.finish_reason.c_str(), ttft,
                      prefill_tps.value_or(0.0), prefill_ms, decode_line, m.backend_name().c_str(),
                      static_cast<unsigned long long>(g.seed));
+        if (top_logprobs >= 0) print_logprobs_table(g.logprobs, session->vocab());
     }
     // The output went past the training context (the prompt had not):
     // said after the figures, which show where it ended.

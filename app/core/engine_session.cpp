@@ -197,6 +197,7 @@ struct detail::SessionCore {
         f->prompt_tokens_computed = e.prompt_tokens_processed;
         f->preemptions = e.preemptions;
         f->output_tokens = e.output_tokens;
+        f->logprobs = e.output_logprobs;
         f->past_n_ctx_train = past_n_ctx_train(f->prompt_tokens.size() + f->output_tokens.size());
         f->output = e.output;
         f->finish_reason = scheduler::to_string(e.reason);
@@ -264,6 +265,7 @@ struct detail::SessionCore {
                     re.token = e.token;
                     re.index = e.index;
                     re.piece = e.piece;
+                    re.logprobs = e.logprobs;
                     break;
                 case scheduler::EventType::Finished:
                     re.type = RequestEvent::Type::Finished;
@@ -592,6 +594,7 @@ RequestHandle EngineSession::submit(PreparedRequest prepared, EventSink sink) {
     r.sampling.seed = p.seed;
     r.stop = req.stop;
     r.ignore_eos = req.ignore_eos;
+    r.top_logprobs = req.top_logprobs;
     r.queue_timeout_ms = req.queue_timeout_ms;
     r.timeout_ms = req.timeout_ms;
     r.client = req.client_id;

@@ -109,6 +109,9 @@ struct RequestEvent {
     /// begin a stop string is held back ("" is common). The Finished event
     /// carries the rest in `piece` too.
     std::string piece;
+    /// Token, when GenerationRequest::top_logprobs >= 0: this token's
+    /// log-probability and its step's top_logprobs most likely tokens.
+    std::optional<TokenLogprobs> logprobs;
     /// Started: the request as it is admitted (ids, prompt, prompt tokens,
     /// seed, settings, submit and admission times; finish_reason
     /// "interrupted", no output), for a run-log row written now

@@ -82,6 +82,10 @@ struct FinishedRequest {
     std::vector<int32_t>
         output_tokens;   ///< [n_out] (an end-of-generation token that stopped it excluded)
     std::string output;  ///< text, cut before a stop string
+    /// [n_out] each output token's log-probability and its step's most
+    /// likely tokens (GenerationRequest::top_logprobs >= 0); empty when not
+    /// requested.
+    std::vector<TokenLogprobs> logprobs;
 
     /// "stop" | "length" | "timeout" | "cancelled" | "rejected" | "error"
     /// ("interrupted" in the Started event's snapshot: not finished yet).

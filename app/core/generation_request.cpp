@@ -56,6 +56,9 @@ std::string validate(const GenerationRequest& r) {
     if (forms > 1) return "give one of messages, prompt and prompt_tokens, not several";
     if (forms == 0) return "empty prompt";
     if (r.max_tokens < 1) return "max_tokens must be >= 1, got " + std::to_string(r.max_tokens);
+    if (r.top_logprobs < -1 || r.top_logprobs > kMaxTopLogprobs)
+        return "top_logprobs must be -1 (none), 0 (the chosen token only) or 1.." +
+               std::to_string(kMaxTopLogprobs) + ", got " + std::to_string(r.top_logprobs);
     return {};
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "core/token_logprobs.h"
 #include "sampling/sampler.h"
 
 namespace wb::core {
@@ -75,6 +76,12 @@ struct GenerationRequest {
     std::vector<std::string> stop;  ///< stop strings (not part of the output); "" ignored
     bool ignore_eos = false;        ///< keep generating after an end-of-generation token
     SeedSpec seed;                  ///< how the RNG seed is chosen
+    /// Per-token log-probabilities (core/token_logprobs.h): -1 none; 0 the
+    /// chosen token's log-probability only; 1..20 (kMaxTopLogprobs) also
+    /// that many most likely tokens per step. Costs O(n_vocab) per token
+    /// only when >= 0. Reported in RequestEvent::logprobs and
+    /// FinishedRequest::logprobs.
+    int32_t top_logprobs = -1;
     int64_t queue_timeout_ms = -1;  ///< longest wait for a slot from submit; < 0 = none
     int64_t timeout_ms = -1;        ///< longest submit-to-finish time; < 0 = none
 
@@ -91,7 +98,7 @@ struct GenerationRequest {
 PromptMode prompt_mode(const GenerationRequest& r);
 
 /// "" when `r` can be submitted, else why not: more than one prompt form
-/// set, none set, max_tokens < 1.
+/// set, none set, max_tokens < 1, top_logprobs outside -1..20.
 std::string validate(const GenerationRequest& r);
 
 }  // namespace wb::core

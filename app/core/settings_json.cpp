@@ -38,6 +38,9 @@ nlohmann::json settings_json(const GenerationRequest& r, uint64_t seed, const En
         {"prefill_chunk", f.prefill_chunk},
         {"step_tokens", f.step_tokens},
     };
+    // Only when asked: it does not change the output, and rows without it
+    // stay as they were.
+    if (r.top_logprobs >= 0) j["top_logprobs"] = r.top_logprobs;
     if (mode != PromptMode::Tokens) {
         j["add_bos"] = prompt.add_bos;
         j["pre_tokenizer"] = prompt.pre_tokenizer;

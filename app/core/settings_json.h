@@ -44,6 +44,7 @@ double as_decimal(float v);
 ///   seed (the seed used, a number), seed_policy ("fixed" | "random" |
 ///   "base+index"), max_tokens, stop (array), ignore_eos,
 ///   queue_timeout_ms and timeout_ms (numbers, null = no limit),
+///   top_logprobs (only when >= 0),
 ///   prompt_mode ("raw" | "chat" | "tokens"), n_ctx, n_parallel,
 ///   kv_type, backend, prefill_chunk, step_tokens, and how the
 ///   text became ids (PromptFacts): add_bos, pre_tokenizer, parse_special,

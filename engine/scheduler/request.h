@@ -3,10 +3,12 @@
 // (Event), one request at a time.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "metrics/request_metrics.h"
+#include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 
 namespace wb::scheduler {
@@ -68,6 +70,10 @@ struct Request {
     int64_t queue_timeout_ms = -1;
     /// Longest time (ms) from submission to the finish; negative = no limit.
     int64_t timeout_ms = -1;
+    /// Log-probabilities to report per output token (sampling/logprobs.h):
+    /// -1 none; 0 the chosen token's only; 1..20 also that many most likely
+    /// tokens of the step. Other values make the request invalid (Error).
+    int32_t top_logprobs = -1;
     /// Who submitted it ("batch", "chat", a server's API key, ...): the
     /// per-client concurrency limit (AdmissionLimits) counts running
     /// requests by this name. "" is a client like any other.
@@ -118,6 +124,10 @@ struct Event {
     /// begin a stop string is held back, so a piece may be "" and a later
     /// one may carry several tokens' text.
     std::string piece;
+    /// Token, when Request::top_logprobs >= 0: the token's log-probability
+    /// under the step's raw logits and the step's top_logprobs most likely
+    /// tokens (FirstToken: not set).
+    std::optional<sampling::TokenLogprobs> logprobs;
 
     // Started:
     int32_t slot = -1;  ///< KV-cache sequence id the request runs in
@@ -133,6 +143,9 @@ struct Event {
     std::vector<int32_t>
         output_tokens;   ///< [n_out] generated ids (an EOS that stopped it excluded)
     std::string output;  ///< output text (cut before a stop string)
+    /// [n_out] one per output_tokens entry when Request::top_logprobs >= 0,
+    /// else empty.
+    std::vector<sampling::TokenLogprobs> output_logprobs;
     /// Prompt tokens computed by prefill the first time through (after
     /// the ones taken from the prefix cache); cached + processed = prompt
     /// length once the first token exists.

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 #include "scheduler/stop_strings.h"
 #include "tokenizer/stream_detokenizer.h"
@@ -90,6 +91,7 @@ struct Scheduler::Job {
     std::unique_ptr<tokenizer::StreamDetokenizer> detok;
     std::unique_ptr<StopStringMatcher> stops;
     std::vector<int32_t> output;  // [n_out] generated ids; the last one is fed next step
+    std::vector<sampling::TokenLogprobs> logprobs;  // [n_out] when req.top_logprobs >= 0
     bool cancel = false;
     bool prefix_recorded = false;  // the prefix-cache figures went to the metrics
     int32_t n_cached = 0;          // prompt tokens taken from the prefix cache (first run)
@@ -236,6 +238,9 @@ SubmitResult Scheduler::submit(Request request) {
     const int32_t n_vocab = static_cast<int32_t>(model_.hparams().n_vocab);
     if (request.max_tokens <= 0) {
         invalid = "max_tokens must be >= 1, got " + std::to_string(request.max_tokens);
+    } else if (request.top_logprobs < -1 || request.top_logprobs > sampling::kMaxTopLogprobs) {
+        invalid = "top_logprobs must be in -1.." + std::to_string(sampling::kMaxTopLogprobs) +
+                  ", got " + std::to_string(request.top_logprobs);
     } else if (prompt.empty() && request.prompt.empty()) {
         invalid = "empty prompt";
     } else {
@@ -386,6 +391,7 @@ Event Scheduler::finish_job(Job& job, FinishReason reason, std::string message, 
         e.output = job.stops->text();
     }
     e.output_tokens = job.output;
+    e.output_logprobs = job.logprobs;
     e.prompt_tokens_processed = job.n_computed;
     e.prompt_tokens_cached = job.n_cached;
     e.preemptions = job.preemptions;
@@ -491,7 +497,8 @@ void Scheduler::finish_slot(Slot& slot, FinishReason reason, std::string message
     slot.batch_tokens = 0;
 }
 
-void Scheduler::on_token(Slot& slot, int32_t token, double t, std::vector<Event>& ev) {
+void Scheduler::on_token(Slot& slot, int32_t token, std::optional<sampling::TokenLogprobs> lp,
+                         double t, std::vector<Event>& ev) {
     Job& job = *slot.job;
     if (!job.prefix_recorded) {
         // The first prefill is done: what the prefix cache saved is final.
@@ -529,6 +536,10 @@ void Scheduler::on_token(Slot& slot, int32_t token, double t, std::vector<Event>
     e.token = token;
     e.index = static_cast<int32_t>(index);
     e.piece = job.stops->push(job.detok->push(token));
+    if (lp) {
+        job.logprobs.push_back(*lp);
+        e.logprobs = std::move(lp);
+    }
     ev.push_back(std::move(e));
 
     if (job.stops->stopped()) {
@@ -703,8 +714,13 @@ void Scheduler::step(std::vector<Event>& ev) {
         Slot& s = *rows[r];
         std::span<const float> row(logits_.data() + r * n_vocab, n_vocab);
         int32_t token = -1;
+        std::optional<sampling::TokenLogprobs> lp;
         try {
             token = s.job->sampler->sample(row);  // also records it for the penalty
+            // The raw row, before the sampler's bias and penalties: the
+            // model's own distribution (only when asked: O(n_vocab)).
+            if (s.job->req.top_logprobs >= 0)
+                lp = sampling::token_logprobs(row, token, s.job->req.top_logprobs);
         } catch (const std::exception& e) {
             // NaN / inf logits (a broken model): this request cannot go on;
             // the message names the step, the others in the ubatch continue.
@@ -719,7 +735,7 @@ void Scheduler::step(std::vector<Event>& ev) {
                 t, ev);
             continue;
         }
-        on_token(s, token, t, ev);
+        on_token(s, token, std::move(lp), t, ev);
     }
     busy_after_step_ =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); });

@@ -53,6 +53,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -200,7 +201,9 @@ class Scheduler {
     void step(std::vector<Event>& ev);
     /// Gives slot's blocks back and parks its job in preempted_.
     void preempt(Slot& slot, double t, std::vector<Event>& ev);
-    void on_token(Slot& slot, int32_t token, double t, std::vector<Event>& ev);
+    /// `lp`: the token's log-probabilities when the request asked for them.
+    void on_token(Slot& slot, int32_t token, std::optional<sampling::TokenLogprobs> lp, double t,
+                  std::vector<Event>& ev);
     void finish_slot(Slot& slot, FinishReason reason, std::string message, double t,
                      std::vector<Event>& ev);
     Event finish_job(Job& job, FinishReason reason, std::string message, double t);

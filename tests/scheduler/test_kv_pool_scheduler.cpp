@@ -15,6 +15,7 @@
 // Nothing asserts on timing.
 
 #include <QtTest>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -238,6 +239,7 @@ class TestKvPoolScheduler : public QObject {
         for (int i = 0; i < 4; ++i) {
             Request r = greedy("r" + std::to_string(i), eng.vocab.tokenize(prompts[i], true), 320);
             r.ignore_eos = true;
+            r.top_logprobs = 2;  // kept across preemption, one per output token
             if (i % 2 == 1) {
                 r.sampling.temperature = 0.9f;
                 r.sampling.top_k = 20;
@@ -246,11 +248,13 @@ class TestKvPoolScheduler : public QObject {
             reqs.push_back(r);
         }
         std::map<std::string, std::vector<int32_t>> alone;
+        std::map<std::string, std::vector<sampling::TokenLogprobs>> alone_lp;
         for (const Request& r : reqs) {
             Engine solo = load(512, 1, backend.toStdString());
             const Event e = run_alone(solo, r);
             QCOMPARE(e.reason, FinishReason::Length);
             alone[r.label] = e.output_tokens;
+            alone_lp[r.label] = e.output_logprobs;
         }
         Events ev;
         Scheduler s(*eng.model, eng.vocab, SchedulerParams{4, 8, 64, 256}, ev.sink());
@@ -263,6 +267,14 @@ class TestKvPoolScheduler : public QObject {
             const Event& e = fin.at(r.label);
             QCOMPARE(e.reason, FinishReason::Length);
             QCOMPARE(e.output_tokens, alone[r.label]);
+            QCOMPARE(e.output_logprobs.size(), e.output_tokens.size());
+            for (size_t i = 0; i < e.output_logprobs.size(); ++i) {
+                QCOMPARE(e.output_logprobs[i].token, e.output_tokens[i]);
+                // Batched and recomputed vs alone: the same logits up to
+                // float reassociation.
+                QVERIFY(std::fabs(e.output_logprobs[i].logprob - alone_lp[r.label][i].logprob) <=
+                        1e-3f);
+            }
             preempted += e.preemptions;
             recomputed += e.recomputed_tokens;
         }
