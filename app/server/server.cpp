@@ -280,8 +280,12 @@ void Server::Impl::stream(httplib::Response& res, std::shared_ptr<Exchange> ex,
                 if (f.completed()) {
                     ok = write(sse_event(finish_chunk(ids, f, req, usage)));
                 } else {
-                    // Headers said 200 already: the failure is an error event.
-                    ok = write(sse_event(error_body(engine_error(f, 500))));
+                    // Headers said 200 already: the failure is an error event,
+                    // worded as the plain answer's would be (stopping, timeout).
+                    const int as = f.finish_reason == "cancelled" ? 503
+                                   : f.finish_reason == "timeout" ? 504
+                                                                  : 500;
+                    ok = write(sse_event(error_body(engine_error(f, as))));
                 }
                 if (ok && usage) ok = write(sse_event(usage_chunk(ids, f)));
                 if (ok) ok = write(sse_done());
