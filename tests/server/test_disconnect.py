@@ -1,6 +1,8 @@
 """A client that opens a stream and closes it after the first chunk: its
 request ends "cancelled" in the run log and its slot is free (with
---parallel 1, a following request is served).
+--parallel 1, a following request is served). Then SIGTERM with a stream in
+flight: the stream ends (error event, [DONE]), its row says "cancelled",
+serve exits 0.
 
 Usage: test_disconnect.py WORKBENCH_CLI MODEL TMPDIR
 """
@@ -45,9 +47,30 @@ with Server(cli, model, ["--parallel", "1", "--max-queue", "4", "-c", "4096"], d
     with urllib.request.urlopen(req, timeout=30) as resp:
         check(resp.status == 200, "the request after the disconnect: %d" % resp.status)
 
+    # Stopping (SIGTERM, when the block ends) with a stream in flight: the
+    # stream ends with an error event and [DONE], serve exits 0.
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    got = b""
+    while b"data: " not in got:
+        chunk = sock.recv(4096)
+        check(chunk, "the third stream ended before its first chunk: %r" % got)
+        got += chunk
+rest = b""
+while True:
+    chunk = sock.recv(65536)
+    if not chunk:
+        break
+    rest += chunk
+sock.close()
+check(b"server_stopping" in rest and b"data: [DONE]" in rest,
+      "the stream in flight at SIGTERM did not end cleanly: %r" % rest[-300:])
+
 logged = rows(db)
-check(len(logged) == 2, "%d rows, expected 2" % len(logged))
-first, second = logged
+check(len(logged) == 3, "%d rows, expected 3" % len(logged))
+first, second, third = logged
+check(third["finish_reason"] == "cancelled", "the stream at SIGTERM: %r" % third["finish_reason"])
 check(first["finish_reason"] == "cancelled",
       "the disconnected stream finished %r (%s), expected cancelled" % (first["finish_reason"],
                                                                       first["error"]))
