@@ -13,6 +13,8 @@ packages=(
   libqcustomplot-dev libqcustomplot2.1-qt6
   # SQLite C API for the run log; JSON for the CLI and exports
   libsqlite3-dev sqlite3 nlohmann-json3-dev libssl-dev
+  # HTTP server of `workbench-cli serve` (docs/server.md: why this library)
+  libcpp-httplib-dev curl
   # Unicode regular expressions for the BPE pre-tokenizers
   libpcre2-dev
   # Vulkan: loader, headers, shader compiler, CPU driver (lavapipe), validation
@@ -34,15 +36,34 @@ packages=(
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# The server tests' real OpenAI client (tests/server/node) needs Node and
+# npm: Debian's, unless a node is already on the PATH.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
+# The `openai` npm package at the version package-lock.json pins, for the
+# server tests (they are skipped without it).
+install_node_modules() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/server/node"
+  if [ -f "$dir/package-lock.json" ]; then
+    echo "setup: npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages already installed"
+  install_node_modules
   exit 0
 fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_node_modules

@@ -92,6 +92,12 @@ struct GenerationRequest {
     int64_t run_id = 0;
     /// The caller's id of this request, logged as request_id ("line-3", "chat-2").
     std::string label;
+    /// Surface-specific facts logged with the request's settings
+    /// (responses.settings), e.g. the server's {"api_route", "client_addr"}:
+    /// a JSON object whose keys settings_json adds to its own; a key that
+    /// settings_json already writes keeps settings_json's value, so every
+    /// surface's standard keys mean the same. Not used by the engine.
+    nlohmann::json log_settings = nlohmann::json::object();
 };
 
 /// Chat when messages are set, Tokens when prompt_tokens are, else Raw.

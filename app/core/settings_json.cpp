@@ -50,6 +50,10 @@ nlohmann::json settings_json(const GenerationRequest& r, uint64_t seed, const En
         j["chat_template"] = prompt.template_name;
         j["chat_template_sha256"] = prompt.template_sha256;
     }
+    // The surface's own facts; the standard keys above win a clash.
+    if (r.log_settings.is_object())
+        for (const auto& [key, value] : r.log_settings.items())
+            if (!j.contains(key)) j[key] = value;
     return j;
 }
 

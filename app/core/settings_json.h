@@ -48,7 +48,8 @@ double as_decimal(float v);
 ///   prompt_mode ("raw" | "chat" | "tokens"), n_ctx, n_parallel,
 ///   kv_type, backend, prefill_chunk, step_tokens, and how the
 ///   text became ids (PromptFacts): add_bos, pre_tokenizer, parse_special,
-///   and for chat chat_template (name) and chat_template_sha256.
+///   and for chat chat_template (name) and chat_template_sha256; then every
+///   key of r.log_settings (an object) that is not one of these.
 nlohmann::json settings_json(const GenerationRequest& r, uint64_t seed, const EngineFacts& f,
                              const PromptFacts& prompt = {});
 

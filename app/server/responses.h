@@ -1,0 +1,72 @@
+#pragma once
+// The JSON bodies and server-sent-event chunks the server answers with,
+// shaped as OpenAI's API sends them (API reference: "The chat completion
+// object", "The chat completion chunk object", "The completion object"),
+// built from what the engine reported (core::FinishedRequest). Pure
+// functions, no I/O.
+// Qt-free.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/finished_request.h"
+#include "server/request_parse.h"
+
+namespace wb::server {
+
+/// What every chunk and body of one answer shares.
+struct AnswerIds {
+    std::string id;       ///< "chatcmpl-<n>" or "cmpl-<n>"
+    int64_t created = 0;  ///< Unix time in seconds
+    std::string model;    ///< the served model's public name
+    Route route = Route::ChatCompletions;
+};
+
+/// OpenAI's finish reason for the engine's: "stop" stays, "length" and
+/// "context" (the context is full) are "length". Anything else (the
+/// request did not complete) is returned as it is.
+std::string openai_finish_reason(const std::string& engine_reason);
+
+/// {"prompt_tokens", "completion_tokens", "total_tokens",
+///  "prompt_tokens_details": {"cached_tokens"}} of `f` (tokens: the prompt
+/// as run, the output without an end-of-generation token that stopped it,
+/// the prompt tokens whose K/V came from the prefix cache).
+nlohmann::json usage_json(const core::FinishedRequest& f);
+
+/// The `logprobs` of a choice. Returns null for now: per-token log
+/// probabilities come from the engine in a later change, which fills this
+/// one function (chat: {"content": [{token, logprob, bytes, top_logprobs}]};
+/// completions: {tokens, token_logprobs, top_logprobs, text_offset}).
+nlohmann::json logprobs_json(const core::FinishedRequest& f, const CompletionRequest& req);
+
+/// The non-streaming body: one choice with the whole text (chat: message
+/// {role "assistant", content}; completions: text), finish_reason, logprobs,
+/// and usage.
+nlohmann::json full_response(const AnswerIds& ids, const core::FinishedRequest& f,
+                             const CompletionRequest& req);
+
+/// A streamed chunk with `text` (chat: delta {"content": text}, the first
+/// chunk also "role": "assistant"; completions: "text") and no finish
+/// reason. `with_usage_null`: the chunk carries "usage": null, as OpenAI's
+/// does when stream_options.include_usage is set.
+nlohmann::json text_chunk(const AnswerIds& ids, const std::string& text, bool first,
+                          bool with_usage_null);
+
+/// The last chunk of the choice: empty delta (chat) or "" text, its finish
+/// reason and logprobs.
+nlohmann::json finish_chunk(const AnswerIds& ids, const core::FinishedRequest& f,
+                            const CompletionRequest& req, bool with_usage_null);
+
+/// The usage chunk after the finish chunk (stream_options.include_usage):
+/// "choices": [] and "usage".
+nlohmann::json usage_chunk(const AnswerIds& ids, const core::FinishedRequest& f);
+
+/// One server-sent event: "data: <json>\n\n" (the WHATWG HTML "server-sent
+/// events" format; the JSON is on one line, invalid UTF-8 replaced).
+std::string sse_event(const nlohmann::json& j);
+
+/// The stream's end: "data: [DONE]\n\n", as OpenAI's API ends it.
+std::string sse_done();
+
+}  // namespace wb::server
