@@ -43,7 +43,7 @@
     X(bench, "Measure prefill and decode tokens/s (median and spread over repetitions)") \
     X(export, "Export logged responses (run log) as CSV or JSON Lines") \
     X(batch, "Run a prompt set through the continuous-batching scheduler, with latency metrics") \
-    X(log, "Run-log maintenance: path, redaction and retention settings, prune") \
+    X(log, "Run-log maintenance: path, settings, prune, retention, redact, check, salvage") \
     /* end of the command table */
 // clang-format on
 
