@@ -15,6 +15,7 @@
 
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
+#include "compare/compare_tab.h"
 #include "main_window.h"
 #include "run_recorder.h"
 #include "runlog/environment.h"
@@ -56,6 +57,7 @@ class UiRunLogPrivacy : public QObject {
   private slots:
     void settingsPersistAcrossARestart();
     void retentionIsAppliedAtStart();
+    void compareFollowsNoText();
 };
 
 void UiRunLogPrivacy::settingsPersistAcrossARestart() {
@@ -121,6 +123,37 @@ void UiRunLogPrivacy::retentionIsAppliedAtStart() {
     const wbtest::RawSqlite raw(db);
     QCOMPARE(raw.rows("SELECT prompt, redacted FROM responses ORDER BY id"),
              (std::vector<std::vector<std::string>>{{"<null>", "1"}, {"ZQXNEWCHAT prompt", "0"}}));
+}
+
+// Compare writes through its own connection: with the box ticked its run
+// is a no-text run too (stories260K twice on the CPU backend).
+void UiRunLogPrivacy::compareFollowsNoText() {
+    QTemporaryDir d;
+    const QString db = d.filePath("runlog.sqlite");
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setNoText(true);
+    gui::RunRecorder recorder;
+    QString notice;
+    QVERIFY2(recorder.open(db, &notice), qPrintable(notice));
+    ui::MainWindow w(&store, &recorder);
+    auto* tab = w.findChild<ui::compare::CompareTab*>();
+    QVERIFY(tab);
+    const QString model = QString::fromStdString(kStories);
+    tab->setBackend("cpu");
+    tab->addModel(model);
+    tab->addModel(model);
+    tab->setMaxTokens(4);
+    tab->setPrompt("Once upon a time ZQXCOMPARESECRET");
+    QSignalSpy logged(tab, &ui::compare::CompareTab::runLogged);
+    tab->runPrompt();
+    QVERIFY(logged.wait(300000));
+    QCOMPARE(logged.at(0).at(1).toInt(), 2);
+    const wbtest::RawSqlite raw(db);
+    QCOMPARE(raw.rows("SELECT kind, no_text FROM runs"),
+             (std::vector<std::vector<std::string>>{{"compare", "1"}}));
+    QCOMPARE(raw.rows("SELECT count(*) FROM responses WHERE prompt IS NULL AND output IS NULL "
+                      "AND redacted = 1 AND output_tokens = 4"),
+             (std::vector<std::vector<std::string>>{{"2"}}));
 }
 
 QTEST_MAIN(UiRunLogPrivacy)
