@@ -10,12 +10,14 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
 #include "compare/compare_tab.h"
+#include "history_view.h"
 #include "main_window.h"
 #include "run_recorder.h"
 #include "runlog/environment.h"
@@ -123,6 +125,18 @@ void UiRunLogPrivacy::retentionIsAppliedAtStart() {
     const wbtest::RawSqlite raw(db);
     QCOMPARE(raw.rows("SELECT prompt, redacted FROM responses ORDER BY id"),
              (std::vector<std::vector<std::string>>{{"<null>", "1"}, {"ZQXNEWCHAT prompt", "0"}}));
+    // History says so instead of showing an empty prompt.
+    auto* table = w.findChild<ui::HistoryView*>()->findChild<QTableView*>();
+    QVERIFY(table);
+    const auto cells = [table] {
+        QStringList all;
+        for (int r = 0; r < table->model()->rowCount(); ++r)
+            for (int c = 0; c < table->model()->columnCount(); ++c)
+                all << table->model()->index(r, c).data().toString();
+        return all;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(cells().contains("[redacted]"), 10000);
+    QVERIFY(cells().contains("ZQXNEWCHAT prompt"));
 }
 
 // Compare writes through its own connection: with the box ticked its run
