@@ -42,6 +42,10 @@ DbError not_changed(const Db& db, const DbError& e) {
 //    cuts the -wal to 0 bytes (https://sqlite.org/pragma.html#pragma_wal_checkpoint).
 //    It cannot finish while another connection reads an older snapshot:
 //    the pragma's first column is then 1, reported as wal_emptied = false.
+// VACUUM runs even when no row changed: text deleted another way (`log
+// prune`'s DELETE, an earlier purge whose VACUUM failed) can sit in free
+// space inside pages still in use, where freelist_count does not see it.
+// The price is one rewrite of the log per purge (the app: once per start).
 bool vacuum_and_truncate(const Db& db) {
     db.exec("VACUUM",
             "VACUUM after removing text (the text is out of the rows; its bytes may stay "
