@@ -76,6 +76,13 @@ OpenError to_open_error(const std::string& path, const DbError& e) {
         case SQLITE_PERM:
             return {OpenProblem::ReadOnly, path + ": the run log cannot be written (" + e.what() +
                                                "); check the file's and its folder's permissions"};
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return {OpenProblem::CannotOpen,
+                    path +
+                        ": the run log stayed locked by another program (a running generate, "
+                        "batch or the app); nothing was changed: try again when it is done (" +
+                        e.what() + ")"};
         case SQLITE_FULL:
             return {OpenProblem::CannotOpen,
                     path + ": cannot set up the run log: the disk is full (" + e.what() +

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <random>
@@ -176,6 +177,35 @@ class TestRunLogRetentionCli : public QObject {
                  bad.err.constData());
         QCOMPARE(sha256sum(db), hash);
         QCOMPARE(cli({"log", "redact", "one", "--db", db}).code, 2);  // usage error
+    }
+
+    // Another program holds the write lock (python3's sqlite3, BEGIN
+    // IMMEDIATE until its stdin closes): after waiting, a sentence saying
+    // so, and the file's bytes (with -wal) are what they were.
+    void lockedLogIsRefusedAndUnchanged() {
+        const QString db = dir_.filePath("locked.sqlite");
+        QVERIFY(generate(db, "Once upon a time ZQXLOCKED"));
+        QProcess holder;
+        holder.start("python3", {"-c",
+                                 "import sqlite3, sys\n"
+                                 "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                                 "c.execute('BEGIN IMMEDIATE')\n"
+                                 "print('locked', flush=True)\n"
+                                 "sys.stdin.read()\n"
+                                 "c.execute('ROLLBACK')\n",
+                                 db});
+        QVERIFY(holder.waitForReadyRead(60000));
+        QCOMPARE(holder.readAllStandardOutput().trimmed(), QByteArray("locked"));
+        const QByteArray before = disk_bytes(db);
+        const auto r = cli({"log", "retention", "--days", "0", "--db", db});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(
+            r.err.contains("locked by another program") && r.err.contains("nothing was changed"),
+            r.err.constData());
+        QCOMPARE(disk_bytes(db), before);
+        holder.closeWriteChannel();
+        QVERIFY(holder.waitForFinished(60000));
+        QVERIFY(disk_bytes(db).contains("ZQXLOCKED"));
     }
 
     // A damaged log: a sentence naming the damage, the file's bytes unchanged.
