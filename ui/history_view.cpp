@@ -325,7 +325,7 @@ void HistoryView::refresh() {
         return;
     }
     model_->removeRows(0, model_->rowCount());
-    const QString redacted = QStringLiteral("(redacted)");
+    const QString redacted = QStringLiteral("[redacted]");
     for (const runlog::HistoryRow& r : rows) {
         const QDateTime started = QDateTime::fromMSecsSinceEpoch(r.started_ms);
         model_->appendRow(QList<QStandardItem*>{

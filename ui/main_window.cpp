@@ -71,6 +71,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     modelBar_ = new ModelBar;
     settingsPanel_ = new SettingsPanel;
     settingsPanel_->setSettings(store_->gen());
+    settingsPanel_->setRunLogPrivacy(store_->noText(), store_->textRetentionDays());
     auto current = [this] { return settingsPanel_->settings(); };
 
     // The tabs, from the one list (tabs.cpp).
@@ -237,6 +238,12 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             });
     });
     connect(settingsPanel_, &SettingsPanel::changed, this, &MainWindow::onSettingsChanged);
+    connect(settingsPanel_, &SettingsPanel::runLogPrivacyChanged, this,
+            [this](bool no_text, int days) {
+                store_->setNoText(no_text);
+                store_->setTextRetentionDays(days);
+                if (recorder_) recorder_->setNoText(no_text);
+            });
     connect(chat_, &ChatView::statusMessage, this,
             [this](const QString& m) { showTabMessage(chat_, m, 10000); });
     // A tab's message is about that tab: it goes when the user moves to
@@ -256,6 +263,24 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
             recorder_, &gui::RunRecorder::failed, this,
             [this](const QString& m) { statusBar()->showMessage(tr("Run log: %1").arg(m), 10000); },
             Qt::QueuedConnection);
+        recorder_->setNoText(store_->noText());
+        // The retention the user set is applied once at start, on the
+        // recorder's worker (VACUUM may take a moment on a large log).
+        connect(
+            recorder_, &gui::RunRecorder::purged, this,
+            [this](qint64 n, qint64 before, qint64 after, int days) {
+                statusBar()->showMessage(
+                    tr("Run log: removed the prompts and answers of %n response(s) older than "
+                       "%1 days (file %2 -> %3).",
+                       nullptr, int(n))
+                        .arg(days)
+                        .arg(gui::bytes_text(uint64_t(before)), gui::bytes_text(uint64_t(after))),
+                    15000);
+                history_->refreshSoon();
+            },
+            Qt::QueuedConnection);
+        if (recorder_->isOpen() && !recorder_->isReadOnly() && store_->textRetentionDays() > 0)
+            recorder_->purgeTextOlderThanDays(store_->textRetentionDays());
         if (recorder_->isOpen()) {
             history_->setDatabase(recorder_->path());
             if (recorder_->isReadOnly() && recorder_->inspection())

@@ -101,6 +101,30 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
         connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(false); });
         connect(s, &QSpinBox::editingFinished, this, [this] { emitChanged(true); });
     }
+    // The run log's data (prompts and answers are often customer data).
+    noText_ = new QCheckBox(tr("Do not store prompts and answers"));
+    noText_->setObjectName("noText");
+    noText_->setToolTip(
+        tr("New chat and batch runs are logged without their prompt and answer text: token "
+           "counts, timings, settings and a SHA-256 of each text are kept. History shows "
+           "[redacted]."));
+    retentionDays_ = ispin(0, 100000,
+                           tr("Delete prompts and answers after N days (0 = keep): when the app "
+                              "starts, the text of older responses is removed from the run log "
+                              "and the file is compacted, so the text is gone from the disk; "
+                              "rows, token counts and timings stay"));
+    retentionDays_->setObjectName("textRetentionDays");
+    retentionDays_->setSpecialValueText(tr("keep"));
+    retentionDays_->setSuffix(tr(" days"));
+    form->addRow(QString(), noText_);
+    form->addRow(tr("Delete prompts and answers after"), retentionDays_);
+    connect(noText_, &QCheckBox::toggled, this, [this] {
+        if (!quiet_) emit runLogPrivacyChanged(noText(), textRetentionDays());
+    });
+    connect(retentionDays_, &QSpinBox::valueChanged, this, [this] {
+        if (!quiet_) emit runLogPrivacyChanged(noText(), textRetentionDays());
+    });
+
     connect(seed_, &QLineEdit::editingFinished, this, [this] { emitChanged(false); });
     connect(fixedSeed_, &QCheckBox::toggled, this, [this] { emitChanged(false); });
     setSettings(gui::GenSettings{});
@@ -135,6 +159,21 @@ void SettingsPanel::setSettings(const gui::GenSettings& s) {
     nCtx_->setValue(s.n_ctx);
     nParallel_->setValue(s.n_parallel);
     quiet_ = false;
+}
+
+void SettingsPanel::setRunLogPrivacy(bool no_text, int retention_days) {
+    quiet_ = true;
+    noText_->setChecked(no_text);
+    retentionDays_->setValue(retention_days);
+    quiet_ = false;
+}
+
+bool SettingsPanel::noText() const {
+    return noText_->isChecked();
+}
+
+int SettingsPanel::textRetentionDays() const {
+    return retentionDays_->value();
 }
 
 void SettingsPanel::emitChanged(bool reload) {

@@ -27,12 +27,21 @@ class SettingsPanel : public QWidget {
     /// Shows `s` without emitting changed().
     void setSettings(const gui::GenSettings& s);
 
+    /// The run log's privacy choices: "do not store prompts and answers"
+    /// (no-text runs) and the days after which the app removes the text of
+    /// logged responses at start (0 = keep). Shown without emitting.
+    void setRunLogPrivacy(bool no_text, int retention_days);
+    bool noText() const;
+    int textRetentionDays() const;
+
   signals:
     /// Any field changed. `reload` is true when the user finished editing
     /// context size or n_parallel (editingFinished, or the Defaults button):
     /// these take effect only when the model is loaded again, and the values
     /// may equal the loaded ones (focus left without a change).
     void changed(const gui::GenSettings& s, bool reload);
+    /// One of the run log's privacy choices changed (setRunLogPrivacy).
+    void runLogPrivacyChanged(bool no_text, int retention_days);
 
   private:
     void emitChanged(bool reload);
@@ -47,6 +56,8 @@ class SettingsPanel : public QWidget {
     QSpinBox* maxTokens_;
     QSpinBox* nCtx_;
     QSpinBox* nParallel_;
+    QCheckBox* noText_;
+    QSpinBox* retentionDays_;
     bool quiet_ = false;
 };
 

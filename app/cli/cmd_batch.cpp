@@ -102,6 +102,9 @@ const CommandSpec kSpec{
                 {"db", 0, "PATH",
                  "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
                 {"no-log", 0, "", "do not write the run log"},
+                {"no-text", 0, "",
+                 "log the responses without prompt and output text (token counts, hashes and "
+                 "timings only)"},
             })),
     0,
     0,
@@ -309,8 +312,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     std::shared_ptr<core::ResponseLogger> logger;
     if (log) {
         logger = std::make_shared<core::ResponseLogger>(log);
-        const core::SessionRun run =
-            core::begin_session_run(logger, *session, "batch", *prompts_path, run_settings);
+        const core::SessionRun run = core::begin_session_run(
+            logger, *session, "batch", *prompts_path, run_settings, args.has("no-text"));
         bo.base.run_id = run.run_id;
         if (!run.load_warning.empty())
             std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",

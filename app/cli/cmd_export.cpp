@@ -24,6 +24,7 @@
 #include "runlog/exporter.h"
 #include "runlog/history.h"
 #include "runlog/integrity.h"
+#include "runlog/retention.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
 
@@ -63,11 +64,15 @@ const CommandSpec kExportSpec{
 
 const CommandSpec kLogSpec{
     "log",
-    "path|config|prune|check|salvage|loads",
+    "path|config|prune|retention|redact|check|salvage|loads [RUN_ID]",
     "Run-log maintenance: location, redaction, retention, pruning, checks, salvage.",
     "  path     print the database path\n"
     "  config   show the settings; change them with --redact and --retention-days\n"
     "  prune    delete responses older than --days N\n"
+    "  retention  remove the prompt and output text of responses older than --days N\n"
+    "           (rows, token counts, hashes and timings kept; shown as [redacted]),\n"
+    "           then VACUUM so the text is gone from the file; --dry-run only counts\n"
+    "  redact RUN_ID  the same for every response of one run\n"
     "  check    SQLite's integrity check; for a damaged log, how many responses can\n"
     "           still be read (exit status 1 when the log is not healthy)\n"
     "  salvage  copy every readable response of a damaged log (and its runs, model\n"
@@ -84,14 +89,16 @@ const CommandSpec kLogSpec{
         kDbOption,
         {"redact", 0, "on|off", "config: store prompts and outputs as hash + length only"},
         {"retention-days", 0, "N|off", "config: delete responses older than N days on open"},
-        {"days", 0, "N", "prune: age limit in days (0 deletes everything)"},
+        {"days", 0, "N",
+         "prune, retention: age limit in days (0: every response started before now)"},
+        {"dry-run", 0, "", "retention: count what would lose its text, change nothing"},
         {"to", 0, "FILE", "salvage: the new log to write (must not exist)"},
         {"replace", 0, "",
          "salvage: rename the damaged log to <name>.damaged-<time> and move the salvaged "
          "log to its path"},
     },
     1,
-    1,
+    2,
 };
 
 /// A streambuf over a C FILE* with its own 64 KiB buffer (std::cout is
@@ -153,6 +160,67 @@ int64_t parse_time(const ParsedArgs& args, const char* name) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--") + name + ": " + e.what());
     }
+}
+
+std::string mib(int64_t bytes) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return b;
+}
+
+// What a purge did, in the user's words; the -wal note when another program
+// kept the old pages there.
+void print_purge(const runlog::PurgeResult& r, const std::string& path, const std::string& what) {
+    std::printf("removed the text of %lld responses %s from %s\n",
+                static_cast<long long>(r.responses), what.c_str(), path.c_str());
+    std::printf("file size: %s before, %s after (database and -wal, after VACUUM)\n",
+                mib(r.bytes_before).c_str(), mib(r.bytes_after).c_str());
+    if (!r.wal_emptied)
+        std::printf(
+            "note: another program is reading the log, so its -wal file still holds old pages; "
+            "they are gone once it closes the log\n");
+}
+
+// log retention --days N [--dry-run]
+int log_retention(const ParsedArgs& args, const std::string& path) {
+    if (!args.get("days")) throw UsageError("log retention: --days N is required");
+    const int64_t days = args.get_int("days", 0, 0, 100000);
+    const int64_t cutoff = runlog::now_utc_ms() - days * 86400000;
+    const std::string what = "older than " + std::to_string(days) + " days";
+    if (args.has("dry-run")) {
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec))
+            throw std::runtime_error(path + ": no run log here (nothing logged yet, or pass --db)");
+        // Read-only: a dry run changes nothing, not even the schema.
+        const runlog::RunLog log = runlog::RunLog::open_readonly(path);
+        const int64_t n = runlog::count_text_older_than(log, cutoff);
+        std::printf(
+            "dry run: %lld responses %s would lose their text in %s (%s now); nothing "
+            "was changed\n",
+            static_cast<long long>(n), what.c_str(), path.c_str(),
+            mib(runlog::log_file_bytes(path)).c_str());
+        return 0;
+    }
+    runlog::RunLog log = open_existing(path);
+    print_purge(runlog::purge_text_older_than(log, cutoff), path, what);
+    return 0;
+}
+
+// log redact RUN_ID
+int log_redact(const ParsedArgs& args, const std::string& path) {
+    if (args.positional.size() != 2) throw UsageError("log redact: RUN_ID is required");
+    int64_t run_id = 0;
+    try {
+        size_t used = 0;
+        run_id = std::stoll(args.positional[1], &used);
+        if (used != args.positional[1].size() || run_id < 1) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+        throw UsageError("log redact: RUN_ID '" + args.positional[1] +
+                         "' is not a run id (a positive integer; see `workbench-cli export`)");
+    }
+    runlog::RunLog log = open_existing(path);
+    print_purge(runlog::redact_run(log, run_id), path, "of run " + std::to_string(run_id));
+    return 0;
 }
 
 }  // namespace
@@ -245,6 +313,10 @@ int cmd_log(const std::vector<std::string>& argv) {
                     static_cast<long long>(n), static_cast<long long>(days), path.c_str());
         return 0;
     }
+    if (sub != "redact" && args.positional.size() > 1)
+        throw UsageError("log " + sub + ": unexpected argument '" + args.positional[1] + "'");
+    if (sub == "retention") return log_retention(args, path);
+    if (sub == "redact") return log_redact(args, path);
     if (sub == "config") {
         runlog::RunLog log = runlog::RunLog::open(path);
         print_open_notices(log);
@@ -345,7 +417,7 @@ int cmd_log(const std::vector<std::string>& argv) {
         return 0;
     }
     throw UsageError("log: unknown subcommand '" + sub +
-                     "' (path, config, prune, check, salvage or loads)");
+                     "' (path, config, prune, retention, redact, check, salvage or loads)");
 }
 
 }  // namespace wb::cli

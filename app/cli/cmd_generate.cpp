@@ -80,6 +80,9 @@ const CommandSpec kSpec{
                                    "run log database (default: "
                                    "~/.local/share/inference-workbench/runlog.sqlite)"},
                                   {"no-log", 0, "", "do not write this response to the run log"},
+                                  {"no-text", 0, "",
+                                   "log the response without its prompt and output text "
+                                   "(token counts, hashes and timings only)"},
                                   {"profile", 0, "",
                                    "print per-op GPU times (op, calls, GPU ms, share) to stderr "
                                    "(Vulkan)"},
@@ -292,9 +295,9 @@ int cmd_generate(const std::vector<std::string>& argv) {
         // The run's settings are the response's (one request); the session
         // writes its row as it runs.
         logger = std::make_shared<core::ResponseLogger>(log);
-        const core::SessionRun run =
-            core::begin_session_run(logger, *session, "generate", "generate",
-                                    core::settings_json(req, sp.seed, session->facts()));
+        const core::SessionRun run = core::begin_session_run(
+            logger, *session, "generate", "generate",
+            core::settings_json(req, sp.seed, session->facts()), args.has("no-text"));
         req.run_id = run.run_id;
         prepared.set_run_id(run.run_id);
         if (!run.load_warning.empty())

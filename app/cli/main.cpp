@@ -44,7 +44,7 @@
     X(export, "Export logged responses (run log) as CSV or JSON Lines") \
     X(batch, "Run a prompt set through the continuous-batching scheduler, with latency metrics") \
     X(serve, "Serve the model over an OpenAI-compatible HTTP API (docs/server.md)") \
-    X(log, "Run-log maintenance: path, redaction and retention settings, prune") \
+    X(log, "Run-log maintenance: path, settings, prune, retention, redact, check, salvage") \
     /* end of the command table */
 // clang-format on
 

@@ -161,7 +161,7 @@ size_t responses_in(const CompareReport& r) {
 }
 
 int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
-                       const model::LoadOptions& base) {
+                       const model::LoadOptions& base, bool no_text) {
     core::ResponseLogger logger(std::make_shared<runlog::RunLog>(runlog::RunLog::open(db_path)));
     nlohmann::json models = nlohmann::json::array();
     for (const auto& m : r.models) models.push_back(m.label + "=" + m.path);
@@ -177,7 +177,7 @@ int64_t log_comparison(const std::string& db_path, const std::string& name, cons
                                          {"testset_file", r.testset_file.value_or("")},
                                          {"backend", base.backend},
                                          {"device", base.device}};
-    const int64_t run = logger.begin_run("compare", name, run_settings);
+    const int64_t run = logger.begin_run("compare", name, run_settings, no_text);
     const uint32_t n_ubatch = CompareOptions{}.n_ubatch;
     for (const auto& m : r.models) {
         for (size_t k = 0; k < m.outputs.size() && k < r.prompts.size(); ++k) {

@@ -71,11 +71,12 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
 /// the greedy timing (queue wait 0: each ran alone), settings as
 /// core::settings_json writes them plus compare_label (and answer, match,
 /// correct for items), each tagged with its model's version and the
-/// environment of the device it ran on. Returns the run id. Throws
-/// runlog::OpenError when the log cannot be opened and what the run log's
-/// writes throw.
+/// environment of the device it ran on. With `no_text` the run is a
+/// no-text run (RunLog::begin_run: rows without prompt and output text).
+/// Returns the run id. Throws runlog::OpenError when the log cannot be
+/// opened and what the run log's writes throw.
 int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
-                       const model::LoadOptions& base);
+                       const model::LoadOptions& base, bool no_text = false);
 
 /// The UTC submit time (ms since the epoch) of a run that took `e2e_ms`
 /// and ended at `ended_utc_ms`, rounded as FinishedRequest::finished_utc_ms

@@ -99,8 +99,8 @@ ResponseLogger::ResponseLogger(std::shared_ptr<runlog::RunLog> log, double min_u
     : log_(std::move(log)), rows_(*log_, min_update_ms) {}
 
 int64_t ResponseLogger::begin_run(std::string_view kind, const std::string& name,
-                                  const nlohmann::json& settings) {
-    return log_->begin_run(kind, name, settings);
+                                  const nlohmann::json& settings, bool no_text) {
+    return log_->begin_run(kind, name, settings, no_text);
 }
 
 void ResponseLogger::end_run(int64_t run_id) {

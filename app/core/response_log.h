@@ -77,10 +77,11 @@ class ResponseLogger : public RequestRecorder {
 
     /// Starts a run of `kind` ("chat", "batch", "generate", "compare" or a
     /// new lowercase word such as "server") with the settings it starts
-    /// with. Throws what RunLog::begin_run throws (std::invalid_argument for
-    /// a kind that is not a lowercase word).
+    /// with; `no_text`: its rows keep no prompt or output text (RunLog's
+    /// "do not store text" run). Throws what RunLog::begin_run throws
+    /// (std::invalid_argument for a kind that is not a lowercase word).
     int64_t begin_run(std::string_view kind, const std::string& name,
-                      const nlohmann::json& settings);
+                      const nlohmann::json& settings, bool no_text = false);
     /// Ends the run. Throws what RunLog::end_run throws.
     void end_run(int64_t run_id);
 

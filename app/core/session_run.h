@@ -29,9 +29,11 @@ struct SessionRun {
 /// model_loads row of surface `kind` for this run (a failure becomes
 /// load_warning, the run goes on), and makes `logger` the session's
 /// recorder: every request submitted with the returned run id is logged as
-/// it runs. Throws what ResponseLogger::begin_run and tags() throw.
+/// it runs. With `no_text` the run stores no prompt or output text
+/// (RunLog::begin_run's no_text: counts, hashes and timings only). Throws
+/// what ResponseLogger::begin_run and tags() throw.
 SessionRun begin_session_run(const std::shared_ptr<ResponseLogger>& logger, EngineSession& session,
                              std::string_view kind, const std::string& name,
-                             const nlohmann::json& settings);
+                             const nlohmann::json& settings, bool no_text = false);
 
 }  // namespace wb::core

@@ -9,7 +9,9 @@
 
 #include "core/finished_request.h"
 #include "core/response_log.h"
+#include "runlog/retention.h"
 #include "runlog/run_log.h"
+#include "runlog/time_utc.h"
 
 namespace wb::gui {
 
@@ -145,7 +147,8 @@ qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
                              const nlohmann::json& settings) {
     if (!logger_) return 0;
     try {
-        return logger_->begin_run(kind.toStdString(), name.toStdString(), settings);
+        return logger_->begin_run(kind.toStdString(), name.toStdString(), settings,
+                                  no_text_.load());
     } catch (const std::exception& e) {
         emit failed(QString::fromUtf8(e.what()));
         return 0;
@@ -155,6 +158,20 @@ qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
 qint64 RunRecorder::beginRun(const QString& kind, const QString& name,
                              const GenSettings& settings) {
     return beginRun(kind, name, to_json(settings));
+}
+
+void RunRecorder::purgeTextOlderThanDays(int days) {
+    if (days < 1 || !log_ || log_->read_only()) return;
+    auto log = log_;
+    (void)QtConcurrent::run(&pool_, [this, log, days] {
+        try {
+            const runlog::PurgeResult r = runlog::purge_text_older_than(
+                *log, runlog::now_utc_ms() - int64_t{days} * 86400000);
+            emit purged(r.responses, r.bytes_before, r.bytes_after, days);
+        } catch (const std::exception& e) {
+            emit failed(QString::fromUtf8(e.what()));
+        }
+    });
 }
 
 void RunRecorder::endRun(qint64 run_id) {

@@ -81,6 +81,18 @@ class RunRecorder : public QObject {
     /// Marks a run ended (on the worker, after the responses queued before it).
     void endRun(qint64 run_id);
 
+    /// "Do not store text": runs begun from now on log their responses
+    /// without prompt and answer text (RunLog::begin_run's no_text).
+    void setNoText(bool on) { no_text_ = on; }
+    bool noText() const { return no_text_; }
+
+    /// Removes the prompt and answer text of responses older than `days`
+    /// days (runlog::purge_text_older_than: one transaction, then VACUUM),
+    /// on the worker thread, in order with the writes. Emits purged() when
+    /// done, failed() with the reason when not (a locked log: nothing
+    /// changed). Nothing when days < 1 or the log is closed or read-only.
+    void purgeTextOlderThanDays(int days);
+
     /// A request with a run id started (its Started event's snapshot): its
     /// row is written, saying "interrupted" until finished() overwrites it.
     void started(std::shared_ptr<const core::FinishedRequest> started);
@@ -115,6 +127,9 @@ class RunRecorder : public QObject {
     void logged(const QString& request_id);
     /// A write failed; the app keeps going without that row.
     void failed(const QString& message);
+    /// purgeTextOlderThanDays() finished: `responses` lost their text, the
+    /// file (with its -wal) went from `bytes_before` to `bytes_after`.
+    void purged(qint64 responses, qint64 bytes_before, qint64 bytes_after, int days);
 
   private:
     class SessionSide;
@@ -126,6 +141,7 @@ class RunRecorder : public QObject {
     QString scratch_dir_;  // the private salvaged copy of a damaged log, removed at exit
     QThreadPool pool_;     // one thread: writes stay in submission order
     std::atomic<qint64> logged_{0};
+    std::atomic<bool> no_text_{false};
 };
 
 }  // namespace wb::gui

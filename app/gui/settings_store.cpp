@@ -1,6 +1,7 @@
 #include "settings_store.h"
 
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace wb::gui {
 
@@ -48,6 +49,23 @@ QString SettingsStore::runLogPath() const {
 
 void SettingsStore::setRunLogPath(const QString& path) {
     s_->setValue("runlog/path", path);
+}
+
+int SettingsStore::textRetentionDays() const {
+    // A hand-edited bad value keeps the text (as the log's own setting does).
+    return std::max(0, s_->value("runlog/text_retention_days", 0).toInt());
+}
+
+void SettingsStore::setTextRetentionDays(int days) {
+    s_->setValue("runlog/text_retention_days", std::max(0, days));
+}
+
+bool SettingsStore::noText() const {
+    return s_->value("runlog/no_text", false).toBool();
+}
+
+void SettingsStore::setNoText(bool on) {
+    s_->setValue("runlog/no_text", on);
 }
 
 namespace {

@@ -46,6 +46,16 @@ class SettingsStore {
     QString runLogPath() const;
     void setRunLogPath(const QString& path);
 
+    /// Days after which the app removes the prompt and answer text of logged
+    /// responses when it starts (runlog::purge_text_older_than; rows and
+    /// figures kept); 0 = keep the text (the default).
+    int textRetentionDays() const;
+    void setTextRetentionDays(int days);
+    /// "Do not store text": the app's runs log responses without prompt
+    /// and answer text (runs.no_text); default off.
+    bool noText() const;
+    void setNoText(bool on);
+
     /// The Chat tab's system prompt for the model file named `model` (its
     /// file name, so a model keeps its prompt wherever the file moves); ""
     /// when none was set.

@@ -213,9 +213,11 @@ ResponseDetail HistoryReader::detail(int64_t id) const {
         {"vulkan_api", "e.vk_api_version"},
         {"settings", "r.settings"},
         {"redacted", "r.redacted"},
-        {"prompt", "r.prompt"},
+        // A row whose text was withheld or removed (redaction, a no-text
+        // run, retention) says so instead of showing an empty answer.
+        {"prompt", "CASE WHEN r.redacted = 1 THEN '[redacted]' ELSE r.prompt END"},
         {"prompt_tokens", "r.prompt_tokens"},
-        {"output", "r.output"},
+        {"output", "CASE WHEN r.redacted = 1 THEN '[redacted]' ELSE r.output END"},
         {"output_tokens", "r.output_tokens"},
         {"finish_reason", "r.finish_reason"},
         {"error", "r.error"},

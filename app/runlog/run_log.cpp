@@ -76,6 +76,13 @@ OpenError to_open_error(const std::string& path, const DbError& e) {
         case SQLITE_PERM:
             return {OpenProblem::ReadOnly, path + ": the run log cannot be written (" + e.what() +
                                                "); check the file's and its folder's permissions"};
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return {OpenProblem::CannotOpen,
+                    path +
+                        ": the run log stayed locked by another program (a running generate, "
+                        "batch or the app); nothing was changed: try again when it is done (" +
+                        e.what() + ")"};
         case SQLITE_FULL:
             return {OpenProblem::CannotOpen,
                     path + ": cannot set up the run log: the disk is full (" + e.what() +
@@ -160,6 +167,15 @@ struct RunLog::Impl {
             st.bind(1, std::string_view(key)).run();
         }
     }
+    // True when a response of `run_id` is written without its text: global
+    // redaction is on, or the run was started with no_text (schema v5). An
+    // unknown run reads false; the write then fails on its reference.
+    bool text_withheld(int64_t run_id) const {
+        if (get_setting("redact_text").value_or("0") == "1") return true;
+        Stmt st(db, "SELECT no_text FROM runs WHERE id = ?1");
+        st.bind(1, run_id);
+        return st.step() && st.int64(0) != 0;
+    }
     std::optional<int> retention() const {
         auto v = get_setting("retention_days");
         if (!v) return std::nullopt;
@@ -199,6 +215,13 @@ const std::string& RunLog::path() const {
 const Db& RunLog::db() const {
     return impl_->db;
 }
+
+void RunLog::with_connection(const std::function<void(const Db&)>& fn) {
+    impl_->check_writable();
+    std::lock_guard lock(impl_->mu);
+    fn(impl_->db);
+}
+
 const std::vector<OpenNotice>& RunLog::open_notices() const {
     return impl_->notices;
 }
@@ -439,12 +462,13 @@ void RunLog::set_write_retry(int attempts, int busy_timeout_ms) {
     sqlite3_busy_timeout(impl_->db.get(), busy_timeout_ms);
 }
 
-int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings) {
-    return begin_run(to_string(kind), name, settings);
+int64_t RunLog::begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings,
+                          bool no_text) {
+    return begin_run(to_string(kind), name, settings, no_text);
 }
 
 int64_t RunLog::begin_run(std::string_view kind, const std::string& name,
-                          const nlohmann::json& settings) {
+                          const nlohmann::json& settings, bool no_text) {
     impl_->check_writable();
     if (!is_valid_run_kind(kind))
         throw std::invalid_argument("run kind \"" + std::string(kind) +
@@ -455,9 +479,13 @@ int64_t RunLog::begin_run(std::string_view kind, const std::string& name,
                                     std::string(settings.type_name()));
     std::lock_guard lock(impl_->mu);
     Stmt st(impl_->db,
-            "INSERT INTO runs (kind, name, started_ms, settings) VALUES (?1, ?2, ?3, ?4)");
+            "INSERT INTO runs (kind, name, started_ms, settings, no_text) "
+            "VALUES (?1, ?2, ?3, ?4, ?5)");
     st.bind(1, kind).bind(2, std::string_view(name)).bind(3, now_utc_ms());
-    st.bind(4, std::string_view(json_text(settings)));
+    // A no-text run keeps no text in its settings either (batch's system prompt).
+    nlohmann::json stored = settings;
+    if (no_text) stored.erase("system_prompt");
+    st.bind(4, std::string_view(json_text(stored))).bind(5, int64_t{no_text});
     run_write(st, "run \"" + name + "\" was not started", nullptr);
     return sqlite3_last_insert_rowid(impl_->db.get());
 }
@@ -651,7 +679,7 @@ int64_t RunLog::log_response(const ResponseRecord& r) {
     impl_->check_writable();
     check_record(r, "log_response");
     std::lock_guard lock(impl_->mu);
-    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    const bool redact = impl_->text_withheld(r.run_id);
     Stmt& st = *impl_->insert_response;
     bind_record(st, r, redact);
     run_write(st, "response \"" + r.request_id + "\" is not logged yet", &r);
@@ -671,8 +699,11 @@ void RunLog::update_response(int64_t id, const std::string& output,
     impl_->check_writable();
     std::lock_guard lock(impl_->mu);
     const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    // A row started without text (a no-text run, or redacted since) stays
+    // without: the row's own flag decides, in the same statement.
     Stmt st(impl_->db,
-            "UPDATE responses SET output = ?1, output_sha256 = ?2, output_bytes = ?3, "
+            "UPDATE responses SET output = CASE WHEN redacted = 1 THEN NULL ELSE ?1 END, "
+            "output_sha256 = ?2, output_bytes = ?3, "
             "output_tokens = ?4 WHERE id = ?5 AND finish_reason = 'interrupted'");
     if (redact)
         st.bind_null(1);
@@ -688,7 +719,14 @@ void RunLog::finish_response(int64_t id, const ResponseRecord& r) {
     impl_->check_writable();
     check_record(r, "finish_response");
     std::lock_guard lock(impl_->mu);
-    const bool redact = impl_->get_setting("redact_text").value_or("0") == "1";
+    // A started row whose text was withheld or removed since (redact_run,
+    // retention) gets none back when it finishes.
+    bool redact = impl_->text_withheld(r.run_id);
+    if (!redact) {
+        Stmt row(impl_->db, "SELECT redacted FROM responses WHERE id = ?1");
+        row.bind(1, id);
+        redact = row.step() && row.int64(0) != 0;
+    }
     Stmt st(impl_->db, kUpdateResponse);
     bind_record(st, r, redact);
     st.bind(28, id);

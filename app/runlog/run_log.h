@@ -19,6 +19,7 @@
 // still running. All methods are thread-safe (one internal mutex).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -213,15 +214,19 @@ class RunLog {
 
     /// Starts a run of `kind` (is_valid_run_kind: "generate", "chat",
     /// "batch", "compare" or a new kind such as "server"); `settings` (a
-    /// JSON object) are the settings it was started with. Returns the run
-    /// id. Throws std::invalid_argument naming the kind when it is not a
+    /// JSON object) are the settings it was started with. With `no_text`
+    /// (runs.no_text, schema v5: "do not store text") every response of the
+    /// run is written without prompt and output text, as redaction writes
+    /// it (redacted = 1; SHA-256, byte lengths, token counts and timings
+    /// kept). Returns the run id. Throws std::invalid_argument naming the kind when it is not a
     /// lowercase word, or when settings is not an object; DbError on a
     /// write failure (retried while another program holds the write lock,
     /// as log_response()).
     int64_t begin_run(std::string_view kind, const std::string& name,
-                      const nlohmann::json& settings);
-    /// begin_run(to_string(kind), name, settings).
-    int64_t begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings);
+                      const nlohmann::json& settings, bool no_text = false);
+    /// begin_run(to_string(kind), name, settings, no_text).
+    int64_t begin_run(RunKind kind, const std::string& name, const nlohmann::json& settings,
+                      bool no_text = false);
     /// Sets the run's end time to now. Throws std::invalid_argument for an
     /// unknown run id, DbError on a write failure (retried as begin_run()).
     void end_run(int64_t run_id);
@@ -236,7 +241,8 @@ class RunLog {
     int64_t ensure_environment(const EnvironmentInfo& env);
 
     /// Writes one response in its own transaction and returns its id.
-    /// Redaction (see set_redact_text) stores prompt/output as NULL and keeps
+    /// Redaction (see set_redact_text) or a no_text run (begin_run) stores
+    /// prompt/output as NULL (redacted = 1) and keeps
     /// their SHA-256 and UTF-8 byte length. While another program holds the
     /// write lock the write is retried (set_write_retry). Throws
     /// std::invalid_argument for a bad finish_reason or non-object settings,
@@ -305,6 +311,12 @@ class RunLog {
     /// The connection, for readers in this library (export). Callers must
     /// not use it concurrently with other methods.
     const Db& db() const;
+
+    /// Runs `fn` with the connection while holding this object's lock, so
+    /// no other method runs on it meanwhile (maintenance that needs the
+    /// connection to itself: retention.h's purges, VACUUM). Throws DbError
+    /// for a log opened read-only, and what `fn` throws.
+    void with_connection(const std::function<void(const Db&)>& fn);
 
   private:
     struct Impl;

@@ -261,7 +261,18 @@ CREATE INDEX model_loads_model ON model_loads(model_version_id);
 CREATE INDEX model_loads_opened ON model_loads(opened_ms);
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations{{{0, kV1}, {1, kV2}, {2, kV3}, {3, kV4}}};
+// Version 5 (issue 31, the run log's data): runs.no_text, a run whose
+// responses are written without prompt and output text (the "do not store
+// text" mode of `generate --no-text`, `batch --no-text` and the app's
+// setting): rows keep the SHA-256, byte lengths, token counts and every
+// figure, with `redacted` = 1 as for global redaction. A column added with
+// a constant default needs no table rebuild
+// (https://sqlite.org/lang_altertable.html#altertabaddcol); old runs read 0.
+constexpr const char* kV5 = R"sql(
+ALTER TABLE runs ADD COLUMN no_text INTEGER NOT NULL DEFAULT 0 CHECK (no_text IN (0, 1));
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations{{{0, kV1}, {1, kV2}, {2, kV3}, {3, kV4}, {4, kV5}}};
 
 }  // namespace
 

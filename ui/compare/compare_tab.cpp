@@ -391,9 +391,10 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
     const ModelLoadFn load = loadFn_;
     const auto cancel = cancel_;
     const std::string db = runLogPath_.toStdString();
+    const bool no_text = noText_ && noText_();
     const quint64 gen = gen_;
     showStatus(tr("computing figures…"));
-    (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, gen, name,
+    (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, no_text, gen, name,
                                      streamed = std::move(streamed)]() mutable {
         std::shared_ptr<wb::compare::CompareReport> rep;
         QString error, log_error;
@@ -435,7 +436,7 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
         streamed.clear();  // the models' memory goes back now, not when the task is deleted
         if (rep && !db.empty()) {
             try {
-                run_id = log_comparison(db, name.toStdString(), *rep, lo);
+                run_id = log_comparison(db, name.toStdString(), *rep, lo, no_text);
                 n_logged = static_cast<int>(responses_in(*rep));
             } catch (const std::exception& e) {
                 log_error = QString::fromStdString(e.what());

@@ -20,6 +20,7 @@
 #include <QWidget>
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,9 @@ class CompareTab : public QWidget {
     void setModelLoader(wb::compare::ModelLoadFn load);
     /// Run-log file the comparisons are written to; empty = no logging.
     void setRunLogPath(const QString& path) { runLogPath_ = path; }
+    /// Asked as each comparison starts: true logs it as a no-text run (the
+    /// Settings panel's "Do not store prompts and answers"). Unset = false.
+    void setNoTextSource(std::function<bool()> no_text) { noText_ = std::move(no_text); }
     /// Files "Run test set…" uses instead of asking with its dialog
     /// (TestInputsDialog); an empty string = not part of the run.
     void setTestFiles(const QString& text_file, const QString& testset_file);
@@ -164,6 +168,7 @@ class CompareTab : public QWidget {
 
     model::LoadOptions load_;
     QString runLogPath_;
+    std::function<bool()> noText_;
     std::optional<QString> textFile_, testsetFile_;
     QString lastText_, lastTestset_;  // the dialog's last choice ("" = sample)
     bool lastChosen_ = false;
