@@ -44,6 +44,7 @@
     X(export, "Export logged responses (run log) as CSV or JSON Lines") \
     X(batch, "Run a prompt set through the continuous-batching scheduler, with latency metrics") \
     X(log, "Run-log maintenance: path, redaction and retention settings, prune") \
+    X(diff, "Show what differs between two runs of the run log (environment drift)") \
     /* end of the command table */
 // clang-format on
 
