@@ -170,6 +170,7 @@ class TestRunDiff : public QObject {
         const nlohmann::json j = to_json(d);
         QCOMPARE(j["prompts"]["identical_share"].get<double>(), 0.5);
         QCOMPARE(j["prompts"]["e2e_ms"]["p50_delta"].get<double>(), 45.0);
+        QCOMPARE(j["fields"].size(), size_t{4});
         QCOMPARE(j["fields"][1]["b"].size(), size_t{2});
         QVERIFY(j["fields"][1]["b_mixed"].get<bool>());
     }
