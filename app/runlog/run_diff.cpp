@@ -1,6 +1,7 @@
 #include "runlog/run_diff.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <set>
@@ -338,7 +339,26 @@ PromptComparison compare_prompts(const RunData& a, const RunData& b) {
     return pc;
 }
 
+// True when every response of both runs sampled greedily (temperature 0):
+// the sampler then takes the argmax of the penalised logits, so top-k,
+// top-p, min-p and the seed are not used (engine/sampling/sampler.cpp).
+bool all_greedy(const RunData& a, const RunData& b) {
+    for (const RunData* r : {&a, &b}) {
+        const FieldValues t = values_of(*r, "temperature");
+        if (t.values.empty()) return false;
+        for (const std::string& v : t.values) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            if (end == v.c_str() || *end != '\0' || x > 0) return false;
+        }
+    }
+    return true;
+}
+
+constexpr const char* kUnusedWhenGreedy[] = {"top_k", "top_p", "min_p", "seed", "seed_policy"};
+
 std::vector<FieldDiff> compare_fields(const RunData& a, const RunData& b) {
+    const bool greedy = all_greedy(a, b);
     std::set<std::string> keys;
     for (const RunData* r : {&a, &b}) {
         for (const Response& x : r->responses)
@@ -360,6 +380,12 @@ std::vector<FieldDiff> compare_fields(const RunData& a, const RunData& b) {
             f.group = t.group;
             f.label = t.label;
             f.changes_outputs = t.changes_outputs;
+            if (greedy && std::find_if(std::begin(kUnusedWhenGreedy), std::end(kUnusedWhenGreedy),
+                                       [&](const char* k) { return key == k; }) !=
+                              std::end(kUnusedWhenGreedy)) {
+                f.changes_outputs = false;
+                f.label += " (not used: greedy)";
+            }
         } else {
             // A setting this build does not know (a newer writer): listed
             // under the run's settings by its own name.

@@ -50,7 +50,9 @@ struct FieldDiff {
     std::string label;  ///< for people: "file SHA-256", "top-p"
     /// The tag changes what the model writes for the same prompt (model
     /// file, tokenizer and template, sampling, and the numerics: KV type,
-    /// backend); such rows come first.
+    /// backend); such rows come first. Top-k, top-p, min-p and the seed
+    /// are not marked when both runs sampled greedily (temperature 0), and
+    /// their label says "(not used: greedy)".
     bool changes_outputs = false;
     FieldValues a, b;
 };

@@ -55,6 +55,7 @@ nlohmann::json settings(double temperature, int seed, bool chatml) {
 struct Fixture {
     std::string path;
     int64_t a = 0, b = 0;
+    int64_t greedy1 = 0, greedy2 = 0;
 };
 
 Fixture make_log(const QString& dir) {
@@ -97,6 +98,22 @@ Fixture make_log(const QString& dir) {
     };
     f.a = write("a.jsonl", 2, env_a, ra, false);
     f.b = write("b.jsonl", 4, env_b, rb, true);
+    // Two greedy runs that differ only in the seed (1 vs 2) and top_k (40
+    // vs 7): neither is used at temperature 0.
+    for (int seed : {1, 2}) {
+        const int64_t run = log.begin_run("generate", "greedy", nlohmann::json::object());
+        ResponseRecord rec;
+        rec.run_id = run;
+        rec.model_version_id = mv;
+        rec.environment_id = env_a;
+        rec.settings = settings(0.0, seed, false);
+        if (seed == 2) rec.settings["top_k"] = 7;
+        rec.prompt = "p1";
+        rec.output = "Hello";
+        rec.started_ms = 1'700'000'000'000;
+        log.log_response(rec);
+        (seed == 1 ? f.greedy1 : f.greedy2) = run;
+    }
     return f;
 }
 
@@ -173,6 +190,20 @@ class TestRunDiff : public QObject {
         QCOMPARE(j["fields"].size(), size_t{4});
         QCOMPARE(j["fields"][1]["b"].size(), size_t{2});
         QVERIFY(j["fields"][1]["b_mixed"].get<bool>());
+    }
+
+    void greedyRunsDoNotMarkSeedOrTopK() {
+        const RunDiff d = diff_runs_at(f_.path, f_.greedy1, f_.greedy2);
+        const std::vector<std::string> want = {"sampling.top_k", "sampling.seed"};
+        QCOMPARE(keys(d), want);
+        for (const FieldDiff& f : d.fields) {
+            QVERIFY(!f.changes_outputs);
+            QVERIFY2(f.label.find("(not used: greedy)") != std::string::npos, f.label.c_str());
+        }
+        // At temperature 0.8 the same seed difference changes outputs.
+        const RunDiff s = diff_runs_at(f_.path, f_.a, f_.greedy1);
+        for (const FieldDiff& f : s.fields)
+            if (f.key == "sampling.temperature") QVERIFY(f.changes_outputs);
     }
 
     void runAgainstItself() {
