@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/data_dir.h"
+#include "common/raw_sqlite.h"
 #include "runlog/environment.h"
 #include "runlog/run_diff.h"
 #include "runlog/run_log.h"
@@ -227,6 +228,53 @@ class TestRunDiff : public QObject {
         }
         QVERIFY_THROWS_EXCEPTION(OpenError,
                                  diff_runs_at((dir_.path() + "/none.sqlite").toStdString(), 1, 2));
+    }
+
+    // A log with a damaged page in the middle of the responses table (the
+    // leaf found with SQLite's dbstat, overwritten with garbage): the runs
+    // and the responses before the damage are still compared, and a
+    // warning says what could not be read.
+    void damagedLogReportsWhatItCan() {
+        const std::string path = (dir_.path() + "/damaged.sqlite").toStdString();
+        int64_t run = 0;
+        {
+            RunLog log = RunLog::open(path);
+            const int64_t mv = log.ensure_model_version(kModel);
+            const int64_t env = log.ensure_environment(collect_environment("cpu"));
+            run = log.begin_run("batch", "big", nlohmann::json::object());
+            for (int i = 0; i < 60; ++i) {
+                ResponseRecord rec;
+                rec.run_id = run;
+                rec.model_version_id = mv;
+                rec.environment_id = env;
+                rec.settings = settings(0.8, 1, false);
+                rec.prompt = "prompt " + std::to_string(i) + std::string(300, 'p');
+                rec.output = "output " + std::to_string(i) + std::string(300, 'o');
+                rec.started_ms = 1'700'000'000'000;
+                log.log_response(rec);
+            }
+        }
+        std::vector<int64_t> leaves;
+        {
+            wbtest::RawSqlite raw(path, true);
+            raw.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;");
+            for (const auto& r : raw.rows("SELECT pageno FROM dbstat WHERE name = 'responses' "
+                                          "AND pagetype = 'leaf' ORDER BY path"))
+                leaves.push_back(std::stoll(r[0]));
+        }
+        QVERIFY2(leaves.size() >= 6, "the responses should span several pages");
+        {
+            QFile f(QString::fromStdString(path));
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.seek((leaves[leaves.size() / 2] - 1) * 4096));
+            QVERIFY(f.write(QByteArray(4096, '\x5a')) == 4096);
+        }
+        const RunDiff d = diff_runs_at(path, run, run);
+        QVERIFY(!d.warnings.empty());
+        QVERIFY2(d.warnings[0].find("damaged") != std::string::npos, d.warnings[0].c_str());
+        QVERIFY(d.prompts.a_responses > 0);
+        QVERIFY(d.prompts.a_responses < 60);
+        QVERIFY(d.fields.empty());
     }
 
     void firstDivergence() {
