@@ -176,12 +176,12 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
            "environment) and their outputs on the same prompts (Ctrl+Shift+D)"));
     compareBtn->setEnabled(false);
     compareBtn_ = compareBtn;
-    searchRow->addWidget(compareBtn);
     layout->addLayout(searchRow);
     filters->addWidget(modelFilter_);
     filters->addWidget(runFilter_);
     filters->addWidget(reasonFilter_);
     filters->addStretch();
+    filters->addWidget(compareBtn);  // this row has room; the search row does not
     layout->addLayout(filters);
 
     model_ = new QStandardItemModel(0, static_cast<int>(kColumns.size()), this);

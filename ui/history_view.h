@@ -7,7 +7,9 @@
 // through the run log's own exporter (app/runlog/exporter.h, the one
 // `workbench-cli export` uses) on a worker thread. The filters are one
 // runlog::ExportFilter: the table's rows are selected with its filter_sql(),
-// so the table and the export always select the same rows.
+// so the table and the export always select the same rows. Rows of two
+// runs selected, "Compare environments" shows runlog::diff_runs of the two
+// (RunDiffDialog): what differs between them and their outputs.
 //
 // Reads through the run log's query API (runlog::HistoryReader, its own
 // read-only connection; no SQL here); the writer is the app's RunRecorder
