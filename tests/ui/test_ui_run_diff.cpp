@@ -129,6 +129,17 @@ class UiRunDiff : public QObject {
 
         // The context-menu action opens the same comparison.
         action->trigger();
+        auto* again = v.findChild<ui::RunDiffDialog*>("runDiffDialog");
+        QVERIFY(again);
+        again->close();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+
+        // And so does the keyboard: Ctrl+Shift+D in the table.
+        v.show();
+        v.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&v));
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_D, Qt::ControlModifier | Qt::ShiftModifier);
         QVERIFY(v.findChild<ui::RunDiffDialog*>("runDiffDialog"));
     }
 };
