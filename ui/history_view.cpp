@@ -34,7 +34,9 @@
 #include <streambuf>
 #include <string>
 
+#include "run_diff_dialog.h"
 #include "runlog/history.h"
+#include "runlog/run_diff.h"
 #include "runlog/time_utc.h"
 
 namespace wb::ui {
@@ -98,6 +100,15 @@ class ErrnoBuf : public std::streambuf {
     int error_ = 0;
 };
 
+// The Run column: "<kind> #<id>", the run id as its UserRole data (for
+// "Compare environments").
+QStandardItem* run_cell(const runlog::HistoryRow& r) {
+    QStandardItem* it =
+        cell(QStringLiteral("%1 #%2").arg(QString::fromStdString(r.run_kind)).arg(r.run_id));
+    it->setData(QVariant::fromValue(static_cast<qlonglong>(r.run_id)), Qt::UserRole);
+    return it;
+}
+
 }  // namespace
 
 HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
@@ -157,11 +168,20 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
     searchRow->addWidget(new QLabel(tr("to")));
     searchRow->addWidget(to_);
     searchRow->addWidget(exportBtn);
+    // Environment drift between two runs: select rows of both.
+    auto* compareBtn = new QPushButton(tr("Compare environments"));
+    compareBtn->setObjectName("compareEnvironments");
+    compareBtn->setToolTip(
+        tr("Select rows of two runs: what differs between them (model, tokenizer, sampling, "
+           "environment) and their outputs on the same prompts (Ctrl+Shift+D)"));
+    compareBtn->setEnabled(false);
+    compareBtn_ = compareBtn;
     layout->addLayout(searchRow);
     filters->addWidget(modelFilter_);
     filters->addWidget(runFilter_);
     filters->addWidget(reasonFilter_);
     filters->addStretch();
+    filters->addWidget(compareBtn);  // this row has room; the search row does not
     layout->addLayout(filters);
 
     model_ = new QStandardItemModel(0, static_cast<int>(kColumns.size()), this);
@@ -169,6 +189,14 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
     table_ = new QTableView;
     table_->setModel(model_);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    compareAct_ = new QAction(tr("Compare environments"), this);
+    compareAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    compareAct_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    compareAct_->setEnabled(false);
+    addAction(compareAct_);
+    table_->setContextMenuPolicy(Qt::ActionsContextMenu);
+    table_->addAction(compareAct_);
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setWordWrap(false);
@@ -202,6 +230,13 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
     connect(search_, &QLineEdit::textChanged, this, [this] { throttle_->start(300); });
     connect(table_, &QTableView::doubleClicked, this, &HistoryView::openResponse);
     connect(exportBtn, &QPushButton::clicked, this, &HistoryView::exportDialog);
+    connect(compareBtn, &QPushButton::clicked, this, &HistoryView::compareEnvironments);
+    connect(compareAct_, &QAction::triggered, this, &HistoryView::compareEnvironments);
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        const bool two = selectedRuns().first >= 0;
+        compareBtn_->setEnabled(two);
+        compareAct_->setEnabled(two);
+    });
 }
 
 HistoryView::~HistoryView() = default;
@@ -331,7 +366,7 @@ void HistoryView::refresh() {
         model_->appendRow(QList<QStandardItem*>{
             cell(QVariant::fromValue(static_cast<qlonglong>(r.id))),
             cell(started.toString("yyyy-MM-dd HH:mm:ss")),
-            cell(QStringLiteral("%1 #%2").arg(QString::fromStdString(r.run_kind)).arg(r.run_id)),
+            run_cell(r),
             cell(QString::fromStdString(r.model)),
             cell(QString::fromStdString(r.request_id)),
             cell(QString::fromStdString(r.finish_reason)),
@@ -348,6 +383,31 @@ void HistoryView::refresh() {
     table_->setColumnWidth(6, 220);  // prompt
     table_->setColumnWidth(7, 420);  // output
     count_->setText(tr("%1 responses match · %2").arg(model_->rowCount()).arg(dbPath_));
+}
+
+QPair<qint64, qint64> HistoryView::selectedRuns() const {
+    QList<qint64> runs;
+    for (const QModelIndex& i : table_->selectionModel()->selectedRows(2)) {
+        const qint64 id = i.data(Qt::UserRole).toLongLong();
+        if (!runs.contains(id)) runs << id;
+    }
+    if (runs.size() != 2) return {-1, -1};
+    return {std::min(runs[0], runs[1]), std::max(runs[0], runs[1])};
+}
+
+void HistoryView::compareEnvironments() {
+    const auto [a, b] = selectedRuns();
+    if (a < 0 || !reader_) return;
+    runlog::RunDiff d;
+    try {
+        d = runlog::diff_runs(reader_->db(), a, b);
+    } catch (const std::exception& e) {
+        count_->setText(tr("Cannot compare runs %1 and %2: %3").arg(a).arg(b).arg(e.what()));
+        return;
+    }
+    auto* dlg = new RunDiffDialog(d, this);
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    dlg->show();
 }
 
 void HistoryView::refreshSoon() {

@@ -7,7 +7,9 @@
 // through the run log's own exporter (app/runlog/exporter.h, the one
 // `workbench-cli export` uses) on a worker thread. The filters are one
 // runlog::ExportFilter: the table's rows are selected with its filter_sql(),
-// so the table and the export always select the same rows.
+// so the table and the export always select the same rows. Rows of two
+// runs selected, "Compare environments" shows runlog::diff_runs of the two
+// (RunDiffDialog): what differs between them and their outputs.
 //
 // Reads through the run log's query API (runlog::HistoryReader, its own
 // read-only connection; no SQL here); the writer is the app's RunRecorder
@@ -32,6 +34,7 @@ class QStandardItemModel;
 class QTableView;
 class QTimer;
 class QCheckBox;
+class QAction;
 
 namespace wb::runlog {
 class HistoryReader;
@@ -83,6 +86,16 @@ class HistoryView : public QWidget {
     /// the cause (a full disk, the exporter's message). A regular file left
     /// half written is removed; anything else (a device such as /dev/full)
     /// is never removed.
+    /// The two runs the selected rows belong to, older (lower id) first;
+    /// {-1, -1} unless the selection spans exactly two runs.
+    QPair<qint64, qint64> selectedRuns() const;
+    /// "Compare environments" (button, the table's context menu,
+    /// Ctrl+Shift+D): runlog::diff_runs of selectedRuns() in a
+    /// RunDiffDialog (non-modal, object name "runDiffDialog", deleted on
+    /// close). Does nothing unless two runs are selected; a failure to read
+    /// them is said in the row-count line.
+    void compareEnvironments();
+
     static qint64 exportFile(const QString& db_path, const runlog::ExportFilter& filter,
                              const QString& path, const QString& format, QString* error,
                              const runlog::ExportProgress& progress = {});
@@ -109,6 +122,8 @@ class HistoryView : public QWidget {
     QLabel* damage_;  // the damaged-log warning above the table (hidden when none)
     QTimer* throttle_;
     QWidget* exportBtn_;
+    QWidget* compareBtn_;  // enabled while the selection spans exactly two runs
+    QAction* compareAct_;
     // (model versions, newest run id) the filter lists were filled from.
     QPair<qint64, qint64> listedKey_{-1, -1};
 };

@@ -86,6 +86,10 @@ const std::string& HistoryReader::path() const {
     return impl_->db.path();
 }
 
+const Db& HistoryReader::db() const {
+    return impl_->db;
+}
+
 std::pair<int64_t, int64_t> HistoryReader::lists_key() const {
     Stmt st(
         impl_->db,

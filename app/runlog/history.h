@@ -91,6 +91,9 @@ class HistoryReader {
     ~HistoryReader();
 
     const std::string& path() const;
+    /// The read-only connection, for readers beside this one (run_diff.h)
+    /// that ask the same file their own questions.
+    const Db& db() const;
 
     /// (model versions, newest run id): when it changes, the pickers'
     /// lists need refilling.
