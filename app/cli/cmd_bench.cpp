@@ -340,6 +340,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     // One thread count's figures.
     struct Measured {
         unsigned threads = 0;
+        unsigned asked = 0;   // -t as given (0: the default), keys its bandwidth
         std::string backend;  // "cpu 2t avx512" / "vulkan"
         std::vector<double> pp, tg;
         Stats sp, sg;
@@ -364,8 +365,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     // are read from host memory: the CPU backends, and Vulkan on a CPU
     // device (lavapipe) when there is no GPU.
     const bool host_memory = lo.backend != "vulkan" || default_backend().backend == "cpu";
-    const auto bw_for = [&](unsigned threads) -> const BandwidthFigures* {
-        const auto it = bw.find(run_threads(threads));
+    const auto bw_for = [&](unsigned asked) -> const BandwidthFigures* {
+        const auto it = bw.find(run_threads(asked));
         return it == bw.end() ? nullptr : &it->second;
     };
     std::vector<Measured> runs;
@@ -383,6 +384,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         run_once(*m, prompt, std::min<int64_t>(n_gen, 4), rng, nullptr,
                  nullptr);  // warm-up (pipelines, caches)
         Measured r;
+        r.asked = threads_asked;
         std::vector<double> pp_cpu, tg_cpu;
         for (int64_t i = 0; i < reps; ++i) {
             const RunResult res = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
@@ -429,7 +431,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                        {"all", r.tg},
                        {"cpu_s_per_token", r.tg_cpu_s},
                        {"weight_gbps", weight_gbps(decode_bytes, r.sg.median)}};
-            if (const BandwidthFigures* b = bw_for(r.threads)) {
+            if (const BandwidthFigures* b = bw_for(r.asked)) {
                 j["bandwidth"] = bandwidth_json(*b);
                 if (host_memory && b->stats.median > 0)
                     j["tg"]["bandwidth_share"] =
@@ -499,7 +501,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 fixed(test == 0 ? r.pp_cpu_s : r.tg_cpu_s, 4),
                 test == 0 ? "-" : fixed(weight_gbps(decode_bytes, st.median), 2)};
             if (share_col) {
-                const BandwidthFigures* b = bw_for(r.threads);
+                const BandwidthFigures* b = bw_for(r.asked);
                 row.push_back(
                     test == 0 || !b || b->stats.median <= 0
                         ? "-"
