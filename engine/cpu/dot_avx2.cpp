@@ -197,6 +197,67 @@ WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t 
     for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
 }
 
+// Q5_K: Q4_K's sums with q = nibble | fifth bit << 4 (0..31), the bits of
+// group g being bits 2g (low nibbles) and 2g + 1 (high) of the 32 qh bytes.
+template <int NT>
+WB_AVX2 void dot_q5_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 176 * b;
+        const float d = f16_at(blk), dmin = f16_at(blk + 2);
+        const uint8_t* s = blk + 4;
+        int16_t sc[8], m[8];
+        for (int j = 0; j < 8; ++j) {
+            if (j < 4) {
+                sc[j] = static_cast<int16_t>(s[j] & 63);
+                m[j] = static_cast<int16_t>(s[j + 4] & 63);
+            } else {
+                sc[j] = static_cast<int16_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+                m[j] = static_cast<int16_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+            }
+        }
+        // qh shifted right by 2g in each 16-bit lane: bit 0 (1) of each
+        // byte is that byte's bit 2g (2g + 1); the mask drops what crossed
+        // in from the neighbouring byte.
+        __m256i hb = load256(blk + 16);
+        __m256i lo[4], hi[4];
+        for (int g = 0; g < 4; ++g) {
+            const __m256i bytes = load256(blk + 48 + 32 * g);
+            const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(hb, one), 4);
+            const __m256i h1 =
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), one), 4);
+            lo[g] = _mm256_or_si256(_mm256_and_si256(bytes, low4), h0);
+            hi[g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), h1);
+            hb = _mm256_srli_epi16(hb, 2);
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int g = 0; g < 4; ++g) {
+                // 2 x 31 x 127 per int16 pair sum: no saturation
+                const __m256i pl = _mm256_maddubs_epi16(lo[g], load256(y.qs + 64 * g));
+                const __m256i ph = _mm256_maddubs_epi16(hi[g], load256(y.qs + 64 * g + 32));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pl, _mm256_set1_epi16(sc[2 * g])));
+                isum =
+                    _mm256_add_epi32(isum, _mm256_madd_epi16(ph, _mm256_set1_epi16(sc[2 * g + 1])));
+            }
+            int32_t msum = 0;
+            for (int j = 0; j < 8; ++j) msum += m[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += dmin * y.d * static_cast<float>(msum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
 template <int NT>
 WB_AVX2 void dot_q6_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                         size_t os) {
@@ -268,6 +329,7 @@ WB_TILED(dot_f16)
 WB_TILED(dot_q8_0)
 WB_TILED(dot_q4_0)
 WB_TILED(dot_q4_k)
+WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
 #undef WB_TILED
 
@@ -276,6 +338,7 @@ const WeightKernel kF16{ActKind::F32, dot_f16};
 const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
 const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
+const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
 
 }  // namespace
@@ -292,6 +355,8 @@ const WeightKernel* avx2_kernel(uint32_t type) noexcept {
             return &kQ4_0;
         case ggml::Type::Q4_K:
             return &kQ4_K;
+        case ggml::Type::Q5_K:
+            return &kQ5_K;
         case ggml::Type::Q6_K:
             return &kQ6_K;
         default:

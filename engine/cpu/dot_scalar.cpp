@@ -136,6 +136,40 @@ void dot_q4_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt
     }
 }
 
+// Q5_K: as Q4_K (same 12 bytes of scales/mins) with a fifth bit per value:
+// f16 d, f16 dmin, 12 bytes scales, 32 bytes qh, 128 bytes nibbles. Group
+// g's low nibbles (sub-block 2g) take bit 2g of qh[l], its high nibbles
+// (sub-block 2g + 1) bit 2g + 1; x = d sc_j q - dmin m_j, q in 0..31.
+void dot_q5_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 176 * b;
+            int sc[8], m[8];
+            scales_q4_k(blk + 4, sc, m);
+            const uint8_t* qh = blk + 16;
+            const uint8_t* q = blk + 48;
+            int32_t isum = 0, msum = 0;
+            for (int g = 0; g < 4; ++g) {
+                int32_t lo = 0, hi = 0;
+                for (int l = 0; l < 32; ++l) {
+                    const int ql = (q[32 * g + l] & 0xF) | (((qh[l] >> (2 * g)) & 1) << 4);
+                    const int qu = (q[32 * g + l] >> 4) | (((qh[l] >> (2 * g + 1)) & 1) << 4);
+                    lo += ql * a[b].qs[64 * g + l];
+                    hi += qu * a[b].qs[64 * g + 32 + l];
+                }
+                isum += sc[2 * g] * lo + sc[2 * g + 1] * hi;
+            }
+            for (int j = 0; j < 8; ++j) msum += m[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+            s += f16_at(blk) * a[b].d * static_cast<float>(isum) -
+                 f16_at(blk + 2) * a[b].d * static_cast<float>(msum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
 // Q6_K: super-block = 128 bytes ql (low 4 bits), 64 bytes qh (high 2
 // bits), 16 int8 scales, f16 d; x = d sc_g (q - 32), 16 values per scale.
 void dot_q6_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
@@ -176,6 +210,7 @@ const WeightKernel kF16{ActKind::F32, dot_f16};
 const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
 const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
+const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
 
 }  // namespace
@@ -192,6 +227,8 @@ const WeightKernel* scalar_kernel(uint32_t type) noexcept {
             return &kQ4_0;
         case ggml::Type::Q4_K:
             return &kQ4_K;
+        case ggml::Type::Q5_K:
+            return &kQ5_K;
         case ggml::Type::Q6_K:
             return &kQ6_K;
         default:

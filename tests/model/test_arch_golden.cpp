@@ -142,6 +142,14 @@ class TestArchGolden : public QObject {
 #endif
             }
         }
+#if defined(WB_ARCH_GOLDEN_CPU_EXEC)
+        // Q5_K_M (Q5_K with Q6_K) on the integer Q5_K kernel: llama-spm's
+        // llama-quantize file, the one model with a q5_k_m golden.
+        QTest::newRow("llama-spm q5_k_m")
+            << QString("llama-spm") << QString("q5_k_m") << false << kRelTol;
+        QTest::newRow("llama-spm q5_k_m int8 activations")
+            << QString("llama-spm") << QString("q5_k_m") << true << kRelTolInt8;
+#endif
     }
 
     void matches_llama_cpp() {
@@ -155,7 +163,11 @@ class TestArchGolden : public QObject {
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         std::string path = wbtest::golden2_model(name);
-        if (variant != "f16") {
+        const std::string shipped =
+            wbtest::golden2_dir(name) + "/" + name + "-" + variant.toStdString() + ".gguf";
+        if (variant != "f16" && QFile::exists(QString::fromStdString(shipped))) {
+            path = shipped;  // llama-quantize's own file
+        } else if (variant != "f16") {
             const std::string out = tmp.filePath("q.gguf").toStdString();
             wb::quant::quantize_file(path, out, wb::quant::parse_target(variant.toStdString()));
             path = out;
