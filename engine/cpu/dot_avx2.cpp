@@ -147,6 +147,72 @@ WB_AVX2 void dot_q4_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t 
     for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
 }
 
+/// Byte i (0..31) = 0x10 where bit i of qh is set, else 0: the fifth bit
+/// of Q5_0/Q5_1's element i, in the element order of the nibbles above.
+WB_AVX2 inline __m256i fifth_bits(uint32_t qh) {
+    // byte i takes qh's byte i / 8 (shuffles stay within 128-bit lanes,
+    // each holding all four bytes), then tests its bit i % 8
+    const __m256i idx = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                          0x0101010101010101, 0x0000000000000000);
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), idx);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Q4_1, Q5_0, Q5_1 as dot_scalar.cpp's dot_legacy: the unsigned q (0..31)
+// times the int8 activations, then d (sum - kOff sum a) + m sum a per block.
+template <int kSize, bool kMin, bool kHigh, int kOff, int NT>
+WB_AVX2 void dot_legacy_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                          size_t os) {
+    constexpr int kQs = 2 + (kMin ? 2 : 0) + (kHigh ? 4 : 0);
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m128i low4 = _mm_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = w + kSize * b;
+        const float dw = f16_at(blk);
+        const float mw = kMin ? f16_at(blk + 2) : 0.0f;
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQs));
+        __m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                                     _mm_and_si128(bytes, low4));
+        if (kHigh) {
+            uint32_t qh;
+            std::memcpy(&qh, blk + (kMin ? 4 : 2), 4);
+            q = _mm256_or_si256(q, fifth_bits(qh));
+        }
+        for (int t = 0; t < NT; ++t) {
+            const float d = dw * a[t][b].d;
+            const __m256 p = _mm256_cvtepi32_ps(mul_sum_us8(q, load256(a[t][b].qs)));
+            acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(d), acc[t]);
+            const float sum = static_cast<float>(a[t][b].sum);
+            corr[t] += d * static_cast<float>(kOff) * sum - mw * a[t][b].d * sum;
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+template <int NT>
+WB_AVX2 void dot_q4_1_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_legacy_t<20, true, false, 0, NT>(n, w, act, as, out, os);
+}
+template <int NT>
+WB_AVX2 void dot_q5_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_legacy_t<22, false, true, 16, NT>(n, w, act, as, out, os);
+}
+template <int NT>
+WB_AVX2 void dot_q5_1_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_legacy_t<24, true, true, 0, NT>(n, w, act, as, out, os);
+}
+
 template <int NT>
 WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                         size_t os) {
@@ -328,6 +394,9 @@ WB_TILED(dot_f32)
 WB_TILED(dot_f16)
 WB_TILED(dot_q8_0)
 WB_TILED(dot_q4_0)
+WB_TILED(dot_q4_1)
+WB_TILED(dot_q5_0)
+WB_TILED(dot_q5_1)
 WB_TILED(dot_q4_k)
 WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
@@ -337,6 +406,9 @@ const WeightKernel kF32{ActKind::F32, dot_f32};
 const WeightKernel kF16{ActKind::F32, dot_f16};
 const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
 const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
+const WeightKernel kQ4_1{ActKind::Q8_0, dot_q4_1};
+const WeightKernel kQ5_0{ActKind::Q8_0, dot_q5_0};
+const WeightKernel kQ5_1{ActKind::Q8_0, dot_q5_1};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
 const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
@@ -353,6 +425,12 @@ const WeightKernel* avx2_kernel(uint32_t type) noexcept {
             return &kQ8_0;
         case ggml::Type::Q4_0:
             return &kQ4_0;
+        case ggml::Type::Q4_1:
+            return &kQ4_1;
+        case ggml::Type::Q5_0:
+            return &kQ5_0;
+        case ggml::Type::Q5_1:
+            return &kQ5_1;
         case ggml::Type::Q4_K:
             return &kQ4_K;
         case ggml::Type::Q5_K:

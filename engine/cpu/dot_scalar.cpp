@@ -94,6 +94,34 @@ void dot_q4_0(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt
     }
 }
 
+// Q4_1, Q5_0, Q5_1 (ggml's other 32-value blocks): f16 d, [f16 m], [32-bit
+// qh], 16 bytes of nibbles as Q4_0's; q = nibble | (bit i of qh) << 4 for
+// element i (Q5_*), x = d (q - kOff) (+ m). sum_i x_i a_i = d (sum q a -
+// kOff sum a) + m sum a.
+template <int kSize, bool kMin, bool kHigh, int kOff>
+void dot_legacy(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+                size_t os) {
+    constexpr int kQs = 2 + (kMin ? 2 : 0) + (kHigh ? 4 : 0);
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = w + kSize * b;
+            uint32_t qh = 0;
+            if (kHigh) std::memcpy(&qh, blk + (kMin ? 4 : 2), 4);
+            int32_t is = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int q0 = (blk[kQs + j] & 0xF) | static_cast<int>(((qh >> j) & 1) << 4);
+                const int q1 = (blk[kQs + j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+                is += q0 * a[b].qs[j] + q1 * a[b].qs[j + 16];
+            }
+            s += f16_at(blk) * a[b].d * static_cast<float>(is - kOff * a[b].sum);
+            if (kMin) s += f16_at(blk + 2) * a[b].d * static_cast<float>(a[b].sum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
 // Q4_K: super-block = f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128
 // bytes of nibbles (32-byte group g: sub-block 2g low, 2g + 1 high);
 // x = d sc_j q - dmin m_j.
@@ -209,6 +237,9 @@ const WeightKernel kF32{ActKind::F32, dot_f32};
 const WeightKernel kF16{ActKind::F32, dot_f16};
 const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
 const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
+const WeightKernel kQ4_1{ActKind::Q8_0, dot_legacy<20, true, false, 0>};
+const WeightKernel kQ5_0{ActKind::Q8_0, dot_legacy<22, false, true, 16>};
+const WeightKernel kQ5_1{ActKind::Q8_0, dot_legacy<24, true, true, 0>};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
 const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
@@ -225,6 +256,12 @@ const WeightKernel* scalar_kernel(uint32_t type) noexcept {
             return &kQ8_0;
         case ggml::Type::Q4_0:
             return &kQ4_0;
+        case ggml::Type::Q4_1:
+            return &kQ4_1;
+        case ggml::Type::Q5_0:
+            return &kQ5_0;
+        case ggml::Type::Q5_1:
+            return &kQ5_1;
         case ggml::Type::Q4_K:
             return &kQ4_K;
         case ggml::Type::Q5_K:
