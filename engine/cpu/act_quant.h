@@ -4,7 +4,7 @@
 // backend does before a quantized mat x vec (its block_q8_0 / block_q8_K;
 // the layouts here are our own and never stored in files).
 //  - ActKind::Q8_0: blocks of 32 for the 32-value weight types (Q4_0, Q4_1,
-//    Q5_0, Q5_1, Q8_0).
+//    Q5_0, Q5_1, IQ4_NL, Q8_0).
 //  - ActKind::Q8_K: blocks of 256 with 16-value partial sums for the
 //    k-quants (Q4_K, Q5_K, Q6_K), whose sub-block minimums and offsets need them.
 //  - ActKind::F32: the row unchanged (F32/F16 weights, dequantize fallback).

@@ -6,6 +6,7 @@
 // the tile's NT token rows.
 
 #include "cpu/dot.h"
+#include "ggml/iq4nl.h"
 #include "ggml/types.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -213,6 +214,38 @@ WB_AVX2 void dot_q5_1_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t 
     dot_legacy_t<24, true, true, 0, NT>(n, w, act, as, out, os);
 }
 
+// IQ4_NL: the nibbles (as Q4_0's) looked up in the format's table by
+// vpshufb, then signed x signed as Q8_0's.
+template <int NT>
+WB_AVX2 void dot_iq4_nl_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                          size_t os) {
+    __m256 acc[NT];
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues));
+    const __m256i table2 = _mm256_set_m128i(table, table);
+    const __m128i low4 = _mm_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = w + 18 * b;
+        const float dw = f16_at(blk);
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+        const __m256i idx = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                                             _mm_and_si128(bytes, low4));
+        const __m256i v = _mm256_shuffle_epi8(table2, idx);  // int8 values
+        const __m256i vabs = _mm256_sign_epi8(v, v);
+        for (int t = 0; t < NT; ++t) {
+            // |v| <= 127: 2 x 127 x 127 per int16 pair sum, no saturation
+            const __m256i y = _mm256_sign_epi8(load256(a[t][b].qs), v);
+            const __m256 p = _mm256_cvtepi32_ps(mul_sum_us8(vabs, y));
+            acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * a[t][b].d), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]);
+}
+
 template <int NT>
 WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                         size_t os) {
@@ -397,6 +430,7 @@ WB_TILED(dot_q4_0)
 WB_TILED(dot_q4_1)
 WB_TILED(dot_q5_0)
 WB_TILED(dot_q5_1)
+WB_TILED(dot_iq4_nl)
 WB_TILED(dot_q4_k)
 WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
@@ -409,6 +443,7 @@ const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
 const WeightKernel kQ4_1{ActKind::Q8_0, dot_q4_1};
 const WeightKernel kQ5_0{ActKind::Q8_0, dot_q5_0};
 const WeightKernel kQ5_1{ActKind::Q8_0, dot_q5_1};
+const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
 const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
@@ -431,6 +466,8 @@ const WeightKernel* avx2_kernel(uint32_t type) noexcept {
             return &kQ5_0;
         case ggml::Type::Q5_1:
             return &kQ5_1;
+        case ggml::Type::IQ4_NL:
+            return &kIQ4_NL;
         case ggml::Type::Q4_K:
             return &kQ4_K;
         case ggml::Type::Q5_K:

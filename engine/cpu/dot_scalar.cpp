@@ -6,6 +6,7 @@
 
 #include "cpu/dot.h"
 #include "ggml/fp16.h"
+#include "ggml/iq4nl.h"
 #include "ggml/types.h"
 
 namespace wb::cpu::detail {
@@ -117,6 +118,26 @@ void dot_legacy(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int 
             }
             s += f16_at(blk) * a[b].d * static_cast<float>(is - kOff * a[b].sum);
             if (kMin) s += f16_at(blk + 2) * a[b].d * static_cast<float>(a[b].sum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// IQ4_NL: f16 d, 16 bytes of nibbles as Q4_0's, each an index into the
+// format's int8 table; x = d kIq4nlValues[q].
+void dot_iq4_nl(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+                size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = w + 18 * b;
+            int32_t is = 0;
+            for (int j = 0; j < 16; ++j) {
+                is += ggml::kIq4nlValues[blk[2 + j] & 0xF] * a[b].qs[j];
+                is += ggml::kIq4nlValues[blk[2 + j] >> 4] * a[b].qs[j + 16];
+            }
+            s += f16_at(blk) * a[b].d * static_cast<float>(is);
         }
         out[static_cast<size_t>(t) * os] = s;
     }
@@ -240,6 +261,7 @@ const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
 const WeightKernel kQ4_1{ActKind::Q8_0, dot_legacy<20, true, false, 0>};
 const WeightKernel kQ5_0{ActKind::Q8_0, dot_legacy<22, false, true, 16>};
 const WeightKernel kQ5_1{ActKind::Q8_0, dot_legacy<24, true, true, 0>};
+const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
 const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
@@ -262,6 +284,8 @@ const WeightKernel* scalar_kernel(uint32_t type) noexcept {
             return &kQ5_0;
         case ggml::Type::Q5_1:
             return &kQ5_1;
+        case ggml::Type::IQ4_NL:
+            return &kIQ4_NL;
         case ggml::Type::Q4_K:
             return &kQ4_K;
         case ggml::Type::Q5_K:
