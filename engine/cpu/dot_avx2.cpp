@@ -246,6 +246,105 @@ WB_AVX2 void dot_iq4_nl_t(int64_t n, const uint8_t* w, const uint8_t* act, size_
     for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]);
 }
 
+// Q2_K and Q3_K (dot_scalar.cpp has the layouts): the 2-bit field s of the
+// 32 bytes of half h holds elements 32k + i, k = 4h + s, of 16-value
+// sub-blocks 2k (i < 16, the low 128-bit lane) and 2k + 1 (the high one).
+/// int16 multipliers: sub-block 2k's scale in the low lane, 2k + 1's above.
+WB_AVX2 inline __m256i lane_scales(int lo, int hi) {
+    return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(hi)),
+                            _mm_set1_epi16(static_cast<int16_t>(lo)));
+}
+
+template <int NT>
+WB_AVX2 void dot_q2_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i three = _mm256_set1_epi8(3);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 84 * b;
+        const float d = f16_at(blk + 80), dmin = f16_at(blk + 82);
+        __m256i q[8], scv[8];
+        for (int h = 0; h < 2; ++h) {
+            __m256i cur = load256(blk + 16 + 32 * h);
+            for (int sf = 0; sf < 4; ++sf) {
+                const int k = 4 * h + sf;
+                q[k] = _mm256_and_si256(cur, three);  // 16-bit shifts: the mask drops spill
+                cur = _mm256_srli_epi16(cur, 2);
+                scv[k] = lane_scales(blk[2 * k] & 0xF, blk[2 * k + 1] & 0xF);
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                const __m256i p = _mm256_maddubs_epi16(q[k], load256(y.qs + 32 * k));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scv[k]));
+            }
+            int32_t msum = 0;
+            for (int j = 0; j < 16; ++j) msum += (blk[j] >> 4) * y.bsums[j];
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += dmin * y.d * static_cast<float>(msum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+template <int NT>
+WB_AVX2 void dot_q3_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 110 * b;
+        const float d = f16_at(blk + 108);
+        const uint8_t* sb = blk + 96;
+        int sc[16];
+        for (int j = 0; j < 16; ++j) {
+            const int lo = j < 8 ? (sb[j] & 0xF) : (sb[j - 8] >> 4);
+            sc[j] = (lo | (((sb[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+        }
+        // hmask shifted right by k: bit 0 of each byte is element 32k + i's third bit
+        __m256i hcur = load256(blk);
+        __m256i q[8], scv[8];  // q: low | third << 2, unsigned 0..7 (x = d sc (q - 4))
+        for (int h = 0; h < 2; ++h) {
+            __m256i cur = load256(blk + 32 + 32 * h);
+            for (int sf = 0; sf < 4; ++sf) {
+                const int k = 4 * h + sf;
+                const __m256i third = _mm256_slli_epi16(_mm256_and_si256(hcur, one), 2);
+                q[k] = _mm256_or_si256(_mm256_and_si256(cur, three), third);
+                cur = _mm256_srli_epi16(cur, 2);
+                hcur = _mm256_srli_epi16(hcur, 1);
+                scv[k] = lane_scales(sc[2 * k], sc[2 * k + 1]);
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                const __m256i p = _mm256_maddubs_epi16(q[k], load256(y.qs + 32 * k));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scv[k]));
+            }
+            int32_t ssum = 0;  // sum_j sc_j bsum_j: the -4 offset
+            for (int j = 0; j < 16; ++j) ssum += sc[j] * y.bsums[j];
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += d * y.d * static_cast<float>(4 * ssum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
 template <int NT>
 WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                         size_t os) {
@@ -431,6 +530,8 @@ WB_TILED(dot_q4_1)
 WB_TILED(dot_q5_0)
 WB_TILED(dot_q5_1)
 WB_TILED(dot_iq4_nl)
+WB_TILED(dot_q2_k)
+WB_TILED(dot_q3_k)
 WB_TILED(dot_q4_k)
 WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
@@ -444,6 +545,8 @@ const WeightKernel kQ4_1{ActKind::Q8_0, dot_q4_1};
 const WeightKernel kQ5_0{ActKind::Q8_0, dot_q5_0};
 const WeightKernel kQ5_1{ActKind::Q8_0, dot_q5_1};
 const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
+const WeightKernel kQ2_K{ActKind::Q8_K, dot_q2_k};
+const WeightKernel kQ3_K{ActKind::Q8_K, dot_q3_k};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
 const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
@@ -468,6 +571,10 @@ const WeightKernel* avx2_kernel(uint32_t type) noexcept {
             return &kQ5_1;
         case ggml::Type::IQ4_NL:
             return &kIQ4_NL;
+        case ggml::Type::Q2_K:
+            return &kQ2_K;
+        case ggml::Type::Q3_K:
+            return &kQ3_K;
         case ggml::Type::Q4_K:
             return &kQ4_K;
         case ggml::Type::Q5_K:

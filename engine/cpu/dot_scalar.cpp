@@ -143,6 +143,69 @@ void dot_iq4_nl(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int 
     }
 }
 
+// Q2_K and Q3_K share an element order: in 128-value half h, 2-bit field
+// s of qs[32h + i] (i < 32) is element 128h + 32s + i, sub-block (16
+// values, one scale) j = 8h + 2s + i / 16.
+// Q2_K: 16 bytes of scale (low nibble) / min (high nibble), 64 bytes qs,
+// f16 d, f16 dmin; x = d sc_j q - dmin m_j, q in 0..3.
+void dot_q2_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 84 * b;
+            int32_t isum = 0, msum = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int h = j / 8, sh = 2 * ((j % 8) / 2), i0 = 16 * (j % 2);
+                int32_t part = 0;
+                for (int l = 0; l < 16; ++l)
+                    part += ((blk[16 + 32 * h + i0 + l] >> sh) & 3) * a[b].qs[16 * j + l];
+                isum += (blk[j] & 0xF) * part;
+                msum += (blk[j] >> 4) * a[b].bsums[j];
+            }
+            s += f16_at(blk + 80) * a[b].d * static_cast<float>(isum) -
+                 f16_at(blk + 82) * a[b].d * static_cast<float>(msum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q3_K's signed 6-bit scale of sub-block j: its low 4 bits the low nibble of
+// byte j (j < 8) or the high nibble of byte j - 8, its top 2 bits in byte
+// 8 + j % 4 at bit 2 (j / 4); stored + 32.
+int q3_k_scale(const uint8_t* s, int j) {
+    const int lo = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
+    return (lo | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+}
+
+// Q3_K: 32 bytes hmask, 64 bytes qs (low 2 bits), 12 bytes scales, f16 d;
+// element 128h + 32s + i has its third bit in bit 4h + s of hmask[i];
+// x = d sc_j (q - 4), q = low | third << 2 in 0..7.
+void dot_q3_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 110 * b;
+            int32_t isum = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int h = j / 8, sf = (j % 8) / 2, i0 = 16 * (j % 2);
+                int32_t part = 0;
+                for (int l = 0; l < 16; ++l) {
+                    const int lo = (blk[32 + 32 * h + i0 + l] >> (2 * sf)) & 3;
+                    const int hi = (blk[i0 + l] >> (4 * h + sf)) & 1;
+                    part += (lo | (hi << 2)) * a[b].qs[16 * j + l];
+                }
+                isum += q3_k_scale(blk + 96, j) * (part - 4 * a[b].bsums[j]);
+            }
+            s += f16_at(blk + 108) * a[b].d * static_cast<float>(isum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
 // Q4_K: super-block = f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128
 // bytes of nibbles (32-byte group g: sub-block 2g low, 2g + 1 high);
 // x = d sc_j q - dmin m_j.
@@ -262,6 +325,8 @@ const WeightKernel kQ4_1{ActKind::Q8_0, dot_legacy<20, true, false, 0>};
 const WeightKernel kQ5_0{ActKind::Q8_0, dot_legacy<22, false, true, 16>};
 const WeightKernel kQ5_1{ActKind::Q8_0, dot_legacy<24, true, true, 0>};
 const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
+const WeightKernel kQ2_K{ActKind::Q8_K, dot_q2_k};
+const WeightKernel kQ3_K{ActKind::Q8_K, dot_q3_k};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
 const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
@@ -286,6 +351,10 @@ const WeightKernel* scalar_kernel(uint32_t type) noexcept {
             return &kQ5_1;
         case ggml::Type::IQ4_NL:
             return &kIQ4_NL;
+        case ggml::Type::Q2_K:
+            return &kQ2_K;
+        case ggml::Type::Q3_K:
+            return &kQ3_K;
         case ggml::Type::Q4_K:
             return &kQ4_K;
         case ggml::Type::Q5_K:

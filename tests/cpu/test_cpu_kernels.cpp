@@ -2,8 +2,8 @@
 // fresh random inputs (the seed is printed and in every failure message):
 //  - quantize_act: |x - d q| <= d / 2 for every element, d = max|x| / 127,
 //    the stored sums equal the quants' sums;
-//  - every dot kernel (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K,
-//    Q5_K, Q6_K) on the scalar path
+//  - every dot kernel (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
+//    Q3_K, Q4_K, Q5_K, Q6_K) on the scalar path
 //    and on AVX2 when the CPU has it, 1..4 tokens per call, weight rows at
 //    odd byte offsets, row lengths off the block and SIMD widths where the
 //    type allows. Two checks per result: against sum(w_deq * a_deq) in
@@ -209,8 +209,9 @@ class TestCpuKernels : public QObject {
                 }
             }
             for (const Isa isa : isas()) {
-                for (const Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1,
-                                     Type::IQ4_NL, Type::Q4_K, Type::Q5_K, Type::Q6_K}) {
+                for (const Type t :
+                     {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL,
+                      Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K}) {
                     const WeightKernel* k = weight_kernel(id(t), isa);
                     QVERIFY(k != nullptr);
                     const WRow w = make_weight(id(t), random_row(rng_, n), 0);
@@ -244,6 +245,8 @@ class TestCpuKernels : public QObject {
             {Type::Q5_0, {32, 96, 2048, 5632 + 32}},
             {Type::Q5_1, {32, 96, 2048, 5632 + 32}},
             {Type::IQ4_NL, {32, 96, 2048, 5632 + 32}},
+            {Type::Q2_K, {256, 768, 2048, 5632}},
+            {Type::Q3_K, {256, 768, 2048, 5632}},
             {Type::Q4_K, {256, 768, 2048, 5632}},
             {Type::Q5_K, {256, 768, 2048, 5632}},
             {Type::Q6_K, {256, 768, 2048, 5632}},
@@ -348,8 +351,8 @@ class TestCpuKernels : public QObject {
             add("Q6_K", 768);
             add("Q5_K+Q6_K+Q5_K", 512);  // Q|K|V of a Q5_K_M layer
             add("Q4_1+Q5_0+Q5_1+IQ4_NL", 256);
-            // no kernel: the dequantize-row fallback
             add("Q2_K+Q3_K", 512);
+            // no kernel: the dequantize-row fallback (stacked with a kernel part)
             add("BF16+Q8_0", 256);
         }
     }

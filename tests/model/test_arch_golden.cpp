@@ -143,12 +143,15 @@ class TestArchGolden : public QObject {
             }
         }
 #if defined(WB_ARCH_GOLDEN_CPU_EXEC)
-        // Q5_K_M (Q5_K with Q6_K) on the integer Q5_K kernel: llama-spm's
-        // llama-quantize file, the one model with a q5_k_m golden.
-        QTest::newRow("llama-spm q5_k_m")
-            << QString("llama-spm") << QString("q5_k_m") << false << kRelTol;
-        QTest::newRow("llama-spm q5_k_m int8 activations")
-            << QString("llama-spm") << QString("q5_k_m") << true << kRelTolInt8;
+        // The other K-quant mixes on their integer kernels (Q2_K, Q3_K,
+        // Q5_K, ...): llama-spm's llama-quantize files, the one model with
+        // goldens for them.
+        for (const char* v : {"q2_k", "q3_k_m", "q4_k_s", "q5_k_m", "q6_k"}) {
+            const std::string row = std::string("llama-spm ") + v;
+            QTest::newRow(row.c_str()) << QString("llama-spm") << QString(v) << false << kRelTol;
+            QTest::newRow((row + " int8 activations").c_str())
+                << QString("llama-spm") << QString(v) << true << kRelTolInt8;
+        }
 #endif
     }
 
