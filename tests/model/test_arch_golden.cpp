@@ -16,7 +16,10 @@
 // because llama.cpp's CPU GELU reads a binary16 table (input and output
 // rounded to f16, golden README section 5): rounding the same way in the CPU
 // reference brings gemma to ~1e-4; the engine keeps the exact GELU.
-// The Q4_K_M files are made here from the F16 ones by our quantizer
+// Where golden2 ships llama-quantize's own file of a variant (llama-spm's
+// Q2_K, Q3_K_M, Q4_K_S, Q4_K_M, Q5_K_M, Q6_K) the test reads that file; on
+// the CPU executor those run too, so each K-quant type meets its integer
+// kernel. The other Q4_K_M files are made here from the F16 ones by our quantizer
 // (quant::quantize_file), whose tensor types and bytes equal llama-quantize's
 // for every one of these models (test_quant_mix checks each tensor's
 // SHA-256 against the shipped files'), so the run exercises the Q4_K, Q5_0
