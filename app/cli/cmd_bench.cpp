@@ -1,6 +1,10 @@
-// `workbench-cli bench [-m MODEL] [-p 64] [-n 64] [-r 5] [--device D] [--profile]`:
-// prefill and decode throughput like llama-bench (pp<N> and tg<N> rows,
-// median and spread over repetitions), with the device, model and types.
+// `workbench-cli bench [-m MODEL] [-p 64] [-n 64] [-r 5] [--device D] [--profile]
+// [--bandwidth]`: prefill and decode throughput like llama-bench (pp<N> and
+// tg<N> rows, median and spread over repetitions), with the device, model
+// and types. tg rows also give decode as effective weight bandwidth: the
+// weight bytes one decode step reads (model/weight_traffic.h) x tokens/s,
+// in GB/s, and with --bandwidth its share of the machine's measured read
+// bandwidth (bench_bandwidth.h); --bandwidth without -m measures only that.
 // Each repetition starts from an empty KV cache: one prefill ubatch of -p
 // random tokens, then -n single-token decode steps. One warm-up run first.
 // Rows name the model's shape (a synth shape when the sizes match one), the
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_bandwidth.h"
 #include "bench_stats.h"
 #include "common_options.h"
 #include "cpu/isa.h"
@@ -30,7 +35,9 @@
 #include "gguf/gguf.h"
 #include "model/load.h"
 #include "model/model.h"
+#include "model/model_desc.h"
 #include "model/prefill.h"
+#include "model/weight_traffic.h"
 #include "quant/synth_model.h"
 
 namespace wb::cli {
@@ -54,13 +61,22 @@ const CommandSpec kSpec{
     "scheduler at several concurrency levels, with its own options: see\n"
     "'workbench-cli bench --concurrency 1 --help'. bench --cold-start measures\n"
     "process start to first token, phase by phase: 'workbench-cli bench\n"
-    "--cold-start --help'.",
+    "--cold-start --help'.\n"
+    "\n"
+    "tg rows report decode as weight GB/s (1e9 bytes/s): the weight bytes one decode\n"
+    "step reads (every matrix, norm and bias once, one row of the token embedding)\n"
+    "times tokens/s. --bandwidth first measures this machine's memory read bandwidth\n"
+    "at each -t thread count (every thread sums a buffer of max(256 MiB, 4 x the\n"
+    "last-level cache); median (min-max) GB/s over -r passes) and adds decode's\n"
+    "share of it; without -m, bench --bandwidth measures only the bandwidth.",
     concat(concat(model_options(), context_options()),
            {
                {"n-prompt", 'p', "N", "prefill tokens (default 64)"},
                {"n-gen", 'n', "N", "decode steps (default 64)"},
                {"repetitions", 'r', "N", "timed repetitions (default 5)"},
                {"profile", 0, "", "print per-op times (GPU on Vulkan, wall on the CPU backend)"},
+               {"bandwidth", 0, "",
+                "measure the memory read bandwidth (GB/s) and decode's share of it"},
                {"json", 0, "", "print one JSON object instead of the table"},
            }),
     0,
@@ -262,6 +278,29 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const int64_t n_gen = args.get_int("n-gen", 64, 0, 1 << 20);
     const int64_t reps = args.get_int("repetitions", 5, 1, 1000);
     const bool profile = args.has("profile");
+    const bool bandwidth = args.has("bandwidth");
+    if (bandwidth && !args.get("model")) {
+        // The bandwidth alone, at each thread count (default: physical cores).
+        if (thread_list.empty())
+            thread_list.push_back(static_cast<unsigned>(args.get_int("threads", 0, 0, 1024)));
+        std::vector<BandwidthFigures> bw;
+        for (const unsigned t : thread_list)
+            bw.push_back(
+                measure_bandwidth(t ? t : model::physical_core_count(), static_cast<int>(reps)));
+        if (args.has("json")) {
+            nlohmann::json j;
+            j["bandwidth"] = bandwidth_json(bw.front());
+            if (bw.size() > 1) {
+                nlohmann::json all = nlohmann::json::array();
+                for (const BandwidthFigures& b : bw) all.push_back(bandwidth_json(b));
+                j["bandwidth_scaling"] = std::move(all);
+            }
+            std::printf("%s\n", j.dump().c_str());
+        } else {
+            std::printf("%s", bandwidth_table(bw, static_cast<int>(reps)).c_str());
+        }
+        return 0;
+    }
     const std::string path = resolve_model_path(args.get("model"));
 
     const gguf::File f = gguf::File::open(path);
@@ -286,6 +325,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
         n_params += t.n_elements();
         weight_bytes += t.nbytes;
     }
+    // Weight bytes one decode step reads (not the whole file: one row of the
+    // token embedding unless it is the tied output).
+    const uint64_t decode_bytes = model::decode_weight_bytes(model::ModelDesc::from_gguf(f));
     std::string type_list;
     for (const auto& [t, n] : types)
         type_list += (type_list.empty() ? "" : ", ") + t + " x" + std::to_string(n);
@@ -298,11 +340,34 @@ int cmd_bench(const std::vector<std::string>& argv) {
     // One thread count's figures.
     struct Measured {
         unsigned threads = 0;
+        unsigned asked = 0;   // -t as given (0: the default), keys its bandwidth
         std::string backend;  // "cpu 2t avx512" / "vulkan"
         std::vector<double> pp, tg;
         Stats sp, sg;
         double pp_cpu_s = 0, tg_cpu_s = 0;
         RunProfile pp_prof, tg_prof;
+    };
+    // --bandwidth: the read bandwidth at each count before any model is
+    // loaded (the Vulkan backend's count is the CPU default, for its share).
+    // Threads a run uses (0 asked: the default), which its bandwidth uses.
+    const auto run_threads = [&](unsigned asked) -> unsigned {
+        if (lo.backend == "cpu-ref") return 1;
+        return asked ? asked : model::physical_core_count();
+    };
+    std::map<unsigned, BandwidthFigures> bw;
+    if (bandwidth) {
+        for (const unsigned t : thread_list) {
+            const unsigned n = run_threads(t);
+            if (!bw.count(n)) bw[n] = measure_bandwidth(n, static_cast<int>(reps));
+        }
+    }
+    // A share of host memory bandwidth means something where the weights
+    // are read from host memory: the CPU backends, and Vulkan on a CPU
+    // device (lavapipe) when there is no GPU.
+    const bool host_memory = lo.backend != "vulkan" || default_backend().backend == "cpu";
+    const auto bw_for = [&](unsigned asked) -> const BandwidthFigures* {
+        const auto it = bw.find(run_threads(asked));
+        return it == bw.end() ? nullptr : &it->second;
     };
     std::vector<Measured> runs;
     std::string device;
@@ -319,6 +384,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         run_once(*m, prompt, std::min<int64_t>(n_gen, 4), rng, nullptr,
                  nullptr);  // warm-up (pipelines, caches)
         Measured r;
+        r.asked = threads_asked;
         std::vector<double> pp_cpu, tg_cpu;
         for (int64_t i = 0; i < reps; ++i) {
             const RunResult res = run_once(*m, prompt, n_gen, rng, nullptr, nullptr);
@@ -363,7 +429,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
                        {"min", r.sg.min},
                        {"max", r.sg.max},
                        {"all", r.tg},
-                       {"cpu_s_per_token", r.tg_cpu_s}};
+                       {"cpu_s_per_token", r.tg_cpu_s},
+                       {"weight_gbps", weight_gbps(decode_bytes, r.sg.median)}};
+            if (const BandwidthFigures* b = bw_for(r.asked)) {
+                j["bandwidth"] = bandwidth_json(*b);
+                if (host_memory && b->stats.median > 0)
+                    j["tg"]["bandwidth_share"] =
+                        weight_gbps(decode_bytes, r.sg.median) / b->stats.median;
+            }
             if (profile) {
                 j["profile_prefill"] = profile_json(r.pp_prof, 1.0, gpu_profile);
                 j["profile_decode_step"] = profile_json(r.tg_prof, steps, gpu_profile);
@@ -380,6 +453,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         j["model"] = path;
         j["n_params"] = n_params;
         j["weight_bytes"] = weight_bytes;
+        j["decode_weight_bytes"] = decode_bytes;
         j["types"] = types;
         j["kv_type"] = kv;
         j["repetitions"] = reps;
@@ -407,8 +481,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
         std::printf("backend: %s by default (%s)\n", lo.backend.c_str(),
                     default_backend().reason.c_str());
     const bool scaling = runs.size() > 1;
-    std::vector<std::vector<std::string>> rows{
-        {"shape", "backend", "test", "t/s median", "stdev", "min", "max", "CPU s/token"}};
+    const bool share_col = bandwidth && host_memory;
+    std::vector<std::vector<std::string>> rows{{"shape", "backend", "test", "t/s median", "stdev",
+                                                "min", "max", "CPU s/token", "weight GB/s"}};
+    if (share_col) rows[0].push_back("of bandwidth");
     if (scaling) rows[0].push_back("speedup");
     for (const Measured& r : runs) {
         for (int test = 0; test < 2; ++test) {
@@ -422,18 +498,36 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 fixed(st.stdev, 2),
                 fixed(st.min, 2),
                 fixed(st.max, 2),
-                fixed(test == 0 ? r.pp_cpu_s : r.tg_cpu_s, 4)};
+                fixed(test == 0 ? r.pp_cpu_s : r.tg_cpu_s, 4),
+                test == 0 ? "-" : fixed(weight_gbps(decode_bytes, st.median), 2)};
+            if (share_col) {
+                const BandwidthFigures* b = bw_for(r.asked);
+                row.push_back(
+                    test == 0 || !b || b->stats.median <= 0
+                        ? "-"
+                        : fixed(100.0 * weight_gbps(decode_bytes, st.median) / b->stats.median, 1) +
+                              "%");
+            }
             if (scaling)
                 row.push_back(base.median > 0 ? fixed(st.median / base.median, 2) + "x" : "-");
             rows.push_back(std::move(row));
         }
     }
-    std::vector<Align> cols{Align::Left,  Align::Left,  Align::Left,  Align::Right,
+    std::vector<Align> cols{Align::Left,  Align::Left,  Align::Left,  Align::Right, Align::Right,
                             Align::Right, Align::Right, Align::Right, Align::Right};
+    if (share_col) cols.push_back(Align::Right);
     if (scaling) cols.push_back(Align::Right);
     std::printf("\n%s", format_columns(rows, cols, true).c_str());
     std::printf("(%lld repetitions after one warm-up%s)\n", static_cast<long long>(reps),
                 scaling ? "; speedup: median over the first thread count's" : "");
+    std::printf("(weight GB/s = %.2f MB of weights read per decoded token x tg t/s%s)\n",
+                static_cast<double>(decode_bytes) / 1e6,
+                share_col ? "; of bandwidth: over the read bandwidth at the same threads" : "");
+    if (bandwidth) {
+        std::vector<BandwidthFigures> all;
+        for (const auto& [t, b] : bw) all.push_back(b);
+        std::printf("\n%s", bandwidth_table(all, static_cast<int>(reps)).c_str());
+    }
     if (profile) {
         for (const Measured& r : runs) {
             const std::string who =

@@ -3,9 +3,10 @@
 // activations quantized per block to int8 with one f32 scale, as ggml's CPU
 // backend does before a quantized mat x vec (its block_q8_0 / block_q8_K;
 // the layouts here are our own and never stored in files).
-//  - ActKind::Q8_0: blocks of 32 for the 32-value weight types (Q4_0, Q8_0).
+//  - ActKind::Q8_0: blocks of 32 for the 32-value weight types (Q4_0, Q4_1,
+//    Q5_0, Q5_1, IQ4_NL, Q8_0).
 //  - ActKind::Q8_K: blocks of 256 with 16-value partial sums for the
-//    k-quants (Q4_K, Q6_K), whose sub-block minimums and offsets need them.
+//    k-quants (Q2_K to Q6_K), whose sub-block minimums and offsets need them.
 //  - ActKind::F32: the row unchanged (F32/F16 weights, dequantize fallback).
 // Quantization: d = max|x| / 127 over the block, q = round(x / d) (ties to
 // even), so |x - d q| <= d / 2 for every element. A block with a NaN or an

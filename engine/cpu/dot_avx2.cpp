@@ -6,6 +6,7 @@
 // the tile's NT token rows.
 
 #include "cpu/dot.h"
+#include "ggml/iq4nl.h"
 #include "ggml/types.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -147,6 +148,203 @@ WB_AVX2 void dot_q4_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t 
     for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
 }
 
+/// Byte i (0..31) = 0x10 where bit i of qh is set, else 0: the fifth bit
+/// of Q5_0/Q5_1's element i, in the element order of the nibbles above.
+WB_AVX2 inline __m256i fifth_bits(uint32_t qh) {
+    // byte i takes qh's byte i / 8 (shuffles stay within 128-bit lanes,
+    // each holding all four bytes), then tests its bit i % 8
+    const __m256i idx = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                          0x0101010101010101, 0x0000000000000000);
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), idx);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Q4_1, Q5_0, Q5_1 as dot_scalar.cpp's dot_legacy: the unsigned q (0..31)
+// times the int8 activations, then d (sum - kOff sum a) + m sum a per block.
+template <int kSize, bool kMin, bool kHigh, int kOff, int NT>
+WB_AVX2 void dot_legacy_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                          size_t os) {
+    constexpr int kQs = 2 + (kMin ? 2 : 0) + (kHigh ? 4 : 0);
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m128i low4 = _mm_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = w + kSize * b;
+        const float dw = f16_at(blk);
+        const float mw = kMin ? f16_at(blk + 2) : 0.0f;
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQs));
+        __m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                                     _mm_and_si128(bytes, low4));
+        if (kHigh) {
+            uint32_t qh;
+            std::memcpy(&qh, blk + (kMin ? 4 : 2), 4);
+            q = _mm256_or_si256(q, fifth_bits(qh));
+        }
+        for (int t = 0; t < NT; ++t) {
+            const float d = dw * a[t][b].d;
+            const __m256 p = _mm256_cvtepi32_ps(mul_sum_us8(q, load256(a[t][b].qs)));
+            acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(d), acc[t]);
+            const float sum = static_cast<float>(a[t][b].sum);
+            corr[t] += d * static_cast<float>(kOff) * sum - mw * a[t][b].d * sum;
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+template <int NT>
+WB_AVX2 void dot_q4_1_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_legacy_t<20, true, false, 0, NT>(n, w, act, as, out, os);
+}
+template <int NT>
+WB_AVX2 void dot_q5_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_legacy_t<22, false, true, 16, NT>(n, w, act, as, out, os);
+}
+template <int NT>
+WB_AVX2 void dot_q5_1_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_legacy_t<24, true, true, 0, NT>(n, w, act, as, out, os);
+}
+
+// IQ4_NL: the nibbles (as Q4_0's) looked up in the format's table by
+// vpshufb, then signed x signed as Q8_0's.
+template <int NT>
+WB_AVX2 void dot_iq4_nl_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                          size_t os) {
+    __m256 acc[NT];
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIq4nlValues));
+    const __m256i table2 = _mm256_set_m128i(table, table);
+    const __m128i low4 = _mm_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = w + 18 * b;
+        const float dw = f16_at(blk);
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+        const __m256i idx = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                                             _mm_and_si128(bytes, low4));
+        const __m256i v = _mm256_shuffle_epi8(table2, idx);  // int8 values
+        const __m256i vabs = _mm256_sign_epi8(v, v);
+        for (int t = 0; t < NT; ++t) {
+            // |v| <= 127: 2 x 127 x 127 per int16 pair sum, no saturation
+            const __m256i y = _mm256_sign_epi8(load256(a[t][b].qs), v);
+            const __m256 p = _mm256_cvtepi32_ps(mul_sum_us8(vabs, y));
+            acc[t] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * a[t][b].d), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]);
+}
+
+// Q2_K and Q3_K (dot_scalar.cpp has the layouts): the 2-bit field s of the
+// 32 bytes of half h holds elements 32k + i, k = 4h + s, of 16-value
+// sub-blocks 2k (i < 16, the low 128-bit lane) and 2k + 1 (the high one).
+/// int16 multipliers: sub-block 2k's scale in the low lane, 2k + 1's above.
+WB_AVX2 inline __m256i lane_scales(int lo, int hi) {
+    return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(hi)),
+                            _mm_set1_epi16(static_cast<int16_t>(lo)));
+}
+
+template <int NT>
+WB_AVX2 void dot_q2_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i three = _mm256_set1_epi8(3);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 84 * b;
+        const float d = f16_at(blk + 80), dmin = f16_at(blk + 82);
+        __m256i q[8], scv[8];
+        for (int h = 0; h < 2; ++h) {
+            __m256i cur = load256(blk + 16 + 32 * h);
+            for (int sf = 0; sf < 4; ++sf) {
+                const int k = 4 * h + sf;
+                q[k] = _mm256_and_si256(cur, three);  // 16-bit shifts: the mask drops spill
+                cur = _mm256_srli_epi16(cur, 2);
+                scv[k] = lane_scales(blk[2 * k] & 0xF, blk[2 * k + 1] & 0xF);
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                const __m256i p = _mm256_maddubs_epi16(q[k], load256(y.qs + 32 * k));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scv[k]));
+            }
+            int32_t msum = 0;
+            for (int j = 0; j < 16; ++j) msum += (blk[j] >> 4) * y.bsums[j];
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += dmin * y.d * static_cast<float>(msum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+template <int NT>
+WB_AVX2 void dot_q3_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 110 * b;
+        const float d = f16_at(blk + 108);
+        const uint8_t* sb = blk + 96;
+        int sc[16];
+        for (int j = 0; j < 16; ++j) {
+            const int lo = j < 8 ? (sb[j] & 0xF) : (sb[j - 8] >> 4);
+            sc[j] = (lo | (((sb[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+        }
+        // hmask shifted right by k: bit 0 of each byte is element 32k + i's third bit
+        __m256i hcur = load256(blk);
+        __m256i q[8], scv[8];  // q: low | third << 2, unsigned 0..7 (x = d sc (q - 4))
+        for (int h = 0; h < 2; ++h) {
+            __m256i cur = load256(blk + 32 + 32 * h);
+            for (int sf = 0; sf < 4; ++sf) {
+                const int k = 4 * h + sf;
+                const __m256i third = _mm256_slli_epi16(_mm256_and_si256(hcur, one), 2);
+                q[k] = _mm256_or_si256(_mm256_and_si256(cur, three), third);
+                cur = _mm256_srli_epi16(cur, 2);
+                hcur = _mm256_srli_epi16(hcur, 1);
+                scv[k] = lane_scales(sc[2 * k], sc[2 * k + 1]);
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                const __m256i p = _mm256_maddubs_epi16(q[k], load256(y.qs + 32 * k));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scv[k]));
+            }
+            int32_t ssum = 0;  // sum_j sc_j bsum_j: the -4 offset
+            for (int j = 0; j < 16; ++j) ssum += sc[j] * y.bsums[j];
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += d * y.d * static_cast<float>(4 * ssum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
 template <int NT>
 WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                         size_t os) {
@@ -182,6 +380,67 @@ WB_AVX2 void dot_q4_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t 
             const ActQ8_K& y = a[t][b];
             __m256i isum = _mm256_setzero_si256();
             for (int g = 0; g < 4; ++g) {
+                const __m256i pl = _mm256_maddubs_epi16(lo[g], load256(y.qs + 64 * g));
+                const __m256i ph = _mm256_maddubs_epi16(hi[g], load256(y.qs + 64 * g + 32));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pl, _mm256_set1_epi16(sc[2 * g])));
+                isum =
+                    _mm256_add_epi32(isum, _mm256_madd_epi16(ph, _mm256_set1_epi16(sc[2 * g + 1])));
+            }
+            int32_t msum = 0;
+            for (int j = 0; j < 8; ++j) msum += m[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * y.d), acc[t]);
+            corr[t] += dmin * y.d * static_cast<float>(msum);
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
+}
+
+// Q5_K: Q4_K's sums with q = nibble | fifth bit << 4 (0..31), the bits of
+// group g being bits 2g (low nibbles) and 2g + 1 (high) of the 32 qh bytes.
+template <int NT>
+WB_AVX2 void dot_q5_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    __m256 acc[NT];
+    float corr[NT] = {};
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = w + 176 * b;
+        const float d = f16_at(blk), dmin = f16_at(blk + 2);
+        const uint8_t* s = blk + 4;
+        int16_t sc[8], m[8];
+        for (int j = 0; j < 8; ++j) {
+            if (j < 4) {
+                sc[j] = static_cast<int16_t>(s[j] & 63);
+                m[j] = static_cast<int16_t>(s[j + 4] & 63);
+            } else {
+                sc[j] = static_cast<int16_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+                m[j] = static_cast<int16_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+            }
+        }
+        // qh shifted right by 2g in each 16-bit lane: bit 0 (1) of each
+        // byte is that byte's bit 2g (2g + 1); the mask drops what crossed
+        // in from the neighbouring byte.
+        __m256i hb = load256(blk + 16);
+        __m256i lo[4], hi[4];
+        for (int g = 0; g < 4; ++g) {
+            const __m256i bytes = load256(blk + 48 + 32 * g);
+            const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(hb, one), 4);
+            const __m256i h1 =
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), one), 4);
+            lo[g] = _mm256_or_si256(_mm256_and_si256(bytes, low4), h0);
+            hi[g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), h1);
+            hb = _mm256_srli_epi16(hb, 2);
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i isum = _mm256_setzero_si256();
+            for (int g = 0; g < 4; ++g) {
+                // 2 x 31 x 127 per int16 pair sum: no saturation
                 const __m256i pl = _mm256_maddubs_epi16(lo[g], load256(y.qs + 64 * g));
                 const __m256i ph = _mm256_maddubs_epi16(hi[g], load256(y.qs + 64 * g + 32));
                 isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pl, _mm256_set1_epi16(sc[2 * g])));
@@ -267,7 +526,14 @@ WB_TILED(dot_f32)
 WB_TILED(dot_f16)
 WB_TILED(dot_q8_0)
 WB_TILED(dot_q4_0)
+WB_TILED(dot_q4_1)
+WB_TILED(dot_q5_0)
+WB_TILED(dot_q5_1)
+WB_TILED(dot_iq4_nl)
+WB_TILED(dot_q2_k)
+WB_TILED(dot_q3_k)
 WB_TILED(dot_q4_k)
+WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
 #undef WB_TILED
 
@@ -275,7 +541,14 @@ const WeightKernel kF32{ActKind::F32, dot_f32};
 const WeightKernel kF16{ActKind::F32, dot_f16};
 const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
 const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
+const WeightKernel kQ4_1{ActKind::Q8_0, dot_q4_1};
+const WeightKernel kQ5_0{ActKind::Q8_0, dot_q5_0};
+const WeightKernel kQ5_1{ActKind::Q8_0, dot_q5_1};
+const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
+const WeightKernel kQ2_K{ActKind::Q8_K, dot_q2_k};
+const WeightKernel kQ3_K{ActKind::Q8_K, dot_q3_k};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
+const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
 
 }  // namespace
@@ -290,8 +563,22 @@ const WeightKernel* avx2_kernel(uint32_t type) noexcept {
             return &kQ8_0;
         case ggml::Type::Q4_0:
             return &kQ4_0;
+        case ggml::Type::Q4_1:
+            return &kQ4_1;
+        case ggml::Type::Q5_0:
+            return &kQ5_0;
+        case ggml::Type::Q5_1:
+            return &kQ5_1;
+        case ggml::Type::IQ4_NL:
+            return &kIQ4_NL;
+        case ggml::Type::Q2_K:
+            return &kQ2_K;
+        case ggml::Type::Q3_K:
+            return &kQ3_K;
         case ggml::Type::Q4_K:
             return &kQ4_K;
+        case ggml::Type::Q5_K:
+            return &kQ5_K;
         case ggml::Type::Q6_K:
             return &kQ6_K;
         default:

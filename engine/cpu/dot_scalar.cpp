@@ -6,6 +6,7 @@
 
 #include "cpu/dot.h"
 #include "ggml/fp16.h"
+#include "ggml/iq4nl.h"
 #include "ggml/types.h"
 
 namespace wb::cpu::detail {
@@ -94,6 +95,117 @@ void dot_q4_0(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt
     }
 }
 
+// Q4_1, Q5_0, Q5_1 (ggml's other 32-value blocks): f16 d, [f16 m], [32-bit
+// qh], 16 bytes of nibbles as Q4_0's; q = nibble | (bit i of qh) << 4 for
+// element i (Q5_*), x = d (q - kOff) (+ m). sum_i x_i a_i = d (sum q a -
+// kOff sum a) + m sum a.
+template <int kSize, bool kMin, bool kHigh, int kOff>
+void dot_legacy(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+                size_t os) {
+    constexpr int kQs = 2 + (kMin ? 2 : 0) + (kHigh ? 4 : 0);
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = w + kSize * b;
+            uint32_t qh = 0;
+            if (kHigh) std::memcpy(&qh, blk + (kMin ? 4 : 2), 4);
+            int32_t is = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int q0 = (blk[kQs + j] & 0xF) | static_cast<int>(((qh >> j) & 1) << 4);
+                const int q1 = (blk[kQs + j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+                is += q0 * a[b].qs[j] + q1 * a[b].qs[j + 16];
+            }
+            s += f16_at(blk) * a[b].d * static_cast<float>(is - kOff * a[b].sum);
+            if (kMin) s += f16_at(blk + 2) * a[b].d * static_cast<float>(a[b].sum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// IQ4_NL: f16 d, 16 bytes of nibbles as Q4_0's, each an index into the
+// format's int8 table; x = d kIq4nlValues[q].
+void dot_iq4_nl(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+                size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = w + 18 * b;
+            int32_t is = 0;
+            for (int j = 0; j < 16; ++j) {
+                is += ggml::kIq4nlValues[blk[2 + j] & 0xF] * a[b].qs[j];
+                is += ggml::kIq4nlValues[blk[2 + j] >> 4] * a[b].qs[j + 16];
+            }
+            s += f16_at(blk) * a[b].d * static_cast<float>(is);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q2_K and Q3_K share an element order: in 128-value half h, 2-bit field
+// s of qs[32h + i] (i < 32) is element 128h + 32s + i, sub-block (16
+// values, one scale) j = 8h + 2s + i / 16.
+// Q2_K: 16 bytes of scale (low nibble) / min (high nibble), 64 bytes qs,
+// f16 d, f16 dmin; x = d sc_j q - dmin m_j, q in 0..3.
+void dot_q2_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 84 * b;
+            int32_t isum = 0, msum = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int h = j / 8, sh = 2 * ((j % 8) / 2), i0 = 16 * (j % 2);
+                int32_t part = 0;
+                for (int l = 0; l < 16; ++l)
+                    part += ((blk[16 + 32 * h + i0 + l] >> sh) & 3) * a[b].qs[16 * j + l];
+                isum += (blk[j] & 0xF) * part;
+                msum += (blk[j] >> 4) * a[b].bsums[j];
+            }
+            s += f16_at(blk + 80) * a[b].d * static_cast<float>(isum) -
+                 f16_at(blk + 82) * a[b].d * static_cast<float>(msum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q3_K's signed 6-bit scale of sub-block j: its low 4 bits the low nibble of
+// byte j (j < 8) or the high nibble of byte j - 8, its top 2 bits in byte
+// 8 + j % 4 at bit 2 (j / 4); stored + 32.
+int q3_k_scale(const uint8_t* s, int j) {
+    const int lo = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
+    return (lo | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+}
+
+// Q3_K: 32 bytes hmask, 64 bytes qs (low 2 bits), 12 bytes scales, f16 d;
+// element 128h + 32s + i has its third bit in bit 4h + s of hmask[i];
+// x = d sc_j (q - 4), q = low | third << 2 in 0..7.
+void dot_q3_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 110 * b;
+            int32_t isum = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int h = j / 8, sf = (j % 8) / 2, i0 = 16 * (j % 2);
+                int32_t part = 0;
+                for (int l = 0; l < 16; ++l) {
+                    const int lo = (blk[32 + 32 * h + i0 + l] >> (2 * sf)) & 3;
+                    const int hi = (blk[i0 + l] >> (4 * h + sf)) & 1;
+                    part += (lo | (hi << 2)) * a[b].qs[16 * j + l];
+                }
+                isum += q3_k_scale(blk + 96, j) * (part - 4 * a[b].bsums[j]);
+            }
+            s += f16_at(blk + 108) * a[b].d * static_cast<float>(isum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
 // Q4_K: super-block = f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128
 // bytes of nibbles (32-byte group g: sub-block 2g low, 2g + 1 high);
 // x = d sc_j q - dmin m_j.
@@ -125,6 +237,40 @@ void dot_q4_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt
                 for (int l = 0; l < 32; ++l) {
                     lo += (q[32 * g + l] & 0xF) * a[b].qs[64 * g + l];
                     hi += (q[32 * g + l] >> 4) * a[b].qs[64 * g + 32 + l];
+                }
+                isum += sc[2 * g] * lo + sc[2 * g + 1] * hi;
+            }
+            for (int j = 0; j < 8; ++j) msum += m[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+            s += f16_at(blk) * a[b].d * static_cast<float>(isum) -
+                 f16_at(blk + 2) * a[b].d * static_cast<float>(msum);
+        }
+        out[static_cast<size_t>(t) * os] = s;
+    }
+}
+
+// Q5_K: as Q4_K (same 12 bytes of scales/mins) with a fifth bit per value:
+// f16 d, f16 dmin, 12 bytes scales, 32 bytes qh, 128 bytes nibbles. Group
+// g's low nibbles (sub-block 2g) take bit 2g of qh[l], its high nibbles
+// (sub-block 2g + 1) bit 2g + 1; x = d sc_j q - dmin m_j, q in 0..31.
+void dot_q5_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s = 0.0f;
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = w + 176 * b;
+            int sc[8], m[8];
+            scales_q4_k(blk + 4, sc, m);
+            const uint8_t* qh = blk + 16;
+            const uint8_t* q = blk + 48;
+            int32_t isum = 0, msum = 0;
+            for (int g = 0; g < 4; ++g) {
+                int32_t lo = 0, hi = 0;
+                for (int l = 0; l < 32; ++l) {
+                    const int ql = (q[32 * g + l] & 0xF) | (((qh[l] >> (2 * g)) & 1) << 4);
+                    const int qu = (q[32 * g + l] >> 4) | (((qh[l] >> (2 * g + 1)) & 1) << 4);
+                    lo += ql * a[b].qs[64 * g + l];
+                    hi += qu * a[b].qs[64 * g + 32 + l];
                 }
                 isum += sc[2 * g] * lo + sc[2 * g + 1] * hi;
             }
@@ -175,7 +321,14 @@ const WeightKernel kF32{ActKind::F32, dot_f32};
 const WeightKernel kF16{ActKind::F32, dot_f16};
 const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
 const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
+const WeightKernel kQ4_1{ActKind::Q8_0, dot_legacy<20, true, false, 0>};
+const WeightKernel kQ5_0{ActKind::Q8_0, dot_legacy<22, false, true, 16>};
+const WeightKernel kQ5_1{ActKind::Q8_0, dot_legacy<24, true, true, 0>};
+const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
+const WeightKernel kQ2_K{ActKind::Q8_K, dot_q2_k};
+const WeightKernel kQ3_K{ActKind::Q8_K, dot_q3_k};
 const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
+const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
 const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
 
 }  // namespace
@@ -190,8 +343,22 @@ const WeightKernel* scalar_kernel(uint32_t type) noexcept {
             return &kQ8_0;
         case ggml::Type::Q4_0:
             return &kQ4_0;
+        case ggml::Type::Q4_1:
+            return &kQ4_1;
+        case ggml::Type::Q5_0:
+            return &kQ5_0;
+        case ggml::Type::Q5_1:
+            return &kQ5_1;
+        case ggml::Type::IQ4_NL:
+            return &kIQ4_NL;
+        case ggml::Type::Q2_K:
+            return &kQ2_K;
+        case ggml::Type::Q3_K:
+            return &kQ3_K;
         case ggml::Type::Q4_K:
             return &kQ4_K;
+        case ggml::Type::Q5_K:
+            return &kQ5_K;
         case ggml::Type::Q6_K:
             return &kQ6_K;
         default:

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ggml/blocks.h"
+#include "ggml/iq4nl.h"
 #include "ggml/quant_util.h"
 #include "ggml/quants.h"
 
@@ -223,10 +224,6 @@ void quantize_row_Q5_1(const float* x, void* dst, int64_t n) {
 // non-linear table; x = d * kIq4nlValues[q]) ---
 
 namespace {
-
-// ggml's kvalues_iq4nl.
-constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                     1,    13,   25,  38,  53,  69,  89,  113};
 
 // Index of the table value nearest x (the upper one on a tie), as ggml's
 // best_index_int8: level i is chosen once x reaches the midpoint of values

@@ -147,6 +147,43 @@ class TestCli : public QObject {
         QVERIFY2(b.err.contains("-t 1,x"), b.err.constData());
     }
 
+    void bench_bandwidth_and_decode_weight_gbps() {
+        // bench --bandwidth alone: the read bandwidth at -t 1, in GB/s, over
+        // a buffer of at least 256 MiB (figures > 0; no timing asserts).
+        const Run a = run_cli({"bench", "--bandwidth", "-t", "1", "-r", "2", "--json"});
+        QVERIFY2(a.code == 0, a.err.constData());
+        const QJsonObject bw = QJsonDocument::fromJson(a.out).object()["bandwidth"].toObject();
+        QCOMPARE(bw["threads"].toInt(), 1);
+        QCOMPARE(bw["unit"].toString(), QString("GB/s (1e9 bytes/s)"));
+        QVERIFY(bw["buffer_bytes"].toDouble() >= 256.0 * 1024 * 1024);
+        QCOMPARE(bw["all"].toArray().size(), 2);
+        QVERIFY(bw["median"].toDouble() > 0.0 && bw["min"].toDouble() <= bw["max"].toDouble());
+        // With a model: tg's weight GB/s = the weight bytes of one decode
+        // step x tokens/s. stories260K's, worked by hand from its shapes in
+        // tests/model/test_weight_traffic.cpp: 1040384 (every tensor, one
+        // row of the untied token embedding). The share divides by the
+        // bandwidth measured at the same thread count.
+        const Run r =
+            run_cli({"bench", "-m", kData + "/models/stories260K.gguf", "--backend", "cpu", "-t",
+                     "1", "-p", "4", "-n", "4", "-r", "1", "--bandwidth", "--json"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["decode_weight_bytes"].toDouble(), 1040384.0);
+        const QJsonObject tg = j["tg"].toObject();
+        const double want = tg["median"].toDouble() * 1040384.0 / 1e9;
+        QVERIFY(want > 0.0);
+        QVERIFY(std::abs(tg["weight_gbps"].toDouble() - want) <= 1e-9 * want);
+        const double mem = j["bandwidth"].toObject()["median"].toDouble();
+        QCOMPARE(j["bandwidth"].toObject()["threads"].toInt(), 1);
+        QVERIFY(std::abs(tg["bandwidth_share"].toDouble() - want / mem) <= 1e-9 * want / mem);
+        // The table: both columns, and the bandwidth table under it.
+        const Run t = run_cli({"bench", "-m", kData + "/models/stories260K.gguf", "--backend",
+                               "cpu", "-t", "1", "-p", "4", "-n", "4", "-r", "1", "--bandwidth"});
+        QVERIFY2(t.code == 0, t.err.constData());
+        for (const char* s : {"weight GB/s", "of bandwidth", "read bandwidth", "1.04 MB"})
+            QVERIFY2(t.out.contains(s), t.out.constData());
+    }
+
     void bench_table_columns_line_up() {
         // stories260K's shape is no synth shape, so it reads "n_embd 64,
         // n_layer 5, n_ff 172": longer than a fixed-width column. Every
@@ -162,8 +199,8 @@ class TestCli : public QObject {
             }
             bars.push_back(at);
         }
-        QCOMPARE(bars.size(), qsizetype{3});  // header, pp, tg
-        QCOMPARE(bars[0].size(), qsizetype{9});
+        QCOMPARE(bars.size(), qsizetype{3});      // header, pp, tg
+        QCOMPARE(bars[0].size(), qsizetype{10});  // 9 columns, weight GB/s the last
         QVERIFY2(bars[1] == bars[0] && bars[2] == bars[0], r.out.constData());
         QVERIFY2(r.out.contains("n_embd 64, n_layer 5, n_ff 172"), r.out.constData());
     }

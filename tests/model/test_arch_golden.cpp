@@ -16,7 +16,10 @@
 // because llama.cpp's CPU GELU reads a binary16 table (input and output
 // rounded to f16, golden README section 5): rounding the same way in the CPU
 // reference brings gemma to ~1e-4; the engine keeps the exact GELU.
-// The Q4_K_M files are made here from the F16 ones by our quantizer
+// Where golden2 ships llama-quantize's own file of a variant (llama-spm's
+// Q2_K, Q3_K_M, Q4_K_S, Q4_K_M, Q5_K_M, Q6_K) the test reads that file; on
+// the CPU executor those run too, so each K-quant type meets its integer
+// kernel. The other Q4_K_M files are made here from the F16 ones by our quantizer
 // (quant::quantize_file), whose tensor types and bytes equal llama-quantize's
 // for every one of these models (test_quant_mix checks each tensor's
 // SHA-256 against the shipped files'), so the run exercises the Q4_K, Q5_0
@@ -142,6 +145,17 @@ class TestArchGolden : public QObject {
 #endif
             }
         }
+#if defined(WB_ARCH_GOLDEN_CPU_EXEC)
+        // The other K-quant mixes on their integer kernels (Q2_K, Q3_K,
+        // Q5_K, ...): llama-spm's llama-quantize files, the one model with
+        // goldens for them.
+        for (const char* v : {"q2_k", "q3_k_m", "q4_k_s", "q5_k_m", "q6_k"}) {
+            const std::string row = std::string("llama-spm ") + v;
+            QTest::newRow(row.c_str()) << QString("llama-spm") << QString(v) << false << kRelTol;
+            QTest::newRow((row + " int8 activations").c_str())
+                << QString("llama-spm") << QString(v) << true << kRelTolInt8;
+        }
+#endif
     }
 
     void matches_llama_cpp() {
@@ -155,7 +169,11 @@ class TestArchGolden : public QObject {
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         std::string path = wbtest::golden2_model(name);
-        if (variant != "f16") {
+        const std::string shipped =
+            wbtest::golden2_dir(name) + "/" + name + "-" + variant.toStdString() + ".gguf";
+        if (variant != "f16" && QFile::exists(QString::fromStdString(shipped))) {
+            path = shipped;  // llama-quantize's own file
+        } else if (variant != "f16") {
             const std::string out = tmp.filePath("q.gguf").toStdString();
             wb::quant::quantize_file(path, out, wb::quant::parse_target(variant.toStdString()));
             path = out;
