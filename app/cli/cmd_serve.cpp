@@ -24,6 +24,9 @@
 #include "core/session_run.h"
 #include "server/auth.h"
 #include "server/http_status.h"
+#include "server/metrics/model_version.h"
+#include "server/metrics/server_metrics.h"
+#include "server/metrics/version_gauges.h"
 #include "server/server.h"
 
 namespace wb::cli {
@@ -58,6 +61,9 @@ const CommandSpec kSpec{
                        "run log database (default: "
                        "~/.local/share/inference-workbench/runlog.sqlite)"},
                       {"no-log", 0, "", "do not log requests to the run log"},
+                      {"no-text", 0, "",
+                       "log requests without their prompt and answer text (counts, hashes and "
+                       "timings only)"},
                   }),
            batch_context_options()),
     0,
@@ -127,8 +133,8 @@ int cmd_serve(const std::vector<std::string>& argv) {
                                        {"n_ctx", facts.n_ctx},          {"backend", facts.backend},
                                        {"api_key", !so.api_key.empty()}};
         if (so.request_timeout_ms > 0) run_settings["request_timeout_ms"] = so.request_timeout_ms;
-        const core::SessionRun run =
-            core::begin_session_run(logger, *session, "server", so.model_name, run_settings);
+        const core::SessionRun run = core::begin_session_run(
+            logger, *session, "server", so.model_name, run_settings, args.has("no-text"));
         so.run_id = run.run_id;
         // Each row also says the HTTP status the client got.
         session->set_recorder(server::with_http_status(logger));
@@ -137,7 +143,23 @@ int cmd_serve(const std::vector<std::string>& argv) {
                          run.load_warning.c_str());
     }
 
-    server::Server srv(*session, so);
+    // Prometheus metrics (docs/metrics.md), every series labelled with the
+    // model version: its quantization and file hash prefix.
+    const std::string version = server::model_version_label_of_file(path);
+    auto metrics = std::make_shared<server::ServerMetrics>();
+    server::ServerHooks hooks;
+    const core::EngineSession& engine = *session;
+    hooks.metrics_text = [metrics, &engine, version] {
+        return metrics->render({server::gauges_of(engine, version)});
+    };
+    hooks.on_finished = [metrics, version](const core::FinishedRequest& f, int status,
+                                           const std::string& route) {
+        metrics->observe(f, status, route, version);
+    };
+    hooks.on_refused = [metrics, version](int status, const std::string& route) {
+        metrics->observe_refused(status, route, version);
+    };
+    server::Server srv(*session, so, std::move(hooks));
     const int port = srv.bind();
     const std::string shown_host =
         so.host.find(':') != std::string::npos && so.host[0] != '[' ? "[" + so.host + "]" : so.host;

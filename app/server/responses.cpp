@@ -1,5 +1,7 @@
 #include "server/responses.h"
 
+#include <cmath>
+
 namespace wb::server {
 
 namespace {
@@ -35,8 +37,61 @@ json usage_json(const core::FinishedRequest& f) {
             {"prompt_tokens_details", {{"cached_tokens", f.prompt_tokens_cached}}}};
 }
 
-json logprobs_json(const core::FinishedRequest& /*f*/, const CompletionRequest& /*req*/) {
-    return nullptr;
+namespace {
+
+double openai_logprob(float lp) {
+    return std::isfinite(lp) ? static_cast<double>(lp) : -9999.0;
+}
+
+json bytes_of(const std::string& piece) {
+    json b = json::array();
+    for (const char c : piece) b.push_back(static_cast<unsigned char>(c));
+    return b;
+}
+
+}  // namespace
+
+json logprobs_json(const core::FinishedRequest& f, const CompletionRequest& req,
+                   const AnswerIds& ids) {
+    if (!req.logprobs || ids.vocab == nullptr || f.logprobs.empty()) return nullptr;
+    const tokenizer::Vocab& vocab = *ids.vocab;
+    auto piece = [&](int32_t id) { return vocab.token_to_piece(id, /*special=*/true); };
+    if (ids.route == Route::ChatCompletions) {
+        json content = json::array();
+        for (const core::TokenLogprobs& step : f.logprobs) {
+            const std::string p = piece(step.token);
+            json top = json::array();
+            for (const core::TokenLogprob& t : step.top) {
+                const std::string tp = piece(t.token);
+                top.push_back({{"token", tp},
+                               {"logprob", openai_logprob(t.logprob)},
+                               {"bytes", bytes_of(tp)}});
+            }
+            content.push_back({{"token", p},
+                               {"logprob", openai_logprob(step.logprob)},
+                               {"bytes", bytes_of(p)},
+                               {"top_logprobs", top}});
+        }
+        return {{"content", content}, {"refusal", nullptr}};
+    }
+    json tokens = json::array(), token_logprobs = json::array(), top_logprobs = json::array(),
+         text_offset = json::array();
+    size_t offset = 0;
+    for (const core::TokenLogprobs& step : f.logprobs) {
+        const std::string p = piece(step.token);
+        tokens.push_back(p);
+        token_logprobs.push_back(openai_logprob(step.logprob));
+        json top = json::object();
+        for (const core::TokenLogprob& t : step.top)
+            top[piece(t.token)] = openai_logprob(t.logprob);
+        top_logprobs.push_back(top);
+        text_offset.push_back(offset);
+        offset += p.size();
+    }
+    return {{"tokens", tokens},
+            {"token_logprobs", token_logprobs},
+            {"top_logprobs", top_logprobs},
+            {"text_offset", text_offset}};
 }
 
 json full_response(const AnswerIds& ids, const core::FinishedRequest& f,
@@ -44,7 +99,7 @@ json full_response(const AnswerIds& ids, const core::FinishedRequest& f,
     json j = envelope(ids, false);
     json choice = {{"index", 0},
                    {"finish_reason", openai_finish_reason(f.finish_reason)},
-                   {"logprobs", logprobs_json(f, req)}};
+                   {"logprobs", logprobs_json(f, req, ids)}};
     if (ids.route == Route::ChatCompletions)
         choice["message"] = {{"role", "assistant"}, {"content", f.output}, {"refusal", nullptr}};
     else
@@ -74,7 +129,7 @@ json finish_chunk(const AnswerIds& ids, const core::FinishedRequest& f,
     json j = envelope(ids, true);
     json choice = {{"index", 0},
                    {"finish_reason", openai_finish_reason(f.finish_reason)},
-                   {"logprobs", logprobs_json(f, req)}};
+                   {"logprobs", logprobs_json(f, req, ids)}};
     if (ids.route == Route::ChatCompletions)
         choice["delta"] = json::object();
     else

@@ -12,6 +12,7 @@
 
 #include "core/finished_request.h"
 #include "server/request_parse.h"
+#include "tokenizer/vocab.h"
 
 namespace wb::server {
 
@@ -21,6 +22,9 @@ struct AnswerIds {
     int64_t created = 0;  ///< Unix time in seconds
     std::string model;    ///< the served model's public name
     Route route = Route::ChatCompletions;
+    /// Spells the tokens of `logprobs` (token_to_piece, special tokens as
+    /// their text); null: logprobs are answered as null.
+    const tokenizer::Vocab* vocab = nullptr;
 };
 
 /// OpenAI's finish reason for the engine's: "stop" stays, "length" and
@@ -34,11 +38,17 @@ std::string openai_finish_reason(const std::string& engine_reason);
 /// the prompt tokens whose K/V came from the prefix cache).
 nlohmann::json usage_json(const core::FinishedRequest& f);
 
-/// The `logprobs` of a choice. Returns null for now: per-token log
-/// probabilities come from the engine in a later change, which fills this
-/// one function (chat: {"content": [{token, logprob, bytes, top_logprobs}]};
-/// completions: {tokens, token_logprobs, top_logprobs, text_offset}).
-nlohmann::json logprobs_json(const core::FinishedRequest& f, const CompletionRequest& req);
+/// The `logprobs` of a choice, from f.logprobs (the log-softmax of the
+/// model's raw logits at each output step, core::TokenLogprobs), shaped as
+/// OpenAI's API: chat {"content": [{token, logprob, bytes, top_logprobs:
+/// [{token, logprob, bytes}]}], "refusal": null}; completions (legacy)
+/// {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}
+/// with text_offset in bytes from the start of the completion text. A
+/// -inf log-probability (a token the model rules out) is -9999.0, OpenAI's
+/// value for "very unlikely". Null when the request did not ask
+/// (req.logprobs false), ids.vocab is null, or f has none (refused).
+nlohmann::json logprobs_json(const core::FinishedRequest& f, const CompletionRequest& req,
+                             const AnswerIds& ids);
 
 /// The non-streaming body: one choice with the whole text (chat: message
 /// {role "assistant", content}; completions: text), finish_reason, logprobs,

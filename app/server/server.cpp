@@ -61,6 +61,16 @@ ApiError engine_error(const core::FinishedRequest& f, int status) {
     return status_error(500, f.message, "server_error", "engine_error");
 }
 
+// The route a metrics series is labelled with: one of the server's routes,
+// else "other", never the raw path (a client asking for arbitrary paths
+// must not create a series per path).
+std::string route_label(const std::string& path) {
+    for (const char* r :
+         {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"})
+        if (path == r) return r;
+    return "other";
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -80,8 +90,8 @@ struct Server::Impl {
         limits.max_tokens_cap = opts.max_tokens_cap;
     }
 
-    void refused(int status, const std::string& route) const {
-        if (hooks.on_refused) hooks.on_refused(status, route);
+    void refused(int status, const std::string& path) const {
+        if (hooks.on_refused) hooks.on_refused(status, route_label(path));
     }
     void finished(const core::FinishedRequest& f, int status, const std::string& route) const {
         if (hooks.on_finished) hooks.on_finished(f, status, route);
@@ -219,12 +229,15 @@ void Server::Impl::completion(const httplib::Request& hreq, httplib::Response& r
                       {"client_addr", hreq.remote_addr + ":" + std::to_string(hreq.remote_port)},
                       {"stream", req.stream}};
     if (req.logprobs) g.log_settings["top_logprobs"] = req.top_logprobs;
+    // Per-token log-probabilities only when asked (they cost O(n_vocab) a token).
+    g.top_logprobs = req.logprobs ? req.top_logprobs : -1;
 
     AnswerIds ids;
     ids.id = (route == Route::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(n);
     ids.created = unix_seconds();
     ids.model = opts.model_name;
     ids.route = route;
+    ids.vocab = &session.vocab();
 
     auto ex = std::make_shared<Exchange>();
     const core::RequestHandle handle =

@@ -2,6 +2,10 @@
 --max-queue 16`: no crash, every request answered 200 (a whole stream
 ending in [DONE]) or 429 (with Retry-After and an error object), and the
 run log holds exactly one row per 200 (and one "rejected" row per 429).
+Then /metrics, read by Prometheus' own parser (prometheus_client): the
+request counters by status equal the answers, and the histogram counts
+equal the run log's counts (TTFT: rows with a first token; end-to-end: rows
+not refused).
 
 Usage: test_concurrency.py WORKBENCH_CLI MODEL TMPDIR
 """
@@ -12,6 +16,9 @@ import os
 import sys
 import threading
 import urllib.parse
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from serverlib import MODEL_NAME, Server, check, rows
 
@@ -52,6 +59,11 @@ with Server(cli, model, ["--parallel", "4", "--max-queue", "16"], db=db) as s:
     for t in threads:
         t.join()
     check(s.proc.poll() is None, "the server died")
+    with urllib.request.urlopen(s.url + "/metrics", timeout=30) as m:
+        check(m.status == 200, "/metrics answered %d" % m.status)
+        check(m.headers["Content-Type"].startswith("text/plain; version=0.0.4"),
+              "/metrics content type %r" % m.headers["Content-Type"])
+        metrics_text = m.read().decode("utf-8")
 
 n200 = n429 = 0
 for i, (status, retry_after, data) in enumerate(results):
@@ -77,4 +89,28 @@ for r in ok_rows:
     check(r["finish_reason"] in ("stop", "length"), "a 200 row finished %r" % r["finish_reason"])
 for r in busy_rows:
     check(r["finish_reason"] == "rejected", "a 429 row finished %r" % r["finish_reason"])
+# The scrape: sums over every label set of one sample name.
+samples = {}
+for family in text_string_to_metric_families(metrics_text):
+    for sample in family.samples:
+        samples.setdefault(sample.name, []).append(sample)
+
+
+def total(name, **labels):
+    return sum(x.value for x in samples.get(name, [])
+               if all(x.labels.get(k) == v for k, v in labels.items()))
+
+
+check(total("workbench_requests_total", status="200") == n200,
+      "requests_total{status=200} %r, answers 200: %d" % (total("workbench_requests_total", status="200"), n200))
+check(total("workbench_requests_total", status="429") == n429,
+      "requests_total{status=429} %r, answers 429: %d" % (total("workbench_requests_total", status="429"), n429))
+with_first_token = [r for r in logged if r["ttft_ms"] is not None]
+check(total("workbench_time_to_first_token_seconds_count") == len(with_first_token),
+      "TTFT histogram count %r, rows with a TTFT %d" % (
+          total("workbench_time_to_first_token_seconds_count"), len(with_first_token)))
+not_refused = [r for r in logged if r["finish_reason"] != "rejected"]
+check(total("workbench_e2e_request_latency_seconds_count") == len(not_refused),
+      "e2e histogram count %r, rows not refused %d" % (
+          total("workbench_e2e_request_latency_seconds_count"), len(not_refused)))
 print("server_concurrency: ok (%d served, %d answered 429)" % (n200, n429))

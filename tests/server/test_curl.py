@@ -86,11 +86,28 @@ with Server(cli, model, ["--parallel", "2", "--max-body-bytes", "4096"], db=db) 
           "/v1/models: %r" % models)
     chat_ok(u)
     status, text = curl(u, "/v1/completions", body={"model": MODEL_NAME, "prompt": "Once upon",
-                                                    "max_tokens": 4, "temperature": 0})
+                                                    "max_tokens": 4, "temperature": 0,
+                                                    "logprobs": 2})
     check(status == 200, "completions: %d %s" % (status, text))
     j = json.loads(text)
     check(j["object"] == "text_completion" and isinstance(j["choices"][0]["text"], str),
           "completions body %r" % j)
+    # Legacy logprobs (OpenAI's completion object): one entry per token, the
+    # top 2 as {token: logprob}, offsets of each token's text, greedy: the
+    # chosen token is the most likely one.
+    lp = j["choices"][0]["logprobs"]
+    n_out = j["usage"]["completion_tokens"]
+    check(lp is not None and len(lp["tokens"]) == len(lp["token_logprobs"]) == n_out ==
+          len(lp["top_logprobs"]) == len(lp["text_offset"]), "completions logprobs %r" % lp)
+    for i in range(n_out):
+        check(lp["token_logprobs"][i] <= 0, "logprob %r > 0" % lp["token_logprobs"][i])
+        top = lp["top_logprobs"][i]
+        check(len(top) <= 2 and lp["tokens"][i] in top and
+              abs(top[lp["tokens"][i]] - lp["token_logprobs"][i]) < 1e-6 and
+              top[lp["tokens"][i]] == max(top.values()), "step %d: top %r" % (i, top))
+        if i > 0 and "\ufffd" not in lp["tokens"][i - 1]:  # a lone byte token shows as U+FFFD
+            check(lp["text_offset"][i] == lp["text_offset"][i - 1] + len(
+                lp["tokens"][i - 1].encode("utf-8")), "text_offset %r" % lp["text_offset"])
 
     chat = "/v1/chat/completions"
     msgs = [{"role": "user", "content": "Hi"}]

@@ -2,7 +2,10 @@
 stream_options.include_usage) from a real `workbench-cli serve`: its text
 equals `workbench-cli generate --temp 0 --chat --user` for the same prompt and
 max tokens, and its usage counts equal generate's token counts and the run
-log's row.
+log's row. It asks for logprobs (top 5): each streamed token's logprob and
+its top 5 equal `generate --top-logprobs 5`'s (the log-softmax of the
+model's raw logits, which the logprobs tests check against llama.cpp's
+golden logits and the CPU reference forward pass).
 
 Usage: test_openai.py WORKBENCH_CLI MODEL TMPDIR
 Skipped (exit 77) when tests/server/node/node_modules is not installed
@@ -29,7 +32,7 @@ PROMPT = "Tell me a story about a little dog."
 MAX_TOKENS = 40
 
 gen = subprocess.run([cli, "generate", "-m", model, "--backend", "cpu", "--temp", "0", "--chat",
-                      "--user", PROMPT, "-n", str(MAX_TOKENS), "--json", "--no-log"],
+                      "--user", PROMPT, "-n", str(MAX_TOKENS), "--top-logprobs", "5", "--json", "--no-log"],
                      capture_output=True, text=True, timeout=60)
 check(gen.returncode == 0, "generate failed: %s" % gen.stderr)
 expected = json.loads(gen.stdout)
@@ -57,6 +60,23 @@ check(usage["total_tokens"] == n_prompt + n_out, "total_tokens %r" % usage)
 want_finish = "length" if expected["finish_reason"] in ("length", "context") else "stop"
 check(got["finish_reason"] == want_finish, "finish %r, generate %r" % (got["finish_reason"],
                                                                        expected["finish_reason"]))
+lp = got["logprobs"]
+want = expected["logprobs"]
+check(len(lp) == n_out == len(want), "%d logprobs entries for %d tokens (generate %d)" % (
+    len(lp), n_out, len(want)))
+for i, (a, b) in enumerate(zip(lp, want)):
+    check(a["token"] == b["text"], "token %d: %r vs generate's %r" % (i, a["token"], b["text"]))
+    check(abs(a["logprob"] - b["logprob"]) < 1e-4, "token %d logprob %r vs %r" % (
+        i, a["logprob"], b["logprob"]))
+    try:  # a byte-fallback token's piece alone is not UTF-8; "bytes" keeps it exact
+        check(bytes(a["bytes"]).decode("utf-8") == a["token"], "token %d bytes %r" % (i, a["bytes"]))
+    except UnicodeDecodeError:
+        pass
+    check(len(a["top_logprobs"]) == 5 == len(b["top"]), "token %d: top %r" % (i, a["top_logprobs"]))
+    check(a["top_logprobs"][0]["token"] == a["token"], "greedy: token %d is not the top-1" % i)
+    for x, y in zip(a["top_logprobs"], b["top"]):
+        check(x["token"] == y["text"] and abs(x["logprob"] - y["logprob"]) < 1e-4,
+              "token %d top %r vs generate's %r" % (i, x, y))
 logged = rows(db)
 check(len(logged) == 1, "%d rows" % len(logged))
 r = logged[0]
