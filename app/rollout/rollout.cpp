@@ -192,7 +192,15 @@ Decision Rollout::decide(double now_s) {
                     : phase_ == Phase::RolledBack ? 0.0
                                                   : policy_.steps[step_];
     if (phase_ == Phase::Rolling && d.verdict == Verdict::Advance) router_.set_share(d.share_after);
-    if (fresh) samples_ = StepSamples{};
+    if (fresh) {
+        // A step at 100 % sends the stable version no traffic: the canary is
+        // judged against the stable version's traffic of the step before.
+        std::vector<Outcome> baseline;
+        if (phase_ == Phase::Rolling && policy_.steps[step_] >= 1.0)
+            baseline = std::move(samples_.stable);
+        samples_ = StepSamples{};
+        samples_.stable = std::move(baseline);
+    }
     step_ends_s_ = now_s + policy_.step_seconds;
     decisions_.push_back(d);
     return d;

@@ -11,6 +11,8 @@
 //   a check fails             -> one more failure; the step starts again on
 //                                fresh traffic; at Policy::max_failures the
 //                                rollout rolls back: share 0, for good
+// A step at 100 % sends the stable version nothing: the canary is judged
+// there against the stable version's traffic of the step before.
 // (Flagger's analysis loop: "threshold" failed checks roll back.) Every
 // decision keeps the figures that made it (Decision::to_json) for the run
 // log and the timeline.

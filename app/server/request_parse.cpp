@@ -136,6 +136,15 @@ std::optional<ApiError> read_stop(const json& body, core::GenerationRequest& gen
     return std::nullopt;
 }
 
+std::optional<ApiError> read_user(const json& body, CompletionRequest& r) {
+    const auto it = body.find("user");
+    if (it == body.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) return wrong_type("user", "a string");
+    r.user = it->get<std::string>();
+    if (r.user.size() > 256) return invalid_request("'user' is longer than 256 bytes", "user");
+    return std::nullopt;
+}
+
 std::optional<ApiError> read_stream(const json& body, CompletionRequest& r) {
     if (const auto it = body.find("stream"); it != body.end() && !it->is_null()) {
         if (!it->is_boolean()) return wrong_type("stream", "a boolean");
@@ -263,6 +272,7 @@ ParseResult parse_completion_request(std::string_view body_text, Route route,
     if (auto e = read_stop(body, r.gen)) return fail(std::move(*e));
     if (auto e = read_stream(body, r)) return fail(std::move(*e));
     if (auto e = read_logprobs(body, r)) return fail(std::move(*e));
+    if (auto e = read_user(body, r)) return fail(std::move(*e));
     out.request = std::move(r);
     return out;
 }

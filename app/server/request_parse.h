@@ -47,6 +47,9 @@ struct CompletionRequest {
     bool logprobs = false;
     /// Chat: top_logprobs (0..20); completions: logprobs (0..5).
     int32_t top_logprobs = 0;
+    /// OpenAI's `user`: the end user the client names (at most 256 bytes);
+    /// "" when absent. A canary rollout keeps each user on one version.
+    std::string user;
 };
 
 /// The result: a request, or the error to answer (status 400 for a bad body,
@@ -68,7 +71,8 @@ struct ParseResult {
 /// at most 4 strings; n an integer equal to 1; stream a boolean;
 /// stream_options an object (only with stream true) whose include_usage is
 /// a boolean; logprobs a boolean (chat) or an integer 0..5 (completions);
-/// top_logprobs an integer 0..20 that needs logprobs true (chat). Every
+/// top_logprobs an integer 0..20 that needs logprobs true (chat); user a
+/// string of at most 256 bytes. Every
 /// failure names the field (ApiError::param). Never throws (but
 /// std::bad_alloc).
 ParseResult parse_completion_request(std::string_view body, Route route, const ParseLimits& limits);

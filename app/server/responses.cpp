@@ -1,6 +1,8 @@
 #include "server/responses.h"
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace wb::server {
 
@@ -56,12 +58,19 @@ json logprobs_json(const core::FinishedRequest& f, const CompletionRequest& req,
     if (!req.logprobs || ids.vocab == nullptr || f.logprobs.empty()) return nullptr;
     const tokenizer::Vocab& vocab = *ids.vocab;
     auto piece = [&](int32_t id) { return vocab.token_to_piece(id, /*special=*/true); };
+    // The engine may have been asked for more alternatives than the client
+    // (a canary's shadow pair): answer what the client asked for.
+    const auto n_top = static_cast<size_t>(std::max(req.top_logprobs, 0));
+    auto top_of = [n_top](const core::TokenLogprobs& step) {
+        return std::span<const core::TokenLogprob>(step.top.data(),
+                                                   std::min(step.top.size(), n_top));
+    };
     if (ids.route == Route::ChatCompletions) {
         json content = json::array();
         for (const core::TokenLogprobs& step : f.logprobs) {
             const std::string p = piece(step.token);
             json top = json::array();
-            for (const core::TokenLogprob& t : step.top) {
+            for (const core::TokenLogprob& t : top_of(step)) {
                 const std::string tp = piece(t.token);
                 top.push_back({{"token", tp},
                                {"logprob", openai_logprob(t.logprob)},
@@ -82,7 +91,7 @@ json logprobs_json(const core::FinishedRequest& f, const CompletionRequest& req,
         tokens.push_back(p);
         token_logprobs.push_back(openai_logprob(step.logprob));
         json top = json::object();
-        for (const core::TokenLogprob& t : step.top)
+        for (const core::TokenLogprob& t : top_of(step))
             top[piece(t.token)] = openai_logprob(t.logprob);
         top_logprobs.push_back(top);
         text_offset.push_back(offset);

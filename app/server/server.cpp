@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -196,6 +197,15 @@ void Server::Impl::setup() {
         }
         res.set_content(hooks.metrics_text(), "text/plain; version=0.0.4; charset=utf-8");
     });
+    http.Get("/canary", [this](const httplib::Request& req, httplib::Response& res) {
+        if (!hooks.rollout_status) {
+            set_error(res, status_error(404, "no canary rollout on this server (serve --canary)",
+                                        "invalid_request_error", "not_found"));
+            refused(404, req.path);
+            return;
+        }
+        res.set_content(hooks.rollout_status(), "application/json");
+    });
     http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
         completion(req, res, Route::ChatCompletions);
     });
@@ -229,19 +239,27 @@ void Server::Impl::completion(const httplib::Request& hreq, httplib::Response& r
                       {"client_addr", hreq.remote_addr + ":" + std::to_string(hreq.remote_port)},
                       {"stream", req.stream}};
     if (req.logprobs) g.log_settings["top_logprobs"] = req.top_logprobs;
+    if (!req.user.empty()) g.log_settings["user"] = req.user;
     // Per-token log-probabilities only when asked (they cost O(n_vocab) a token).
     g.top_logprobs = req.logprobs ? req.top_logprobs : -1;
+    core::EngineSession* engine = &session;
+    if (hooks.pick) {
+        SessionPick p = hooks.pick(g, req.user.empty() ? hreq.remote_addr : req.user);
+        if (p.session != nullptr) engine = p.session;
+        g.top_logprobs = std::max(g.top_logprobs, p.min_top_logprobs);
+        for (const auto& [key, value] : p.log_settings.items()) g.log_settings[key] = value;
+    }
 
     AnswerIds ids;
     ids.id = (route == Route::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(n);
     ids.created = unix_seconds();
     ids.model = opts.model_name;
     ids.route = route;
-    ids.vocab = &session.vocab();
+    ids.vocab = &engine->vocab();
 
     auto ex = std::make_shared<Exchange>();
     const core::RequestHandle handle =
-        session.submit(g, [ex](const core::RequestEvent& e) { ex->push(e); });
+        engine->submit(g, [ex](const core::RequestEvent& e) { ex->push(e); });
     // The first event says whether it was queued or refused (a full queue:
     // 429), before any status goes out.
     while (!ex->peek(milliseconds(1000))) {
@@ -363,6 +381,7 @@ bool Server::serve() {
 void Server::stop() {
     if (!impl_ || impl_->stopping.exchange(true)) return;
     impl_->session.cancel_all();  // streams end, so the workers can be joined
+    for (core::EngineSession* other : impl_->hooks.other_sessions) other->cancel_all();
     impl_->http.stop();
 }
 

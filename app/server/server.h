@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/engine_session.h"
 #include "core/finished_request.h"
@@ -44,6 +46,19 @@ struct ServerOptions {
     int32_t max_tokens_cap = 1 << 20;  ///< the most a body may ask for
 };
 
+/// Which engine serves one request (ServerHooks::pick).
+struct SessionPick {
+    /// The session to submit to (it must outlive the server); null: the
+    /// session the server was made with.
+    core::EngineSession* session = nullptr;
+    /// Ask the engine for at least this many log-probability alternatives
+    /// (a shadow pair compares distributions); the answer still shows only
+    /// what the client asked for. -1: only what the client asked for.
+    int32_t min_top_logprobs = -1;
+    /// Keys joined into the request's logged settings (which rollout arm).
+    nlohmann::json log_settings = nlohmann::json::object();
+};
+
 /// What the server reports to the rest of the program (metrics). Each may
 /// be empty. Called on HTTP worker threads, concurrently; must not throw.
 struct ServerHooks {
@@ -57,6 +72,15 @@ struct ServerHooks {
     /// A request answered without reaching the engine (400 bad body, 401,
     /// 404 unknown model or path, 413, 503 while stopping), with its path.
     std::function<void(int http_status, const std::string& route)> on_refused;
+    /// Picks the engine for a request (a canary rollout: two versions under
+    /// one public name), given the request as parsed (its label is unique)
+    /// and its sticky key: the body's `user`, else the client's address.
+    /// Empty: always the server's own session.
+    std::function<SessionPick(const core::GenerationRequest&, const std::string& sticky_key)> pick;
+    /// Every other session `pick` may return: stop() cancels their requests too.
+    std::vector<core::EngineSession*> other_sessions;
+    /// The body of GET /canary (JSON: the rollout's state and decisions). Empty: 404.
+    std::function<std::string()> rollout_status;
 };
 
 class Server {

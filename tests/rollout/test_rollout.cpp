@@ -190,12 +190,16 @@ class TestRollout : public QObject {
         QCOMPARE(r.share(), 0.05);
         const std::vector<double> shares = {0.10, 0.25, 0.50, 1.00, 1.00};
         for (size_t step = 0; step < 5; ++step) {
-            feed(r, 25, 100, 100);
+            if (step < 4) {
+                feed(r, 25, 100, 100);
+            } else {  // 100 %: no stable traffic; judged against step 4's stable requests
+                for (int i = 0; i < 30; ++i) r.record(Arm::Canary, ok(100));
+            }
             QVERIFY(!r.tick(10.0 * static_cast<double>(step + 1) - 0.5));  // interval not over
             const auto d = r.tick(10.0 * static_cast<double>(step + 1));
             QVERIFY(d);
             QCOMPARE(d->verdict, step < 4 ? Verdict::Advance : Verdict::Promote);
-            QCOMPARE(d->n_stable, size_t{25});
+            QCOMPARE(d->n_stable, size_t{25});  // at 100 %: the baseline of the step before
             QCOMPARE(d->share_after, shares[step]);
         }
         QCOMPARE(r.phase(), Phase::Promoted);

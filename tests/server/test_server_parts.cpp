@@ -5,6 +5,7 @@
 // log_settings merge.
 
 #include <QtTest>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "core/settings_json.h"
 #include "server/api_error.h"
 #include "server/auth.h"
+#include "server/canary.h"
 #include "server/http_status.h"
 #include "server/request_parse.h"
 #include "server/responses.h"
@@ -230,6 +232,43 @@ class TestServerParts : public QObject {
         const json j = core::settings_json(r, 1, core::EngineFacts{});
         QCOMPARE(j["api_route"], json("/v1/completions"));
         QCOMPARE(j["max_tokens"], json(128));  // the standard key keeps its value
+    }
+
+    void shadow_drift_by_hand() {
+        using wb::core::TokenLogprobs;
+        const double ln = std::log(2.0);
+        // Stable [1, 2, 3], canary [1, 2, 4]: 2 of the canary's 3 tokens agree.
+        // Step 0: stable p(1) = 1/2, p(2) = 1/4; canary p(1) = 1/4, p(2) = 1/2:
+        // KL = 1/2 ln(2) + 1/4 ln(1/2) = ln(2) / 4. Steps 1 and 2 (the first
+        // divergence, same context) are identical: 0. Mean over 3 steps.
+        auto step = [](int32_t tok, float lp, std::vector<std::pair<int32_t, float>> top) {
+            TokenLogprobs t;
+            t.token = tok;
+            t.logprob = lp;
+            for (const auto& [id, v] : top) t.top.push_back({id, v});
+            return t;
+        };
+        const float h = static_cast<float>(std::log(0.5)), q = static_cast<float>(std::log(0.25));
+        const std::vector<TokenLogprobs> s = {step(1, h, {{1, h}, {2, q}}),
+                                              step(2, h, {{2, h}, {5, q}}),
+                                              step(3, h, {{3, h}, {4, q}})};
+        const std::vector<TokenLogprobs> c = {step(1, q, {{2, h}, {1, q}}),
+                                              step(2, h, {{2, h}, {5, q}}),
+                                              step(4, q, {{3, h}, {4, q}})};
+        wb::rollout::Drift d = wb::server::shadow_drift({1, 2, 3}, s, {1, 2, 4}, c);
+        QVERIFY(std::abs(d.token_agreement - 2.0 / 3.0) < 1e-12);
+        QVERIFY2(std::abs(d.mean_kld - ln / 4 / 3) < 1e-6, qPrintable(QString::number(d.mean_kld)));
+        // A token the canary does not list takes its smallest listed log-prob:
+        // stable p(7) = 1/2 at step 0 against the canary's floor ln(1/4):
+        // KL = 1/2 (ln 1/2 - ln 1/4) = ln(2) / 2, one step (then the outputs differ).
+        const std::vector<TokenLogprobs> s2 = {step(7, h, {{7, h}})};
+        d = wb::server::shadow_drift({7}, s2, {1}, {c[0]});
+        QCOMPARE(d.token_agreement, 0.0);
+        QVERIFY2(std::abs(d.mean_kld - ln / 2) < 1e-6, qPrintable(QString::number(d.mean_kld)));
+        // Identical answers: agreement 1, KLD 0.
+        d = wb::server::shadow_drift({1, 2, 3}, s, {1, 2, 3}, s);
+        QCOMPARE(d.token_agreement, 1.0);
+        QCOMPARE(d.mean_kld, 0.0);
     }
 };
 
