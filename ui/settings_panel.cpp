@@ -102,7 +102,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
         connect(s, &QSpinBox::editingFinished, this, [this] { emitChanged(true); });
     }
     // The run log's data (prompts and answers are often customer data).
-    noText_ = new QCheckBox(tr("Do not store prompts and answers"));
+    noText_ = new QCheckBox(tr("Do not log text"));
     noText_->setObjectName("noText");
     noText_->setToolTip(
         tr("New chat and batch runs are logged without their prompt and answer text: token "
@@ -117,7 +117,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     retentionDays_->setSpecialValueText(tr("keep"));
     retentionDays_->setSuffix(tr(" days"));
     form->addRow(QString(), noText_);
-    form->addRow(tr("Delete prompts and answers after"), retentionDays_);
+    form->addRow(tr("Delete text after"), retentionDays_);
     connect(noText_, &QCheckBox::toggled, this, [this] {
         if (!quiet_) emit runLogPrivacyChanged(noText(), textRetentionDays());
     });
