@@ -66,6 +66,7 @@ class DeadlineStream final : public httplib::Stream {
     bool is_writable() const override { return wait_for(sock_, POLLOUT, write_ms_) > 0; }
 
     ssize_t read(char* ptr, size_t size) override {
+        if (size == 0) return 0;
         if (!has_buffered()) {
             if (read_wait_ms() <= 0 || wait_for(sock_, POLLIN, read_wait_ms()) <= 0) return -1;
             ssize_t n;
