@@ -135,12 +135,12 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     bool ret = false;
     // httplib's keep-alive rule: at most keep_alive_max_count_ requests, each
     // awaited for keep_alive_timeout_sec_; the last one is answered with
-    // "Connection: close". The wait is sliced so stop() (which invalidates
-    // svr_sock_) is seen within 100 ms.
-    for (size_t count = keep_alive_max_count_; count > 0 && svr_sock_ != INVALID_SOCKET; --count) {
+    // "Connection: close". The wait is sliced so stop() is seen within
+    // 100 ms.
+    for (size_t count = keep_alive_max_count_; count > 0 && !stopping(); --count) {
         const auto idle_until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
         bool ready = strm.has_buffered();
-        while (!ready && svr_sock_ != INVALID_SOCKET && Clock::now() < idle_until) {
+        while (!ready && !stopping() && Clock::now() < idle_until) {
             const int r = wait_for(sock, POLLIN, 100);
             if (r < 0) break;
             ready = r > 0;

@@ -31,7 +31,18 @@ class DeadlineServer : public httplib::Server {
     DeadlineServer(time_t request_deadline_s, size_t max_request_bytes)
         : request_deadline_s_(request_deadline_s), max_request_bytes_(max_request_bytes) {}
 
+    /// Serves one connected stream socket on the calling thread, as a
+    /// worker serves each accepted connection, then shuts it down and closes
+    /// it; for tests and fuzzing (no listening socket needed: a
+    /// socketpair(2) end will do). Returns whether the last request was
+    /// processed.
+    bool serve_connection(socket_t sock) { return process_and_close_socket(sock); }
+
   private:
+    // stop() was called on a listening server (httplib invalidates
+    // svr_sock_ and keeps is_running() true until its workers are done).
+    bool stopping() const { return is_running() && svr_sock_ == INVALID_SOCKET; }
+
     // httplib's hook for one accepted connection (virtual; called on a
     // worker thread): serves up to keep_alive_max_count_ requests, then
     // shuts the socket down and closes it. Returns whether the last
