@@ -161,3 +161,15 @@ bodies = [
 ]
 for i, t in enumerate(bodies):
     put("request_parse", "body%d" % i, t)
+
+# http: raw requests for the server's connection layer (fuzz_http.cpp),
+# well-formed (plain, keep-alive pairs, chunked) and cut short.
+for i, body in enumerate(bodies[:4]):
+    put("http", "post%d" % i, b"POST /v1/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % (b"chat/completions" if i < 2 else b"completions", len(body))
+        + body)
+put("http", "health2", b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\n\r\n")
+put("http", "chunked", b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"a\r\n{\"model\": \r\n1b\r\n\"stories260K\", \"prompt\": \"x\"}\r\n0\r\n\r\n")
+put("http", "short_body", b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"mo")
+put("http", "garbage", b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03 GET / HTTP/1.0\r\n\r\n")
