@@ -5,7 +5,7 @@
 // answer builders, as server.cpp's do (no engine: a body that parses gets a
 // made-up answer). The client's bytes and its half-close wait in a
 // socketpair(2) and the connection is served on this thread, so each input
-// runs alone and repeats exactly (no TCP, no accept, no worker threads).
+// runs alone and replays (no TCP, no accept, no worker threads).
 // The server must answer and close; a 5xx (an exception escaped a
 // handler), an answer that is not HTTP/1.1, a hang (-timeout) or a
 // sanitizer report is a finding.

@@ -9,6 +9,7 @@ n_embd 4, f32 tensors) so mutations start from a file that passes every
 load-time check. prompt_file/testset: small JSONL and plain-text sets.
 tokenize: a few texts (first byte = flags, see fuzz_tokenize.cpp).
 request_parse: request bodies of the server's two routes, valid and not.
+http: raw HTTP requests for the server's connection layer.
 """
 import os
 import struct
