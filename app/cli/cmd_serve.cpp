@@ -65,6 +65,11 @@ const CommandSpec kSpec{
                 {"request-timeout-ms", 0, "N",
                  "longest submit-to-finish time of a request (default: none)"},
                 {"max-body-bytes", 0, "N", "largest request body, larger: 413 (default: 1048576)"},
+                {"read-timeout-s", 0, "N",
+                 "a request (line, headers, body) must arrive within N s, else 400 or the "
+                 "connection is closed (default: 10)"},
+                {"keep-alive-timeout-s", 0, "N",
+                 "an idle connection is closed after N s without a request (default: 5)"},
                 {"db", 0, "PATH",
                  "run log database (default: "
                  "~/.local/share/inference-workbench/runlog.sqlite)"},
@@ -155,6 +160,8 @@ int cmd_serve(const std::vector<std::string>& argv) {
     so.request_timeout_ms = args.get_int("request-timeout-ms", -1, 1, int64_t{1} << 40);
     so.max_body_bytes =
         static_cast<size_t>(args.get_int("max-body-bytes", 1 << 20, 1024, int64_t{1} << 30));
+    so.read_timeout_s = static_cast<int>(args.get_int("read-timeout-s", 10, 1, 3600));
+    so.keep_alive_timeout_s = static_cast<int>(args.get_int("keep-alive-timeout-s", 5, 1, 3600));
     if (args.has("no-log") && args.has("db"))
         throw UsageError("serve: --db and --no-log exclude each other");
 

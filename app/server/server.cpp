@@ -11,6 +11,7 @@
 
 #include "server/api_error.h"
 #include "server/auth.h"
+#include "server/deadline_server.h"
 #include "server/exchange.h"
 #include "server/http_status.h"
 #include "server/request_parse.h"
@@ -29,6 +30,11 @@ constexpr milliseconds kHeartbeat{1000};
 // How long a disconnected stream waits for its cancelled request to end
 // (one engine step) before giving up on reporting it.
 constexpr milliseconds kCancelWait{30000};
+// Header limits (httplib 0.11 caps one header line at 8 KiB and the request
+// target at 8 KiB, but not how many lines): more fields than Apache's
+// default LimitRequestFields, or more bytes than this, is 431.
+constexpr size_t kMaxHeaderFields = 100;
+constexpr size_t kMaxHeaderBytes = 64 * 1024;
 
 int64_t unix_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -78,14 +84,17 @@ struct Server::Impl {
     core::EngineSession& session;
     ServerOptions opts;
     ServerHooks hooks;
-    httplib::Server http;
+    DeadlineServer http;  // httplib with a whole-request read deadline (slowloris)
     std::atomic<bool> stopping{false};
     std::atomic<uint64_t> next_id{1};
     std::atomic<int> listen_fd{-1};  // the listening socket, to widen its backlog
     ParseLimits limits;
 
     Impl(core::EngineSession& s, ServerOptions o, ServerHooks h)
-        : session(s), opts(std::move(o)), hooks(std::move(h)) {
+        : session(s),
+          opts(std::move(o)),
+          hooks(std::move(h)),
+          http(opts.read_timeout_s, 2 * opts.max_body_bytes + (size_t{1} << 20)) {
         limits.model_name = opts.model_name;
         limits.default_max_tokens = opts.default_max_tokens;
         limits.max_tokens_cap = opts.max_tokens_cap;
@@ -125,8 +134,23 @@ void Server::Impl::setup() {
     // connections this long.
     http.set_keep_alive_timeout(opts.keep_alive_timeout_s);
 
-    // The key guards every route but /health (a load balancer's probe).
+    // Oversized header sections are refused first (RFC 6585's 431); then
+    // the key guards every route but /health (a load balancer's probe).
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        size_t header_bytes = 0;
+        for (const auto& [name, value] : req.headers) header_bytes += name.size() + value.size();
+        if (req.headers.size() > kMaxHeaderFields || header_bytes > kMaxHeaderBytes) {
+            set_error(res,
+                      status_error(431,
+                                   "the request has " + std::to_string(req.headers.size()) +
+                                       " header fields of " + std::to_string(header_bytes) +
+                                       " bytes; at most " + std::to_string(kMaxHeaderFields) +
+                                       " fields and " + std::to_string(kMaxHeaderBytes) +
+                                       " bytes are read",
+                                   "invalid_request_error", "request_header_fields_too_large"));
+            refused(431, req.path);
+            return httplib::Server::HandlerResponse::Handled;
+        }
         if (opts.api_key.empty() || req.path == "/health")
             return httplib::Server::HandlerResponse::Unhandled;
         if (bearer_matches(req.get_header_value("Authorization"), opts.api_key))
@@ -345,6 +369,9 @@ Server::Server(core::EngineSession& session, ServerOptions options, ServerHooks 
     if (options.port < 0 || options.port > 65535)
         throw std::invalid_argument("port " + std::to_string(options.port) +
                                     " is not between 0 and 65535");
+    if (options.read_timeout_s < 1 || options.write_timeout_s < 1 ||
+        options.keep_alive_timeout_s < 1)
+        throw std::invalid_argument("the read, write and keep-alive timeouts must be >= 1 s");
     if (options.threads < 1) options.threads = 1;
     impl_ = std::make_unique<Impl>(session, std::move(options), std::move(hooks));
     impl_->setup();

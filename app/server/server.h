@@ -33,9 +33,12 @@ struct ServerOptions {
     std::string model_name;           ///< the public name `model` must equal (the file's stem)
     int64_t run_id = 0;               ///< run-log run of every request (0 = not logged)
     size_t max_body_bytes = 1 << 20;  ///< larger bodies: 413
-    int read_timeout_s = 10;   ///< a client that sends its request slower than this is dropped
-    int write_timeout_s = 10;  ///< a client that reads slower than this is dropped
-    /// A connection's wait for its next request (the first one too), s.
+    /// The most seconds a request (line, headers and body) may take to
+    /// arrive once it started, and the longest wait for any one read; a
+    /// client slower than that (slowloris) gets 400 or is disconnected. >= 1.
+    int read_timeout_s = 10;
+    int write_timeout_s = 10;  ///< a client that takes one write longer than this is dropped; >= 1
+    /// A connection's wait for its next request (the first one too), s; >= 1.
     int keep_alive_timeout_s = 5;
     /// HTTP worker threads; a streaming answer holds one while it runs, so
     /// n_parallel + max_queue + a few keeps every admitted stream served.
@@ -87,7 +90,7 @@ class Server {
   public:
     /// A server for `session` (which must outlive it). Throws
     /// std::invalid_argument when options.host is not loopback and there is
-    /// no api_key, or options are out of range.
+    /// no api_key, or options are out of range (port, a timeout under 1 s).
     Server(core::EngineSession& session, ServerOptions options, ServerHooks hooks = {});
     ~Server();
     Server(const Server&) = delete;

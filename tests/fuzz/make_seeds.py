@@ -8,6 +8,8 @@ plus a hand-made complete llama file of a few hundred bytes (1 layer,
 n_embd 4, f32 tensors) so mutations start from a file that passes every
 load-time check. prompt_file/testset: small JSONL and plain-text sets.
 tokenize: a few texts (first byte = flags, see fuzz_tokenize.cpp).
+request_parse: request bodies of the server's two routes, valid and not.
+http: raw HTTP requests for the server's connection layer.
 """
 import os
 import struct
@@ -132,3 +134,43 @@ for i, t in enumerate([
         b"{{ ns.x }}{{ messages|selectattr('role', 'equalto', 'user')|list|tojson(indent=2) }}",
         b"{%- if x is defined -%}{{ raise_exception('no') }}{%- endif -%}{{ 'a'[::-1] ~ (1, 2)|string }}"]):
     put("chat_template", "small%d" % i, t)
+
+# request_parse: bodies of /v1/chat/completions and /v1/completions (each is
+# parsed for both routes), valid ones with every field read, and wrong ones.
+bodies = [
+    b'{"model": "stories260K", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8}',
+    b'{"model": "stories260K", "messages": [{"role": "system", "content": null}, {"role": "developer",'
+    b' "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, {"role": "user",'
+    b' "content": "caf\\u00e9 \\ud83d\\ude00"}], "temperature": 0, "top_p": 0.5, "seed": -3,'
+    b' "stop": ["\\n", "."], "n": 1, "stream": true, "stream_options": {"include_usage": true},'
+    b' "logprobs": true, "top_logprobs": 3, "max_completion_tokens": 16, "user": "x"}',
+    b'{"model": "stories260K", "prompt": "Once upon a time", "max_tokens": 4, "logprobs": 5,'
+    b' "stop": "x", "stream": false}',
+    b'{"model": "stories260K", "prompt": [1, 2, 3, 4000, 0], "logprobs": 0, "temperature": 2}',
+    b'{"model": "stories260K", "prompt": ["one"], "seed": 18446744073709551615}',
+    b'{"model": "other", "prompt": "x"}',
+    b'{"model": "stories260K", "messages": [], "max_tokens": 0, "n": 2, "top_p": 0}',
+    b'{"model": "stories260K", "messages": [{"role": 1}], "temperature": "1", "stop": [1]}',
+    b'{"model": "stories260K", "messages": "Hi", "stream_options": {"include_usage": 1}}',
+    b'{"model": "stories260K", "messages": [{"role": "user", "content": [{"type": "image_url"}]}],'
+    b' "top_logprobs": 21, "logprobs": false, "max_tokens": 1e3}',
+    b'{"model": "stories260K", "prompt": "\xff\xfe bad utf-8 \xc3"}',
+    b'{"model": "stories260K", "prompt": [[1]], "max_tokens": 9999999999999999999999}',
+    b'[1, 2, 3]',
+    b'{"model": "stories260K", "messages": [{"role": "user", "content": "a"}',
+    b'',
+]
+for i, t in enumerate(bodies):
+    put("request_parse", "body%d" % i, t)
+
+# http: raw requests for the server's connection layer (fuzz_http.cpp),
+# well-formed (plain, keep-alive pairs, chunked) and cut short.
+for i, body in enumerate(bodies[:4]):
+    put("http", "post%d" % i, b"POST /v1/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % (b"chat/completions" if i < 2 else b"completions", len(body))
+        + body)
+put("http", "health2", b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\n\r\n")
+put("http", "chunked", b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"a\r\n{\"model\": \r\n1b\r\n\"stories260K\", \"prompt\": \"x\"}\r\n0\r\n\r\n")
+put("http", "short_body", b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"mo")
+put("http", "garbage", b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03 GET / HTTP/1.0\r\n\r\n")
