@@ -318,7 +318,13 @@ void Server::Impl::stream(httplib::Response& res, std::shared_ptr<Exchange> ex,
                           core::RequestHandle handle, CompletionRequest req, AnswerIds ids) {
     res.set_header("Cache-Control", "no-cache");
     const bool usage = req.include_usage;
-    auto provider = [this, ex, ids, req, usage](size_t, httplib::DataSink& sink) {
+    // Reported once: when the engine's Finished event arrives, before the
+    // last chunks go out (a client that has read [DONE] finds its request
+    // in /metrics, as it is in the run log), or by `release` when the answer
+    // ended otherwise.
+    auto reported = std::make_shared<std::atomic<bool>>(false);
+    const std::string path(route_path(ids.route));
+    auto provider = [this, ex, ids, req, usage, reported, path](size_t, httplib::DataSink& sink) {
         auto write = [&sink](const std::string& s) { return sink.write(s.data(), s.size()); };
         bool first = true;
         for (;;) {
@@ -331,6 +337,7 @@ void Server::Impl::stream(httplib::Response& res, std::shared_ptr<Exchange> ex,
                 }
                 if (e.type != core::RequestEvent::Type::Finished) continue;
                 const core::FinishedRequest& f = *e.result;
+                if (!reported->exchange(true)) finished(f, 200, path);
                 bool ok = true;
                 if (f.completed()) {
                     ok = write(sse_event(finish_chunk(ids, f, req, usage)));
@@ -352,10 +359,11 @@ void Server::Impl::stream(httplib::Response& res, std::shared_ptr<Exchange> ex,
     // Runs when the answer is over, however it ended: a request whose
     // client went away (a failed write, or headers that never went out) is
     // cancelled here, which frees its slot; then it is reported.
-    auto release = [this, ex, handle, path = std::string(route_path(ids.route))](bool) {
+    auto release = [this, ex, handle, reported, path](bool) {
         try {
             if (!ex->finished()) handle.cancel("client disconnected");
-            if (auto f = ex->wait_finished(kCancelWait)) finished(*f, 200, path);
+            if (auto f = ex->wait_finished(kCancelWait); f && !reported->exchange(true))
+                finished(*f, 200, path);
         } catch (...) {  // a destructor's callback: nothing may escape
         }
     };
