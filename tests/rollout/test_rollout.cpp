@@ -143,7 +143,8 @@ class TestRollout : public QObject {
         l.min_shadow = 0;
         // Canary: 60 gaps, 40 of 10 then 20 of 30; h = 59 * 0.99 = 58.41 lies
         // between x[58] = 30 and x[59] = 30: p99 = 30; stable 10: ratio 3.
-        const Check& t = find(judge(s, l), "itl_p99_ratio");
+        const std::vector<Check> checks = judge(s, l);
+        const Check& t = find(checks, "itl_p99_ratio");
         QCOMPARE(t.canary, 30.0);
         QCOMPARE(t.stable, 10.0);
         QCOMPARE(t.value, 3.0);
@@ -158,7 +159,8 @@ class TestRollout : public QObject {
         Limits l;
         l.min_shadow = 0;
         // Canary 1 of 21 failed: 4.76 % vs 0 %, +4.76 points > +2.
-        const Check& e = find(judge(s, l), "error_rate");
+        const std::vector<Check> all = judge(s, l);
+        const Check& e = find(all, "error_rate");
         QVERIFY(std::abs(e.value - 1.0 / 21.0) < 1e-12);
         QCOMPARE(e.result, CheckResult::Fail);
         // 19 stable requests: every check that needs 20 is inconclusive.
