@@ -10,7 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "gguf/file_type.h"
+#include "gguf/path_kind.h"
 
 namespace wb {
 
@@ -42,7 +42,7 @@ std::string read_input_file(const std::string& path, const std::string& what, ui
     if (::fstat(f.fd, &st) != 0)
         throw std::runtime_error(path + ": cannot read the " + what + ": " + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) {
-        const char* kind = gguf::describe_file_type(st.st_mode);
+        const char* kind = gguf::describe_path_kind(st.st_mode);
         throw std::runtime_error(path + ": the " + what + " is not a regular file (it is " + kind +
                                  "); save it to a file and give that path");
     }

@@ -68,7 +68,7 @@ struct SessionOptions {
 };
 
 /// Where EngineSession::open's time went: the cold start up to a ready
-/// session, in ms on the steady clock (issue 20). The first token comes
+/// session, in ms on the steady clock. The first token comes
 /// later: open until a request's first token = clock_zero_ms + its
 /// FinishedRequest::times.first_token_ms (the session clock).
 struct SessionLoadTimes {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gguf/file_type.h"
+#include "gguf/path_kind.h"
 #include "runlog/row_scan.h"
 #include "runlog/run_log.h"
 #include "runlog/schema.h"
@@ -121,7 +121,7 @@ LogInspection inspect_log(const std::string& path) {
     if (!S_ISREG(st.st_mode)) {
         r.state = LogState::NotRegular;
         r.problem = std::string("it is not a regular file (it is ") +
-                    gguf::describe_file_type(st.st_mode) + "), so it cannot hold a run log";
+                    gguf::describe_path_kind(st.st_mode) + "), so it cannot hold a run log";
         return r;
     }
     if (::access(path.c_str(), R_OK) != 0) {

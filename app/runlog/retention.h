@@ -1,5 +1,5 @@
 #pragma once
-// The run log's text kept only as long as the user wants (issue 31, "the
+// The run log's text kept only as long as the user wants ("the
 // run log's data"): prompts and answers are often customer data. Retention
 // removes the prompt and output text of responses older than a cutoff,
 // redaction the text of one run; rows and figures stay (token counts,

@@ -1,5 +1,5 @@
 #pragma once
-// Environment drift between two runs of the run log (issue 31 item 3):
+// Environment drift between two runs of the run log:
 // every tag that differs (model version, tokenizer and template, sampling,
 // engine build, device and driver, run settings), the tags that change what
 // the model writes first, and on the prompts both runs answered (matched by

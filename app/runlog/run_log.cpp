@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "gguf/file_type.h"
+#include "gguf/path_kind.h"
 #include "runlog/integrity.h"
 #include "runlog/model_facts.h"
 #include "runlog/schema.h"
@@ -244,7 +244,7 @@ void require_regular_or_missing(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return;  // missing: created
     if (S_ISREG(st.st_mode)) return;
-    const char* kind = gguf::describe_file_type(st.st_mode);
+    const char* kind = gguf::describe_path_kind(st.st_mode);
     throw OpenError(OpenProblem::CannotOpen,
                     path + ": is not a regular file (it is " + kind +
                         "), so it cannot hold a run log; pass --db with a file path, or --no-log");

@@ -202,7 +202,7 @@ CREATE INDEX responses_run ON responses(run_id);
 CREATE INDEX responses_model ON responses(model_version_id);
 )sql";
 
-// Version 4 (issue 13, issue 20):
+// Version 4 (one meaning of TTFT, and the cold start of a model load):
 //  - runs.kind is open-ended: any lowercase word (generate, chat, batch,
 //    compare, and later server, load_test, ...) checked by its shape, not
 //    by a list, so a new kind needs no table rebuild. RunLog::begin_run
@@ -261,7 +261,7 @@ CREATE INDEX model_loads_model ON model_loads(model_version_id);
 CREATE INDEX model_loads_opened ON model_loads(opened_ms);
 )sql";
 
-// Version 5 (issue 31, the run log's data): runs.no_text, a run whose
+// Version 5 (keeping the run log's text safe): runs.no_text, a run whose
 // responses are written without prompt and output text (the "do not store
 // text" mode of `generate --no-text`, `batch --no-text` and the app's
 // setting): rows keep the SHA-256, byte lengths, token counts and every

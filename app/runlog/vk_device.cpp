@@ -9,7 +9,7 @@ DeviceInfo describe_vulkan_device(const std::string& selector) {
     const std::vector<vk::DeviceInfo> devices = vk::list_devices();
     const vk::DeviceInfo& d = devices.at(vk::choose_device(devices, selector));
     DeviceInfo out;
-    // The same spellings as model::VkLlama::device_facts(), so the CLI
+    // The same spellings as model::VkModel::device_facts(), so the CLI
     // and the app tag responses from one machine with one environment.
     out.name = d.name;
     out.type = d.type_slug();

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "errors/errors.h"
-#include "gguf/file_type.h"
+#include "gguf/path_kind.h"
 
 namespace wb::gguf {
 
@@ -119,7 +119,7 @@ MappedFile::MappedFile(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        const char* what = describe_file_type(st.st_mode);
+        const char* what = describe_path_kind(st.st_mode);
         throw FileError(path, path + ": not a regular file (it is " + std::string(what) +
                                   "); give the path of a .gguf file");
     }

@@ -1,6 +1,6 @@
 #pragma once
 // Which backend runs a model when the user has not chosen one: the default
-// follows the hardware (issue 29). With a real GPU among the Vulkan devices
+// follows the hardware. With a real GPU among the Vulkan devices
 // (discrete, integrated, virtual or other), Vulkan; when every Vulkan
 // device is a CPU device (lavapipe/llvmpipe, SwiftShader) or there is none,
 // the threaded CPU executor ("cpu") with one thread per physical core,

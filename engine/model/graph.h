@@ -3,7 +3,7 @@
 // architecture writes its graph once (engine/model/arch/), as a function
 // calling an Ops; the CPU reference (cpu_model.cpp) runs each op as plain
 // loops, the Vulkan engine (vk_model*.cpp) records each as a shader
-// dispatch, and the memory planner (plan.cpp) only notes the buffers it
+// dispatch, and the memory planner (memory_plan.cpp) only notes the buffers it
 // asks for. Every op works on all rows of the ubatch at once: the rows of
 // an activation are the ubatch's tokens (Rows::Tokens) or the tokens whose
 // logits are returned (Rows::Outputs). All activations are f32, row-major.

@@ -216,7 +216,7 @@ class TestCli : public QObject {
         QCOMPARE(j["text"].toString(), g["generated_text"].toString());
     }
 
-    // Issue 28 item 5: past the model's training context (the tiny
+    // Past the model's training context (the tiny
     // llama-spm model: 512) on a larger pool, generate and batch run and say so on stderr,
     // once per request that goes past, plus once at load when the pool per
     // sequence is larger; a short request has no warning.
@@ -399,7 +399,7 @@ class TestCli : public QObject {
     }
 
     void default_backend_follows_the_hardware() {
-        // Issue 29: without --backend, generate, bench, batch and compare run
+        // Without --backend, generate, bench, batch and compare run
         // Vulkan only when a Vulkan device is a real GPU; when every device is
         // a CPU device (lavapipe here) or there is none, the CPU backend with
         // one thread per physical core. `devices` says which and why.

@@ -186,7 +186,7 @@ class TestCore : public QObject {
         QCOMPARE(again.tokens(), random.tokens());
     }
 
-    // Issue 28 item 5: a sequence past the model's training context
+    // A sequence past the model's training context
     // (the tiny llama-spm model: n_ctx_train 512) on a larger pool (2048) runs, and the
     // session says so: before submitting when the prompt alone is longer
     // (PreparedRequest::prompt_past_n_ctx_train), in the result when prompt

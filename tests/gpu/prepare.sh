@@ -2,7 +2,7 @@
 # Packs what the GPU check (tests/gpu/run.sh) needs into one git-ignored
 # archive, build/gpu-bundle.tar.xz, because the GPU machine has no Qt, no
 # Vulkan SDK and builds nothing:
-#   bin/     test_vk_kernels, test_vk_llama, test_vk_arch_golden, test_vk_host, test_scheduler,
+#   bin/     test_vk_kernels, test_vk_model, test_vk_arch_golden, test_vk_host, test_scheduler,
 #            workbench-cli
 #            (stripped copies)
 #   lib/     the ldd-resolved libraries they need that a bare machine may
@@ -14,7 +14,7 @@
 #            (each tiny model's F16 file and goldens, llama-spm's Q4_K_M file), from tests/data
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default: build/release)
 # Build first, e.g.:
-#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_llama test_vk_host test_kquant_golden test_vk_arch_golden test_scheduler workbench-cli
+#   cmake --preset release && cmake --build build/release --target test_vk_kernels test_vk_model test_vk_host test_kquant_golden test_vk_arch_golden test_scheduler workbench-cli
 # Then copy build/gpu-bundle.tar.xz to the GPU machine and run, from a checkout there:
 #   bash tests/gpu/run.sh build/gpu-bundle.tar.xz
 set -euo pipefail
@@ -24,14 +24,14 @@ DATA=${WB_TEST_DATA_DIR:-$ROOT/tests/data}
 STAGE=$ROOT/build/gpu-bundle
 OUT_TAR=$ROOT/build/gpu-bundle.tar.xz
 
-bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_llama" "$BUILD/tests/vk/test_vk_host"
+bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_model" "$BUILD/tests/vk/test_vk_host"
   "$BUILD/tests/vk/test_kquant_golden"
   "$BUILD/tests/model/test_vk_arch_golden" "$BUILD/tests/scheduler/test_scheduler"
   "$BUILD/app/cli/workbench-cli")
 for b in "${bins[@]}"; do
   if [ ! -x "$b" ]; then
     echo "prepare.sh: missing $b; build it first:" >&2
-    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_llama test_vk_host test_kquant_golden test_vk_arch_golden test_scheduler workbench-cli" >&2
+    echo "  cmake --build $BUILD --target test_vk_kernels test_vk_model test_vk_host test_kquant_golden test_vk_arch_golden test_scheduler workbench-cli" >&2
     exit 1
   fi
 done

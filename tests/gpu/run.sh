@@ -112,7 +112,7 @@ if [ "$DRY" = 1 ]; then
   run_test test_vk_kernels 300 rms_norm add_rms_norm swiglu_and_add
 else
   run_test test_vk_kernels 90
-  run_test test_vk_llama 90
+  run_test test_vk_model 90
   run_test test_vk_arch_golden 60
   run_test test_kquant_golden 45 "matches_dequantf32_runs:f16 vulkan" "matches_dequantf32_runs:q4_k_m vulkan"
   run_test test_vk_host 45

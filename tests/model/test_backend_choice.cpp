@@ -1,4 +1,4 @@
-// The default backend follows the hardware (issue 29): choose_default_backend
+// The default backend follows the hardware: choose_default_backend
 // on hand-built Vulkan device lists (a GPU among them -> vulkan; only CPU
 // devices such as lavapipe, or none -> cpu with one thread per physical
 // core), and physical_cores_in on fake /sys/devices/system/cpu trees

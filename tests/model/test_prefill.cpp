@@ -1,5 +1,5 @@
 // model::prefill splits a whole prompt into ubatches of at most n_ubatch
-// tokens, one Model::decode each (issue 14: a 4000-token prompt fed as one
+// tokens, one Model::decode each (a 4000-token prompt fed as one
 // decode was one GPU submission of minutes on lavapipe, past any GPU
 // watchdog). Checked on a model that records each decode's batch, against
 // hand-worked splits: positions continue across ubatches, only the last

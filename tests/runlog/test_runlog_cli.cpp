@@ -447,7 +447,7 @@ class TestRunLogCli : public QObject {
             QString("5"));  // 1 from generate + 4
     }
 
-    // Issue 20: the cold start is logged with the model. `generate` and
+    // The cold start is logged with the model. `generate` and
     // `batch` each write one model_loads row (their run, the model version
     // and environment of their responses), completed by the first token;
     // `log loads` prints them.

@@ -1,5 +1,5 @@
-// Retention, redaction and "do not store text" runs on real SQLite files
-// (issue 31, the run log's data). What must hold: after a purge the removed
+// Retention, redaction and "do not store text" runs on real SQLite files.
+// What must hold: after a purge the removed
 // text's bytes are nowhere in the database file or its -wal (the raw file
 // bytes are searched for a unique marker, which is first seen there, so the
 // search can fail); every row and its figures stay; other text stays; a

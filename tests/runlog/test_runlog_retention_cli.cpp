@@ -1,4 +1,4 @@
-// The run log's data through the built workbench-cli (issue 31): `generate
+// The run log's data through the built workbench-cli: `generate
 // --no-text` and `batch --no-text` log counts without text; `log retention
 // --days N [--dry-run]` and `log redact RUN_ID` remove text so that its
 // bytes are gone from the database file and its -wal; a damaged log or an

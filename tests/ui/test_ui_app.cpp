@@ -558,7 +558,7 @@ void UiApp::batchSameTokensAndSettingsAsCli() {
 }
 
 void UiApp::timingFieldsMeanTheSameOnEverySurface() {
-    // Issue 13: a response's TTFT, queue wait and prefill mean the same
+    // A response's TTFT, queue wait and prefill mean the same
     // from chat, batch, compare and generate, checked on the stored rows of
     // one run log. By now it holds the Chat tab's replies and the Batch
     // tab's and `workbench-cli batch`'s runs (the tests above); add a

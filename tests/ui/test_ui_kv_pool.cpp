@@ -119,7 +119,7 @@ class UiKvPool : public QObject {
                  qPrintable(footer));
     }
 
-    // Issue 28 item 5: a reply past the model's training context (the tiny
+    // A reply past the model's training context (the tiny
     // llama-spm model: 512) on a larger pool says so in its footer; a
     // short one does not.
     void pastTheTrainingContextIsShown() {

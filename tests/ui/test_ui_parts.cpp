@@ -381,7 +381,7 @@ gui::LiveSnapshot snap(double t_s, int running, double tps = 0) {
 
 }  // namespace
 
-// Issue 20's screenshot: a batch started while a chat turn was still busy
+// The screenshot of a batch started while a chat turn was still busy
 // merged into the chat's run, so the prefix-cache chart ("this run") counted
 // the chat turn's cached prompt while the batch summary said 0 of 205.
 // Starting a batch begins a run of its own; the title names the scope.
@@ -498,7 +498,7 @@ QString text_of(const QVector<double>& v) {
 
 }  // namespace
 
-// Issue 28 item 8: switching the window computed only the points after the
+// Switching the window computed only the points after the
 // switch over the new window, so the lines stepped where it changed. Every
 // point is computed again from the requests' own samples.
 void UiParts::chartsWindowSwitchRecomputesSeries() {
@@ -563,7 +563,7 @@ void UiParts::chartsWindowSwitchRecomputesSeries() {
     QCOMPARE(series(charts, ui::LiveCharts::PrefixCache, 0)[4], 0.5);
 }
 
-// Issue 28 item 8: a model load is marked on the time axis, "This run"
+// A model load is marked on the time axis, "This run"
 // starts there, and "since the model loaded" counts only the requests after
 // the load (it went on counting the previous model's).
 void UiParts::chartsModelLoadIsMarkedAndRestartsFigures() {
@@ -633,7 +633,7 @@ void UiParts::chartsModelLoadIsMarkedAndRestartsFigures() {
     QVERIFY(std::isnan(series(charts, ui::LiveCharts::PrefixCache, 0)[11]));
 }
 
-// Issue 28 item 7: each chart's title fits its width (broken into lines),
+// Each chart's title fits its width (broken into lines),
 // its legend sits in its own row under the axes, and the legend's entries
 // stay inside the chart without running over each other (their drawn
 // areas): at the narrowest chart (the window's minimum), one beside the tabs

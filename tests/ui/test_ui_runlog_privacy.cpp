@@ -1,4 +1,4 @@
-// The run log's privacy settings in the app (issue 31): "Do not store
+// The run log's privacy settings in the app: "Do not store
 // prompts and answers" and "Delete prompts and answers after N days" are in
 // the Settings panel, persist across a restart (a new SettingsStore and main
 // window on the same settings file), make new runs no-text runs, and the

@@ -3,7 +3,7 @@
 // window and the run), an idle window closes without asking, quitting
 // stops each tab through its hooks with every run-log row written, and the
 // tabs' saved state round-trips through QSettings. Also the small findings
-// of issues 13/15: one name for the CPU backend, the Compare tab's and the
+// of a new user's first try: one name for the CPU backend, the Compare tab's and the
 // quantize dialog's empty states. Real model (stories260K) on the CPU, a
 // real SQLite run log, the real main window, offscreen.
 
@@ -261,7 +261,7 @@ void UiTabs::cpuBackendHasOneName() {
 }
 
 void UiTabs::defaultDeviceFollowsFakedDevices() {
-    // Issue 29 with faked device lists: only lavapipe -> the CPU, listed
+    // With faked device lists: only lavapipe -> the CPU, listed
     // first, says why; a discrete GPU beside it -> Vulkan on the GPU.
     gui::DeviceEntry lavapipe;
     lavapipe.selector = "0";

@@ -1,4 +1,4 @@
-// GUI test of the Compare tab and the quantize dialog (issue 7), offscreen,
+// GUI test of the Compare tab and the quantize dialog, offscreen,
 // against the real engine on Vulkan (lavapipe here) and real model files:
 //  - three panes (stories260K F32 = A, its golden Q8_0 = B and Q4_0 = C)
 //    stream greedy replies; A's tokens equal llama.cpp's F32 greedy tokens
@@ -41,8 +41,8 @@
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
+#include "compare/eval_inputs_dialog.h"
 #include "compare/report_table.h"
-#include "compare/test_inputs_dialog.h"
 #include "compare/token_diff_view.h"
 #include "history_view.h"
 #include "main_window.h"
@@ -51,7 +51,7 @@
 #include "settings_store.h"
 
 using wb::ui::compare::CompareTab;
-using wb::ui::compare::TestInputsDialog;
+using wb::ui::compare::EvalInputsDialog;
 
 namespace {
 
@@ -142,8 +142,8 @@ class TestUiCompare : public QObject {
     // says what each format is and what the chosen file holds, and uses the
     // CLI's perplexity window (workbench-cli compare --ctx default 512).
     // Word and item counts: `wc -w` and the file read by hand.
-    void test_inputs_dialog_offers_samples_and_cli_window() {
-        TestInputsDialog d;
+    void eval_inputs_dialog_offers_samples_and_cli_window() {
+        EvalInputsDialog d;
         QVERIFY2(d.textFile().endsWith("/stories-sample.txt") && QFile::exists(d.textFile()),
                  qPrintable(d.textFile()));
         QVERIFY2(

@@ -23,8 +23,8 @@
 #include "compare/compare.h"
 #include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
+#include "compare/eval_inputs_dialog.h"
 #include "compare/report_table.h"
-#include "compare/test_inputs_dialog.h"
 #include "main_window.h"
 #include "settings_store.h"
 
@@ -295,7 +295,7 @@ void UiCompareLayout::paneCaptionsFitInTheWindow() {
 // file holds) wrapped in a column a third of the dialog wide, leaving the
 // rest empty, and the dialog kept the height of that narrow wrap.
 void UiCompareLayout::testInputNotesUseTheDialogWidth() {
-    ui::compare::TestInputsDialog d;
+    ui::compare::EvalInputsDialog d;
     d.show();
     QVERIFY(QTest::qWaitForWindowExposed(&d));
     auto* edit = d.findChild<QLineEdit*>("testText");

@@ -17,8 +17,8 @@
 #include "compare/compare.h"
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
+#include "compare/eval_inputs_dialog.h"
 #include "compare/report_table.h"
-#include "compare/test_inputs_dialog.h"
 #include "compare/token_diff_view.h"
 
 namespace wb::ui::compare {
@@ -339,7 +339,7 @@ void CompareTab::runTestSet() {
     if (!textFile_ && !testsetFile_) {
         // One dialog: both inputs (the bundled samples unless chosen
         // before), their formats and sizes, and the perplexity window.
-        TestInputsDialog d(this);
+        EvalInputsDialog d(this);
         if (lastChosen_) {
             d.setTextFile(lastText_);
             d.setTestsetFile(lastTestset_);

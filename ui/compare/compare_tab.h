@@ -1,5 +1,5 @@
 #pragma once
-// The Compare tab (issue 7): two or more panes side by side, one per model
+// The Compare tab: two or more panes side by side, one per model
 // (A = reference, B, C... variants), one prompt box for all of them. Run
 // streams each model's greedy reply into its pane from its own worker
 // thread (the UI thread never waits on the engine), then fills the figures
@@ -76,7 +76,7 @@ class CompareTab : public QWidget {
     /// Settings panel's "Do not store prompts and answers"). Unset = false.
     void setNoTextSource(std::function<bool()> no_text) { noText_ = std::move(no_text); }
     /// Files "Run test set…" uses instead of asking with its dialog
-    /// (TestInputsDialog); an empty string = not part of the run.
+    /// (EvalInputsDialog); an empty string = not part of the run.
     void setTestFiles(const QString& text_file, const QString& testset_file);
     /// Perplexity window in tokens (llama-perplexity -c); the default is the
     /// CLI's (compare::CompareOptions::ppl_ctx, 512). The dialog sets it too.

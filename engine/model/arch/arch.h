@@ -1,8 +1,9 @@
 #pragma once
 // An architecture spec: what differs between the model families this
-// engine runs, as data plus two functions. Adding an architecture is one
-// spec and (if no existing graph fits) one graph function in this folder,
-// plus its line in registry.cpp.
+// engine runs, as data plus two functions. Adding an architecture is a
+// file in this folder with its spec (and, if no existing graph fits, its
+// graph function), its `extern` line below, its line in registry.cpp's
+// kSpecs, and the file's name in engine/model/CMakeLists.txt.
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "compare/test_inputs_dialog.h"
+#include "compare/eval_inputs_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QFile>
@@ -57,7 +57,7 @@ QWidget* file_row(QLineEdit* edit, const QString& title, const QString& filter, 
 
 }  // namespace
 
-TestInputsDialog::TestInputsDialog(QWidget* parent)
+EvalInputsDialog::EvalInputsDialog(QWidget* parent)
     : QDialog(parent),
       text_(new QLineEdit(this)),
       testset_(new QLineEdit(this)),
@@ -111,9 +111,9 @@ TestInputsDialog::TestInputsDialog(QWidget* parent)
     auto* lay = new QVBoxLayout(this);
     lay->addLayout(form);
     lay->addWidget(buttons);
-    connect(text_, &QLineEdit::textChanged, this, &TestInputsDialog::refresh);
-    connect(testset_, &QLineEdit::textChanged, this, &TestInputsDialog::refresh);
-    connect(window_, &QSpinBox::valueChanged, this, &TestInputsDialog::refresh);
+    connect(text_, &QLineEdit::textChanged, this, &EvalInputsDialog::refresh);
+    connect(testset_, &QLineEdit::textChanged, this, &EvalInputsDialog::refresh);
+    connect(window_, &QSpinBox::valueChanged, this, &EvalInputsDialog::refresh);
     refresh();
     // As tall as the notes need at this width: lay out once at the width
     // so each note knows its real width, pin the notes' heights to it,
@@ -128,33 +128,33 @@ TestInputsDialog::TestInputsDialog(QWidget* parent)
     resize(kWidth, minimumSizeHint().height());
 }
 
-QString TestInputsDialog::textFile() const {
+QString EvalInputsDialog::textFile() const {
     return text_->text().trimmed();
 }
-QString TestInputsDialog::testsetFile() const {
+QString EvalInputsDialog::testsetFile() const {
     return testset_->text().trimmed();
 }
-int TestInputsDialog::perplexityWindow() const {
+int EvalInputsDialog::perplexityWindow() const {
     return window_->value();
 }
-void TestInputsDialog::setTextFile(const QString& path) {
+void EvalInputsDialog::setTextFile(const QString& path) {
     text_->setText(path);
 }
-void TestInputsDialog::setTestsetFile(const QString& path) {
+void EvalInputsDialog::setTestsetFile(const QString& path) {
     testset_->setText(path);
 }
-void TestInputsDialog::setPerplexityWindow(int n_ctx) {
+void EvalInputsDialog::setPerplexityWindow(int n_ctx) {
     window_->setValue(n_ctx);
 }
 
-void TestInputsDialog::refresh() {
+void EvalInputsDialog::refresh() {
     textInfo_->setText(describeText(textFile(), perplexityWindow()));
     testsetInfo_->setText(describeTestset(testsetFile()));
     fit_wrapped_height(textInfo_);
     fit_wrapped_height(testsetInfo_);
 }
 
-QString TestInputsDialog::describeText(const QString& path, int window) {
+QString EvalInputsDialog::describeText(const QString& path, int window) {
     if (path.isEmpty()) return tr("Not part of the run.");
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return tr("Cannot read %1.").arg(path);
@@ -174,7 +174,7 @@ QString TestInputsDialog::describeText(const QString& path, int window) {
         .arg(2 * window);
 }
 
-QString TestInputsDialog::describeTestset(const QString& path) {
+QString EvalInputsDialog::describeTestset(const QString& path) {
     if (path.isEmpty()) return tr("Not part of the run.");
     try {
         const std::vector<wb::compare::TestItem> items =

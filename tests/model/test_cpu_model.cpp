@@ -718,4 +718,4 @@ class TestCpuModel : public QObject {
 };
 
 QTEST_GUILESS_MAIN(TestCpuModel)
-#include "test_cpu_llama.moc"
+#include "test_cpu_model.moc"

@@ -11,7 +11,7 @@ namespace wb::gguf {
 /// "a folder", "a FIFO (named pipe)", "a character device", "a block
 /// device", "a socket", or "not a plain file" for `mode` (stat's st_mode)
 /// of a non-regular file. Never throws.
-inline const char* describe_file_type(mode_t mode) {
+inline const char* describe_path_kind(mode_t mode) {
     if (S_ISDIR(mode)) return "a folder";
     if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
     if (S_ISCHR(mode)) return "a character device";

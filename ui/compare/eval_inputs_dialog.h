@@ -15,10 +15,10 @@ class QSpinBox;
 
 namespace wb::ui::compare {
 
-class TestInputsDialog : public QDialog {
+class EvalInputsDialog : public QDialog {
     Q_OBJECT
   public:
-    explicit TestInputsDialog(QWidget* parent = nullptr);
+    explicit EvalInputsDialog(QWidget* parent = nullptr);
 
     /// Chosen text file; empty = no perplexity / KL divergence.
     QString textFile() const;

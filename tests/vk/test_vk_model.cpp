@@ -493,4 +493,4 @@ class TestVkModel : public QObject {
 };
 
 QTEST_GUILESS_MAIN(TestVkModel)
-#include "test_vk_llama.moc"
+#include "test_vk_model.moc"
