@@ -1,28 +1,19 @@
 #include "runlog/model_facts.h"
 
-#include <array>
-
 #include "ggml/types.h"
 #include "gguf/gguf.h"
+#include "quant/file_types.h"
 
 namespace wb::runlog {
 
 std::string file_type_name(int64_t id) {
-    // llama.h enum llama_ftype; ids 4-6 and 33-35 were removed from llama.cpp.
-    static constexpr std::array<const char*, 38> kNames{
-        "ALL_F32",       "MOSTLY_F16",    "MOSTLY_Q4_0",   "MOSTLY_Q4_1",    "MOSTLY_Q4_1_SOME_F16",
-        nullptr,         nullptr,         "MOSTLY_Q8_0",   "MOSTLY_Q5_0",    "MOSTLY_Q5_1",
-        "MOSTLY_Q2_K",   "MOSTLY_Q3_K_S", "MOSTLY_Q3_K_M", "MOSTLY_Q3_K_L",  "MOSTLY_Q4_K_S",
-        "MOSTLY_Q4_K_M", "MOSTLY_Q5_K_S", "MOSTLY_Q5_K_M", "MOSTLY_Q6_K",    "MOSTLY_IQ2_XXS",
-        "MOSTLY_IQ2_XS", "MOSTLY_Q2_K_S", "MOSTLY_IQ3_XS", "MOSTLY_IQ3_XXS", "MOSTLY_IQ1_S",
-        "MOSTLY_IQ4_NL", "MOSTLY_IQ3_S",  "MOSTLY_IQ3_M",  "MOSTLY_IQ2_S",   "MOSTLY_IQ2_M",
-        "MOSTLY_IQ4_XS", "MOSTLY_IQ1_M",  "MOSTLY_BF16",   nullptr,          nullptr,
-        nullptr,         "MOSTLY_TQ1_0",  "MOSTLY_TQ2_0"};
+    // One table of llama_ftype names (quant::file_type_upper_name); the run
+    // log keeps llama.h's full enumerator spelling: ALL_F32, MOSTLY_<type>.
     constexpr int64_t kGuessed = 1024;
     if (id >= kGuessed && id < 2 * kGuessed) return file_type_name(id - kGuessed) + " (guessed)";
-    if (id >= 0 && id < static_cast<int64_t>(kNames.size()) && kNames[size_t(id)])
-        return kNames[size_t(id)];
-    return "FTYPE_" + std::to_string(id);
+    const std::string upper = quant::file_type_upper_name(id);
+    if (upper.empty()) return "FTYPE_" + std::to_string(id);
+    return (id == 0 ? "ALL_" : "MOSTLY_") + upper;
 }
 
 ModelFacts read_model_facts(const std::string& path) {

@@ -254,6 +254,12 @@ class TestRunLog : public QObject {
         QCOMPARE(file_type_name(15), std::string("MOSTLY_Q4_K_M"));
         QCOMPARE(file_type_name(1024 + 7), std::string("MOSTLY_Q8_0 (guessed)"));
         QCOMPARE(file_type_name(5), std::string("FTYPE_5"));
+        // llama.h spells the two ends ALL_F32 and MOSTLY_MXFP4_MOE, and keeps
+        // id 4 (MOSTLY_Q4_1_SOME_F16) as a comment old files still carry.
+        QCOMPARE(file_type_name(0), std::string("ALL_F32"));
+        QCOMPARE(file_type_name(4), std::string("MOSTLY_Q4_1_SOME_F16"));
+        QCOMPARE(file_type_name(38), std::string("MOSTLY_MXFP4_MOE"));
+        QCOMPARE(file_type_name(39), std::string("FTYPE_39"));
     }
 
     // Must show: 50 responses, each joined to the right model version (its
