@@ -62,44 +62,6 @@ QStandardItem* fixed(const std::optional<double>& v, int decimals) {
     return it;
 }
 
-// Forwards to a file's buffer and keeps the errno of the first failed
-// write: std::ofstream only says that a write failed, and errno is
-// overwritten before the exporter's exception reaches the caller.
-class ErrnoBuf : public std::streambuf {
-  public:
-    explicit ErrnoBuf(std::streambuf* inner) : inner_(inner) {}
-    int error() const { return error_; }
-
-  protected:
-    int_type overflow(int_type c) override {
-        if (traits_type::eq_int_type(c, traits_type::eof()))
-            return sync() == 0 ? traits_type::not_eof(c) : traits_type::eof();
-        errno = 0;
-        const int_type r = inner_->sputc(traits_type::to_char_type(c));
-        if (traits_type::eq_int_type(r, traits_type::eof())) note();
-        return r;
-    }
-    std::streamsize xsputn(const char* s, std::streamsize n) override {
-        errno = 0;
-        const std::streamsize w = inner_->sputn(s, n);
-        if (w < n) note();
-        return w;
-    }
-    int sync() override {
-        errno = 0;
-        const int r = inner_->pubsync();
-        if (r != 0) note();
-        return r;
-    }
-
-  private:
-    void note() {
-        if (error_ == 0) error_ = errno != 0 ? errno : EIO;
-    }
-    std::streambuf* inner_;
-    int error_ = 0;
-};
-
 // The Run column: "<kind> #<id>", the run id as its UserRole data (for
 // "Compare environments").
 QStandardItem* run_cell(const runlog::HistoryRow& r) {
@@ -472,37 +434,13 @@ qint64 HistoryView::exportFile(const QString& db_path, const runlog::ExportFilte
     };
     if (format != "csv" && format != "jsonl")
         return fail(tr("unknown export format \"%1\" (csv or jsonl)").arg(format));
-    std::filebuf file;
-    if (!file.open(QFile::encodeName(path).toStdString(),
-                   std::ios::out | std::ios::binary | std::ios::trunc))
-        return fail(
-            tr("Cannot write %1: %2.").arg(path, QString::fromLocal8Bit(std::strerror(errno))));
-    ErrnoBuf buf(&file);
-    std::ostream out(&buf);
-    // Only a regular file this export wrote in part is removed: removing
-    // /dev/full after a failed write (as root) deleted the device node.
-    auto remove_partial = [&] {
-        return QFileInfo(path).isFile() && !QFileInfo(path).isSymLink() && QFile::remove(path);
-    };
-    auto write_failed = [&](bool removed) {
-        return tr("Cannot write %1: %2%3.")
-            .arg(path, QString::fromLocal8Bit(std::strerror(buf.error() != 0 ? buf.error() : EIO)),
-                 removed ? tr("; the incomplete export was removed") : QString());
-    };
     try {
-        const int64_t n = runlog::export_responses_readonly(
+        return runlog::export_responses_to_file(
             QFile::encodeName(db_path).toStdString(), filter,
-            format == "csv" ? runlog::ExportFormat::Csv : runlog::ExportFormat::Jsonl, out,
-            progress);
-        out.flush();
-        const bool closed = file.close() != nullptr;
-        if (!out || !closed || buf.error() != 0) return fail(write_failed(remove_partial()));
-        return n;
+            format == "csv" ? runlog::ExportFormat::Csv : runlog::ExportFormat::Jsonl,
+            QFile::encodeName(path).toStdString(), progress);
     } catch (const std::exception& e) {
-        const bool output_failed = !out || buf.error() != 0;
-        file.close();
-        const bool removed = remove_partial();
-        return fail(output_failed ? write_failed(removed) : QString::fromUtf8(e.what()));
+        return fail(QString::fromUtf8(e.what()));
     }
 }
 

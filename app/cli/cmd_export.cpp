@@ -101,48 +101,6 @@ const CommandSpec kLogSpec{
     2,
 };
 
-/// A streambuf over a C FILE* with its own 64 KiB buffer (std::cout is
-/// synchronized with stdio, i.e. unbuffered, which is slow for 1M rows).
-/// Remembers the first failed write (a full disk, a closed pipe) and its
-/// cause.
-class FileBuf : public std::streambuf {
-  public:
-    explicit FileBuf(std::FILE* f) : f_(f) { setp(buf_, buf_ + sizeof buf_); }
-    ~FileBuf() override { sync(); }
-
-  protected:
-    int_type overflow(int_type c) override {
-        if (sync() != 0) return traits_type::eof();
-        if (!traits_type::eq_int_type(c, traits_type::eof())) {
-            *pptr() = traits_type::to_char_type(c);
-            pbump(1);
-        }
-        return traits_type::not_eof(c);
-    }
-    int sync() override {
-        if (failed_) return -1;
-        const size_t n = static_cast<size_t>(pptr() - pbase());
-        if ((n && std::fwrite(pbase(), 1, n, f_) != n) || std::fflush(f_) != 0) {
-            failed_ = true;
-            error_ = std::strerror(errno);
-            return -1;
-        }
-        setp(buf_, buf_ + sizeof buf_);
-        return 0;
-    }
-
-  public:
-    /// A write failed (the first failure's errno text in error()).
-    bool failed() const { return failed_; }
-    const std::string& error() const { return error_; }
-
-  private:
-    std::FILE* f_;
-    bool failed_ = false;
-    std::string error_;
-    char buf_[1 << 16];
-};
-
 // Opens an existing run log strictly; a missing file is an error here
 // (export and log must not create an empty database).
 runlog::RunLog open_existing(const std::string& path) {
@@ -256,36 +214,8 @@ int cmd_export(const std::vector<std::string>& argv) {
     // sentence saying how to salvage it); the output's every write checked.
     const auto file = args.get("output");
     const bool to_file = file && *file != "-";
-    std::FILE* f = to_file ? std::fopen(file->c_str(), "wb") : stdout;
-    if (!f) throw std::runtime_error(*file + ": cannot write the export: " + std::strerror(errno));
-    const std::string out_name = to_file ? *file : std::string("standard output");
-    int64_t rows = 0;
-    try {
-        std::fflush(stdout);
-        {
-            FileBuf buf(f);
-            std::ostream out(&buf);
-            try {
-                rows = runlog::export_responses_readonly(path, filter, format, out);
-            } catch (const std::runtime_error&) {
-                if (!buf.failed()) throw;  // the log's problem, not the output's
-            }
-            if (buf.pubsync() != 0 || buf.failed())
-                throw std::runtime_error(out_name + ": cannot write the export: " + buf.error() +
-                                         " (the export is incomplete)");
-        }
-        if (to_file && std::fclose(std::exchange(f, nullptr)) != 0)
-            throw std::runtime_error(out_name + ": cannot write the export: " +
-                                     std::strerror(errno) + " (the export is incomplete)");
-    } catch (...) {
-        if (to_file) {
-            if (f) std::fclose(f);
-            // Never leave half an export that looks whole; only a regular
-            // file is removed (-o /dev/full must stay a device).
-            if (std::filesystem::is_regular_file(*file, ec)) std::filesystem::remove(*file, ec);
-        }
-        throw;
-    }
+    const int64_t rows =
+        runlog::export_responses_to_file(path, filter, format, to_file ? *file : "-");
     if (to_file)
         std::fprintf(stderr, "exported %lld responses to %s\n", static_cast<long long>(rows),
                      file->c_str());

@@ -106,4 +106,17 @@ int64_t export_responses_readonly(const std::string& db_path, const ExportFilter
                                   ExportFormat format, std::ostream& out,
                                   const ExportProgress& progress = {});
 
+/// export_responses_readonly() into the file `out_path` ("-" = standard
+/// output, written through a 64 KiB buffer): the CLI's `export -o` and the
+/// History tab's Export both call it. Returns the rows written. Throws
+/// std::runtime_error "<file>: cannot write the export: <cause>" when the
+/// file cannot be opened, and "... (the export is incomplete)" when a
+/// write or the close fails (a full disk, a closed pipe); and what
+/// export_responses_readonly() throws for the log. On any failure a
+/// regular file this call wrote in part is removed (never a device, a
+/// FIFO or a symlink's target), so half an export never looks whole.
+int64_t export_responses_to_file(const std::string& db_path, const ExportFilter& filter,
+                                 ExportFormat format, const std::string& out_path,
+                                 const ExportProgress& progress = {});
+
 }  // namespace wb::runlog
