@@ -33,6 +33,7 @@
 #include "core/inbox.h"
 #include "core/response_log.h"
 #include "core/session_run.h"
+#include "core/settings_json.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/load.h"
@@ -374,12 +375,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
             nlohmann::json msgs = nlohmann::json::array();
             for (const chat::Message& t : turns)
                 msgs.push_back({{"role", t.role}, {"content", t.content}});
-            j["chat"] = {{"messages", msgs},
-                         {"template", g.prompt_facts.template_name},
-                         {"template_sha256", g.prompt_facts.template_sha256},
-                         {"add_bos", g.prompt_facts.add_bos},
-                         {"pre_tokenizer", g.prompt_facts.pre_tokenizer},
-                         {"parse_special", g.prompt_facts.parse_special}};
+            j["chat"] = core::prompt_format_json(core::PromptMode::Chat, g.prompt_facts);
+            j["chat"]["messages"] = msgs;
         }
         j["generated_token_ids"] = g.output_tokens;
         j["text"] = g.output;

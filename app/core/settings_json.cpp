@@ -11,6 +11,20 @@ double as_decimal(float v) {
     return std::strtod(buf, nullptr);
 }
 
+nlohmann::json prompt_format_json(PromptMode mode, const PromptFacts& prompt) {
+    nlohmann::json j = {{"prompt_mode", to_string(mode)}};
+    if (mode != PromptMode::Tokens) {
+        j["add_bos"] = prompt.add_bos;
+        j["pre_tokenizer"] = prompt.pre_tokenizer;
+        j["parse_special"] = prompt.parse_special;
+    }
+    if (mode == PromptMode::Chat) {
+        j["chat_template"] = prompt.template_name;
+        j["chat_template_sha256"] = prompt.template_sha256;
+    }
+    return j;
+}
+
 nlohmann::json settings_json(const GenerationRequest& r, uint64_t seed, const EngineFacts& f,
                              const PromptFacts& prompt) {
     const sampling::SamplingParams& s = r.sampling;
@@ -41,15 +55,7 @@ nlohmann::json settings_json(const GenerationRequest& r, uint64_t seed, const En
     // Only when asked: it does not change the output, and rows without it
     // stay as they were.
     if (r.top_logprobs >= 0) j["top_logprobs"] = r.top_logprobs;
-    if (mode != PromptMode::Tokens) {
-        j["add_bos"] = prompt.add_bos;
-        j["pre_tokenizer"] = prompt.pre_tokenizer;
-        j["parse_special"] = prompt.parse_special;
-    }
-    if (mode == PromptMode::Chat) {
-        j["chat_template"] = prompt.template_name;
-        j["chat_template_sha256"] = prompt.template_sha256;
-    }
+    j.update(prompt_format_json(mode, prompt));
     // The surface's own facts; the standard keys above win a clash.
     if (r.log_settings.is_object())
         for (const auto& [key, value] : r.log_settings.items())

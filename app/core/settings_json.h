@@ -35,6 +35,14 @@ struct PromptFacts {
     std::string template_sha256;  ///< chat only: SHA-256 of the template source
 };
 
+/// How a prompt became token ids, as every surface spells it (the run
+/// log's settings, the app's reply record, `generate --json`'s "chat"
+/// block): prompt_mode ("raw" | "chat" | "tokens"); add_bos,
+/// pre_tokenizer and parse_special unless the prompt was given as tokens;
+/// chat_template and chat_template_sha256 for a chat prompt. Never throws
+/// (beyond allocation).
+nlohmann::json prompt_format_json(PromptMode mode, const PromptFacts& prompt);
+
 /// A float setting as the short decimal it was typed as: 0.95f is logged
 /// as 0.95, not 0.949999988079071 (shortest %.7g round trip).
 double as_decimal(float v);

@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QPromise>
 #include <QtConcurrent>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 
 #include "chat/chat_template.h"
+#include "core/settings_json.h"
 #include "engine_memory.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
@@ -63,14 +65,8 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     if (!f.completed()) r.error = QString::fromStdString(f.message);
     r.context_full = f.context_full();
     if (f.mode == core::PromptMode::Chat) {
-        const core::PromptFacts& pf = f.prompt_facts;
-        r.prompt_format =
-            QJsonObject{{"prompt_mode", "chat"},
-                        {"chat_template", QString::fromStdString(pf.template_name)},
-                        {"chat_template_sha256", QString::fromStdString(pf.template_sha256)},
-                        {"add_bos", pf.add_bos},
-                        {"pre_tokenizer", QString::fromStdString(pf.pre_tokenizer)},
-                        {"parse_special", pf.parse_special}};
+        const std::string pf = core::prompt_format_json(f.mode, f.prompt_facts).dump();
+        r.prompt_format = QJsonDocument::fromJson(QByteArray::fromStdString(pf)).object();
     }
     r.prompt_tokens = static_cast<int>(f.prompt_tokens.size());
     if (f.admitted()) r.prompt_cached_tokens = f.prompt_tokens_cached;

@@ -249,8 +249,8 @@ class TestCliChat : public QObject {
         QCOMPARE(j["prompt_token_ids"].toArray(), rec["prompt_ids"].toArray());
         QCOMPARE(j["prompt"].toString(), rec["rendered"].toString());
         const QJsonObject chat = j["chat"].toObject();
-        QCOMPARE(chat["template"].toString(), QString("model"));
-        QCOMPARE(chat["template_sha256"].toString().size(), 64);
+        QCOMPARE(chat["chat_template"].toString(), QString("model"));
+        QCOMPARE(chat["chat_template_sha256"].toString().size(), 64);
         QCOMPARE(chat["pre_tokenizer"].toString(), QString("llama3"));
         QCOMPARE(chat["add_bos"].toBool(), true);
         QCOMPARE(chat["parse_special"].toBool(), true);
