@@ -5,6 +5,7 @@
 
 #include "chat/jinja/error.h"
 #include "chat/jinja/pytext.h"
+#include "tokenizer/utf8.h"
 
 namespace wb::chat::jinja {
 
@@ -18,24 +19,6 @@ bool is_name_char(char c) {
 }
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
-}
-
-void append_utf8(uint32_t cp, std::string& out) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
 }
 
 int hex_value(char c) {
@@ -338,7 +321,7 @@ class Lexer {
                     }
                     pos_ += n;
                     if (cp > 0x10FFFF) fail("escape names a code point above U+10FFFF");
-                    append_utf8(cp, out);
+                    tokenizer::utf8_append_codepoint(cp, out);
                     break;
                 }
                 default:
@@ -349,7 +332,7 @@ class Lexer {
                              ++k) {
                             cp = cp * 8 + static_cast<uint32_t>(src_[pos_++] - '0');
                         }
-                        append_utf8(cp, out);
+                        tokenizer::utf8_append_codepoint(cp, out);
                     } else {
                         out += '\\';  // unknown escapes stay as written
                         out += e;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "tokenizer/utf8.h"
+
 namespace wb::chat::jinja::py {
 
 namespace {
@@ -15,24 +17,6 @@ uint32_t decode_at(std::string_view s, size_t i, size_t& n) {
     uint32_t cp = n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
     for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<uint8_t>(s[i + k]) & 0x3F);
     return cp;
-}
-
-void append_utf8(uint32_t cp, std::string& out) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
 }
 
 // Simple case mappings (UnicodeData.txt) of the Latin-1, Latin Extended-A,
@@ -103,7 +87,8 @@ std::vector<uint32_t> code_points(std::string_view s) {
 
 std::string encode(const std::vector<uint32_t>& cps, size_t begin, size_t end) {
     std::string out;
-    for (size_t i = begin; i < end && i < cps.size(); ++i) append_utf8(cps[i], out);
+    for (size_t i = begin; i < end && i < cps.size(); ++i)
+        tokenizer::utf8_append_codepoint(cps[i], out);
     return out;
 }
 
@@ -225,7 +210,7 @@ std::string replace(std::string_view s, std::string_view from, std::string_view 
                 out += to;
                 ++done;
             }
-            if (i < cps.size()) append_utf8(cps[i], out);
+            if (i < cps.size()) tokenizer::utf8_append_codepoint(cps[i], out);
         }
         return out;
     }
@@ -250,7 +235,7 @@ void append_upper(uint32_t c, std::string& out) {
     if (c == 0xDF) {
         out += "SS";
     } else {
-        append_utf8(to_upper_cp(c), out);
+        tokenizer::utf8_append_codepoint(to_upper_cp(c), out);
     }
 }
 
@@ -264,7 +249,7 @@ std::string upper(std::string_view s) {
 
 std::string lower(std::string_view s) {
     std::string out;
-    for (const uint32_t c : code_points(s)) append_utf8(to_lower_cp(c), out);
+    for (const uint32_t c : code_points(s)) tokenizer::utf8_append_codepoint(to_lower_cp(c), out);
     return out;
 }
 
@@ -273,11 +258,11 @@ std::string title(std::string_view s) {
     bool prev_cased = false;
     for (const uint32_t c : code_points(s)) {
         if (prev_cased) {
-            append_utf8(to_lower_cp(c), out);
+            tokenizer::utf8_append_codepoint(to_lower_cp(c), out);
         } else if (c == 0xDF) {
             out += "Ss";
         } else {
-            append_utf8(to_upper_cp(c), out);
+            tokenizer::utf8_append_codepoint(to_upper_cp(c), out);
         }
         prev_cased = is_cased_letter(c);
     }
@@ -292,10 +277,10 @@ std::string capitalize(std::string_view s) {
             if (cps[0] == 0xDF) {
                 out += "Ss";
             } else {
-                append_utf8(to_upper_cp(cps[0]), out);
+                tokenizer::utf8_append_codepoint(to_upper_cp(cps[0]), out);
             }
         } else {
-            append_utf8(to_lower_cp(cps[i]), out);
+            tokenizer::utf8_append_codepoint(to_lower_cp(cps[i]), out);
         }
     }
     return out;
