@@ -8,15 +8,10 @@
 namespace wb::core {
 
 runlog::EnvironmentInfo environment_of(const model::DeviceFacts& device) {
-    runlog::DeviceInfo d;
-    if (device.backend != "cpu") {
-        d.name = device.name;
-        d.type = device.type;
-        d.driver_name = device.driver_name;
-        d.driver_version = device.driver_version;
-        d.api_version = device.api_version;
-    }
-    return runlog::collect_environment(device.backend == "cpu" ? "cpu" : "vulkan", d);
+    if (device.backend == "cpu") return runlog::collect_environment("cpu");
+    model::DeviceFacts d = device;
+    d.backend = "vulkan";
+    return runlog::collect_environment(d);
 }
 
 runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& tags) {

@@ -60,10 +60,16 @@ std::string cpu_model_name(const std::string& text) {
     return {};
 }
 
-EnvironmentInfo collect_environment(const std::string& backend, const DeviceInfo& device) {
-    if (backend != "vulkan" && backend != "cpu")
+EnvironmentInfo collect_environment(const std::string& backend) {
+    model::DeviceFacts d;
+    d.backend = backend;
+    return collect_environment(d);
+}
+
+EnvironmentInfo collect_environment(const model::DeviceFacts& device) {
+    if (device.backend != "vulkan" && device.backend != "cpu")
         throw std::invalid_argument("environment backend must be \"vulkan\" or \"cpu\", got \"" +
-                                    backend + "\"");
+                                    device.backend + "\"");
     EnvironmentInfo e;
     e.app_version = WB_VERSION;
     e.git_commit = WB_GIT_COMMIT;
@@ -77,7 +83,6 @@ EnvironmentInfo collect_environment(const std::string& backend, const DeviceInfo
         e.kernel = "unknown";
     e.cpu = cpu_model_name(read_text("/proc/cpuinfo"));
     if (e.cpu.empty()) e.cpu = "unknown";
-    e.backend = backend;
     e.device = device;
     return e;
 }

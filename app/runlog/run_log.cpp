@@ -557,16 +557,16 @@ int64_t RunLog::ensure_model_version(const std::string& gguf_path) {
 
 int64_t RunLog::ensure_environment(const EnvironmentInfo& e) {
     impl_->check_writable();
-    if (e.backend != "vulkan" && e.backend != "cpu")
+    if (e.device.backend != "vulkan" && e.device.backend != "cpu")
         throw std::invalid_argument("environment backend must be \"vulkan\" or \"cpu\", got \"" +
-                                    e.backend + "\"");
+                                    e.device.backend + "\"");
     std::lock_guard lock(impl_->mu);
     const std::array<std::string_view, 11> fields{e.app_version,
                                                   e.git_commit,
                                                   e.os,
                                                   e.kernel,
                                                   e.cpu,
-                                                  e.backend,
+                                                  e.device.backend,
                                                   e.device.name,
                                                   e.device.type,
                                                   e.device.driver_name,

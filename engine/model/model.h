@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/batch.h"
+#include "model/device_facts.h"
 #include "model/hparams.h"
 #include "model/kv_cells.h"
 #include "vk/profile.h"
@@ -79,17 +80,6 @@ struct HostTimes {
                               ///< or finding the step's recorded one
     double submit_wait_ms = 0.0;  ///< queue submit until the fence signals, plus timestamp reads
     double readback_ms = 0.0;     ///< copying the logits to the caller
-};
-
-/// The compute device a model runs on, spelled the same way by every
-/// surface (the run log's environment rows compare these strings).
-struct DeviceFacts {
-    std::string backend;      ///< "vulkan" or "cpu"
-    std::string name;         ///< deviceName ("llvmpipe (LLVM 15.0.6, 256 bits)"); "" for cpu
-    std::string type;         ///< "discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other"
-    std::string driver_name;  ///< driverName ("llvmpipe", "NVIDIA"); "" for cpu
-    std::string driver_version;  ///< vendor-decoded version plus " (driverInfo)" when present
-    std::string api_version;     ///< "1.3.255"; "" for cpu
 };
 
 /// A loaded model plus its KV cache.

@@ -271,12 +271,13 @@ class TestRunLog : public QObject {
         const int64_t mv[2] = {log.ensure_model_version(kStories.toStdString()),
                                log.ensure_model_version(kTiny.toStdString())};
         QVERIFY(mv[0] != mv[1]);
-        DeviceInfo dev{"llvmpipe (LLVM 15.0.6, 256 bits)", "cpu", "llvmpipe", "0.0.1", "1.3.255"};
+        const wb::model::DeviceFacts dev{
+            "vulkan", "llvmpipe (LLVM 15.0.6, 256 bits)", "cpu", "llvmpipe", "0.0.1", "1.3.255"};
         const int64_t env[2] = {log.ensure_environment(collect_environment("cpu")),
-                                log.ensure_environment(collect_environment("vulkan", dev))};
+                                log.ensure_environment(collect_environment(dev))};
         QVERIFY(env[0] != env[1]);
         // Same facts again: same rows.
-        QCOMPARE(log.ensure_environment(collect_environment("vulkan", dev)), env[1]);
+        QCOMPARE(log.ensure_environment(collect_environment(dev)), env[1]);
         QCOMPARE(log.ensure_model_version(kTiny.toStdString()), mv[1]);
         for (int i = 0; i < 50; ++i)
             log.log_response(make_response(run, mv[i % 2], env[i % 3 == 0], i));
