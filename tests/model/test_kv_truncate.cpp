@@ -12,48 +12,20 @@
 #include <random>
 #include <vector>
 
+#include "common/kv_state.h"
 #include "model/kv_cells.h"
 #include "model/model.h"
 
 using wb::model::Batch;
 using wb::model::KvBlockPool;
 using wb::model::KvCells;
+using wbtest::State;
+using wbtest::state;
 
 namespace {
 
 using Cells = std::vector<uint32_t>;
 using Ids = std::vector<int32_t>;
-
-/// Everything observable about a KvCells and its pool.
-struct State {
-    std::vector<Cells> blocks;
-    std::vector<int32_t> next;
-    std::vector<uint64_t> prefix_hash;
-    std::vector<uint32_t> ref, fill;
-    std::vector<Ids> tokens;
-    std::vector<bool> cached;
-    Cells hand_out;  // free blocks by id, then cached ones in LRU order
-    bool operator==(const State&) const = default;
-};
-
-State state(const KvCells& c) {
-    State s;
-    for (uint32_t q = 0; q < c.n_seq_max(); ++q) {
-        s.blocks.push_back(c.seq_blocks(int32_t(q)));
-        s.next.push_back(c.next_pos(int32_t(q)));
-        s.prefix_hash.push_back(c.seq_prefix_hash(int32_t(q)));
-    }
-    const KvBlockPool& p = c.pool();
-    for (uint32_t b = 0; b < p.n_blocks(); ++b) {
-        s.ref.push_back(p.ref(b));
-        s.fill.push_back(p.fill(b));
-        const auto t = p.tokens(b);
-        s.tokens.emplace_back(t.begin(), t.end());
-        s.cached.push_back(p.in_cache(b));
-    }
-    s.hand_out = p.peek(p.n_available());
-    return s;
-}
 
 void feed(KvCells& c, int32_t seq, const Ids& ids) {
     if (ids.empty()) return;
