@@ -7,6 +7,7 @@
 // (lavapipe). After each run the target's KV pool equals the plain run's
 // (tests/common/kv_state.h), although drafts were rejected on the way.
 
+#include <QTemporaryDir>
 #include <QtTest>
 #include <chrono>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "common/kv_state.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
+#include "quant/quantize_model.h"
 #include "scheduler/scheduler.h"
 #include "speculative/draft_model_drafter.h"
 
@@ -55,7 +57,8 @@ std::unique_ptr<model::Model> load(const std::string& path, const std::string& b
 }
 
 /// One request alone in a fresh one-slot scheduler over a fresh model.
-Run run(const std::string& path, const std::string& backend, Request r, Kind kind, uint32_t k = 4) {
+Run run(const std::string& path, const std::string& backend, Request r, Kind kind, uint32_t k = 4,
+        const std::string& draft_path = "") {
     const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(gguf::File::open(path));
     auto target = load(path, backend);
     std::unique_ptr<model::Model> draft;
@@ -67,7 +70,7 @@ Run run(const std::string& path, const std::string& backend, Request r, Kind kin
             if (e.type == EventType::Finished) out.fin = e;
         });
         if (kind == Kind::DraftModel) {
-            draft = load(path, backend);
+            draft = load(draft_path.empty() ? path : draft_path, backend);
             s.set_draft_model(std::make_shared<speculative::DraftModelDrafter>(*draft, "self"));
         }
         r.speculative.kind = kind;
@@ -177,6 +180,27 @@ class TestSpecScheduler : public QObject {
                 QVERIFY(spec.kv == plain.kv);
             }
             QVERIFY(rejected > 0);
+        }
+    }
+
+    void draft_is_a_lower_bit_quant_of_the_target() {
+        // The target's own Q4_0 (written here by quantize_file) as its
+        // draft: other logits, so other drafts, same output.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const auto prompts = wbtest::read_golden2("llama3");
+        const std::string target = wbtest::golden2_model("llama3");
+        const std::string q4 = dir.filePath("llama3-q4_0.gguf").toStdString();
+        quant::quantize_file(target, q4, quant::Target::Q4_0);
+        for (const std::string backend : {"cpu", "vulkan"}) {
+            const Request r = greedy(prompts.at(0).prompt_ids, 32);
+            const Run plain = run(target, backend, r, Kind::None);
+            const Run draft = run(target, backend, r, Kind::DraftModel, 4, q4);
+            QCOMPARE(draft.fin.output_tokens, plain.fin.output_tokens);
+            QVERIFY(draft.kv == plain.kv);
+            QVERIFY(draft.fin.speculative.verify_passes > 0);
+            qInfo("llama3 F16 with its Q4_0 draft (%s): drafted %d, accepted %d", backend.c_str(),
+                  draft.fin.speculative.drafted, draft.fin.speculative.accepted);
         }
     }
 
