@@ -1,7 +1,7 @@
 // Speculative decoding in the scheduler, on real models: greedy output is
-// token for token that of plain decoding (n-gram drafts and a draft model,
-// here the same file loaded a second time: no second quant of these
-// models is in tests/data), on stories260K (also against llama.cpp's
+// token for token that of plain decoding (n-gram drafts and a draft model:
+// the same file loaded a second time, and the tiny llama3's own Q4_0
+// written here with quantize_file), on stories260K (also against llama.cpp's
 // greedy tokens, tests/data/golden) and the tiny architecture models of
 // tests/data/golden2, on the CPU reference, the CPU executor and Vulkan
 // (lavapipe). After each run the target's KV pool equals the plain run's
