@@ -33,6 +33,9 @@
 // The blocks find_slots hands out are the ones commit takes: the cell
 // numbers may point into evictable cached blocks, whose content is dropped
 // from the prefix cache only at commit.
+// Speculative decoding commits draft tokens and then takes the rejected
+// ones back with seq_truncate, which restores the pool exactly as long as
+// the draft used no evicted block (seq_room_without_eviction).
 
 #include <cstdint>
 #include <span>

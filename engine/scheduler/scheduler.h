@@ -34,6 +34,15 @@
 // changes results: cached K/V are the values the same tokens at the same
 // positions produced.
 //
+// Speculative decoding (Request::speculative, docs/speculative.md): while a
+// request that asked for it runs ALONE, its decode step also carries up to
+// k draft tokens (n-gram or the draft model of set_draft_model), all with
+// logits; speculative::verify keeps the agreed prefix plus one token, the
+// KV pool is rolled back to it (KvCells::seq_truncate) and the kept tokens
+// go through the usual token path, so EOS, stop strings and max_tokens end
+// the request at the same token as plain decoding. In a step shared with
+// other requests it decodes one token as usual.
+//
 // Threads: submit(), cancel(), stop(), wait_idle(), metrics(), now_ms() may be
 // called from any thread, including from inside the event callback. The Model
 // is used only by the engine thread once start() was called.
