@@ -227,6 +227,7 @@ nlohmann::json profile_json(const RunProfile& p, double per, bool gpu) {
 
 int cmd_bench_concurrency(const std::vector<std::string>& argv);  // cmd_bench_concurrency.cpp
 int cmd_bench_cold_start(const std::vector<std::string>& argv);   // cmd_bench_cold_start.cpp
+int cmd_bench_speculative(const std::vector<std::string>& argv);  // cmd_bench_speculative.cpp
 
 int cmd_bench(const std::vector<std::string>& argv) {
     // --concurrency LIST: the scheduler's serving benchmark (its own options).
@@ -235,6 +236,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
             return cmd_bench_concurrency(argv);
         // --cold-start: fresh processes to the first token (its own options).
         if (a == "--cold-start" || a == "--cold-start-child") return cmd_bench_cold_start(argv);
+        // --draft: decode with and without speculative decoding (its own options).
+        if (a == "--draft" || a.rfind("--draft=", 0) == 0) return cmd_bench_speculative(argv);
     }
     // -t 1,2,4: one run per thread count. The list is taken out here; each
     // run gets one count (LoadOptions::threads).

@@ -34,6 +34,7 @@
 #include "core/response_log.h"
 #include "core/session_run.h"
 #include "core/settings_json.h"
+#include "draft_options.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
 #include "model/load.h"
@@ -91,7 +92,7 @@ const CommandSpec kSpec{
                        context_options()),
                 sampling_options()),
             chat_turn_options()),
-        chat_template_options()),
+        concat(chat_template_options(), draft_options())),
     0,
     0,
 };
@@ -203,6 +204,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
             ? static_cast<int32_t>(args.get_int("top-logprobs", 0, 0, core::kMaxTopLogprobs))
             : -1;
     const sampling::SamplingParams sp = sampling_from_args(args);
+    std::string draft_path;
+    const scheduler::SpeculativeParams spec = draft_from_args(args, &draft_path);
     const std::string path = resolve_model_path(args.get("model"));
     // Run log, opened strictly before any work: a bad database file is
     // reported (and nothing generated) rather than silently not logged.
@@ -224,6 +227,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     so.prefill_chunk = std::min(lo.context.n_ctx, model::kDefaultUbatch);
     so.step_tokens = so.prefill_chunk;
     so.limits.max_queue = 1;
+    so.draft_model = draft_path;
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
     print_warnings(session->vocab().load_warnings());
     const uint32_t n_ctx_train = session->model().hparams().n_ctx_train;
@@ -251,6 +255,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
     req.top_logprobs = top_logprobs;
     req.client_id = "cli";
     req.label = "generate";
+    req.speculative = spec;
+    if (log && !draft_path.empty()) {
+        // The draft's version in the run log, beside the target's.
+        req.log_settings["draft_model_version_id"] = log->ensure_model_version(draft_path);
+    }
     // What the session will run, rendered once: shown before it runs (and
     // in --json), then submitted as it is.
     core::PreparedRequest prepared = session->prepare(req);
@@ -392,6 +401,19 @@ int cmd_generate(const std::vector<std::string>& argv) {
                          {"repeat_last_n", sp.repeat_last_n},
                          {"seed", g.seed}};
         // One generated token means no decode step: no rate, no TPOT.
+        if (!g.speculative.drafter.empty()) {
+            const scheduler::SpeculativeStats& st = g.speculative;
+            j["speculative"] = {{"drafter", st.drafter},
+                                {"drafted", st.drafted},
+                                {"accepted", st.accepted},
+                                {"acceptance_rate", st.acceptance_rate()},
+                                {"target_passes", st.target_passes},
+                                {"verify_passes", st.verify_passes},
+                                {"shared_passes", st.shared_passes},
+                                {"mean_accepted_per_pass", st.mean_accepted_per_pass()},
+                                {"draft_ms", st.draft_ms},
+                                {"verify_ms", st.verify_ms}};
+        }
         j["timings"] = {{"load_ms", load_ms},
                         {"queue_wait_ms", num_or_null(g.queue_wait_ms())},
                         {"ttft_ms", ttft},
@@ -427,6 +449,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
                      g.prompt_tokens.size(), g.output_tokens.size(), g.finish_reason.c_str(), ttft,
                      prefill_tps.value_or(0.0), prefill_ms, decode_line, m.backend_name().c_str(),
                      static_cast<unsigned long long>(g.seed));
+        std::fputs(describe_speculation(g.speculative, g.output_tokens.size()).c_str(), stderr);
         if (top_logprobs >= 0) print_logprobs_table(g.logprobs, session->vocab());
     }
     // The output went past the training context (the prompt had not):

@@ -15,6 +15,7 @@
 #include "errors/errors.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
+#include "speculative/draft_model_drafter.h"
 
 namespace wb::core {
 
@@ -158,6 +159,7 @@ struct detail::SessionCore {
     mutable std::mutex templates_mu;
     mutable std::map<std::string, std::shared_ptr<const chat::TemplateChoice>> templates;
 
+    std::unique_ptr<model::Model> draft_model;    // SessionOptions::draft_model, or null
     std::unique_ptr<scheduler::Scheduler> sched;  // uses everything above; stopped first
 
     // A sequence of `n_tokens` goes past the training context (FinishedRequest::past_n_ctx_train).
@@ -196,6 +198,7 @@ struct detail::SessionCore {
         f->prompt_tokens_cached = e.prompt_tokens_cached;
         f->prompt_tokens_computed = e.prompt_tokens_processed;
         f->preemptions = e.preemptions;
+        f->speculative = e.speculative;
         f->output_tokens = e.output_tokens;
         f->logprobs = e.output_logprobs;
         f->past_n_ctx_train = past_n_ctx_train(f->prompt_tokens.size() + f->output_tokens.size());
@@ -452,6 +455,14 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
     c.sched = std::make_unique<scheduler::Scheduler>(
         *c.model, c.vocab, p, [raw](const scheduler::Event& e) { raw->dispatch(e); });
     c.sched->set_admission(opts.limits);
+    if (!opts.draft_model.empty()) {
+        // Same vocabulary or nothing: a draft token id must mean the same text.
+        speculative::check_same_vocab(
+            c.vocab, tokenizer::Vocab::from_gguf(gguf::File::open(opts.draft_model)));
+        c.draft_model = model::load_model(opts.draft_model, opts.load);
+        c.sched->set_draft_model(
+            std::make_shared<speculative::DraftModelDrafter>(*c.draft_model, opts.draft_model));
+    }
     c.utc_at_zero_ms = utc_now_ms() - static_cast<int64_t>(std::llround(c.sched->now_ms()));
 
     c.facts.n_ctx = c.model->context().n_ctx;
@@ -460,6 +471,7 @@ EngineSession::EngineSession(std::string path, tokenizer::Vocab vocab,
     c.facts.backend = c.device.backend;
     c.facts.prefill_chunk = p.prefill_chunk;
     c.facts.step_tokens = p.step_tokens;
+    c.facts.draft_model = opts.draft_model;
     c.sched->start();
     c.delivery_thread = std::thread([&c] { c.delivery_loop(); });
     times.ready_ms =
@@ -595,6 +607,7 @@ RequestHandle EngineSession::submit(PreparedRequest prepared, EventSink sink) {
     r.stop = req.stop;
     r.ignore_eos = req.ignore_eos;
     r.top_logprobs = req.top_logprobs;
+    r.speculative = req.speculative;
     r.queue_timeout_ms = req.queue_timeout_ms;
     r.timeout_ms = req.timeout_ms;
     r.client = req.client_id;

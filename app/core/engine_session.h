@@ -61,6 +61,12 @@ struct SessionOptions {
     uint32_t step_tokens = 256;   ///< token budget of one ubatch (raised to the slots if smaller)
     /// Initial admission limits (queue bound 64, every slot, no per-client limit).
     scheduler::AdmissionLimits limits;
+    /// A draft model for speculative decoding (GenerationRequest::
+    /// speculative with Kind::DraftModel): its path, "" for none. Loaded
+    /// with `load`'s backend and context; open() throws
+    /// std::invalid_argument when its vocabulary is not the model's
+    /// (speculative::check_same_vocab names the first differing token).
+    std::string draft_model;
     /// How the model is built from the path and `load` (default
     /// model::load_model); tests count loads through it.
     std::function<std::unique_ptr<model::Model>(const std::string&, const model::LoadOptions&)>

@@ -71,6 +71,9 @@ struct FinishedRequest {
     /// computed = n_prompt once the first token exists.
     int32_t prompt_tokens_computed = 0;
     int32_t preemptions = 0;  ///< times the KV pool took its blocks back
+    /// What speculative decoding did (drafted, accepted, passes, draft and
+    /// verify ms); empty drafter when the request did not speculate.
+    scheduler::SpeculativeStats speculative;
     /// The model's training context in tokens (model::HParams::n_ctx_train,
     /// the GGUF's <arch>.context_length; 0 = not in the file).
     uint32_t n_ctx_train = 0;

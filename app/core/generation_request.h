@@ -14,6 +14,7 @@
 #include "chat/chat_template.h"
 #include "core/token_logprobs.h"
 #include "sampling/sampler.h"
+#include "scheduler/request.h"
 
 namespace wb::core {
 
@@ -82,6 +83,9 @@ struct GenerationRequest {
     /// only when >= 0. Reported in RequestEvent::logprobs and
     /// FinishedRequest::logprobs.
     int32_t top_logprobs = -1;
+    /// Speculative decoding (docs/speculative.md): n-gram drafts, or the
+    /// session's draft model (SessionOptions::draft_model). Off by default.
+    scheduler::SpeculativeParams speculative;
     int64_t queue_timeout_ms = -1;  ///< longest wait for a slot from submit; < 0 = none
     int64_t timeout_ms = -1;        ///< longest submit-to-finish time; < 0 = none
 

@@ -55,6 +55,16 @@ nlohmann::json settings_json(const GenerationRequest& r, uint64_t seed, const En
     // Only when asked: it does not change the output, and rows without it
     // stay as they were.
     if (r.top_logprobs >= 0) j["top_logprobs"] = r.top_logprobs;
+    if (r.speculative.kind != scheduler::SpeculativeParams::Kind::None) {
+        nlohmann::json sp = {{"kind", scheduler::to_string(r.speculative.kind)},
+                             {"k", r.speculative.k},
+                             {"adaptive", r.speculative.adaptive}};
+        if (r.speculative.kind == scheduler::SpeculativeParams::Kind::DraftModel)
+            sp["draft_model"] = f.draft_model;
+        else
+            sp["ngram"] = {r.speculative.ngram_min, r.speculative.ngram_max};
+        j["speculative"] = sp;
+    }
     j.update(prompt_format_json(mode, prompt));
     // The surface's own facts; the standard keys above win a clash.
     if (r.log_settings.is_object())

@@ -23,6 +23,7 @@ struct EngineFacts {
     std::string backend;         ///< "vulkan" | "cpu" (the device is in the environment row)
     uint32_t prefill_chunk = 0;  ///< prompt tokens of one request per step
     uint32_t step_tokens = 0;    ///< token budget of one ubatch
+    std::string draft_model;     ///< path of the session's draft model ("" = none)
 };
 
 /// How a request's prompt became token ids, so two environments that

@@ -145,6 +145,17 @@ void KvBlockPool::append(uint32_t b, int32_t token) {
     ++k.fill;
 }
 
+void KvBlockPool::truncate(uint32_t b, uint32_t fill) {
+    Block& k = blocks_.at(b);
+    if (k.ref != 1 || fill > k.fill)
+        misuse("truncate of a block not held alone, or past its fill", b);
+    if (fill == k.fill) return;
+    uncache(b);  // its content changes: whatever was published under it is gone
+    std::fill(tokens_.begin() + static_cast<std::ptrdiff_t>(size_t{b} * block_size_ + fill),
+              tokens_.begin() + static_cast<std::ptrdiff_t>(size_t{b} * block_size_ + k.fill), -1);
+    k.fill = fill;
+}
+
 bool KvBlockPool::publish_full(uint32_t b, uint64_t parent) {
     Block& k = blocks_.at(b);
     if (k.fill != block_size_) misuse("publish_full of a block that is not full", b);

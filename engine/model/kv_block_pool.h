@@ -97,6 +97,17 @@ class KvBlockPool {
     void append(uint32_t b, int32_t token);
     /// Cells of `b` holding tokens.
     uint32_t fill(uint32_t b) const { return blocks_.at(b).fill; }
+    /// Blocks in the free set (held by no one, content meaningless): what
+    /// take() can hand out without evicting cached content.
+    uint32_t n_free() const { return static_cast<uint32_t>(free_.size()); }
+
+    /// Cuts held block `b` (its only holder) back to its first `fill`
+    /// tokens, as if the later ones had never been appended: when any are
+    /// removed it leaves the prefix cache (a full block published by
+    /// publish_full no longer has that content). fill 0 and a release()
+    /// after it put the block in the free set. Throws std::logic_error when
+    /// `b` is not held by exactly one sequence or `fill` exceeds its fill.
+    void truncate(uint32_t b, uint32_t fill);
 
     /// Puts held block `b` (full, filled by its only holder) in the prefix
     /// cache under hash_block(parent, tokens). Returns false and leaves it

@@ -176,7 +176,7 @@ void KvCells::seq_rm(int32_t seq_id) {
         if (fill > 0 && fill < pool_.block_size()) pool_.publish_partial(last, s.prefix_hash);
     }
     for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) pool_.release(*it);
-    s = Seq{};
+    s = Seq{};  // n_reused back to 0 too
 }
 
 void KvCells::clear() {
@@ -213,7 +213,53 @@ uint32_t KvCells::seq_reuse_cached(int32_t seq_id, std::span<const int32_t> toke
             s.n_tokens += m;
         }
     }
+    s.n_reused = s.n_tokens;
     return s.n_tokens - start;
+}
+
+void KvCells::seq_truncate(int32_t seq_id, uint32_t n_keep) {
+    (void)seq(seq_id, "seq_truncate");
+    Seq& s = seqs_[static_cast<size_t>(seq_id)];
+    const uint32_t bs = pool_.block_size();
+    auto refuse = [&](const std::string& why) {
+        throw std::invalid_argument("KvCells::seq_truncate: sequence " + std::to_string(seq_id) +
+                                    ", n_keep " + std::to_string(n_keep) + ": " + why);
+    };
+    if (n_keep > s.n_tokens) refuse("past its length " + std::to_string(s.n_tokens));
+    if (n_keep == s.n_tokens) return;
+    if (n_keep < s.n_reused) {
+        refuse("cuts into the " + std::to_string(s.n_reused) +
+               " positions reused from the prefix cache");
+    }
+    const size_t keep_blocks = (n_keep + bs - 1) / bs;  // blocks still holding a kept position
+    // The first block that changes: the boundary block when it is cut,
+    // else the first one dropped. Check every one before changing anything.
+    const size_t first_changed = n_keep % bs != 0 ? keep_blocks - 1 : keep_blocks;
+    for (size_t i = first_changed; i < s.blocks.size(); ++i) {
+        if (pool_.ref(s.blocks[i]) != 1) {
+            refuse("block " + std::to_string(s.blocks[i]) + " (positions from " +
+                   std::to_string(i * bs) + ") is shared with another sequence");
+        }
+    }
+    while (s.blocks.size() > keep_blocks) {
+        const uint32_t b = s.blocks.back();
+        pool_.truncate(b, 0);  // out of the prefix cache, so release frees it
+        pool_.release(b);
+        s.blocks.pop_back();
+    }
+    if (n_keep % bs != 0) pool_.truncate(s.blocks.back(), n_keep % bs);
+    s.n_tokens = n_keep;
+    s.prefix_hash = KvBlockPool::kRootHash;
+    for (uint32_t i = 0; i < n_keep / bs; ++i) {
+        s.prefix_hash = KvBlockPool::hash_block(s.prefix_hash, pool_.tokens(s.blocks[i]));
+    }
+}
+
+uint32_t KvCells::seq_room_without_eviction(int32_t seq_id) const {
+    const Seq& s = seq(seq_id, "seq_room_without_eviction");
+    const uint32_t bs = pool_.block_size();
+    const auto in_last = static_cast<uint32_t>(s.blocks.size() * bs - s.n_tokens);
+    return in_last + pool_.n_free() * bs;
 }
 
 uint64_t KvCells::seq_prefix_hash(int32_t seq_id) const {

@@ -33,6 +33,9 @@
 // The blocks find_slots hands out are the ones commit takes: the cell
 // numbers may point into evictable cached blocks, whose content is dropped
 // from the prefix cache only at commit.
+// Speculative decoding commits draft tokens and then takes the rejected
+// ones back with seq_truncate, which restores the pool exactly as long as
+// the draft used no evicted block (seq_room_without_eviction).
 
 #include <cstdint>
 #include <span>
@@ -101,6 +104,31 @@ class KvCells {
     /// its head). Its next position becomes 0. Out-of-range ids are ignored.
     void seq_rm(int32_t seq_id);
 
+    /// Rolls sequence `seq_id` back to its first `n_keep` positions, as if
+    /// the later tokens had never been committed (speculative decoding's
+    /// rejected draft tail): blocks wholly past n_keep go back to the free
+    /// set (not the prefix cache: plain decoding never put them there), the
+    /// block holding position n_keep - 1 keeps n_keep % block_size tokens
+    /// and leaves the prefix cache if commit() had published it full, and
+    /// the sequence's prefix hash is recomputed over its remaining full
+    /// blocks. K/V bytes past the new length stay in the buffers but no
+    /// cell table lists them. The pool equals one that never saw the tail
+    /// only if the tail's blocks came from the free set, not by evicting
+    /// cached ones: keep the tail within seq_room_without_eviction().
+    /// Throws std::invalid_argument, changing nothing, naming the sequence,
+    /// n_keep and the reason, when n_keep exceeds the sequence's length,
+    /// when a block that would be cut or dropped is shared with another
+    /// sequence, or when n_keep cuts into positions seq_reuse_cached took
+    /// from the prefix cache (their blocks were cached before). Throws
+    /// std::out_of_range for a bad id.
+    void seq_truncate(int32_t seq_id, uint32_t n_keep);
+
+    /// Positions sequence `seq_id` can still grow using only the free cells
+    /// of its last block and blocks in the free set, i.e. without evicting
+    /// cached content (which a later seq_truncate could not restore).
+    /// Throws std::out_of_range for a bad id.
+    uint32_t seq_room_without_eviction(int32_t seq_id) const;
+
     /// Frees every block and empties the prefix cache.
     void clear();
 
@@ -161,6 +189,7 @@ class KvCells {
         std::vector<uint32_t> blocks;  // block table: position p is in blocks[p / block_size]
         uint32_t n_tokens = 0;         // next position
         uint64_t prefix_hash = KvBlockPool::kRootHash;  // hash up to its last full block
+        uint32_t n_reused = 0;  // positions taken from the prefix cache (seq_reuse_cached)
     };
 
     /// Empty when every token's seq_id is in range and its position is the

@@ -73,7 +73,7 @@ void Sampler::accept(int32_t token) {
     }
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
+std::vector<Candidate> Sampler::chain(std::span<const float> logits, std::vector<double>& p) const {
     if (logits.empty()) throw std::invalid_argument("sampling: empty logits");
     check_finite_logits(logits);
     std::vector<Candidate> cands(logits.size());  // [n_vocab] then fewer
@@ -86,21 +86,29 @@ int32_t Sampler::sample(std::span<const float> logits) {
     const std::vector<int32_t> recent(recent_.begin(), recent_.end());
     apply_repetition_penalty(cands, recent, params_.repeat_penalty);
 
-    int32_t token;
     if (params_.temperature <= 0.0f) {
         // Greedy on the penalised logits (candidates are still in id order).
         std::vector<float> penalised(cands.size());
         for (size_t i = 0; i < cands.size(); ++i) penalised[i] = cands[i].logit;
-        token = greedy(penalised);
-    } else {
-        top_k(cands, params_.top_k);
-        top_p(cands, params_.top_p);
-        min_p(cands, params_.min_p);
-        temperature(cands, params_.temperature);
-        const std::vector<double> p = softmax(cands);  // [n_candidates]
+        const Candidate best = cands[static_cast<size_t>(greedy(penalised))];
+        p = {1.0};
+        return {best};
+    }
+    top_k(cands, params_.top_k);
+    top_p(cands, params_.top_p);
+    min_p(cands, params_.min_p);
+    temperature(cands, params_.temperature);
+    p = softmax(cands);  // [n_candidates]
+    return cands;
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+    std::vector<double> p;
+    const std::vector<Candidate> cands = chain(logits, p);
+    int32_t token = cands.back().id;   // if rounding leaves cum < u, the last one
+    if (params_.temperature > 0.0f) {  // greedy draws nothing
         const double u = uniform01(rng_);
         double cum = 0.0;
-        token = cands.back().id;  // if rounding leaves cum < u, the last one
         for (size_t i = 0; i < cands.size(); ++i) {
             cum += p[i];
             if (u < cum) {
@@ -111,6 +119,14 @@ int32_t Sampler::sample(std::span<const float> logits) {
     }
     accept(token);
     return token;
+}
+
+std::vector<double> Sampler::distribution(std::span<const float> logits) const {
+    std::vector<double> p;
+    const std::vector<Candidate> cands = chain(logits, p);
+    std::vector<double> out(logits.size(), 0.0);
+    for (size_t i = 0; i < cands.size(); ++i) out[static_cast<size_t>(cands[i].id)] = p[i];
+    return out;
 }
 
 void Sampler::apply_repetition_penalty(std::vector<Candidate>& cands,

@@ -77,6 +77,17 @@ class Sampler {
     /// reaches the chain's steps (min-p on NaN kept no candidate at all).
     int32_t sample(std::span<const float> logits);
 
+    /// The distribution sample() draws the next token from, for `logits`
+    /// ([n_vocab], raw model output) and the current penalty history:
+    /// [n_vocab] probabilities, 0 for tokens the chain removed; a one-hot
+    /// at the arg-max when temperature <= 0. Same chain, same code as
+    /// sample() (speculative decoding's verification needs exactly this p).
+    /// Changes nothing. Throws as sample() does.
+    std::vector<double> distribution(std::span<const float> logits) const;
+
+    /// One uniform draw in [0, 1) from this sampler's RNG (uniform01).
+    double draw_uniform() { return uniform01(rng_); }
+
     /// Records `token` as generated or as part of the prompt (llama.cpp
     /// feeds the prompt through accept too, so prompt tokens are penalised).
     void accept(int32_t token);
@@ -109,6 +120,11 @@ class Sampler {
     static double uniform01(std::mt19937_64& rng);
 
   private:
+    /// The chain up to the draw: the surviving candidates in draw order and
+    /// their probabilities in `p`; for temperature <= 0 the single greedy
+    /// candidate with p = {1}. Validates `logits` first.
+    std::vector<Candidate> chain(std::span<const float> logits, std::vector<double>& p) const;
+
     SamplingParams params_;
     std::mt19937_64 rng_;
     std::deque<int32_t> recent_;  // [<= repeat_last_n] most recent tokens, oldest first

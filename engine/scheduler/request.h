@@ -44,6 +44,46 @@ enum class ErrorKind {
 /// "none", "prompt_too_long".
 const char* to_string(ErrorKind k);
 
+/// Speculative decoding for one request (docs/speculative.md): a drafter
+/// proposes up to k tokens, the target checks them all in one pass
+/// (speculative::verify). Output is unchanged: token for token at
+/// temperature <= 0, in distribution when sampling. Only a request that
+/// runs ALONE speculates: in a step shared with other requests it decodes
+/// one token as usual (SpeculativeStats::shared_passes counts those steps).
+struct SpeculativeParams {
+    enum class Kind {
+        None,        ///< plain decoding
+        Ngram,       ///< prompt lookup (speculative::NgramDrafter), no second model
+        DraftModel,  ///< the Scheduler's draft model (Scheduler::set_draft_model)
+    };
+    Kind kind = Kind::None;
+    uint32_t k = 5;        ///< most draft tokens per pass (>= 1)
+    bool adaptive = true;  ///< k shrinks on rejection, grows on full acceptance, in [1, k]
+    uint32_t ngram_min = 1, ngram_max = 3;  ///< Ngram: n-gram sizes tried, longest first
+};
+
+/// "none", "ngram", "draft_model".
+const char* to_string(SpeculativeParams::Kind k);
+
+/// What speculation did for one request (Finished events; zeros for a
+/// request without speculation).
+struct SpeculativeStats {
+    std::string drafter;        ///< "ngram" or the draft model's label; "" = none
+    int32_t target_passes = 0;  ///< decode passes of the target for this request
+    int32_t verify_passes = 0;  ///< of which checked a non-empty draft
+    int32_t shared_passes = 0;  ///< of which ran without a draft: other requests shared the step
+    int32_t drafted = 0;        ///< draft tokens proposed and checked
+    int32_t accepted = 0;       ///< of which the target kept
+    double draft_ms = 0.0;      ///< time spent proposing (ms)
+    double verify_ms = 0.0;     ///< time of the target passes that checked a draft (ms)
+    /// accepted / drafted (0 when nothing was drafted).
+    double acceptance_rate() const { return drafted > 0 ? double(accepted) / drafted : 0.0; }
+    /// accepted / verify_passes: draft tokens kept per checking pass.
+    double mean_accepted_per_pass() const {
+        return verify_passes > 0 ? double(accepted) / verify_passes : 0.0;
+    }
+};
+
 /// One generation request.
 struct Request {
     /// Caller's label (e.g. the "id" of a prompts file line); echoed in every
@@ -74,6 +114,8 @@ struct Request {
     /// -1 none; 0 the chosen token's only; 1..20 also that many most likely
     /// tokens of the step. Other values make the request invalid (Error).
     int32_t top_logprobs = -1;
+    /// Speculative decoding (off by default).
+    SpeculativeParams speculative;
     /// Who submitted it ("batch", "chat", a server's API key, ...): the
     /// per-client concurrency limit (AdmissionLimits) counts running
     /// requests by this name. "" is a client like any other.
@@ -155,6 +197,7 @@ struct Event {
     int32_t recomputed_tokens = 0;      ///< tokens computed again after preemptions
     metrics::RequestTimeline timeline;  ///< submitted/admitted/token/finished times
     metrics::RequestMetrics metrics;    ///< queue wait, TTFT, ITLs, TPOT, e2e (ms)
+    SpeculativeStats speculative;       ///< when Request::speculative asked for it
 };
 
 }  // namespace wb::scheduler

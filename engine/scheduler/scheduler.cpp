@@ -11,6 +11,8 @@
 #include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 #include "scheduler/stop_strings.h"
+#include "speculative/ngram_drafter.h"
+#include "speculative/verify.h"
 #include "tokenizer/stream_detokenizer.h"
 
 namespace wb::scheduler {
@@ -52,6 +54,18 @@ const char* to_string(ErrorKind k) {
             return "none";
         case ErrorKind::PromptTooLong:
             return "prompt_too_long";
+    }
+    return "none";
+}
+
+const char* to_string(SpeculativeParams::Kind k) {
+    switch (k) {
+        case SpeculativeParams::Kind::None:
+            return "none";
+        case SpeculativeParams::Kind::Ngram:
+            return "ngram";
+        case SpeculativeParams::Kind::DraftModel:
+            return "draft_model";
     }
     return "none";
 }
@@ -98,6 +112,9 @@ struct Scheduler::Job {
     int32_t n_computed = 0;        // prompt tokens prefilled (first run)
     int32_t n_recomputed = 0;      // tokens prefilled again after preemptions
     int32_t preemptions = 0;
+    // Speculative decoding (req.speculative.kind != None).
+    std::unique_ptr<speculative::AdaptiveK> spec_k;
+    SpeculativeStats spec;
 
     /// Tokens whose K/V the sequence needs before the next decode step:
     /// the prompt, plus every output token but the last (which is fed by
@@ -238,6 +255,15 @@ SubmitResult Scheduler::submit(Request request) {
     const int32_t n_vocab = static_cast<int32_t>(model_.hparams().n_vocab);
     if (request.max_tokens <= 0) {
         invalid = "max_tokens must be >= 1, got " + std::to_string(request.max_tokens);
+    } else if (request.speculative.kind != SpeculativeParams::Kind::None &&
+               request.speculative.k == 0) {
+        invalid = "speculative decoding needs k >= 1";
+    } else if (request.speculative.kind == SpeculativeParams::Kind::DraftModel && !draft_model_) {
+        invalid = "speculative decoding with a draft model, but no draft model is loaded";
+    } else if (request.speculative.kind == SpeculativeParams::Kind::Ngram &&
+               (request.speculative.ngram_min == 0 ||
+                request.speculative.ngram_min > request.speculative.ngram_max)) {
+        invalid = "speculative n-gram sizes need 1 <= ngram_min <= ngram_max";
     } else if (request.top_logprobs < -1 || request.top_logprobs > sampling::kMaxTopLogprobs) {
         invalid = "top_logprobs must be in -1.." + std::to_string(sampling::kMaxTopLogprobs) +
                   ", got " + std::to_string(request.top_logprobs);
@@ -398,6 +424,7 @@ Event Scheduler::finish_job(Job& job, FinishReason reason, std::string message, 
     e.recomputed_tokens = job.n_recomputed;
     e.timeline = job.tl;
     e.metrics = metrics::compute_request_metrics(job.tl);
+    if (job.spec_k) e.speculative = job.spec;
     metrics_.record_finished(t, e.metrics, to_string(reason));
     return e;
 }
@@ -438,6 +465,13 @@ bool Scheduler::try_admit(std::unique_ptr<Job>& job, Slot& slot, uint32_t reserv
         metrics_.record_admitted(now, now - j.tl.submitted_ms);
         j.admitted_order = admissions_++;
         j.sampler = std::make_unique<sampling::Sampler>(j.req.sampling);
+        if (j.req.speculative.kind != SpeculativeParams::Kind::None) {
+            j.spec_k = std::make_unique<speculative::AdaptiveK>(j.req.speculative.k,
+                                                                j.req.speculative.adaptive);
+            j.spec.drafter = j.req.speculative.kind == SpeculativeParams::Kind::DraftModel
+                                 ? draft_model_->name()
+                                 : "ngram";
+        }
         // The prompt counts for the repetition penalty, as in llama.cpp's server.
         for (int32_t t : j.prompt) j.sampler->accept(t);
         j.detok = std::make_unique<tokenizer::StreamDetokenizer>(vocab_);
@@ -491,6 +525,16 @@ void Scheduler::preempt(Slot& slot, double t, std::vector<Event>& ev) {
 void Scheduler::finish_slot(Slot& slot, FinishReason reason, std::string message, double t,
                             std::vector<Event>& ev) {
     ev.push_back(finish_job(*slot.job, reason, std::move(message), t));
+    // A request that ends inside a verified draft holds K/V of tokens after
+    // its end: drop them first, so the tail block cached by seq_rm is the
+    // one plain decoding would cache.
+    model::KvCells& kv = model_.kv_cells();
+    if (static_cast<size_t>(kv.next_pos(slot.seq)) > slot.n_past) {
+        kv.seq_truncate(slot.seq, static_cast<uint32_t>(slot.n_past));
+    }
+    if (draft_model_ && slot.job->req.speculative.kind == SpeculativeParams::Kind::DraftModel) {
+        draft_model_->release(slot.seq);
+    }
     model_.seq_rm(slot.seq);
     slot.job.reset();
     slot.n_past = 0;
@@ -660,10 +704,32 @@ void Scheduler::step(std::vector<Event>& ev) {
     batch_.clear();
     std::vector<Slot*> rows;  // [n_outputs] which slot each logits row belongs to
     uint32_t n_prefill = 0;
+    // Speculation only when one request runs (the rollback's no-trace
+    // guarantee is per sequence, and a shared step would wait for a draft).
+    const size_t n_busy = static_cast<size_t>(
+        std::count_if(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); }));
+    Slot* spec_slot = nullptr;
+    std::vector<int32_t> draft;
     for (Slot* s : planned) {
         if (!s->decoding()) continue;
-        batch_.add(s->job->output.back(), static_cast<int32_t>(s->n_past), s->seq, true);
+        Job& j = *s->job;
+        batch_.add(j.output.back(), static_cast<int32_t>(s->n_past), s->seq, true);
         rows.push_back(s);
+        if (!j.spec_k) continue;
+        ++j.spec.target_passes;
+        if (planned.size() != 1 || n_busy != 1) {
+            ++j.spec.shared_passes;
+            continue;
+        }
+        draft = propose_draft(*s, ev);
+        if (!s->busy()) return;  // the drafter failed and ended it
+        if (draft.empty()) continue;
+        spec_slot = s;
+        for (size_t i = 0; i < draft.size(); ++i) {
+            batch_.add(draft[i], static_cast<int32_t>(s->n_past + 1 + i), s->seq, true);
+            rows.push_back(s);
+        }
+        s->batch_tokens += draft.size();
     }
     for (Slot* s : planned) {
         if (s->decoding()) continue;
@@ -712,6 +778,14 @@ void Scheduler::step(std::vector<Event>& ev) {
     const size_t n_vocab = model_.hparams().n_vocab;
     for (size_t r = 0; r < rows.size(); ++r) {
         Slot& s = *rows[r];
+        if (&s == spec_slot) {
+            verify_draft(
+                s,
+                std::span<const float>(logits_).subspan(r * n_vocab, (draft.size() + 1) * n_vocab),
+                draft, t - t0, t, ev);
+            r += draft.size();
+            continue;
+        }
         std::span<const float> row(logits_.data() + r * n_vocab, n_vocab);
         int32_t token = -1;
         std::optional<sampling::TokenLogprobs> lp;
@@ -739,6 +813,89 @@ void Scheduler::step(std::vector<Event>& ev) {
     }
     busy_after_step_ =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); });
+}
+
+void Scheduler::set_draft_model(std::shared_ptr<speculative::Drafter> drafter) {
+    draft_model_ = std::move(drafter);
+}
+
+std::vector<int32_t> Scheduler::propose_draft(Slot& slot, std::vector<Event>& ev) {
+    Job& j = *slot.job;
+    const model::KvCells& kv = model_.kv_cells();
+    // Positions the verify pass may add: the fed token plus the draft, all
+    // in the sequence's last block or free blocks (no cached block evicted).
+    const uint32_t room = kv.seq_room_without_eviction(slot.seq);
+    size_t k = j.spec_k->k();
+    k = std::min<size_t>(k, room > 0 ? room - 1 : 0);
+    k = std::min<size_t>(k, n_ctx_ > slot.n_past + 1 ? n_ctx_ - slot.n_past - 1 : 0);
+    k = std::min<size_t>(k, static_cast<size_t>(j.req.max_tokens) - j.output.size() - 1);
+    k = std::min<size_t>(k, params_.step_tokens - 1);
+    if (k == 0) return {};
+    std::vector<int32_t> history = j.prompt;
+    history.insert(history.end(), j.output.begin(), j.output.end());
+    const double t0 = now_ms();
+    std::vector<int32_t> draft;
+    try {
+        if (j.req.speculative.kind == SpeculativeParams::Kind::DraftModel) {
+            draft = draft_model_->propose(slot.seq, history, static_cast<uint32_t>(k));
+        } else {
+            speculative::NgramDrafter ngram(j.req.speculative.ngram_min,
+                                            j.req.speculative.ngram_max);
+            draft = ngram.propose(slot.seq, history, static_cast<uint32_t>(k));
+        }
+    } catch (const std::exception& e) {
+        finish_slot(slot, FinishReason::Error, std::string("draft failed: ") + e.what(), now_ms(),
+                    ev);
+        return {};
+    }
+    j.spec.draft_ms += now_ms() - t0;
+    if (draft.size() > k) draft.resize(k);
+    const uint32_t n_vocab = model_.hparams().n_vocab;
+    for (size_t i = 0; i < draft.size(); ++i) {
+        if (draft[i] < 0 || static_cast<uint32_t>(draft[i]) >= n_vocab) {
+            draft.resize(i);  // a drafter outside the vocabulary: keep what is valid
+            break;
+        }
+    }
+    return draft;
+}
+
+void Scheduler::verify_draft(Slot& slot, std::span<const float> rows,
+                             const std::vector<int32_t>& draft, double pass_ms, double t,
+                             std::vector<Event>& ev) {
+    Job& j = *slot.job;
+    const size_t n_vocab = model_.hparams().n_vocab;
+    const size_t base = slot.n_past - draft.size();  // positions once the fed token is in
+    speculative::Verdict v;
+    try {
+        v = speculative::verify(*j.sampler, rows, static_cast<uint32_t>(n_vocab), draft);
+    } catch (const std::exception& e) {
+        slot.n_past = base;
+        finish_slot(slot, FinishReason::Error,
+                    "sampling output token " + std::to_string(j.output.size()) +
+                        " (speculative decode step): " + e.what(),
+                    t, ev);
+        return;
+    }
+    ++j.spec.verify_passes;
+    j.spec.verify_ms += pass_ms;
+    j.spec.drafted += static_cast<int32_t>(draft.size());
+    j.spec.accepted += static_cast<int32_t>(v.n_accepted);
+    j.spec_k->update(static_cast<uint32_t>(draft.size()), v.n_accepted);
+    // The rejected tail goes; the pool is as if it had never been computed.
+    model_.kv_cells().seq_truncate(slot.seq, static_cast<uint32_t>(base + v.n_accepted));
+    for (size_t i = 0; i < v.tokens.size(); ++i) {
+        // As plain decoding: when token i is emitted, the cache holds the
+        // tokens before it (so a request ending here leaves that much).
+        slot.n_past = base + i;
+        std::optional<sampling::TokenLogprobs> lp;
+        if (j.req.top_logprobs >= 0) {
+            lp = sampling::token_logprobs(rows.subspan(i * n_vocab, n_vocab), v.tokens[i],
+                                          j.req.top_logprobs);
+        }
+        on_token(slot, v.tokens[i], std::move(lp), t, ev);
+        if (!slot.busy()) return;  // ended: later tokens are discarded
+    }
 }
 
 void Scheduler::deliver(std::vector<Event>& ev) {

@@ -34,6 +34,15 @@
 // changes results: cached K/V are the values the same tokens at the same
 // positions produced.
 //
+// Speculative decoding (Request::speculative, docs/speculative.md): while a
+// request that asked for it runs ALONE, its decode step also carries up to
+// k draft tokens (n-gram or the draft model of set_draft_model), all with
+// logits; speculative::verify keeps the agreed prefix plus one token, the
+// KV pool is rolled back to it (KvCells::seq_truncate) and the kept tokens
+// go through the usual token path, so EOS, stop strings and max_tokens end
+// the request at the same token as plain decoding. In a step shared with
+// other requests it decodes one token as usual.
+//
 // Threads: submit(), cancel(), stop(), wait_idle(), metrics(), now_ms() may be
 // called from any thread, including from inside the event callback. The Model
 // is used only by the engine thread once start() was called.
@@ -62,6 +71,7 @@
 #include "metrics/metrics_store.h"
 #include "model/model.h"
 #include "scheduler/request.h"
+#include "speculative/drafter.h"
 #include "tokenizer/vocab.h"
 
 namespace wb::scheduler {
@@ -182,6 +192,13 @@ class Scheduler {
     /// params().max_queue, no per-client limit).
     AdmissionLimits admission() const;
 
+    /// The drafter of requests with SpeculativeParams::Kind::DraftModel
+    /// (a speculative::DraftModelDrafter over a second model whose
+    /// vocabulary matches; its n_seq_max must cover n_parallel). Call
+    /// before start(): the engine thread uses it without a lock. Without
+    /// one, such requests are refused (Error).
+    void set_draft_model(std::shared_ptr<speculative::Drafter> drafter);
+
   private:
     struct Job;
     struct Slot;
@@ -208,6 +225,16 @@ class Scheduler {
                      std::vector<Event>& ev);
     Event finish_job(Job& job, FinishReason reason, std::string message, double t);
     void deliver(std::vector<Event>& ev);
+    /// The draft for `slot`, the only running request, when it asked for
+    /// speculation: at most its adaptive k, within the positions its
+    /// sequence can grow without evicting cached blocks (so that a
+    /// rollback leaves no trace), the context and max_tokens.
+    std::vector<int32_t> propose_draft(Slot& slot, std::vector<Event>& ev);
+    /// Verifies `draft` against `rows` ([draft + 1, n_vocab] logits),
+    /// rolls the KV back to the kept tokens and emits them (on_token)
+    /// until the request ends.
+    void verify_draft(Slot& slot, std::span<const float> rows, const std::vector<int32_t>& draft,
+                      double pass_ms, double t, std::vector<Event>& ev);
     SubmitResult refuse_locked(RequestId id, const Request& r, FinishReason reason,
                                std::string message, ErrorKind kind = ErrorKind::None);
 
@@ -239,8 +266,9 @@ class Scheduler {
     std::vector<std::unique_ptr<Job>>
         preempted_;  // this step's, oldest first; requeued at the front
     uint64_t admissions_ = 0;
-    std::vector<float> logits_;     // [n_outputs, n_vocab] of the last step
-    model::Batch batch_;            // the step's ubatch, reused
+    std::vector<float> logits_;                          // [n_outputs, n_vocab] of the last step
+    model::Batch batch_;                                 // the step's ubatch, reused
+    std::shared_ptr<speculative::Drafter> draft_model_;  // set_draft_model()
     bool busy_after_step_ = false;  // a request was running when the last step ended
 
     std::thread thread_;
