@@ -552,8 +552,9 @@ class TestRunLogIntegrity : public QObject {
             raw.exec(
                 "PRAGMA foreign_keys = OFF; BEGIN;"
                 "CREATE TABLE r1 AS SELECT * FROM responses;");
-            // Tables later versions added go too (model_loads: version 4).
-            raw.exec("DROP TABLE responses; DROP TABLE model_loads;");
+            // Tables later versions added go too (model_loads: version 4,
+            // run_events: version 6).
+            raw.exec("DROP TABLE responses; DROP TABLE model_loads; DROP TABLE run_events;");
             const std::string v1 = migrations()[0].sql;
             const size_t a = v1.find("CREATE TABLE responses");
             const size_t b = v1.find(");", a) + 2;
