@@ -154,5 +154,13 @@ check(ev[0]["details"]["canary_max_failures"] == 2 and ev[0]["details"]["port"] 
       "server_start details %r" % ev[0]["details"])
 check(ev[-1]["details"]["canary_phase"] == "rolled_back", "server_stop %r" % ev[-1]["details"])
 
+# `workbench-cli log events RUN_ID` lists them, oldest first.
+run_id = ev[0]["run_id"]
+out = subprocess.run([cli, "log", "events", str(run_id), "--db", db], capture_output=True,
+                     text=True, timeout=60)
+check(out.returncode == 0, "log events failed: %s" % out.stderr)
+listed = [line.split()[2] for line in out.stdout.splitlines()[1:]]
+check(listed == kinds, "log events listed %r, want %r" % (listed, kinds))
+
 print("server_canary: ok (share %.1f%%, promote %r, rollback %r)" % (
     share, [d["verdict"] for d in logged_decisions], verdicts))
