@@ -30,6 +30,8 @@ ServerCharts::ServerCharts(QWidget* parent) : QWidget(parent) {
     for (int c = 0; c < kCharts; ++c) {
         QCustomPlot* p = make_chart_plot(tr(kTitles[c]), this);
         p->setObjectName(QStringLiteral("serverChart%1").arg(c));
+        // The tab scrolls: each chart tall enough to read its lines.
+        p->setMinimumHeight(170);
         plots_[static_cast<size_t>(c)] = p;
         grid->addWidget(p, c / 2, c % 2);
     }

@@ -139,22 +139,26 @@ void ServerTab::build() {
            "and timings only)."));
     if (recorder_) noText_->setChecked(recorder_->noText());
 
+    // Two label-field pairs a row, so the tab fits beside the settings
+    // and the live charts on a small screen.
+    auto* model_row = new QHBoxLayout;
+    model_row->addWidget(model_, 1);
+    model_row->addWidget(browse_model);
     form->addWidget(new QLabel(tr("Model:")), 0, 0);
-    form->addWidget(model_, 0, 1, 1, 4);
-    form->addWidget(browse_model, 0, 5);
+    form->addLayout(model_row, 0, 1, 1, 3);
     form->addWidget(new QLabel(tr("Address:")), 1, 0);
     form->addWidget(host_, 1, 1);
     form->addWidget(new QLabel(tr("Port:")), 1, 2);
     form->addWidget(port_, 1, 3);
-    form->addWidget(new QLabel(tr("API key:")), 1, 4);
-    form->addWidget(apiKey_, 1, 5);
-    form->addWidget(new QLabel(tr("Parallel:")), 2, 0);
-    form->addWidget(parallel_, 2, 1);
-    form->addWidget(new QLabel(tr("Max queue:")), 2, 2);
-    form->addWidget(maxQueue_, 2, 3);
-    form->addWidget(noText_, 2, 4, 1, 2);
+    form->addWidget(new QLabel(tr("API key:")), 2, 0);
+    form->addWidget(apiKey_, 2, 1);
+    form->addWidget(new QLabel(tr("Parallel:")), 2, 2);
+    form->addWidget(parallel_, 2, 3);
+    form->addWidget(new QLabel(tr("Max queue:")), 3, 0);
+    form->addWidget(maxQueue_, 3, 1);
+    form->addWidget(noText_, 3, 2, 1, 2);
     form->setColumnStretch(1, 1);
-    form->setColumnStretch(5, 1);
+    form->setColumnStretch(3, 1);
     v->addLayout(form);
 
     auto* buttons = new QHBoxLayout;
@@ -188,6 +192,8 @@ void ServerTab::build() {
     canary_->setCheckable(true);
     canary_->setChecked(false);
     auto* cg = new QGridLayout(canary_);
+    cg->setColumnStretch(1, 1);
+    cg->setColumnStretch(3, 1);
     canaryModel_ = new QLineEdit;
     canaryModel_->setPlaceholderText(tr("the new version's GGUF file"));
     auto* browse_canary = new QPushButton(tr("Browse…"));
@@ -210,9 +216,11 @@ void ServerTab::build() {
     minAgreement_ = double_box(0, 1, 0.01, 3, l.min_token_agreement);
     maxKld_ = double_box(0, 1e6, 0.01, 4, l.max_mean_kld);
     int r = 0;
+    auto* canary_row = new QHBoxLayout;
+    canary_row->addWidget(canaryModel_, 1);
+    canary_row->addWidget(browse_canary);
     cg->addWidget(new QLabel(tr("Canary model:")), r, 0);
-    cg->addWidget(canaryModel_, r, 1, 1, 4);
-    cg->addWidget(browse_canary, r++, 5);
+    cg->addLayout(canary_row, r++, 1, 1, 3);
     const std::pair<QString, QWidget*> fields[] = {
         {tr("Steps (%):"), steps_},
         {tr("Step interval (s):"), stepS_},
@@ -222,17 +230,17 @@ void ServerTab::build() {
         {tr("Min shadow pairs:"), minShadow_},
         {tr("Max TTFT p99 ratio:"), ttftRatio_},
         {tr("Max ITL p99 ratio:"), itlRatio_},
-        {tr("Max error increase:"), errorIncrease_},
+        {tr("Max error rise:"), errorIncrease_},
         {tr("Min token agreement:"), minAgreement_},
         {tr("Max mean KLD (nats):"), maxKld_},
     };
     int i = 0;
     for (const auto& [label, w] : fields) {
-        cg->addWidget(new QLabel(label), r + i / 3, 2 * (i % 3));
-        cg->addWidget(w, r + i / 3, 2 * (i % 3) + 1);
+        cg->addWidget(new QLabel(label), r + i / 2, 2 * (i % 2));
+        cg->addWidget(w, r + i / 2, 2 * (i % 2) + 1);
         ++i;
     }
-    r += (i + 2) / 3;
+    r += (i + 1) / 2;
     auto* decide = new QHBoxLayout;
     promote_ = new QPushButton(tr("Promote now"));
     rollBack_ = new QPushButton(tr("Roll back now"));
@@ -242,7 +250,7 @@ void ServerTab::build() {
     decide->addWidget(promote_);
     decide->addWidget(rollBack_);
     decide->addWidget(phase_, 1);
-    cg->addLayout(decide, r++, 0, 1, 6);
+    cg->addLayout(decide, r++, 0, 1, 4);
     timeline_ = new QTableWidget(0, 6);
     timeline_->setHorizontalHeaderLabels({tr("Time (s)"), tr("Step"), tr("Share"), tr("Verdict"),
                                           tr("Requests (stable / canary / shadow)"),
@@ -250,8 +258,8 @@ void ServerTab::build() {
     timeline_->horizontalHeader()->setStretchLastSection(true);
     timeline_->verticalHeader()->setVisible(false);
     timeline_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    timeline_->setMinimumHeight(90);
-    cg->addWidget(timeline_, r++, 0, 1, 6);
+    timeline_->setMinimumHeight(120);
+    cg->addWidget(timeline_, r++, 0, 1, 4);
     v->addWidget(canary_);
 
     charts_ = new ServerCharts;

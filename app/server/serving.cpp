@@ -61,6 +61,9 @@ Serving::Serving(core::EngineSession& stable, const std::string& stable_path,
         static_cast<int32_t>(std::max<uint32_t>(facts.n_ctx / std::max(facts.n_parallel, 1u), 1));
     version_ = model_version_label_of_file(stable_path);
     if (canary_session_) canary_version_ = model_version_label_of_file(canary_path);
+    // The same file as its own canary (a rehearsal) would give both
+    // versions one label: their series would merge (and the gauges repeat).
+    if (canary_session_ && canary_version_ == version_) canary_version_ += "+canary";
 
     if (log_) {
         logger_ = std::make_shared<core::ResponseLogger>(log_);

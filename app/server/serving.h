@@ -45,6 +45,8 @@ struct ServeConfig {
 };
 
 /// One model version's figures now (the same ones GET /metrics exports).
+/// A canary that is the same file as the stable version is labelled with
+/// "+canary" after the stable label, so the two keep separate series.
 struct VersionSnapshot {
     std::string version;  ///< the model_version label
     bool canary = false;  ///< the canary version (else the stable one)

@@ -268,6 +268,14 @@ class UiServer : public QObject {
                     .toJson();
             QCOMPARE(http(net, t->baseUrl() + "/v1/completions", body).first, 200);
         }
+        // Both versions have their own series.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            t->charts()->points(ui::ServerCharts::Requests, "canary running") > 0 &&
+                t->charts()->points(ui::ServerCharts::Requests, "stable running") > 0,
+            5000);
+        // The same file as its own canary keeps its own label (and counts).
+        QTRY_VERIFY2_WITH_TIMEOUT(t->countersText().contains("+canary): "),
+                                  qPrintable(t->countersText()), 5000);
         QSignalSpy decided(t, &ui::ServerTab::decisionAdded);
         QVERIFY(t->rollBack());
         QVERIFY(decided.wait(10000));
