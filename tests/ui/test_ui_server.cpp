@@ -31,6 +31,7 @@
 #include "server_charts.h"
 #include "server_tab.h"
 #include "settings_store.h"
+#include "tabs.h"
 
 using namespace wb;
 
@@ -245,6 +246,52 @@ class UiServer : public QObject {
         QVERIFY(!t->start());
         QVERIFY2(t->statusText().contains("API key"), qPrintable(t->statusText()));
         t->setHost("127.0.0.1");
+    }
+
+    // The tab's choices round-trip through QSettings (its hooks in
+    // tabs.cpp); the API key is never written.
+    void choicesPersistButNotTheKey() {
+        ui::ServerTab* t = tab();
+        const ui::TabSpec* spec = nullptr;
+        for (const ui::TabSpec& s : ui::tab_specs())
+            if (QByteArray(s.key) == "server") spec = &s;
+        QVERIFY(spec && spec->hooks.save && spec->hooks.restore);
+        t->setPort(9123);
+        t->setParallel(3);
+        t->setNoText(true);
+        t->setApiKey("do-not-store-me");
+        t->setCanarySteps("10,100");
+        rollout::Limits l = t->canaryLimits();
+        l.max_mean_kld = 0.125;
+        t->setCanaryLimits(l);
+        const QString ini = dir_.filePath("tab.ini");
+        {
+            QSettings s(ini, QSettings::IniFormat);
+            s.beginGroup("server");
+            spec->hooks.save(t, s);
+        }
+        QFile f(ini);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        QVERIFY2(!text.contains("do-not-store-me"), text.constData());
+        t->setPort(8080);
+        t->setParallel(4);
+        t->setNoText(false);
+        t->setCanarySteps("5,10,25,50,100");
+        t->setCanaryLimits(rollout::Limits{});
+        {
+            QSettings s(ini, QSettings::IniFormat);
+            s.beginGroup("server");
+            spec->hooks.restore(t, s);
+        }
+        QCOMPARE(t->port(), 9123);
+        QCOMPARE(t->parallel(), 3);
+        QVERIFY(t->noText());
+        QCOMPARE(t->canarySteps(), QStringLiteral("10,100"));
+        QCOMPARE(t->canaryLimits().max_mean_kld, 0.125);
+        t->setNoText(false);
+        t->setParallel(2);
+        t->setApiKey({});
     }
 
     // A canary (the same file) rolled back by hand: on the timeline, in run_events.
