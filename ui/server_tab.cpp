@@ -67,7 +67,7 @@ ServerTab::ServerTab(gui::EngineBridge* bridge, gui::RunRecorder* recorder, QWid
     connect(runner_, &ServerRunner::listeningAt, this, [this](const QString& url, qint64 run) {
         url_ = url;
         run_id_ = run;
-        urlEdit_->setText(url);
+        urlEdit_->setText(url + "/v1");  // what OpenAI clients take as base_url
         setStatus(tr("Listening on %1").arg(url), false);
         clock_->start();
         sampler_->start();
@@ -167,11 +167,15 @@ void ServerTab::build() {
     urlEdit_ = new QLineEdit;
     urlEdit_->setReadOnly(true);
     urlEdit_->setPlaceholderText(tr("base URL"));
+    urlEdit_->setToolTip(
+        tr("The base URL for OpenAI clients (base_url); /health and /metrics "
+           "are at the server's root."));
     copy_ = new QPushButton(tr("Copy URL"));
+    copy_->setObjectName("copyUrl");
     connect(start_, &QPushButton::clicked, this, [this] { start(); });
     connect(stop_, &QPushButton::clicked, this, &ServerTab::stop);
     connect(copy_, &QPushButton::clicked, this, [this] {
-        if (!url_.isEmpty()) QApplication::clipboard()->setText(url_ + "/v1");
+        if (!url_.isEmpty()) QApplication::clipboard()->setText(urlEdit_->text());
     });
     buttons->addWidget(start_);
     buttons->addWidget(stop_);
@@ -439,6 +443,7 @@ void ServerTab::addDecision(const QString& json) {
         item->setToolTip(details.join('\n'));
         timeline_->setItem(row, c, item);
     }
+    timeline_->resizeColumnsToContents();
     timeline_->scrollToBottom();
     phase_->setText(tr("Canary share now %1%").arg(100 * d.value("share_after").toDouble()));
     updateButtons();

@@ -11,6 +11,8 @@
 
 #include <sqlite3.h>
 
+#include <QApplication>
+#include <QClipboard>
 #include <QEventLoop>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -18,6 +20,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTcpServer>
@@ -142,6 +145,11 @@ class UiServer : public QObject {
         const QString url = t->baseUrl();
         QVERIFY2(url.startsWith("http://127.0.0.1:"), qPrintable(url));
         QVERIFY(t->statusText().contains(url));
+        // Copy URL gives what OpenAI clients take as base_url.
+        auto* copy = t->findChild<QPushButton*>("copyUrl");
+        QVERIFY(copy && copy->isEnabled());
+        copy->click();
+        QCOMPARE(QApplication::clipboard()->text(), url + "/v1");
         QVERIFY(window_->busyTabs().join(" ").contains(url));
 
         QNetworkAccessManager net;
