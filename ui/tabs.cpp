@@ -13,6 +13,7 @@
 #include "history_view.h"
 #include "model_bar.h"
 #include "run_recorder.h"
+#include "server_tab.h"
 #include "settings_store.h"
 
 namespace wb::ui {
@@ -132,6 +133,80 @@ QWidget* make_history(const TabContext&) {
     return new HistoryView;
 }
 
+QWidget* make_server(const TabContext& c) {
+    return new ServerTab(c.bridge, c.recorder);
+}
+
+// A listening server is busy; closing stops it (requests in flight are
+// cancelled and logged as such) and waits until its run is ended. The API
+// key is never saved.
+TabHooks server_hooks() {
+    TabHooks h;
+    h.busy = [](QWidget* w) {
+        auto* server = qobject_cast<ServerTab*>(w);
+        if (!server || !server->isServing()) return QString();
+        return server->baseUrl().isEmpty()
+                   ? tr_tabs("a server is starting")
+                   : tr_tabs("a server is listening at %1").arg(server->baseUrl());
+    };
+    h.stop = [](QWidget* w) {
+        if (auto* server = qobject_cast<ServerTab*>(w)) server->stopAndWait();
+    };
+    h.save = [](QWidget* w, QSettings& s) {
+        auto* t = qobject_cast<ServerTab*>(w);
+        if (!t) return;
+        s.setValue("model", t->modelPath());
+        s.setValue("host", t->host());
+        s.setValue("port", t->port());
+        s.setValue("parallel", t->parallel());
+        s.setValue("max_queue", t->maxQueue());
+        s.setValue("no_text", t->noText());
+        s.setValue("canary", t->canaryEnabled());
+        s.setValue("canary_model", t->canaryPath());
+        s.setValue("canary_steps", t->canarySteps());
+        s.setValue("canary_step_s", t->canaryStepSeconds());
+        s.setValue("canary_max_failures", t->canaryMaxFailures());
+        s.setValue("canary_shadow", t->canaryShadow());
+        const rollout::Limits l = t->canaryLimits();
+        s.setValue("canary_min_requests", l.min_requests);
+        s.setValue("canary_min_shadow", l.min_shadow);
+        s.setValue("canary_max_ttft_ratio", l.max_ttft_p99_ratio);
+        s.setValue("canary_max_itl_ratio", l.max_itl_p99_ratio);
+        s.setValue("canary_max_error_increase", l.max_error_rate_increase);
+        s.setValue("canary_min_agreement", l.min_token_agreement);
+        s.setValue("canary_max_kld", l.max_mean_kld);
+    };
+    h.restore = [](QWidget* w, const QSettings& s) {
+        auto* t = qobject_cast<ServerTab*>(w);
+        if (!t) return;
+        if (s.contains("model")) t->setModelPath(s.value("model").toString());
+        if (s.contains("host")) t->setHost(s.value("host").toString());
+        if (s.contains("port")) t->setPort(s.value("port").toInt());
+        if (s.contains("parallel")) t->setParallel(s.value("parallel").toInt());
+        if (s.contains("max_queue")) t->setMaxQueue(s.value("max_queue").toInt());
+        if (s.contains("no_text")) t->setNoText(s.value("no_text").toBool());
+        if (s.contains("canary")) t->setCanaryEnabled(s.value("canary").toBool());
+        if (s.contains("canary_model")) t->setCanaryPath(s.value("canary_model").toString());
+        if (s.contains("canary_steps")) t->setCanarySteps(s.value("canary_steps").toString());
+        if (s.contains("canary_step_s"))
+            t->setCanaryStepSeconds(s.value("canary_step_s").toDouble());
+        if (s.contains("canary_max_failures"))
+            t->setCanaryMaxFailures(s.value("canary_max_failures").toInt());
+        if (s.contains("canary_shadow")) t->setCanaryShadow(s.value("canary_shadow").toDouble());
+        rollout::Limits l = t->canaryLimits();
+        l.min_requests = s.value("canary_min_requests", l.min_requests).toUInt();
+        l.min_shadow = s.value("canary_min_shadow", l.min_shadow).toUInt();
+        l.max_ttft_p99_ratio = s.value("canary_max_ttft_ratio", l.max_ttft_p99_ratio).toDouble();
+        l.max_itl_p99_ratio = s.value("canary_max_itl_ratio", l.max_itl_p99_ratio).toDouble();
+        l.max_error_rate_increase =
+            s.value("canary_max_error_increase", l.max_error_rate_increase).toDouble();
+        l.min_token_agreement = s.value("canary_min_agreement", l.min_token_agreement).toDouble();
+        l.max_mean_kld = s.value("canary_max_kld", l.max_mean_kld).toDouble();
+        t->setCanaryLimits(l);
+    };
+    return h;
+}
+
 }  // namespace
 
 const std::vector<TabSpec>& tab_specs() {
@@ -141,6 +216,7 @@ const std::vector<TabSpec>& tab_specs() {
         {"batch", QT_TRANSLATE_NOOP("tabs", "Batch"), QKeySequence(Qt::CTRL | Qt::Key_2), &make_batch, batch_hooks()},
         {"compare", QT_TRANSLATE_NOOP("tabs", "Compare"), QKeySequence(Qt::CTRL | Qt::Key_3), &make_compare, compare_hooks()},
         {"history", QT_TRANSLATE_NOOP("tabs", "History"), QKeySequence(Qt::CTRL | Qt::Key_4), &make_history},
+        {"server", QT_TRANSLATE_NOOP("tabs", "Server"), QKeySequence(Qt::CTRL | Qt::Key_5), &make_server, server_hooks()},
     };
     // clang-format on
     return specs;

@@ -64,7 +64,7 @@ const CommandSpec kExportSpec{
 
 const CommandSpec kLogSpec{
     "log",
-    "path|config|prune|retention|redact|check|salvage|loads [RUN_ID]",
+    "path|config|prune|retention|redact|check|salvage|loads|events [RUN_ID]",
     "Run-log maintenance: location, redaction, retention, pruning, checks, salvage.",
     "  path     print the database path\n"
     "  config   show the settings; change them with --redact and --retention-days\n"
@@ -82,6 +82,9 @@ const CommandSpec kLogSpec{
     "           keeps the damaged one as <name>.damaged-<time>\n"
     "  loads    the cold start of the last model loads (newest first): phases in ms,\n"
     "           open to ready, pipeline cache, open to the first token\n"
+    "  events [RUN_ID]  what happened to a run besides its responses (a server's\n"
+    "           start and stop, each canary rollout decision with its figures as\n"
+    "           JSON); without RUN_ID the last 200 events of every run\n"
     "With --redact on, new responses keep only the SHA-256 and byte length of\n"
     "their prompt and output. With --retention-days N, responses older than N\n"
     "days are deleted whenever the log is opened.",
@@ -164,6 +167,37 @@ int log_retention(const ParsedArgs& args, const std::string& path) {
     return 0;
 }
 
+// log events [RUN_ID]: one line per event, oldest first.
+int log_events(const ParsedArgs& args, const std::string& path) {
+    int64_t run_id = 0;
+    if (args.positional.size() > 2) throw UsageError("log events: at most one RUN_ID");
+    if (args.positional.size() == 2) {
+        try {
+            size_t used = 0;
+            run_id = std::stoll(args.positional[1], &used);
+            if (used != args.positional[1].size() || run_id < 1) throw std::invalid_argument("");
+        } catch (const std::exception&) {
+            throw UsageError("log events: RUN_ID '" + args.positional[1] +
+                             "' is not a run id (a positive integer)");
+        }
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw std::runtime_error(path + ": no run log here (nothing logged yet, or pass --db)");
+    const runlog::HistoryReader reader = runlog::HistoryReader::open(path);
+    const std::vector<runlog::RunEventRow> events = reader.run_events(run_id);
+    if (events.empty()) {
+        std::printf("%s: no run events%s (serve logs its start, stop and canary decisions)\n",
+                    path.c_str(), run_id > 0 ? (" for run " + std::to_string(run_id)).c_str() : "");
+        return 0;
+    }
+    std::printf("%-24s %6s %-12s %s\n", "time (UTC)", "run", "kind", "details");
+    for (const runlog::RunEventRow& e : events)
+        std::printf("%-24s %6lld %-12s %s\n", runlog::format_utc_ms(e.t_ms).c_str(),
+                    static_cast<long long>(e.run_id), e.kind.c_str(), e.details.c_str());
+    return 0;
+}
+
 // log redact RUN_ID
 int log_redact(const ParsedArgs& args, const std::string& path) {
     if (args.positional.size() != 2) throw UsageError("log redact: RUN_ID is required");
@@ -243,7 +277,7 @@ int cmd_log(const std::vector<std::string>& argv) {
                     static_cast<long long>(n), static_cast<long long>(days), path.c_str());
         return 0;
     }
-    if (sub != "redact" && args.positional.size() > 1)
+    if (sub != "redact" && sub != "events" && args.positional.size() > 1)
         throw UsageError("log " + sub + ": unexpected argument '" + args.positional[1] + "'");
     if (sub == "retention") return log_retention(args, path);
     if (sub == "redact") return log_redact(args, path);
@@ -346,8 +380,10 @@ int cmd_log(const std::vector<std::string>& argv) {
                         ms(l.first_token_ms).c_str(), l.model.c_str());
         return 0;
     }
+    if (sub == "events") return log_events(args, path);
     throw UsageError("log: unknown subcommand '" + sub +
-                     "' (path, config, prune, retention, redact, check, salvage or loads)");
+                     "' (path, config, prune, retention, redact, check, salvage, loads or "
+                     "events)");
 }
 
 }  // namespace wb::cli

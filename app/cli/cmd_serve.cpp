@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,16 +20,9 @@
 #include "batch_common.h"
 #include "common_options.h"
 #include "core/engine_session.h"
-#include "core/response_log.h"
-#include "core/session_run.h"
 #include "rollout/rollout.h"
 #include "server/auth.h"
-#include "server/canary.h"
-#include "server/http_status.h"
-#include "server/metrics/model_version.h"
-#include "server/metrics/server_metrics.h"
-#include "server/metrics/version_gauges.h"
-#include "server/server.h"
+#include "server/serving.h"
 
 namespace wb::cli {
 
@@ -135,11 +127,6 @@ rollout::Policy canary_policy(const ParsedArgs& args) {
     return p;
 }
 
-// The served model's public name: the file name without ".gguf".
-std::string public_name(const std::string& path) {
-    return std::filesystem::path(path).stem().string();
-}
-
 }  // namespace
 
 int cmd_serve(const std::vector<std::string>& argv) {
@@ -194,134 +181,53 @@ int cmd_serve(const std::vector<std::string>& argv) {
         canary_session = core::EngineSession::open(canary_path, sopts);
         print_warnings(canary_session->vocab().load_warnings());
     }
-    const core::EngineFacts& facts = session->facts();
-    so.model_name = public_name(path);
-    so.threads = static_cast<int>(parallel + std::max<uint32_t>(max_queue, 1) + 4);
-    // One request may use one slot's share of the pool by default.
-    so.max_tokens_cap = static_cast<int32_t>(std::min<uint32_t>(facts.n_ctx, 1u << 20));
-    so.default_max_tokens =
-        static_cast<int32_t>(std::max<uint32_t>(facts.n_ctx / std::max(facts.n_parallel, 1u), 1));
-
-    std::shared_ptr<core::ResponseLogger> logger;
-    if (log) {
-        logger = std::make_shared<core::ResponseLogger>(log);
-        nlohmann::json run_settings = {{"model", so.model_name},        {"host", so.host},
-                                       {"parallel", parallel},          {"max_queue", max_queue},
-                                       {"n_ctx", facts.n_ctx},          {"backend", facts.backend},
-                                       {"api_key", !so.api_key.empty()}};
-        if (so.request_timeout_ms > 0) run_settings["request_timeout_ms"] = so.request_timeout_ms;
-        const core::SessionRun run = core::begin_session_run(
-            logger, *session, "server", so.model_name, run_settings, args.has("no-text"));
-        so.run_id = run.run_id;
-        // Each row also says the HTTP status the client got.
-        session->set_recorder(server::with_http_status(logger));
-        if (canary_session) canary_session->set_recorder(server::with_http_status(logger));
-        if (!run.load_warning.empty())
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
-                         run.load_warning.c_str());
+    server::ServeConfig config;
+    config.server = so;
+    config.parallel = parallel;
+    config.max_queue = max_queue;
+    config.no_text = args.has("no-text");
+    if (policy) config.canary_policy = *policy;
+    std::shared_ptr<std::FILE> decisions_file;
+    if (const auto f = args.get("canary-log")) {
+        decisions_file.reset(std::fopen(f->c_str(), "a"), [](std::FILE* p) {
+            if (p) std::fclose(p);
+        });
+        if (!decisions_file) throw UsageError("serve: --canary-log: cannot open " + *f);
     }
-
-    // Prometheus metrics (docs/metrics.md), every series labelled with the
-    // model version: its quantization and file hash prefix.
-    const std::string version = server::model_version_label_of_file(path);
-    auto metrics = std::make_shared<server::ServerMetrics>();
-    server::ServerHooks hooks;
-    const core::EngineSession& engine = *session;
-    const std::string canary_version =
-        canary_session ? server::model_version_label_of_file(canary_path) : std::string();
-    std::unique_ptr<server::Canary> canary;
-    if (canary_session) {
-        server::CanaryOptions co;
-        co.policy = *policy;
-        std::shared_ptr<std::FILE> decisions_file;
-        if (const auto f = args.get("canary-log")) {
-            decisions_file.reset(std::fopen(f->c_str(), "a"), [](std::FILE* p) {
-                if (p) std::fclose(p);
-            });
-            if (!decisions_file) throw UsageError("serve: --canary-log: cannot open " + *f);
+    config.on_decision = [decisions_file](const rollout::Decision& d) {
+        const std::string line =
+            d.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        std::fprintf(stderr, "canary: %s at %.1f s: share %.0f%% -> %.0f%%\n",
+                     rollout::to_string(d.verdict), d.time_s, 100 * d.share_before,
+                     100 * d.share_after);
+        if (decisions_file) {
+            std::fprintf(decisions_file.get(), "%s\n", line.c_str());
+            std::fflush(decisions_file.get());
         }
-        co.on_decision = [decisions_file](const rollout::Decision& d) {
-            const std::string line =
-                d.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-            std::fprintf(stderr, "canary: %s at %.1f s: share %.0f%% -> %.0f%%\n",
-                         rollout::to_string(d.verdict), d.time_s, 100 * d.share_before,
-                         100 * d.share_after);
-            if (decisions_file) {
-                std::fprintf(decisions_file.get(), "%s\n", line.c_str());
-                std::fflush(decisions_file.get());
-            }
-        };
-        canary = std::make_unique<server::Canary>(*session, *canary_session, std::move(co));
-        hooks.pick = [c = canary.get()](const core::GenerationRequest& g, const std::string& key) {
-            return c->pick(g, key);
-        };
-        hooks.other_sessions = {canary_session.get()};
-        hooks.rollout_status = [c = canary.get()] { return c->status().dump(); };
-    }
-    const core::EngineSession* canary_engine = canary_session.get();
-    hooks.metrics_text = [metrics, &engine, version, canary_engine, canary_version,
-                          c = canary.get()] {
-        std::vector<server::VersionGauges> gauges = {server::gauges_of(engine, version)};
-        if (canary_engine) gauges.push_back(server::gauges_of(*canary_engine, canary_version));
-        std::string text = metrics->render(gauges);
-        if (c) {
-            text +=
-                "# HELP workbench_canary_share Share of requests routed to the canary (0..1).\n"
-                "# TYPE workbench_canary_share gauge\n"
-                "workbench_canary_share{model_version=\"" +
-                canary_version + "\"} " + std::to_string(c->rollout().share()) + "\n";
-        }
-        return text;
     };
-    hooks.on_finished = [metrics, version, canary_version, c = canary.get()](
-                            const core::FinishedRequest& f, int status, const std::string& route) {
-        const bool on_canary = c && c->arm_of(f) == rollout::Arm::Canary;
-        metrics->observe(f, status, route, on_canary ? canary_version : version);
-        if (c) c->on_finished(f, status);
-    };
-    hooks.on_refused = [metrics, version](int status, const std::string& route) {
-        metrics->observe_refused(status, route, version);
-    };
-    server::Server srv(*session, so, std::move(hooks));
-    if (canary) canary->start();
-    const int port = srv.bind();
-    const std::string shown_host =
-        so.host.find(':') != std::string::npos && so.host[0] != '[' ? "[" + so.host + "]" : so.host;
-    std::thread stopper([&srv, &stop_signals] {
+    // The run (kind "server"), metrics, rollout and events: app/server/serving.h.
+    server::Serving serving(*session, path, canary_session.get(), canary_path, std::move(config),
+                            log);
+    if (!serving.load_warning().empty())
+        std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                     serving.load_warning().c_str());
+    serving.bind();
+    std::thread stopper([&serving, &stop_signals] {
         int sig = 0;
         sigwait(&stop_signals, &sig);
         std::fprintf(stderr, "%s: stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        srv.stop();
+        serving.stop();
     });
-    std::printf("listening on http://%s:%d\n", shown_host.c_str(), port);
+    std::printf("listening on %s\n", serving.base_url().c_str());
     std::fflush(stdout);
-    const bool served = srv.serve();
-    srv.stop();
+    const bool served = serving.serve();
+    serving.stop();
     // The stopper waits for a signal; send it one if serving ended otherwise.
     pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();
-    if (canary) {
-        canary->stop();
-        canary_session->cancel_all();  // shadow runs end too
-        canary_session->wait_idle(std::chrono::seconds(30));
-    }
-    session->wait_idle(std::chrono::seconds(30));
-    canary.reset();
-
-    int status = served ? 0 : 1;
-    if (logger) {
-        if (logger->flush() > 0) {
-            std::fprintf(stderr, "warning: %zu responses not logged: %s\n", logger->unlogged(),
-                         logger->last_error().c_str());
-            status = 1;
-        } else {
-            try {
-                logger->end_run(so.run_id);
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "warning: the run's end is not logged: %s\n", e.what());
-            }
-        }
-    }
+    const server::ServeEnd end = serving.finish();
+    for (const std::string& w : end.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    const int status = served && end.ok ? 0 : 1;
     if (canary_session) canary_session->shutdown();
     session->shutdown();
     return status;

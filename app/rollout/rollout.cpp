@@ -108,6 +108,7 @@ nlohmann::json Decision::to_json() const {
             {"n_stable", n_stable},
             {"n_canary", n_canary},
             {"n_shadow", n_shadow},
+            {"manual", manual},
             {"checks", checks_json}};
 }
 
@@ -202,6 +203,31 @@ Decision Rollout::decide(double now_s) {
         samples_.stable = std::move(baseline);
     }
     step_ends_s_ = now_s + policy_.step_seconds;
+    decisions_.push_back(d);
+    return d;
+}
+
+std::optional<Decision> Rollout::decide_by_hand(Verdict verdict, double now_s) {
+    if (verdict != Verdict::Promote && verdict != Verdict::Rollback)
+        throw std::invalid_argument(std::string("canary rollout: a person may promote or roll "
+                                                "back, not ") +
+                                    to_string(verdict));
+    const std::lock_guard lock(mu_);
+    if (phase_ != Phase::Rolling) return std::nullopt;
+    Decision d;
+    d.time_s = now_s;
+    d.step = step_;
+    d.share_before = policy_.steps[step_];
+    d.n_stable = samples_.stable.size();
+    d.n_canary = samples_.canary.size();
+    d.n_shadow = samples_.drift.size();
+    d.checks = judge(samples_, policy_.limits);
+    d.verdict = verdict;
+    d.manual = true;
+    d.failures = failures_;
+    phase_ = verdict == Verdict::Promote ? Phase::Promoted : Phase::RolledBack;
+    d.share_after = verdict == Verdict::Promote ? 1.0 : 0.0;
+    samples_ = StepSamples{};
     decisions_.push_back(d);
     return d;
 }

@@ -89,8 +89,9 @@ struct Decision {
     size_t n_canary = 0;        ///< canary requests
     size_t n_shadow = 0;        ///< shadow pairs
     std::vector<Check> checks;  ///< every check, with its figures
+    bool manual = false;        ///< a person promoted or rolled back (decide_by_hand)
     /// {"time_s", "step", "share_before", "share_after", "verdict",
-    ///  "failures", "n_stable", "n_canary", "n_shadow", "checks": [{"name",
+    ///  "failures", "n_stable", "n_canary", "n_shadow", "manual", "checks": [{"name",
     ///  "stable", "canary", "value", "limit", "result", "detail"}]}; NaN
     /// figures are null.
     nlohmann::json to_json() const;
@@ -122,6 +123,13 @@ class Rollout {
     /// (seconds since the rollout began, non-decreasing); returns the
     /// decision, or nothing before then or once the rollout ended.
     std::optional<Decision> tick(double now_s);
+
+    /// A person's decision at `now_s`: Verdict::Promote (share 1) or
+    /// Verdict::Rollback (share 0), ending the rollout; the step's traffic
+    /// so far is judged and its checks kept as figures, without deciding.
+    /// Returns nothing once the rollout ended. Throws std::invalid_argument
+    /// for another verdict.
+    std::optional<Decision> decide_by_hand(Verdict verdict, double now_s);
 
     Phase phase() const;
     double share() const;

@@ -187,6 +187,26 @@ std::vector<ModelLoadRow> HistoryReader::model_loads(size_t limit) const {
     return out;
 }
 
+std::vector<RunEventRow> HistoryReader::run_events(int64_t run_id, size_t limit) const {
+    std::vector<RunEventRow> out;
+    if (!impl_->db.has_column("run_events", "id")) return out;  // before schema 6
+    Stmt st(impl_->db,
+            "SELECT id, run_id, t_ms, kind, details FROM (SELECT * FROM run_events "
+            "WHERE ?1 = 0 OR run_id = ?1 ORDER BY t_ms DESC, id DESC LIMIT ?2) "
+            "ORDER BY t_ms, id");
+    st.bind(1, run_id).bind(2, static_cast<int64_t>(limit));
+    while (st.step()) {
+        RunEventRow e;
+        e.id = st.int64(0);
+        e.run_id = st.int64(1);
+        e.t_ms = st.int64(2);
+        e.kind = std::string(st.text(3));
+        e.details = std::string(st.text(4));
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
 ResponseDetail HistoryReader::detail(int64_t id) const {
     // (name, SQL expression).
     std::vector<std::pair<const char*, std::string>> cols = {

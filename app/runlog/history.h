@@ -71,6 +71,15 @@ struct ModelLoadRow {
     std::optional<double> first_ttft_ms;  ///< that request's TTFT
 };
 
+/// One run event (a run_events row, schema 6).
+struct RunEventRow {
+    int64_t id = 0;
+    int64_t run_id = 0;
+    int64_t t_ms = 0;     ///< UTC ms since the Unix epoch
+    std::string kind;     ///< "server_start", "canary_step", "promote", "rollback", ...
+    std::string details;  ///< its JSON object, as stored
+};
+
 /// Every tag of one response as (name, value as text, nullopt = NULL), in a
 /// fixed order: ids, times, run, model version, environment, settings,
 /// prompt, output, finish reason, timings.
@@ -112,6 +121,9 @@ class HistoryReader {
     /// a log older than schema 4 (opened read-only, not migrated). Throws
     /// DbError on a read failure.
     std::vector<ModelLoadRow> model_loads(size_t limit = 100) const;
+    /// The events of run `run_id` (0: of every run), the newest `limit`,
+    /// oldest first; empty before schema 6. Throws DbError when the read fails.
+    std::vector<RunEventRow> run_events(int64_t run_id, size_t limit = 200) const;
 
   private:
     struct Impl;

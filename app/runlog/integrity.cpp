@@ -172,7 +172,8 @@ LogInspection inspect_log(const std::string& path) {
             r.readable_responses = res.rows;
             r.unreadable_responses = res.skipped_ids;
         }
-        for (const char* t : {"runs", "model_versions", "environments", "model_loads"})
+        for (const char* t :
+             {"runs", "model_versions", "environments", "model_loads", "run_events"})
             if (has_table(db, t))
                 r.unreadable_other_rows += scan_table(db, t, "1", [](const Stmt&) {}).skipped_ids;
     } catch (const DbError& e) {
@@ -201,6 +202,10 @@ std::string SalvageReport::summary() const {
     if (rejected_rows > 0)
         s += "; " + std::to_string(rejected_rows) + " damaged rows were left out";
     if (model_loads > 0) s += "; " + std::to_string(model_loads) + " model loads copied";
+    if (run_events > 0) s += "; " + std::to_string(run_events) + " run events copied";
+    if (run_events_lost > 0)
+        s += "; " + std::to_string(run_events_lost) +
+             " run events lost (unreadable or their run was)";
     if (model_loads_lost > 0)
         s += "; " + std::to_string(model_loads_lost) +
              " model loads could not be read or lost their model, environment or run";
@@ -372,7 +377,14 @@ SalvageReport salvage_log(const std::string& from, const std::string& to) {
                        present("environments", column_int(row, cols, "environment_id")) &&
                        (run == 0 || present("runs", run));
             });
+        // Run events (schema 6) of salvaged runs; the others go with their run.
+        const CopyResult events = copy_table(
+            src, dst, "run_events", [&](const Stmt& row, const std::vector<std::string>& cols) {
+                return present("runs", column_int(row, cols, "run_id"));
+            });
         tx.commit();
+        rep.run_events = events.rows;
+        rep.run_events_lost = events.rejected + events.scan.skipped_ids;
         rep.model_versions = mv.rows;
         rep.environments = env.rows;
         rep.runs = runs.rows;

@@ -73,6 +73,9 @@ struct SalvageReport {
     /// Cold-start rows left out: unreadable, refused by the schema, or
     /// whose model version, environment or run was not salvaged.
     int64_t model_loads_lost = 0;
+    int64_t run_events = 0;  ///< run_events rows copied (schema 6)
+    /// Run events left out: unreadable, refused, or whose run was not salvaged.
+    int64_t run_events_lost = 0;
     bool header_rebuilt = false;
     std::string summary() const;  ///< "salvaged 80 responses ... from X into Y ..."
 };

@@ -194,10 +194,13 @@ struct RunLog::Impl {
         const int64_t n = sqlite3_changes64(db.get());
         Stmt loads(db, "DELETE FROM model_loads WHERE opened_ms < ?1");
         loads.bind(1, cutoff).run();
+        Stmt events(db, "DELETE FROM run_events WHERE t_ms < ?1");
+        events.bind(1, cutoff).run();
         Stmt runs(db,
                   "DELETE FROM runs WHERE ended_ms IS NOT NULL AND ended_ms < ?1 AND NOT EXISTS "
                   "(SELECT 1 FROM responses WHERE responses.run_id = runs.id) AND NOT EXISTS "
-                  "(SELECT 1 FROM model_loads WHERE model_loads.run_id = runs.id)");
+                  "(SELECT 1 FROM model_loads WHERE model_loads.run_id = runs.id) AND NOT EXISTS "
+                  "(SELECT 1 FROM run_events WHERE run_events.run_id = runs.id)");
         runs.bind(1, cutoff).run();
         tx.commit();
         return n;
@@ -772,6 +775,53 @@ int64_t RunLog::log_model_load(const ModelLoadRecord& l) {
         throw;
     }
     return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+int64_t RunLog::log_event(const RunEvent& e) {
+    impl_->check_writable();
+    if (!is_valid_run_kind(e.kind))
+        throw std::invalid_argument("log_event: kind \"" + e.kind +
+                                    "\" is not a lowercase word (1 to 64 of a-z and _)");
+    if (!e.details.is_object())
+        throw std::invalid_argument("log_event: details must be a JSON object, got " +
+                                    std::string(e.details.type_name()));
+    std::lock_guard lock(impl_->mu);
+    Stmt st(impl_->db,
+            "INSERT INTO run_events (run_id, t_ms, kind, details) VALUES (?1, ?2, ?3, ?4)");
+    st.bind(1, e.run_id).bind(2, e.t_ms).bind(3, std::string_view(e.kind));
+    st.bind(4, std::string_view(json_text(e.details)));
+    try {
+        run_write(st,
+                  "the " + e.kind + " event of run " + std::to_string(e.run_id) + " is not logged",
+                  nullptr);
+    } catch (const DbError& err) {
+        if ((err.code() & 0xff) == SQLITE_CONSTRAINT)
+            throw DbError(
+                std::string(err.what()) + " (run " + std::to_string(e.run_id) + " must exist)",
+                err.code());
+        throw;
+    }
+    return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+std::vector<RunEvent> RunLog::events(int64_t run_id) const {
+    std::lock_guard lock(impl_->mu);
+    std::vector<RunEvent> out;
+    Stmt st(impl_->db,
+            "SELECT id, run_id, t_ms, kind, details FROM run_events WHERE run_id = ?1 "
+            "ORDER BY t_ms, id");
+    st.bind(1, run_id);
+    while (st.step()) {
+        RunEvent e;
+        e.id = st.int64(0);
+        e.run_id = st.int64(1);
+        e.t_ms = st.int64(2);
+        e.kind = std::string(st.text(3));
+        e.details = nlohmann::json::parse(st.text(4), nullptr, false);
+        if (e.details.is_discarded()) e.details = nlohmann::json::object();
+        out.push_back(std::move(e));
+    }
+    return out;
 }
 
 void RunLog::set_model_load_first_token(int64_t load_id, double first_token_ms,

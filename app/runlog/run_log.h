@@ -76,6 +76,18 @@ std::string_view to_string(RunKind kind);
 /// a-z or '_' (the same rule as the table's CHECK).
 bool is_valid_run_kind(std::string_view kind);
 
+/// One event of a run (a run_events row, schema v6): something that
+/// happened to the run besides its responses.
+struct RunEvent {
+    int64_t id = 0;      ///< row id (ignored by log_event)
+    int64_t run_id = 0;  ///< the run it belongs to
+    int64_t t_ms = 0;    ///< UTC ms since the Unix epoch
+    /// A lowercase word: "server_start", "server_stop", "canary_step",
+    /// "promote", "rollback", ...
+    std::string kind;
+    nlohmann::json details = nlohmann::json::object();  ///< a JSON object
+};
+
 /// The cold start of one model load (one model_loads row, schema v4):
 /// where the time from "open" to a ready session went, by phase, in ms on
 /// the steady clock (model::LoadTimings and core::EngineSession's own
@@ -281,6 +293,17 @@ class RunLog {
     /// model version, environment or run does not exist, or the write fails
     /// (retried while the log is locked, as log_response()).
     int64_t log_model_load(const ModelLoadRecord& load);
+
+    /// Writes one run event (a run_events row) in its own transaction and
+    /// returns its id. Throws std::invalid_argument for a kind that is not a
+    /// lowercase word or details that are not an object; DbError when the
+    /// run does not exist or the write fails (retried while the log is
+    /// locked, as log_response()).
+    int64_t log_event(const RunEvent& event);
+
+    /// The events of run `run_id`, oldest first (empty for an unknown run).
+    /// Throws DbError when the read fails.
+    std::vector<RunEvent> events(int64_t run_id) const;
 
     /// Sets the first token of load `load_id`'s first request: open until
     /// that token (ms; callers pass ready_ms + TTFT, so the wait for the

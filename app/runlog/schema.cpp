@@ -272,7 +272,25 @@ constexpr const char* kV5 = R"sql(
 ALTER TABLE runs ADD COLUMN no_text INTEGER NOT NULL DEFAULT 0 CHECK (no_text IN (0, 1));
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations{{{0, kV1}, {1, kV2}, {2, kV3}, {3, kV4}, {4, kV5}}};
+// Version 6 (issue 30, serving): run_events, what happened to a run besides
+// its responses: a server started or stopped, each decision of a canary
+// rollout (canary_step, promote, rollback) with the figures that made it.
+// `details` is a JSON object (rollout::Decision::to_json() for a decision).
+// t_ms is UTC ms since the epoch, as every other time here.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE run_events (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs(id),
+    t_ms     INTEGER NOT NULL,
+    kind     TEXT    NOT NULL CHECK (length(kind) BETWEEN 1 AND 64
+                                     AND kind NOT GLOB '*[^a-z_]*'),
+    details  TEXT    NOT NULL CHECK (json_valid(details))
+);
+CREATE INDEX run_events_run ON run_events(run_id, t_ms);
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations{
+    {{0, kV1}, {1, kV2}, {2, kV3}, {3, kV4}, {4, kV5}, {5, kV6}}};
 
 }  // namespace
 

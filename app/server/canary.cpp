@@ -96,6 +96,14 @@ void Canary::run_timer() {
     }
 }
 
+std::optional<rollout::Decision> Canary::decide_by_hand(rollout::Verdict verdict) {
+    const double now_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    std::optional<rollout::Decision> d = rollout_.decide_by_hand(verdict, now_s);
+    if (d && options_.on_decision) options_.on_decision(*d);
+    return d;
+}
+
 SessionPick Canary::pick(const core::GenerationRequest& request, const std::string& sticky_key) {
     SessionPick p;
     const rollout::Arm arm = rollout_.route(sticky_key);

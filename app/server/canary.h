@@ -79,6 +79,12 @@ class Canary {
     /// Stops the timer (idempotent).
     void stop();
 
+    /// A person promotes (Verdict::Promote) or rolls back
+    /// (Verdict::Rollback) now (Rollout::decide_by_hand); the decision goes
+    /// to on_decision as the timer's do. Returns it, or nothing once the
+    /// rollout ended. Throws std::invalid_argument for another verdict.
+    std::optional<rollout::Decision> decide_by_hand(rollout::Verdict verdict);
+
     /// ServerHooks::pick: the session for a request and its logged arm.
     SessionPick pick(const core::GenerationRequest& request, const std::string& sticky_key);
     /// ServerHooks::on_finished, for any request of either session.

@@ -135,6 +135,34 @@ class TestMetricsExport : public QObject {
 
     // Label values escape backslash, double quote and line feed; HELP
     // escapes backslash and line feed (the spec's two escaping rules).
+    // histogram_quantile() by hand: bounds 0.25, 0.5, 1 and observations
+    // 0.125, 0.25 | 0.375 | 0.75 | 2 (buckets 2, 1, 1, +Inf 1; count 5).
+    // q = 0.2: rank 1 in the first bucket [0, 0.25]: 0.25 * 1/2 = 0.125.
+    // q = 0.5: rank 2.5, second bucket: 0.25 + 0.25 * 0.5/1 = 0.375.
+    // q = 0.7: rank 3.5, third bucket: 0.5 + 0.5 * 0.5/1 = 0.75.
+    // q = 0.99: rank 4.95 in +Inf: the highest finite bound, 1.
+    // Counters summed over matching label sets as PromQL's sum(m{k="a"}).
+    void quantiles_and_sums_worked_by_hand() {
+        server::Registry r;
+        auto& h = r.histogram("demo_latency_seconds", "Latency.", {"v"}, {0.25, 0.5, 1.0});
+        for (double v : {0.125, 0.25, 0.375, 0.75, 2.0}) h.observe({"x"}, v);
+        QCOMPARE(h.quantile({"x"}, 0.2), 0.125);
+        QCOMPARE(h.quantile({"x"}, 0.5), 0.375);
+        QCOMPARE(h.quantile({"x"}, 0.7), 0.75);
+        QCOMPARE(h.quantile({"x"}, 0.99), 1.0);
+        QVERIFY(std::isnan(h.quantile({"y"}, 0.5)));  // no observations
+        QVERIFY(std::isnan(h.quantile({"x"}, 1.5)));  // not a quantile
+        auto& c = r.counter("demo_requests_total", "Requests.", {"version", "status"});
+        c.inc({"a", "200"}, 2);
+        c.inc({"a", "429"});
+        c.inc({"b", "200"}, 4);
+        QCOMPARE(c.sum_matching({"a"}), 3.0);
+        QCOMPARE(c.sum_matching({"", "200"}), 6.0);
+        QCOMPARE(c.sum_matching({"a", "200"}), 2.0);
+        QCOMPARE(c.sum_matching({}), 7.0);
+        QCOMPARE(c.sum_matching({"c"}), 0.0);
+    }
+
     void escaping() {
         QCOMPARE(server::escape_label_value("a\\b\"c\nd"), std::string("a\\\\b\\\"c\\nd"));
         QCOMPARE(server::escape_help("x\\y\nz\"q"), std::string("x\\\\y\\nz\"q"));

@@ -234,6 +234,37 @@ class TestRollout : public QObject {
         QCOMPARE(j["checks"][0]["result"].get<std::string>(), std::string("fail"));
     }
 
+    // A person's decision ends the rollout at once, with the step's
+    // figures kept (the judge's own checks, not deciding).
+    void decisions_by_hand() {
+        Rollout r(quick_policy());
+        feed(r, 25, 100, 200);  // TTFT p99 ratio 2: a failing step, not yet judged
+        auto d = r.decide_by_hand(Verdict::Rollback, 3.0);
+        QVERIFY(d);
+        QCOMPARE(d->verdict, Verdict::Rollback);
+        QVERIFY(d->manual);
+        QCOMPARE(d->share_before, 0.05);
+        QCOMPARE(d->share_after, 0.0);
+        QCOMPARE(d->n_stable, size_t{25});
+        QCOMPARE(d->n_canary, size_t{25});
+        QCOMPARE(find(d->checks, "ttft_p99_ratio").value, 2.0);
+        QCOMPARE(d->failures, 0u);  // no step failed: a person decided
+        QCOMPARE(r.phase(), Phase::RolledBack);
+        QCOMPARE(d->to_json()["manual"].get<bool>(), true);
+        QVERIFY(!r.decide_by_hand(Verdict::Promote, 4.0));  // it ended
+        QVERIFY(!r.tick(1000));
+        QCOMPARE(r.decisions().size(), size_t{1});
+
+        Rollout p(quick_policy());
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, p.decide_by_hand(Verdict::Hold, 1.0));
+        d = p.decide_by_hand(Verdict::Promote, 1.0);
+        QVERIFY(d);
+        QCOMPARE(d->share_after, 1.0);
+        QCOMPARE(p.phase(), Phase::Promoted);
+        QCOMPARE(p.route("anyone"), Arm::Canary);
+        QCOMPARE(find(d->checks, "ttft_p99_ratio").result, CheckResult::Inconclusive);
+    }
+
     void too_little_traffic_holds_then_judges_all_of_it() {
         Rollout r(quick_policy());
         feed(r, 5, 100, 100);

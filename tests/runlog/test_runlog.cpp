@@ -824,7 +824,9 @@ class TestRunLog : public QObject {
         RawDb raw(path);
         QCOMPARE(raw.one("PRAGMA user_version"), QString::number(schema_version()));
         QCOMPARE(raw.one("PRAGMA application_id"), QString::number(kApplicationId));
-        QCOMPARE(raw.one("SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), QString("7"));
+        // model_versions, file_hash_cache, environments, runs, responses,
+        // settings, model_loads (4), run_events (6).
+        QCOMPARE(raw.one("SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), QString("8"));
     }
 
     // Schema 3 (the KV pool): a version-1 log keeps its rows and indexes,

@@ -158,9 +158,9 @@ class TestRunLogIntegrity : public QObject {
     }
 
   private slots:
-    // Cold starts (model_loads, schema 4) are salvaged with the rest, and
-    // one whose run cannot be kept is counted as lost, never dropped
-    // without a word.
+    // Cold starts (model_loads, schema 4) and run events (schema 6) are
+    // salvaged with the rest, and one whose run cannot be kept is counted
+    // as lost, never dropped without a word.
     void salvageCountsModelLoads() {
         const QString path = fresh_log();
         {
@@ -179,6 +179,13 @@ class TestRunLogIntegrity : public QObject {
                 l.opened_ms = 1796207000000;
                 l.ready_ms = 5.0;
                 log.log_model_load(l);
+                // A run event each (schema 6), kept or lost with its run.
+                RunEvent e;
+                e.run_id = run;
+                e.t_ms = 1796207000000;
+                e.kind = "server_start";
+                e.details = {{"port", 8080}};
+                log.log_event(e);
             }
         }
         {
@@ -196,6 +203,13 @@ class TestRunLogIntegrity : public QObject {
         QVERIFY2(QString::fromStdString(rep.summary()).contains("1 model loads could not be read"),
                  rep.summary().c_str());
         QCOMPARE(Raw(out).rows("SELECT count(*) FROM model_loads")[0][0], std::string("1"));
+        QCOMPARE(rep.run_events, int64_t(1));
+        QCOMPARE(rep.run_events_lost, int64_t(1));
+        QVERIFY2(QString::fromStdString(rep.summary()).contains("1 run events lost"),
+                 rep.summary().c_str());
+        QCOMPARE(
+            Raw(out).rows("SELECT r.name FROM run_events e JOIN runs r ON r.id = e.run_id")[0][0],
+            std::string("kept"));
     }
 
     // The checks that read a log's bytes before SQLite does (a second
@@ -552,8 +566,9 @@ class TestRunLogIntegrity : public QObject {
             raw.exec(
                 "PRAGMA foreign_keys = OFF; BEGIN;"
                 "CREATE TABLE r1 AS SELECT * FROM responses;");
-            // Tables later versions added go too (model_loads: version 4).
-            raw.exec("DROP TABLE responses; DROP TABLE model_loads;");
+            // Tables later versions added go too (model_loads: version 4,
+            // run_events: version 6).
+            raw.exec("DROP TABLE responses; DROP TABLE model_loads; DROP TABLE run_events;");
             const std::string v1 = migrations()[0].sql;
             const size_t a = v1.find("CREATE TABLE responses");
             const size_t b = v1.find(");", a) + 2;

@@ -74,6 +74,22 @@ class Server:
         return False
 
 
+def events(db):
+    """Every run_events row (schema 6) of the run log at `db`, oldest first,
+    as dicts with the details JSON parsed."""
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    try:
+        out = []
+        for r in con.execute("SELECT * FROM run_events ORDER BY t_ms, id"):
+            d = dict(r)
+            d["details"] = json.loads(d["details"])
+            out.append(d)
+    finally:
+        con.close()
+    return out
+
+
 def rows(db):
     """Every response row of the run log at `db`, oldest first, as dicts with
     the settings JSON parsed."""

@@ -10,7 +10,9 @@
   drift (a 4-bit copy of a 260K-parameter model is far from it token by
   token), two steps fail, the share goes back to 0 and later requests are
   all served by the stable version.
-Decisions are read from GET /canary and the --canary-log JSON lines.
+Decisions are read from GET /canary and the --canary-log JSON lines; after
+the rollback, the run log's run_events hold server_start, one event per
+decision (canary_step ... rollback) with its figures, and server_stop.
 
 Usage: test_canary.py WORKBENCH_CLI MODEL TMPDIR
 """
@@ -23,7 +25,7 @@ import sys
 import time
 import urllib.request
 
-from serverlib import MODEL_NAME, Server, check, rows
+from serverlib import MODEL_NAME, Server, check, events, rows
 
 cli, model, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(tmp, exist_ok=True)
@@ -135,5 +137,30 @@ logged = rows(db)
 tail = logged[-10:]
 check(all(r["settings"]["rollout_arm"] == "stable" for r in tail),
       "after the rollback: %r" % [r["settings"]["rollout_arm"] for r in tail])
+# Every decision is a run_events row of the server's run, in order, with the
+# figures GET /canary showed; the server's start and stop bracket them.
+ev = events(db)
+kinds = [e["kind"] for e in ev]
+want = ["server_start"] + ["rollback" if v == "rollback" else "canary_step" for v in verdicts] + \
+    ["server_stop"]
+check(kinds == want, "run_events kinds %r, want %r" % (kinds, want))
+run_ids = {e["run_id"] for e in ev} | {r["run_id"] for r in logged}
+check(len(run_ids) == 1, "events and responses in runs %r" % run_ids)
+decided = [e["details"] for e in ev[1:-1]]
+check([d["verdict"] for d in decided] == verdicts, "logged verdicts %r" % decided)
+check(decided[-1]["share_after"] == 0 and decided[-1]["checks"] == st["decisions"][-1]["checks"],
+      "the rollback event's figures %r" % decided[-1])
+check(ev[0]["details"]["canary_max_failures"] == 2 and ev[0]["details"]["port"] > 0,
+      "server_start details %r" % ev[0]["details"])
+check(ev[-1]["details"]["canary_phase"] == "rolled_back", "server_stop %r" % ev[-1]["details"])
+
+# `workbench-cli log events RUN_ID` lists them, oldest first.
+run_id = ev[0]["run_id"]
+out = subprocess.run([cli, "log", "events", str(run_id), "--db", db], capture_output=True,
+                     text=True, timeout=60)
+check(out.returncode == 0, "log events failed: %s" % out.stderr)
+listed = [line.split()[2] for line in out.stdout.splitlines()[1:]]
+check(listed == kinds, "log events listed %r, want %r" % (listed, kinds))
+
 print("server_canary: ok (share %.1f%%, promote %r, rollback %r)" % (
     share, [d["verdict"] for d in logged_decisions], verdicts))

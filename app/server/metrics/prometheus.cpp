@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -162,6 +163,18 @@ double CounterFamily::value(const std::vector<std::string>& values) const {
     return it == series_.end() ? 0.0 : it->second;
 }
 
+double CounterFamily::sum_matching(const std::vector<std::string>& pattern) const {
+    std::lock_guard lock(mu_);
+    double sum = 0.0;
+    for (const auto& [labels, v] : series_) {
+        bool match = true;
+        for (size_t i = 0; i < pattern.size() && i < labels.size() && match; ++i)
+            match = pattern[i].empty() || pattern[i] == labels[i];
+        if (match) sum += v;
+    }
+    return sum;
+}
+
 void CounterFamily::render(std::string& out) const {
     render_header(out);
     std::lock_guard lock(mu_);
@@ -228,6 +241,26 @@ uint64_t HistogramFamily::count(const std::vector<std::string>& values) const {
     std::lock_guard lock(mu_);
     auto it = series_.find(values);
     return it == series_.end() ? 0 : it->second.count;
+}
+
+double HistogramFamily::quantile(const std::vector<std::string>& values, double q) const {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    if (!(q >= 0.0 && q <= 1.0)) return kNaN;
+    std::lock_guard lock(mu_);
+    const auto it = series_.find(values);
+    if (it == series_.end() || it->second.count == 0) return kNaN;
+    const Series& s = it->second;
+    const double rank = q * static_cast<double>(s.count);
+    double below = 0.0;  // observations in the buckets before b
+    for (size_t b = 0; b < bounds_.size(); ++b) {
+        const auto in = static_cast<double>(s.buckets[b]);
+        if (below + in >= rank && in > 0) {
+            const double lo = b == 0 ? 0.0 : bounds_[b - 1];
+            return lo + (bounds_[b] - lo) * (rank - below) / in;
+        }
+        below += in;
+    }
+    return bounds_.back();  // the rank is in +Inf
 }
 
 void HistogramFamily::render(std::string& out) const {

@@ -77,6 +77,10 @@ class CounterFamily final : public Family {
     void inc(const std::vector<std::string>& values, double by = 1.0);
     /// The series' value (0 when it does not exist).
     double value(const std::vector<std::string>& values) const;
+    /// The sum over every series whose label values equal `pattern`'s where
+    /// those are not "" ("" matches any value; a shorter pattern leaves the
+    /// remaining labels free), as PromQL's sum(metric{a="x"}); 0 when none.
+    double sum_matching(const std::vector<std::string>& pattern) const;
     /// HELP, TYPE and one line per series, series in label-value order.
     void render(std::string& out) const override;
 
@@ -115,6 +119,12 @@ class HistogramFamily final : public Family {
     /// Observations of the series so far (0 when it does not exist).
     uint64_t count(const std::vector<std::string>& values) const;
     const std::vector<double>& bounds() const { return bounds_; }  ///< as given (no +Inf)
+    /// The q-quantile (0..1) of the series, estimated from its buckets as
+    /// PromQL's histogram_quantile() does: linear within the bucket the rank
+    /// q * count falls in, the first bucket starting at 0, the highest
+    /// finite bound when the rank falls in +Inf. NaN without observations
+    /// or for q outside 0..1. Never throws.
+    double quantile(const std::vector<std::string>& values, double q) const;
     /// HELP, TYPE, then per series (label-value order) its cumulative
     /// `_bucket` lines in le order ending with le="+Inf", `_sum`, `_count`.
     void render(std::string& out) const override;

@@ -141,4 +141,20 @@ std::string ServerMetrics::render(const std::vector<VersionGauges>& versions) co
     return out + g.render();
 }
 
+VersionFigures ServerMetrics::figures(const std::string& model_version) const {
+    VersionFigures f;
+    f.requests = requests_.sum_matching({model_version});
+    f.requests_ok = requests_.sum_matching({model_version, "", "200"});
+    f.generated_tokens = generated_tokens_.sum_matching({model_version});
+    f.prompt_tokens = prompt_tokens_.sum_matching({model_version});
+    const std::vector<std::string> v = {model_version};
+    f.ttft_p50_ms = 1000.0 * ttft_.quantile(v, 0.50);
+    f.ttft_p95_ms = 1000.0 * ttft_.quantile(v, 0.95);
+    f.ttft_p99_ms = 1000.0 * ttft_.quantile(v, 0.99);
+    f.itl_p50_ms = 1000.0 * itl_.quantile(v, 0.50);
+    f.itl_p95_ms = 1000.0 * itl_.quantile(v, 0.95);
+    f.itl_p99_ms = 1000.0 * itl_.quantile(v, 0.99);
+    return f;
+}
+
 }  // namespace wb::server

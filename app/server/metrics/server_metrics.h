@@ -29,6 +29,19 @@ struct LatencyBuckets {
     static const std::vector<double>& queue_wait();   ///< submit to admission, as TTFT
 };
 
+/// One model version's counters and latency quantiles so far, from the
+/// same series GET /metrics exports (for in-process charts). Quantiles are
+/// histogram_quantile() estimates from the buckets, in ms; NaN before any
+/// observation.
+struct VersionFigures {
+    double requests = 0;          ///< workbench_requests_total, every route/status/reason
+    double requests_ok = 0;       ///< of those, answered with HTTP 200
+    double generated_tokens = 0;  ///< workbench_generation_tokens_total
+    double prompt_tokens = 0;     ///< workbench_prompt_tokens_total
+    double ttft_p50_ms = 0, ttft_p95_ms = 0, ttft_p99_ms = 0;
+    double itl_p50_ms = 0, itl_p95_ms = 0, itl_p99_ms = 0;
+};
+
 class ServerMetrics {
   public:
     /// Registers every series (docs/metrics.md); nothing observed yet.
@@ -53,6 +66,9 @@ class ServerMetrics {
     /// gauges of `versions` (one series per entry). Text format 0.0.4, each
     /// line ending in '\n' (Registry::kContentType).
     std::string render(const std::vector<VersionGauges>& versions) const;
+    /// The counters and latency quantiles of `model_version` so far. Never
+    /// throws but bad_alloc.
+    VersionFigures figures(const std::string& model_version) const;
 
   private:
     Registry registry_;
