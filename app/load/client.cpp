@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -55,6 +56,12 @@ std::string shorten(std::string_view s, size_t n = 160) {
     }
     if (s.size() > n) out += "...";
     return out;
+}
+
+std::string seconds(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g s", s);
+    return b;
 }
 
 std::string body_json(const Target& t, const RequestSpec& spec) {
@@ -254,8 +261,7 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
         const double now = steady_now_ms();
         last_data = now;
         if (now - rd.t0 > target.timeout_s * 1000.0) {
-            rd.failure = "timed out: the response took longer than " +
-                         std::to_string(target.timeout_s) + " s";
+            rd.failure = "timed out: the response took longer than " + seconds(target.timeout_s);
             rd.r.timed_out = true;
             return false;
         }
@@ -305,8 +311,8 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
                 // sooner failure is the server closing the connection.
                 if (end - last_data >= target.timeout_s * 1000.0 * 0.9) {
                     r.timed_out = true;
-                    r.error = "timed out: no data for " + std::to_string(target.timeout_s) +
-                              " s (the stream stalled)";
+                    r.error = "timed out: no data for " + seconds(target.timeout_s) +
+                              " (the stream stalled)";
                 } else {
                     r.error = "the connection broke while reading the response (" +
                               httplib::to_string(err) + ")";
