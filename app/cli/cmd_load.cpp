@@ -375,17 +375,13 @@ int cmd_load(const std::vector<std::string>& argv) {
                 }
             }
         }
+        // Queued for the log's writer thread; a failed write is counted.
         if (log) {
-            try {
-                log->log(s, r,
-                         {{"step", label},
-                          {"warmup", warm},
-                          {"target", target.base_url},
-                          {"model", target.model}});
-            } catch (const std::exception& e) {
-                std::lock_guard lock(mu);
-                std::fprintf(stderr, "warning: run log: %s\n", e.what());
-            }
+            log->log(s, r,
+                     {{"step", label},
+                      {"warmup", warm},
+                      {"target", target.base_url},
+                      {"model", target.model}});
         }
     };
 
@@ -416,7 +412,13 @@ int cmd_load(const std::vector<std::string>& argv) {
         steps.push_back(std::move(st));
         best = load::best_step(steps, slo);
     }
-    if (log) log->end();
+    if (log) {
+        log->end();
+        if (const size_t n = log->write_errors(); n > 0) {
+            std::fprintf(stderr, "warning: run log: %zu rows could not be written: %s\n", n,
+                         log->first_write_error().c_str());
+        }
+    }
 
     if (const auto csv = args.get("csv")) write_csv(*csv, steps);
     if (args.has("json")) {

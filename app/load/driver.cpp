@@ -6,8 +6,11 @@
 #include <cmath>
 #include <condition_variable>
 #include <limits>
+#include <list>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace wb::load {
@@ -103,29 +106,61 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
     results.resize(n);
     std::optional<Slots> slots;
     if (plan.max_in_flight) slots.emplace(*plan.max_in_flight);
-    std::vector<std::thread> threads;
-    threads.reserve(n);
+    // Threads that ended are joined as new ones start, so a long step holds
+    // only about as many threads as requests in flight.
+    struct Running {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::list<Running> running;
+    const auto reap = [&running] {
+        for (auto it = running.begin(); it != running.end();) {
+            if (it->done->load()) {
+                it->thread.join();
+                it = running.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    };
     for (size_t i = 0; i < n; ++i) {
         const double due = t0 + when[i] * 1000.0;
         sleep_until_ms(due);
         if (slots) slots->acquire();
-        threads.emplace_back([&, i, due] {
-            const RequestSpec s = make(i, false);
-            RequestResult r = send_request(target, s, t0, count);
-            // Latency counts from the due time: a send delayed by the cap
-            // waited in the client's queue.
-            const double late = r.send_ms - (due - t0);
-            if (late > 0) {
-                if (r.ttft_ms) *r.ttft_ms += late;
-                if (r.e2e_ms) *r.e2e_ms += late;
-                r.send_ms = due - t0;
-            }
+        reap();
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        try {
+            running.push_back({std::thread([&, i, due, done] {
+                                   const RequestSpec s = make(i, false);
+                                   RequestResult r = send_request(target, s, t0, count);
+                                   // Latency counts from the due time: a send
+                                   // delayed by the cap waited in the client's queue.
+                                   const double late = r.send_ms - (due - t0);
+                                   if (late > 0) {
+                                       if (r.ttft_ms) *r.ttft_ms += late;
+                                       if (r.e2e_ms) *r.e2e_ms += late;
+                                       r.send_ms = due - t0;
+                                   }
+                                   if (slots) slots->release();
+                                   report(i, false, s, r);
+                                   results[i] = std::move(r);
+                                   done->store(true);
+                               }),
+                               done});
+        } catch (const std::system_error& e) {
+            // The system refused another thread (too many in flight): this
+            // request fails with the reason, the step goes on.
             if (slots) slots->release();
+            RequestResult r;
+            r.send_ms = due - t0;
+            r.e2e_ms = 0;
+            r.error = std::string("could not start a client thread: ") + e.what();
+            const RequestSpec s = make(i, false);
             report(i, false, s, r);
             results[i] = std::move(r);
-        });
+        }
     }
-    for (std::thread& t : threads) t.join();
+    for (Running& r : running) r.thread.join();
     return results;
 }
 

@@ -48,6 +48,49 @@ LoadLog::LoadLog(const std::string& db_path, const std::string& target_url,
     // vulkan|cpu, and the load generator computes on the CPU.
     environment_ = log_.ensure_environment(runlog::collect_environment("cpu"));
     run_ = log_.begin_run("load_test", target_url, run_settings);
+    writer_ = std::thread([this] { writer(); });
+}
+
+LoadLog::~LoadLog() {
+    stop_writer();
+}
+
+void LoadLog::writer() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and everything written
+        runlog::ResponseRecord rec = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        std::string err;
+        try {
+            log_.log_response(rec);
+        } catch (const std::exception& e) {
+            err = e.what();
+        }
+        lock.lock();
+        if (!err.empty() && write_errors_++ == 0) first_error_ = err;
+    }
+}
+
+void LoadLog::stop_writer() {
+    {
+        std::lock_guard lock(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+}
+
+size_t LoadLog::write_errors() const {
+    std::lock_guard lock(mu_);
+    return write_errors_;
+}
+
+std::string LoadLog::first_write_error() const {
+    std::lock_guard lock(mu_);
+    return first_error_;
 }
 
 void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::json row_settings) {
@@ -78,10 +121,6 @@ void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::jso
     rec.tpot_ms = r.tpot_ms;
     rec.e2e_ms = r.e2e_ms;
     if (r.tpot_ms && *r.tpot_ms > 0) rec.decode_tps = 1000.0 / *r.tpot_ms;
-    {
-        std::lock_guard lock(mu_);
-        rec.request_id = "load-" + std::to_string(next_++);
-    }
     // Called as the request ends: its wall-clock start is now minus e2e.
     const double now_wall = static_cast<double>(utc_now_ms());
     const double e2e = r.e2e_ms.value_or(0);
