@@ -73,6 +73,8 @@ const CommandSpec kSpec{
         {"slo-e2e-p99-ms", 0, "Z", "SLO: p99 end-to-end latency <= Z ms"},
         {"timeout-s", 0, "S", "a request fails after S s without data or S s in all (default: 60)"},
         {"connect-timeout-s", 0, "S", "TCP connect limit (default: 10)"},
+        {"ca-cert", 0, "FILE",
+         "https: trust the CA certificates in FILE (PEM) instead of the system's"},
         {"json", 0, "", "print the results as JSON"},
         {"csv", 0, "FILE", "also write one CSV row per step to FILE"},
         {"db", 0, "PATH",
@@ -245,6 +247,7 @@ int cmd_load(const std::vector<std::string>& argv) {
     target.api = api == "chat" ? load::Api::Chat : load::Api::Completions;
     target.timeout_s = args.get_double("timeout-s", 60, 0.001, 86400);
     target.connect_timeout_s = args.get_double("connect-timeout-s", 10, 0.001, 3600);
+    target.ca_cert_path = args.get("ca-cert").value_or("");
 
     // Without --model, the endpoint's first listed model (servers such as
     // ours and vLLM require the field).

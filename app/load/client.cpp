@@ -25,15 +25,23 @@ struct Url {
 };
 
 Url parse_url(const std::string& base) {
-    const std::string http = "http://";
-    if (base.rfind("https://", 0) == 0) {
+    // https when cpp-httplib was built with OpenSSL (Debian's is: its
+    // pkg-config defines CPPHTTPLIB_OPENSSL_SUPPORT); server certificates
+    // are verified against the system's CA store (or --ca-cert).
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    const bool tls_ok = true;
+#else
+    const bool tls_ok = false;
+#endif
+    if (base.rfind("https://", 0) == 0 && !tls_ok) {
         throw std::invalid_argument("target '" + base +
                                     "': https is not supported by this build (cpp-httplib without "
-                                    "TLS); use an http:// URL or a TLS-terminating proxy");
+                                    "OpenSSL); use an http:// URL or a TLS-terminating proxy");
     }
+    const std::string http = base.rfind("https://", 0) == 0 ? "https://" : "http://";
     if (base.rfind(http, 0) != 0 || base.size() == http.size()) {
         throw std::invalid_argument("target '" + base +
-                                    "': expected a base URL http://host[:port][/path]");
+                                    "': expected a base URL http[s]://host[:port][/path]");
     }
     const size_t slash = base.find('/', http.size());
     Url u;
@@ -201,6 +209,10 @@ std::string first_model_id(const Target& target) {
     httplib::Client cli(url.scheme_host_port);
     cli.set_connection_timeout(static_cast<time_t>(std::ceil(target.connect_timeout_s)));
     cli.set_read_timeout(static_cast<time_t>(std::ceil(target.timeout_s)));
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    if (!target.ca_cert_path.empty()) cli.set_ca_cert_path(target.ca_cert_path);
+    cli.enable_server_certificate_verification(true);
+#endif
     httplib::Headers h;
     if (!target.api_key.empty()) h.emplace("Authorization", "Bearer " + target.api_key);
     const httplib::Result res = cli.Get(url.prefix + "/v1/models", h);
@@ -232,6 +244,10 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     to_timeval(target.timeout_s, [&](time_t a, time_t b) { cli.set_read_timeout(a, b); });
     to_timeval(target.timeout_s, [&](time_t a, time_t b) { cli.set_write_timeout(a, b); });
     cli.set_keep_alive(false);
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    if (!target.ca_cert_path.empty()) cli.set_ca_cert_path(target.ca_cert_path);
+    cli.enable_server_certificate_verification(true);
+#endif
 
     httplib::Request req;
     req.method = "POST";
@@ -300,6 +316,12 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     }
     if (!sent) {
         switch (err) {
+            case httplib::Error::SSLConnection:
+            case httplib::Error::SSLLoadingCerts:
+            case httplib::Error::SSLServerVerification:
+                r.error = "TLS with " + url.scheme_host_port + " failed (" +
+                          httplib::to_string(err) + ")";
+                break;
             case httplib::Error::Connection:
             case httplib::Error::ConnectionTimeout:
                 r.error = "could not connect to " + url.scheme_host_port + " (" +

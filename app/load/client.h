@@ -24,7 +24,7 @@ enum class Api { Chat, Completions };
 
 /// A remote (or local) OpenAI-compatible endpoint.
 struct Target {
-    /// "http://host:port" with an optional path prefix ("http://h:8000/v1"
+    /// "http://host:port" or "https://host:port" with an optional path prefix ("http://h:8000/v1"
     /// is accepted: a trailing "/v1" is dropped before the route is added).
     std::string base_url;
     std::string model;    ///< the request's "model" field ("" = none sent)
@@ -34,6 +34,9 @@ struct Target {
     /// Limit on one read (a stalled stream fails after this) and on the
     /// whole request (checked as data arrives).
     double timeout_s = 60;
+    /// https: a PEM file of CA certificates to trust instead of the
+    /// system's (a self-signed endpoint); "" = the system's store.
+    std::string ca_cert_path;
     /// Longest SSE line / event data and longest non-streamed body (bytes).
     size_t max_line_bytes = 1u << 20;
 };
@@ -82,8 +85,8 @@ struct RequestResult {
 /// stream_options.include_usage). `epoch_ms` is the caller's clock origin
 /// (steady clock ms) for send_ms; `count` may be empty. Never throws for
 /// network or server misbehaviour; throws std::invalid_argument for a
-/// base URL that is not "http://host[:port][/path]" (https needs a build
-/// with TLS, which this one lacks, and says so).
+/// base URL that is not "http[s]://host[:port][/path]" (https only in a
+/// build whose cpp-httplib has OpenSSL; the message says so otherwise).
 RequestResult send_request(const Target& target, const RequestSpec& spec, double epoch_ms,
                            const TokenCounter& count);
 

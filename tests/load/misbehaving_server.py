@@ -20,6 +20,7 @@ every client must read until EOF.
 
 import http.server
 import json
+import ssl
 import threading
 import time
 
@@ -118,8 +119,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass  # the client gave up, as it should for huge and stall
 
 
-def serve():
+def serve(tls=None):
+    """tls = (certfile, keyfile): serve https with that certificate."""
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv, "http://127.0.0.1:%d" % srv.server_address[1]
+    scheme = "https" if tls else "http"
+    return srv, "%s://127.0.0.1:%d" % (scheme, srv.server_address[1])
