@@ -57,7 +57,7 @@ const CommandSpec kSpec{
         {"concurrency", 0, "N", "closed loop: keep N requests in flight"},
         {"max-in-flight", 0, "N", "open loop: at most N requests in flight (default: no cap)"},
         {"requests", 0, "N", "requests per step (default: 100)"},
-        {"duration", 0, "S", "stop each step after S seconds"},
+        {"duration", 0, "S", "stop each step after S seconds (then --requests is a cap)"},
         {"warmup", 0, "N", "requests sent first, one at a time, not counted (default: 0)"},
         {"max-tokens", 0, "N", "max_tokens of each request (default: 16)"},
         {"prompts", 0, "FILE", "prompt set: one prompt per line or JSON lines with \"prompt\""},
@@ -270,7 +270,9 @@ int cmd_load(const std::vector<std::string>& argv) {
     if (args.get("max-in-flight")) {
         plan.max_in_flight = static_cast<int>(args.get_int("max-in-flight", 1, 1, 100000));
     }
-    plan.requests = static_cast<size_t>(args.get_int("requests", 100, 1, 10000000));
+    // With --duration alone the duration ends the step (requests: a cap).
+    plan.requests = static_cast<size_t>(
+        args.get_int("requests", args.get("duration") ? 10000000 : 100, 1, 10000000));
     if (args.get("duration")) plan.duration_s = args.get_double("duration", 1, 0.001, 1e7);
     plan.warmup = static_cast<size_t>(args.get_int("warmup", 0, 0, 1000000));
     plan.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0, INT64_MAX));
@@ -435,7 +437,7 @@ int cmd_load(const std::vector<std::string>& argv) {
                       {"e2e_p99_ms", slo.e2e_p99_ms ? json(*slo.e2e_p99_ms) : json(nullptr)}};
         out["run_id"] = log ? json(log->run_id()) : json(nullptr);
         out["db"] = log ? json(log->path()) : json(nullptr);
-        std::printf("%s\n", out.dump(2).c_str());
+        std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
     } else {
         print_table(steps, best);
         if (best >= 0) {

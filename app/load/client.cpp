@@ -85,7 +85,8 @@ std::string body_json(const Target& t, const RequestSpec& spec) {
     b["stream_options"] = {{"include_usage", true}};
     if (!spec.user.empty()) b["user"] = spec.user;
     if (spec.seed) b["seed"] = *spec.seed;
-    return b.dump();
+    // A prompt file's invalid UTF-8 is sent as U+FFFD, not thrown.
+    return b.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 bool is_server_header(const std::string& name) {

@@ -39,6 +39,22 @@ class Slots {
     int free_;
 };
 
+// send_request() for a request thread: anything thrown (out of memory, a
+// prompt builder's error) becomes this request's error, never
+// std::terminate in a thread.
+RequestResult send_safely(const Target& target, const RequestSpec& spec, double epoch_ms,
+                          const TokenCounter& count) {
+    try {
+        return send_request(target, spec, epoch_ms, count);
+    } catch (const std::exception& e) {
+        RequestResult r;
+        r.send_ms = steady_now_ms() - epoch_ms;
+        r.e2e_ms = 0;
+        r.error = std::string("the client failed: ") + e.what();
+        return r;
+    }
+}
+
 void sleep_until_ms(double t_ms) {
     const double now = steady_now_ms();
     if (t_ms > now) {
@@ -63,7 +79,7 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
     };
     for (size_t i = 0; i < plan.warmup; ++i) {
         const RequestSpec s = make(i, true);
-        report(i, true, s, send_request(target, s, steady_now_ms(), count));
+        report(i, true, s, send_safely(target, s, steady_now_ms(), count));
     }
 
     std::vector<RequestResult> results;
@@ -82,7 +98,7 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
                     const size_t i = next.fetch_add(1);
                     if (i >= plan.requests || steady_now_ms() >= end_ms) return;
                     const RequestSpec s = make(i, false);
-                    RequestResult r = send_request(target, s, t0, count);
+                    RequestResult r = send_safely(target, s, t0, count);
                     report(i, false, s, r);
                     std::lock_guard lock(mu);
                     done.emplace_back(i, std::move(r));
@@ -132,7 +148,7 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
         try {
             running.push_back({std::thread([&, i, due, done] {
                                    const RequestSpec s = make(i, false);
-                                   RequestResult r = send_request(target, s, t0, count);
+                                   RequestResult r = send_safely(target, s, t0, count);
                                    // Latency counts from the due time: a send
                                    // delayed by the cap waited in the client's queue.
                                    const double late = r.send_ms - (due - t0);
