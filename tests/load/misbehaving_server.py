@@ -11,6 +11,7 @@ POST /<mode>/v1/chat/completions with mode one of
   nostream  ignores "stream": one JSON body (application/json) with usage
   huge      one 10 MB data line
   flaky     every other request HTTP 500, the others as ok
+  nousage   3 chunks of 2 words each, no usage chunk
   auth      as ok with "Authorization: Bearer <AUTH_KEY>", else HTTP 401
 
 Binds 127.0.0.1 on an ephemeral port; serve() returns (server, base URL).
@@ -51,15 +52,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("X-Engine-Version", "9.9.9")
         self.end_headers()
 
-    def ok_stream(self):
+    def ok_stream(self, usage=True):
         self.start()
-        for t in ["Once", " upon", " a"]:
+        # Without usage, chunks of two words: chunk and token counts differ.
+        for t in (["Once", " upon", " a"] if usage else ["Once upon", " a time", " there was"]):
             self.wfile.write(sse(chunk(t)))
             self.wfile.flush()
             time.sleep(0.01)
-        self.wfile.write(sse({"id": "chatcmpl-t", "choices": [],
-                              "usage": {"prompt_tokens": 5, "completion_tokens": 3,
-                                        "total_tokens": 8}}))
+        if usage:
+            self.wfile.write(sse({"id": "chatcmpl-t", "choices": [],
+                                  "usage": {"prompt_tokens": 5, "completion_tokens": 3,
+                                            "total_tokens": 8}}))
         self.wfile.write(sse("[DONE]"))
 
     def do_GET(self):
@@ -83,6 +86,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(json.dumps({"error": {"message": "bad key"}}).encode())
             elif mode in ("ok", "auth") or (mode == "flaky" and k % 2 == 0):
                 self.ok_stream()
+            elif mode == "nousage":
+                self.ok_stream(usage=False)
             elif mode in ("http500", "flaky"):
                 self.start(500, "application/json")
                 self.wfile.write(json.dumps({"error": {"message": "internal failure",

@@ -5,7 +5,7 @@ logged, a prompt file's prompts sent, --duration, gamma arrivals with a cap
 in flight, the CSV file, and bad command lines refused with a clear message
 and exit status 2.
 
-Usage: test_options.py WORKBENCH_CLI TMPDIR
+Usage: test_options.py WORKBENCH_CLI MODEL TMPDIR
 """
 
 import csv
@@ -18,7 +18,7 @@ import sys
 
 from misbehaving_server import serve
 
-CLI, TMP = sys.argv[1], sys.argv[2]
+CLI, MODEL, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(TMP, exist_ok=True)
 failures = []
 
@@ -66,6 +66,27 @@ if p.returncode == 0:
     con.close()
     check(len(rows) == 6 and sum(1 for r in rows if r[1] == 1) == 2, "warmup rows: %s" % rows)
     check({r[0] for r in rows} == {"first prompt", "second prompt"}, "prompts: %s" % rows)
+
+# Without a usage block: 3 content chunks counted (approximate), or with
+# --local-model the tokens of "Once upon a time there was" by that model's tokenizer (the
+# count `workbench-cli tokenize --no-bos` prints; the tokenizer is checked
+# against llama.cpp in tests/tokenizer).
+def tokens_per_s(extra):
+    p = run(["--target", base + "/nousage", "--model", "m", "--concurrency", "1",
+             "--requests", "2", "--json", "--no-log"] + extra)
+    check(p.returncode == 0, "nousage: %s" % p.stderr)
+    st = json.loads(p.stdout)["steps"][0]
+    return st["output_throughput"] * st["duration_s"] / 2, st["output_tokens_approximate"]
+
+
+n_tok = len(subprocess.run([CLI, "tokenize", "-m", MODEL, "--no-bos", "-p",
+                            "Once upon a time there was"],
+                           capture_output=True, text=True).stdout.split())
+check(n_tok > 0, "tokenize printed nothing")
+per, approx = tokens_per_s([])
+check(abs(per - 3) < 1e-6 and approx, "chunks: %s tokens, approximate %s" % (per, approx))
+per, approx = tokens_per_s(["--local-model", MODEL])
+check(abs(per - n_tok) < 1e-6 and not approx, "tokenizer: %s tokens, expected %d" % (per, n_tok))
 
 # A prompt file with invalid UTF-8: sent (as U+FFFD) and logged, no crash.
 bad = os.path.join(TMP, "bad-utf8.txt")
