@@ -14,10 +14,12 @@
 
 namespace wb::load {
 
+/// The arrival process of an open-loop step (see the definitions above).
 enum class Arrival { Constant, Poisson, Gamma };
 
 /// "constant" | "poisson" | "gamma"; throws std::invalid_argument otherwise.
 Arrival parse_arrival(const std::string& name);
+/// "constant" | "poisson" | "gamma".
 std::string to_string(Arrival a);
 
 /// `n` raw gaps (seconds) of the process with rate `rate` (requests/s, > 0)

@@ -26,6 +26,7 @@
 
 namespace wb::load {
 
+/// The run-log writer of one load test (see above). Thread-safe.
 class LoadLog {
   public:
     /// Opens the run log at `db_path` (RunLog::open: throws its OpenError),
@@ -61,7 +62,9 @@ class LoadLog {
     size_t write_errors() const;
     std::string first_write_error() const;
 
+    /// The load_test run's id (runs.id).
     int64_t run_id() const { return run_; }
+    /// The run log's file path.
     const std::string& path() const { return log_.path(); }
 
   private:

@@ -18,6 +18,7 @@ struct Slo {
     std::optional<double> ttft_p99_ms;
     std::optional<double> itl_p99_ms;
     std::optional<double> e2e_p99_ms;
+    /// True when at least one limit is set.
     bool any() const { return ttft_p99_ms || itl_p99_ms || e2e_p99_ms; }
 };
 

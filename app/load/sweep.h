@@ -13,11 +13,13 @@
 
 namespace wb::load {
 
+/// One step of a sweep (or the single step of a plain run): its label and figures.
 struct SweepStep {
     std::string label;  ///< "synchronous", "throughput", "rate 3.50"
     StepStats stats;
 };
 
+/// Every step of a sweep, in the order run, and the one called out.
 struct SweepResult {
     std::vector<SweepStep> steps;
     /// Index into steps of the highest achieved rate meeting the SLOs
