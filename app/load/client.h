@@ -64,6 +64,10 @@ struct RequestResult {
     int http_status = 0;     ///< 0 when no response arrived
     bool streamed = false;   ///< false: the server answered with one JSON body
     double send_ms = 0;      ///< when it was sent, ms since the caller's epoch
+    /// Open loop with a cap in flight: how long the request waited for a
+    /// slot after it was due (ms). TTFT and e2e include this wait; send_ms
+    /// does not (it is the actual send).
+    double client_wait_ms = 0;
     std::optional<double> ttft_ms;
     std::vector<double> itl_ms;
     std::optional<double> tpot_ms;

@@ -155,7 +155,7 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
                                    if (late > 0) {
                                        if (r.ttft_ms) *r.ttft_ms += late;
                                        if (r.e2e_ms) *r.e2e_ms += late;
-                                       r.send_ms = due - t0;
+                                       r.client_wait_ms = late;
                                    }
                                    if (slots) slots->release();
                                    report(i, false, s, r);

@@ -30,7 +30,8 @@ StepStats step_stats(const std::vector<RequestResult>& results, const Slo& slo) 
     for (const RequestResult& r : results) {
         first_send = std::min(first_send, r.send_ms);
         last_send = std::max(last_send, r.send_ms);
-        last_end = std::max(last_end, r.send_ms + r.e2e_ms.value_or(0));
+        // e2e includes the wait for a slot before send_ms.
+        last_end = std::max(last_end, r.send_ms - r.client_wait_ms + r.e2e_ms.value_or(0));
         if (!r.ok) {
             ++s.errors;
             if (r.timed_out) ++s.timeouts;

@@ -35,11 +35,11 @@ struct StepStats {
     size_t errors = 0;                   ///< failed, timeouts included
     size_t timeouts = 0;                 ///< failed by a read or request timeout
     double duration_s = 0;               ///< first send -> last response end
-    double achieved_rate = 0;            ///< (requests - 1) / (last send - first send)
-    double request_throughput = 0;       ///< "requests/s": completed / duration_s
-    double output_throughput = 0;        ///< "output tokens/s": output tokens / duration_s
-    double input_throughput = 0;         ///< "input tokens/s over the run"
-    double goodput = 0;                  ///< requests meeting every SLO / duration_s
+    double achieved_rate = 0;       ///< (requests - 1) / (last send - first send), actual sends
+    double request_throughput = 0;  ///< "requests/s": completed / duration_s
+    double output_throughput = 0;   ///< "output tokens/s": output tokens / duration_s
+    double input_throughput = 0;    ///< "input tokens/s over the run"
+    double goodput = 0;             ///< requests meeting every SLO / duration_s
     bool output_tokens_approximate = false;  ///< some counts were content chunks
     metrics::Summary ttft, itl, tpot, e2e;
     bool meets_slo = true;  ///< the step's p99s are within every SLO given

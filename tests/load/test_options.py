@@ -109,6 +109,15 @@ p = run(["--target", url, "--arrival", "gamma", "--burstiness", "0.5", "--rate",
          "--max-in-flight", "1", "--requests", "10", "--csv", out_csv, "--no-log",
          "--synthetic-prompt-tokens", "20:5", "--shared-prefix-share", "0.5"])
 check(p.returncode == 0 and "gamma" in p.stdout, "gamma: %s %s" % (p.stdout, p.stderr))
+# With 1 in flight, each answer takes >= 30 ms (the server sleeps 3 x 10 ms),
+# so 10 sends span >= 9 x 30 ms: at most 33.3 requests/s go out of the 50
+# offered (a bound from the server's sleeps, not a timing guess).
+p = run(["--target", url, "--arrival", "gamma", "--burstiness", "0.5", "--rate", "50",
+         "--max-in-flight", "1", "--requests", "10", "--json", "--no-log"])
+if p.returncode == 0:
+    st = json.loads(p.stdout)["steps"][0]
+    check(st["achieved_rate"] <= 1000.0 / 30 and st["completed"] == 10,
+          "cap: achieved %s requests/s with 1 in flight" % st["achieved_rate"])
 if os.path.exists(out_csv):
     with open(out_csv) as f:
         table = list(csv.DictReader(f))
