@@ -132,6 +132,7 @@ struct Reading {
     // Usage and id and finish reason of one JSON object (chunk or body).
     void absorb_common(const json& j) {
         if (auto id = j.find("id"); id != j.end() && id->is_string()) r.response_id = *id;
+        if (auto m = j.find("model"); m != j.end() && m->is_string()) r.served_model = *m;
         if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
             if (auto c = u->find("completion_tokens"); c != u->end() && c->is_number_integer()) {
                 r.output_tokens = c->get<int64_t>();

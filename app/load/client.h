@@ -79,6 +79,7 @@ struct RequestResult {
     std::string output_tokens_source = "chunks";
     std::string output;
     std::string response_id;    ///< the answer's "id"
+    std::string served_model;   ///< the answer's "model" (what the endpoint says it ran)
     std::string finish_reason;  ///< as the server sent it ("stop", "length", ...)
     /// Response headers that name the server or its version ("server",
     /// "x-*-version", "openai-*"), lower-case names.

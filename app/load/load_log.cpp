@@ -99,6 +99,7 @@ void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::jso
     rec.model_version_id = model_version_;
     rec.environment_id = environment_;
     if (!r.response_id.empty()) row_settings["response_id"] = r.response_id;
+    if (!r.served_model.empty()) row_settings["served_model"] = r.served_model;
     row_settings["http_status"] = r.http_status;
     row_settings["streamed"] = r.streamed;
     row_settings["output_tokens_source"] = r.output_tokens_source;

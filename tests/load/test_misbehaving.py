@@ -98,7 +98,8 @@ if s:
     st = json.loads(oks[0][4])
     check(st.get("server_headers", {}).get("server") == "misbehaving/1.0" and
           st["server_headers"].get("x-engine-version") == "9.9.9" and
-          st.get("target") == base + "/flaky" and st.get("model") == "m",
+          st.get("target") == base + "/flaky" and st.get("model") == "m" and
+          st.get("served_model") == "m" and st.get("response_id") == "chatcmpl-t",
           "flaky: settings lack the target, model or server headers: %s" % st)
     con.close()
 
