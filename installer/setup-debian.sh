@@ -28,6 +28,8 @@ packages=(
   # float64 numpy forward pass of the architectures; prometheus_client's
   # parser reads the server's /metrics text (tests/metrics_export)
   python3 python3-jinja2 python3-numpy python3-prometheus-client
+  # the load test's https check makes a self-signed certificate (tests/load)
+  openssl
   # fuzzing in CI (tests/fuzz/run_ci.sh): clang with libFuzzer and the
   # sanitizer runtimes
   clang-14 libclang-rt-14-dev

@@ -44,6 +44,7 @@
     X(export, "Export logged responses (run log) as CSV or JSON Lines") \
     X(batch, "Run a prompt set through the continuous-batching scheduler, with latency metrics") \
     X(serve, "Serve the model over an OpenAI-compatible HTTP API (docs/server.md)") \
+    X(load, "Load-test an OpenAI-compatible endpoint: open-loop traffic, sweeps, SLOs (docs/load.md)") \
     X(log, "Run-log maintenance: path, settings, prune, retention, redact, check, salvage") \
     X(diff, "Show what differs between two runs of the run log (environment drift)") \
     /* end of the command table */

@@ -1,0 +1,457 @@
+// workbench-cli load: drives an OpenAI-compatible endpoint with open-loop
+// (or closed-loop) traffic and reports throughput, latency percentiles and
+// goodput per step, optionally as a rate sweep (docs/load.md). The work is
+// in app/load; this file parses options and prints results.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "common_options.h"
+#include "gguf/gguf.h"
+#include "load/driver.h"
+#include "load/load_log.h"
+#include "load/prompts.h"
+#include "load/step_stats.h"
+#include "load/sweep.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wb::cli {
+namespace {
+
+using json = nlohmann::json;
+
+const CommandSpec kSpec{
+    "load",
+    "",
+    "Load-test an OpenAI-compatible endpoint: throughput, latency percentiles, goodput.",
+    "Sends streaming requests (stream_options.include_usage) to --target and times each\n"
+    "from the client: TTFT, inter-token latency, TPOT, end-to-end. Open loop by default:\n"
+    "requests go out on an arrival schedule (--arrival, --rate) whatever the server does;\n"
+    "--concurrency N keeps N in flight instead. --sweep N runs a synchronous step, a\n"
+    "throughput step, then N rates between them and names the highest rate that meets\n"
+    "the SLOs. Every request is logged (one run of kind \"load_test\") unless --no-log;\n"
+    "the API key is read from the variable --api-key-env names, never printed or logged.\n"
+    "Definitions of every figure: docs/load.md.",
+    {
+        {"target", 0, "URL", "base URL of the endpoint, http://host:port (required)"},
+        {"model", 0, "NAME",
+         "the requests' \"model\" field (default: the first of GET /v1/models)"},
+        {"api-key-env", 0, "VAR", "environment variable holding the API key"},
+        {"api", 0, "chat|completions",
+         "route: /v1/chat/completions or /v1/completions (default: chat)"},
+        {"local-model", 0, "FILE",
+         "GGUF of the served model: counts output tokens when the server sends no usage"},
+        {"arrival", 0, "KIND", "constant | poisson | gamma (default: poisson)"},
+        {"rate", 0, "R", "offered requests/s of the open loop (default: 1)"},
+        {"burstiness", 0, "B", "gamma shape: 1 = Poisson, < 1 burstier (default: 1)"},
+        {"concurrency", 0, "N", "closed loop: keep N requests in flight"},
+        {"max-in-flight", 0, "N", "open loop: at most N requests in flight (default: no cap)"},
+        {"requests", 0, "N", "requests per step (default: 100)"},
+        {"duration", 0, "S", "stop each step after S seconds (then --requests is a cap)"},
+        {"warmup", 0, "N", "requests sent first, one at a time, not counted (default: 0)"},
+        {"max-tokens", 0, "N", "max_tokens of each request (default: 16)"},
+        {"prompts", 0, "FILE", "prompt set: one prompt per line or JSON lines with \"prompt\""},
+        {"synthetic-prompt-tokens", 0, "MEAN[:SD]",
+         "synthetic prompts of about MEAN (+- SD) tokens (default: 32)"},
+        {"shared-prefix-share", 0, "F",
+         "share of each synthetic prompt common to all (default: 0)"},
+        {"sweep", 0, "N", "rate sweep with N rate steps"},
+        {"sweep-concurrency", 0, "N",
+         "in-flight requests of the sweep's throughput step (default: 64)"},
+        {"slo-ttft-p99-ms", 0, "X", "SLO: p99 time to first token <= X ms"},
+        {"slo-itl-p99-ms", 0, "Y", "SLO: p99 inter-token latency <= Y ms"},
+        {"slo-e2e-p99-ms", 0, "Z", "SLO: p99 end-to-end latency <= Z ms"},
+        {"timeout-s", 0, "S", "a request fails after S s without data or S s in all (default: 60)"},
+        {"connect-timeout-s", 0, "S", "TCP connect limit (default: 10)"},
+        {"ca-cert", 0, "FILE",
+         "https: trust the CA certificates in FILE (PEM) instead of the system's"},
+        {"json", 0, "", "print the results as JSON"},
+        {"csv", 0, "FILE", "also write one CSV row per step to FILE"},
+        {"db", 0, "PATH",
+         "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+        {"no-log", 0, "", "do not log requests to the run log"},
+        {"seed", 0, "N", "seed of the arrival schedule and synthetic prompts (default: 0)"},
+    },
+    0,
+    0,
+};
+
+json summary_json(const metrics::Summary& s) {
+    const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    return {{"count", s.count},  {"mean", num(s.mean)}, {"p50", num(s.p50)}, {"p90", num(s.p90)},
+            {"p95", num(s.p95)}, {"p99", num(s.p99)},   {"max", num(s.max)}};
+}
+
+json step_json(const load::SweepStep& st, const std::map<std::string, size_t>& reasons) {
+    const load::StepStats& s = st.stats;
+    json j = {{"label", st.label},
+              {"offered_rate", s.offered_rate ? json(*s.offered_rate) : json(nullptr)},
+              {"concurrency", s.concurrency ? json(*s.concurrency) : json(nullptr)},
+              {"requests", s.requests},
+              {"completed", s.completed},
+              {"errors", s.errors},
+              {"timeouts", s.timeouts},
+              {"duration_s", s.duration_s},
+              {"achieved_rate", s.achieved_rate},
+              {"request_throughput", s.request_throughput},
+              {"output_throughput", s.output_throughput},
+              {"input_throughput", s.input_throughput},
+              {"goodput", s.goodput},
+              {"meets_slo", s.meets_slo},
+              {"output_tokens_approximate", s.output_tokens_approximate},
+              {"ttft_ms", summary_json(s.ttft)},
+              {"itl_ms", summary_json(s.itl)},
+              {"tpot_ms", summary_json(s.tpot)},
+              {"e2e_ms", summary_json(s.e2e)}};
+    j["error_reasons"] = reasons;
+    return j;
+}
+
+std::string fmt(double v, int prec = 1) {
+    if (!std::isfinite(v)) return "-";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.*f", prec, v);
+    return b;
+}
+
+void print_table(const std::vector<load::SweepStep>& steps, int best) {
+    std::printf("%-14s %8s %8s %6s %5s %8s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n", "step",
+                "offered", "achieved", "done", "err", "req/s", "out tok/s", "goodput", "TTFT p50",
+                "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "e2e p50", "e2e p99");
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const load::StepStats& s = steps[i].stats;
+        const std::string offered = s.offered_rate
+                                        ? fmt(*s.offered_rate, 2)
+                                        : ("c=" + std::to_string(s.concurrency.value_or(0)));
+        std::printf("%-14s %8s %8s %6zu %5zu %8s %9s %8s %8s %8s %8s %8s %8s %8s %8s%s\n",
+                    steps[i].label.c_str(), offered.c_str(), fmt(s.achieved_rate, 2).c_str(),
+                    s.completed, s.errors, fmt(s.request_throughput, 2).c_str(),
+                    fmt(s.output_throughput).c_str(), fmt(s.goodput, 2).c_str(),
+                    fmt(s.ttft.p50).c_str(), fmt(s.ttft.p99).c_str(), fmt(s.itl.p50).c_str(),
+                    fmt(s.itl.p99).c_str(), fmt(s.tpot.p50).c_str(), fmt(s.e2e.p50).c_str(),
+                    fmt(s.e2e.p99).c_str(),
+                    static_cast<int>(i) == best ? "  <- best within SLOs" : "");
+    }
+    std::printf("(rates in requests/s, latencies in ms%s)\n",
+                std::any_of(steps.begin(), steps.end(),
+                            [](const auto& s) { return s.stats.output_tokens_approximate; })
+                    ? "; output tokens approximate: counted as content chunks"
+                    : "");
+}
+
+void write_csv(const std::string& path, const std::vector<load::SweepStep>& steps) {
+    std::ofstream out(path);
+    if (!out) throw std::runtime_error(path + ": cannot write the CSV file");
+    const std::vector<std::string> head = {"step",
+                                           "offered_rate",
+                                           "concurrency",
+                                           "requests",
+                                           "completed",
+                                           "errors",
+                                           "timeouts",
+                                           "duration_s",
+                                           "achieved_rate",
+                                           "request_throughput",
+                                           "output_throughput",
+                                           "input_throughput",
+                                           "goodput",
+                                           "meets_slo",
+                                           "ttft_p50_ms",
+                                           "ttft_p90_ms",
+                                           "ttft_p95_ms",
+                                           "ttft_p99_ms",
+                                           "itl_p50_ms",
+                                           "itl_p90_ms",
+                                           "itl_p95_ms",
+                                           "itl_p99_ms",
+                                           "tpot_p50_ms",
+                                           "tpot_p90_ms",
+                                           "tpot_p95_ms",
+                                           "tpot_p99_ms",
+                                           "e2e_p50_ms",
+                                           "e2e_p90_ms",
+                                           "e2e_p95_ms",
+                                           "e2e_p99_ms"};
+    std::string line;
+    for (size_t i = 0; i < head.size(); ++i) line += (i ? "," : "") + head[i];
+    out << line << "\n";
+    const auto num = [](double v) { return std::isfinite(v) ? fmt(v, 6) : std::string(); };
+    for (const auto& st : steps) {
+        const load::StepStats& s = st.stats;
+        std::vector<std::string> f = {st.label,
+                                      s.offered_rate ? num(*s.offered_rate) : "",
+                                      s.concurrency ? std::to_string(*s.concurrency) : "",
+                                      std::to_string(s.requests),
+                                      std::to_string(s.completed),
+                                      std::to_string(s.errors),
+                                      std::to_string(s.timeouts),
+                                      num(s.duration_s),
+                                      num(s.achieved_rate),
+                                      num(s.request_throughput),
+                                      num(s.output_throughput),
+                                      num(s.input_throughput),
+                                      num(s.goodput),
+                                      s.meets_slo ? "1" : "0"};
+        for (const metrics::Summary* m : {&s.ttft, &s.itl, &s.tpot, &s.e2e}) {
+            for (const double v : {m->p50, m->p90, m->p95, m->p99}) f.push_back(num(v));
+        }
+        line.clear();
+        for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
+        out << line << "\n";
+    }
+    if (!out.flush()) throw std::runtime_error(path + ": writing the CSV file failed");
+}
+
+}  // namespace
+
+int cmd_load(const std::vector<std::string>& argv) {
+    const ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    load::Target target;
+    if (const auto t = args.get("target")) {
+        target.base_url = *t;
+    } else {
+        throw UsageError("load: --target URL is required");
+    }
+    try {
+        load::check_base_url(target.base_url);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("load: --target: ") + e.what());
+    }
+    target.model = args.get("model").value_or("");
+    if (const auto var = args.get("api-key-env")) {
+        const char* key = std::getenv(var->c_str());
+        if (key == nullptr || *key == '\0') {
+            throw UsageError("load: --api-key-env: the environment variable " + *var +
+                             " is not set or empty");
+        }
+        target.api_key = key;
+    }
+    const std::string api = args.get("api").value_or("chat");
+    if (api != "chat" && api != "completions") {
+        throw UsageError("load: --api: '" + api + "' is not chat or completions");
+    }
+    target.api = api == "chat" ? load::Api::Chat : load::Api::Completions;
+    target.timeout_s = args.get_double("timeout-s", 60, 0.001, 86400);
+    target.connect_timeout_s = args.get_double("connect-timeout-s", 10, 0.001, 3600);
+    target.ca_cert_path = args.get("ca-cert").value_or("");
+
+    // Without --model, the endpoint's first listed model (servers such as
+    // ours and vLLM require the field).
+    if (target.model.empty()) target.model = load::first_model_id(target);
+
+    load::StepPlan plan;
+    try {
+        plan.arrival = load::parse_arrival(args.get("arrival").value_or("poisson"));
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("load: --arrival: ") + e.what());
+    }
+    plan.rate = args.get_double("rate", 1, 1e-6, 1e6);
+    plan.burstiness = args.get_double("burstiness", 1, 1e-3, 1e3);
+    if (args.get("concurrency")) {
+        plan.concurrency = static_cast<int>(args.get_int("concurrency", 1, 1, 100000));
+        if (args.get("rate") || args.get("arrival")) {
+            throw UsageError("load: --concurrency (closed loop) excludes --rate and --arrival");
+        }
+    }
+    if (args.get("max-in-flight")) {
+        plan.max_in_flight = static_cast<int>(args.get_int("max-in-flight", 1, 1, 100000));
+    }
+    // With --duration alone the duration ends the step (requests: a cap).
+    plan.requests = static_cast<size_t>(
+        args.get_int("requests", args.get("duration") ? 10000000 : 100, 1, 10000000));
+    if (args.get("duration")) plan.duration_s = args.get_double("duration", 1, 0.001, 1e7);
+    plan.warmup = static_cast<size_t>(args.get_int("warmup", 0, 0, 1000000));
+    plan.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0, INT64_MAX));
+    const int max_tokens = static_cast<int>(args.get_int("max-tokens", 16, 1, 1000000));
+    const int sweep = static_cast<int>(args.get_int("sweep", 0, 0, 1000));
+    const int sweep_conc = static_cast<int>(args.get_int("sweep-concurrency", 64, 1, 100000));
+    if (sweep > 0 && plan.concurrency) {
+        throw UsageError("load: --sweep picks its own rates; it excludes --concurrency");
+    }
+    load::Slo slo;
+    if (args.get("slo-ttft-p99-ms"))
+        slo.ttft_p99_ms = args.get_double("slo-ttft-p99-ms", 0, 0, 1e9);
+    if (args.get("slo-itl-p99-ms")) slo.itl_p99_ms = args.get_double("slo-itl-p99-ms", 0, 0, 1e9);
+    if (args.get("slo-e2e-p99-ms")) slo.e2e_p99_ms = args.get_double("slo-e2e-p99-ms", 0, 0, 1e9);
+    if (args.has("no-log") && args.has("db")) {
+        throw UsageError("load: --db and --no-log exclude each other");
+    }
+
+    // Prompts: a set, or synthetic ones (enough for every request of a step).
+    std::vector<std::string> prompts;
+    if (const auto file = args.get("prompts")) {
+        if (args.get("synthetic-prompt-tokens") || args.get("shared-prefix-share")) {
+            throw UsageError("load: --prompts excludes the synthetic prompt options");
+        }
+        prompts = load::read_prompt_set(*file);
+    } else {
+        load::SyntheticPrompts sp;
+        sp.mean_tokens = 32;
+        sp.seed = plan.seed;
+        try {
+            if (const auto s = args.get("synthetic-prompt-tokens"))
+                load::parse_synthetic_lengths(*s, sp);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("load: --synthetic-prompt-tokens: ") + e.what());
+        }
+        sp.shared_prefix_share = args.get_double("shared-prefix-share", 0, 0, 1);
+        prompts = load::synthetic_prompts(sp, std::min<size_t>(plan.requests, 4096));
+    }
+
+    // Output tokens by our tokenizer when the server sends no usage block.
+    load::TokenCounter count;
+    std::shared_ptr<tokenizer::Vocab> vocab;
+    auto vocab_mu = std::make_shared<std::mutex>();
+    const std::string local_model = args.get("local-model").value_or("");
+    if (!local_model.empty()) {
+        const gguf::File f = gguf::File::open(local_model);
+        vocab = std::make_shared<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(f));
+        count = [vocab, vocab_mu](const std::string& text) {
+            std::lock_guard lock(*vocab_mu);
+            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
+        };
+    }
+
+    std::unique_ptr<load::LoadLog> log;
+    if (!args.has("no-log")) {
+        json run_settings = {{"target", target.base_url},
+                             {"model", target.model},
+                             {"api", api},
+                             {"arrival", load::to_string(plan.arrival)},
+                             {"rate", plan.rate},
+                             {"burstiness", plan.burstiness},
+                             {"requests", plan.requests},
+                             {"warmup", plan.warmup},
+                             {"max_tokens", max_tokens},
+                             {"sweep", sweep},
+                             {"seed", plan.seed}};
+        if (plan.concurrency) run_settings["concurrency"] = *plan.concurrency;
+        if (plan.max_in_flight) run_settings["max_in_flight"] = *plan.max_in_flight;
+        if (plan.duration_s) run_settings["duration_s"] = *plan.duration_s;
+        if (slo.ttft_p99_ms) run_settings["slo_ttft_p99_ms"] = *slo.ttft_p99_ms;
+        if (slo.itl_p99_ms) run_settings["slo_itl_p99_ms"] = *slo.itl_p99_ms;
+        if (slo.e2e_p99_ms) run_settings["slo_e2e_p99_ms"] = *slo.e2e_p99_ms;
+        log = std::make_unique<load::LoadLog>(run_log_path(args), target.base_url, target.model,
+                                              local_model, run_settings);
+    }
+
+    // Per step: label, error reasons, a send counter for the user field.
+    std::mutex mu;
+    std::string step_label = "single";
+    size_t step_index = 0;
+    std::vector<std::map<std::string, size_t>> reasons(1);
+    size_t errors_printed = 0;
+    const auto make = [&](size_t i, bool warm) {
+        load::RequestSpec s;
+        s.prompt = prompts[i % prompts.size()];
+        s.max_tokens = max_tokens;
+        std::lock_guard lock(mu);
+        s.user = "wb-load-" + std::to_string(log ? log->run_id() : 0) + "-" +
+                 std::to_string(step_index) + (warm ? "-w" : "-") + std::to_string(i);
+        return s;
+    };
+    const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,
+                               const load::RequestResult& r) {
+        std::string label;
+        {
+            std::lock_guard lock(mu);
+            label = step_label;
+            if (!r.ok) {
+                reasons[step_index][r.error]++;
+                if (errors_printed < 10 && !args.has("json")) {
+                    std::fprintf(stderr, "request %s: error: %s\n", s.user.c_str(),
+                                 r.error.c_str());
+                    if (++errors_printed == 10)
+                        std::fprintf(stderr, "(further errors are counted, not printed)\n");
+                }
+            }
+        }
+        // Queued for the log's writer thread; a failed write is counted.
+        if (log) {
+            log->log(s, r,
+                     {{"step", label},
+                      {"warmup", warm},
+                      {"target", target.base_url},
+                      {"model", target.model}});
+        }
+    };
+
+    std::vector<load::SweepStep> steps;
+    int best = -1;
+    if (sweep > 0) {
+        const auto on_step = [&](size_t index, const std::string& label) {
+            std::lock_guard lock(mu);
+            step_index = index;
+            step_label = label;
+            if (reasons.size() <= index) reasons.resize(index + 1);
+            if (!args.has("json")) std::fprintf(stderr, "step %zu: %s\n", index + 1, label.c_str());
+        };
+        load::SweepResult res =
+            load::run_sweep(target, plan, sweep, sweep_conc, slo, make, on_result, count, on_step);
+        steps = std::move(res.steps);
+        best = res.best;
+    } else {
+        load::SweepStep st;
+        st.label = plan.concurrency ? "concurrency" : load::to_string(plan.arrival);
+        step_label = st.label;
+        st.stats = load::step_stats(load::run_step(target, plan, make, on_result, count), slo);
+        if (plan.concurrency) {
+            st.stats.concurrency = plan.concurrency;
+        } else {
+            st.stats.offered_rate = plan.rate;
+        }
+        steps.push_back(std::move(st));
+        best = load::best_step(steps, slo);
+    }
+    if (log) {
+        log->end();
+        if (const size_t n = log->write_errors(); n > 0) {
+            std::fprintf(stderr, "warning: run log: %zu rows could not be written: %s\n", n,
+                         log->first_write_error().c_str());
+        }
+    }
+
+    if (const auto csv = args.get("csv")) write_csv(*csv, steps);
+    if (args.has("json")) {
+        json out = {{"target", target.base_url}, {"model", target.model}, {"api", api}};
+        json arr = json::array();
+        for (size_t i = 0; i < steps.size(); ++i) arr.push_back(step_json(steps[i], reasons[i]));
+        out["steps"] = std::move(arr);
+        out["best_step"] = best >= 0 ? json(best) : json(nullptr);
+        out["slo"] = {{"ttft_p99_ms", slo.ttft_p99_ms ? json(*slo.ttft_p99_ms) : json(nullptr)},
+                      {"itl_p99_ms", slo.itl_p99_ms ? json(*slo.itl_p99_ms) : json(nullptr)},
+                      {"e2e_p99_ms", slo.e2e_p99_ms ? json(*slo.e2e_p99_ms) : json(nullptr)}};
+        out["run_id"] = log ? json(log->run_id()) : json(nullptr);
+        out["db"] = log ? json(log->path()) : json(nullptr);
+        std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    } else {
+        print_table(steps, best);
+        if (best >= 0) {
+            std::printf("highest rate within the SLOs: %s (%.2f requests/s)\n",
+                        steps[static_cast<size_t>(best)].label.c_str(),
+                        steps[static_cast<size_t>(best)].stats.request_throughput);
+        } else if (slo.any()) {
+            std::printf("no step met the SLOs\n");
+        }
+        if (log)
+            std::printf("run log: run %lld in %s\n", static_cast<long long>(log->run_id()),
+                        log->path().c_str());
+    }
+    return 0;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,110 @@
+#pragma once
+// One request to an OpenAI-compatible endpoint (vLLM, llama-server, TGI,
+// Ollama, `workbench-cli serve`), timed on the client from the response
+// stream. Definitions follow vLLM's `bench serve` (docs/load.md):
+//   TTFT  send -> first chunk with content (ms)
+//   ITL   gaps between successive content chunks (ms)
+//   TPOT  (e2e - TTFT) / (output tokens - 1) (ms), when output tokens > 1
+//   e2e   send -> end of the response (ms)
+// Every failure (refused connection, stalled stream, HTTP error, invalid
+// SSE, an oversized line) is a result with ok = false and a reason; nothing
+// throws for what a server does.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wb::load {
+
+/// Which OpenAI route a target is driven through.
+enum class Api { Chat, Completions };
+
+/// A remote (or local) OpenAI-compatible endpoint.
+struct Target {
+    /// "http://host:port" or "https://host:port" with an optional path prefix ("http://h:8000/v1"
+    /// is accepted: a trailing "/v1" is dropped before the route is added).
+    std::string base_url;
+    std::string model;    ///< the request's "model" field ("" = none sent)
+    std::string api_key;  ///< sent as "Authorization: Bearer"; never logged or printed
+    Api api = Api::Chat;
+    double connect_timeout_s = 10;  ///< TCP connect limit
+    /// Limit on one read (a stalled stream fails after this) and on the
+    /// whole request (checked as data arrives).
+    double timeout_s = 60;
+    /// https: a PEM file of CA certificates to trust instead of the
+    /// system's (a self-signed endpoint); "" = the system's store.
+    std::string ca_cert_path;
+    /// Longest SSE line / event data and longest non-streamed body (bytes).
+    size_t max_line_bytes = 1u << 20;
+};
+
+/// What one request asks for.
+struct RequestSpec {
+    std::string prompt;
+    int max_tokens = 16;
+    std::string user;  ///< the OpenAI "user" field ("" = none); lets a server's log be matched
+    std::optional<uint64_t> seed;
+};
+
+/// Counts the tokens of a text with a local tokenizer (the model the
+/// endpoint serves), for servers that send no usage block.
+using TokenCounter = std::function<int64_t(const std::string& text)>;
+
+/// The outcome and client-side timing of one request. Durations in ms on
+/// the steady clock; nullopt = not reached.
+struct RequestResult {
+    bool ok = false;
+    /// Why it failed: a sentence ("connection refused ...", "HTTP 500: ...",
+    /// "invalid SSE at event 3: ..."); "" when ok.
+    std::string error;
+    bool timed_out = false;  ///< the failure was a read or request timeout
+    int http_status = 0;     ///< 0 when no response arrived
+    bool streamed = false;   ///< false: the server answered with one JSON body
+    double send_ms = 0;      ///< when it was sent, ms since the caller's epoch
+    /// Open loop with a cap in flight: how long the request waited for a
+    /// slot after it was due (ms). TTFT and e2e include this wait; send_ms
+    /// does not (it is the actual send).
+    double client_wait_ms = 0;
+    std::optional<double> ttft_ms;
+    std::vector<double> itl_ms;
+    std::optional<double> tpot_ms;
+    std::optional<double> e2e_ms;
+    std::optional<int64_t> prompt_tokens;  ///< from usage (nullopt when not sent)
+    int64_t output_tokens = 0;
+    /// "usage" (the server's usage block), "tokenizer" (our count of the
+    /// text) or "chunks" (content chunks counted: approximate).
+    std::string output_tokens_source = "chunks";
+    std::string output;
+    std::string response_id;    ///< the answer's "id"
+    std::string served_model;   ///< the answer's "model" (what the endpoint says it ran)
+    std::string finish_reason;  ///< as the server sent it ("stop", "length", ...)
+    /// Response headers that name the server or its version ("server",
+    /// "x-*-version", "openai-*"), lower-case names.
+    std::map<std::string, std::string> server_headers;
+};
+
+/// Sends `spec` to `target` and reads the answer (stream=true with
+/// stream_options.include_usage). `epoch_ms` is the caller's clock origin
+/// (steady clock ms) for send_ms; `count` may be empty. Never throws for
+/// network or server misbehaviour; throws std::invalid_argument for a
+/// base URL that is not "http[s]://host[:port][/path]" (https only in a
+/// build whose cpp-httplib has OpenSSL; the message says so otherwise).
+RequestResult send_request(const Target& target, const RequestSpec& spec, double epoch_ms,
+                           const TokenCounter& count);
+
+/// The first model id GET <base>/v1/models lists, or "" when the endpoint
+/// does not answer that route with a model list (never throws for what the
+/// server does; throws std::invalid_argument for a bad base URL).
+std::string first_model_id(const Target& target);
+
+/// Steady-clock now in ms (the clock send_request times with).
+double steady_now_ms();
+
+/// Checks a base URL as send_request() would; throws std::invalid_argument
+/// with the reason.
+void check_base_url(const std::string& base_url);
+
+}  // namespace wb::load

@@ -1,0 +1,106 @@
+#include "load/prompts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+
+namespace wb::load {
+namespace {
+
+// Short common English words: each is one token in the BPE and SentencePiece
+// vocabularies of common models, so a prompt of N words is about N tokens.
+constexpr const char* kWords[] = {"the",  "cat",  "sat",   "on",  "a",      "mat",  "and",  "dog",
+                                  "ran",  "to",   "see",   "big", "red",    "sun",  "in",   "sky",
+                                  "was",  "very", "happy", "day", "he",     "she",  "they", "went",
+                                  "home", "with", "her",   "his", "friend", "tree", "park", "ball",
+                                  "play", "good", "one",   "time"};
+constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
+
+}  // namespace
+
+std::vector<std::string> read_prompt_set(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot open the prompt set");
+    std::vector<std::string> out;
+    std::string line;
+    size_t no = 0;
+    while (std::getline(in, line)) {
+        ++no;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        if (line.front() == '{') {
+            const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+            if (j.is_discarded() || !j.is_object() || !j.contains("prompt") ||
+                !j["prompt"].is_string()) {
+                throw std::runtime_error(path + ":" + std::to_string(no) +
+                                         ": a JSON line needs a \"prompt\" string");
+            }
+            out.push_back(j["prompt"].get<std::string>());
+        } else {
+            out.push_back(line);
+        }
+    }
+    if (out.empty()) throw std::runtime_error(path + ": the prompt set has no prompts");
+    return out;
+}
+
+void parse_synthetic_lengths(const std::string& spec, SyntheticPrompts& out) {
+    const size_t colon = spec.find(':');
+    try {
+        size_t used = 0;
+        const std::string m = spec.substr(0, colon);
+        out.mean_tokens = std::stod(m, &used);
+        if (used != m.size()) throw std::invalid_argument("");
+        out.stddev_tokens = 0;
+        if (colon != std::string::npos) {
+            const std::string s = spec.substr(colon + 1);
+            out.stddev_tokens = std::stod(s, &used);
+            if (used != s.size()) throw std::invalid_argument("");
+        }
+    } catch (const std::exception&) {
+        throw std::invalid_argument("synthetic prompt tokens '" + spec +
+                                    "': expected MEAN[:STDDEV], e.g. 128:32");
+    }
+    if (!(out.mean_tokens >= 1 && out.mean_tokens < 1e6) ||
+        !(out.stddev_tokens >= 0 && out.stddev_tokens < 1e6)) {
+        throw std::invalid_argument("synthetic prompt tokens '" + spec +
+                                    "': MEAN must be in [1, 1e6) and STDDEV >= 0");
+    }
+}
+
+std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n) {
+    if (!(s.shared_prefix_share >= 0 && s.shared_prefix_share <= 1)) {
+        throw std::invalid_argument("shared prefix share must be in [0, 1]");
+    }
+    std::mt19937_64 rng(s.seed);
+    std::uniform_int_distribution<size_t> word(0, kNumWords - 1);
+    std::normal_distribution<double> len(s.mean_tokens, s.stddev_tokens > 0 ? s.stddev_tokens : 1);
+    const auto words = [&](size_t k) {
+        std::string t;
+        for (size_t i = 0; i < k; ++i) {
+            if (!t.empty()) t += ' ';
+            t += kWords[word(rng)];
+        }
+        return t;
+    };
+    const size_t prefix_words =
+        static_cast<size_t>(std::llround(s.shared_prefix_share * s.mean_tokens));
+    const std::string prefix = words(prefix_words);
+    std::vector<std::string> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+        const double drawn = s.stddev_tokens > 0 ? len(rng) : s.mean_tokens;
+        const size_t total = static_cast<size_t>(std::max(1.0, std::round(drawn)));
+        const size_t rest = total > prefix_words ? total - prefix_words : 0;
+        std::string p = prefix;
+        const std::string tail = words(rest);
+        if (!p.empty() && !tail.empty()) p += ' ';
+        out.push_back(p + tail);
+    }
+    return out;
+}
+
+}  // namespace wb::load

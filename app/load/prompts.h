@@ -1,0 +1,38 @@
+#pragma once
+// The prompts a load test sends: a prompt set from a file, or synthetic
+// prompts of a given length distribution with a share of every prompt
+// common to all (a shared prefix, as system prompts are, which exercises a
+// server's prefix cache).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wb::load {
+
+/// Reads a prompt set: one prompt per non-empty line; a line that starts
+/// with '{' is a JSON object whose "prompt" string is the prompt (JSON
+/// Lines as `batch` reads them). Throws std::runtime_error naming the file
+/// and line for an unreadable file, a bad JSON line or an empty set.
+std::vector<std::string> read_prompt_set(const std::string& path);
+
+/// Synthetic prompt lengths: a normal distribution of words (a word of the
+/// built-in list is about one token for common tokenizers; docs/load.md),
+/// clamped to >= 1.
+struct SyntheticPrompts {
+    double mean_tokens = 128;
+    double stddev_tokens = 0;
+    double shared_prefix_share = 0;  ///< 0..1: this share of the mean length is common to all
+    uint64_t seed = 0;
+};
+
+/// Parses "MEAN[:STDDEV]" (MEAN > 0, STDDEV >= 0). Throws
+/// std::invalid_argument naming the value.
+void parse_synthetic_lengths(const std::string& spec, SyntheticPrompts& out);
+
+/// `n` synthetic prompts: the shared prefix (share * mean words) then
+/// random words up to each prompt's drawn length. Deterministic for a seed.
+/// Throws std::invalid_argument for a share outside [0, 1].
+std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n);
+
+}  // namespace wb::load

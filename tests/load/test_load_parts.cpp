@@ -1,0 +1,224 @@
+// The load test's pure parts with hand-derived expectations: the arrival
+// generators (mean rate and coefficient of variation of the gaps of a seeded
+// sample, against the distributions' closed forms, with tolerances from the
+// sample size), the schedule's rescale, the per-step percentiles,
+// throughput and goodput on hand-worked requests, the sweep's rates and the
+// incremental SSE reader.
+
+#include <QtTest>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "load/arrivals.h"
+#include "load/sse.h"
+#include "load/step_stats.h"
+#include "load/sweep.h"
+
+using namespace wb;
+using namespace wb::load;
+
+namespace {
+
+struct Moments {
+    double mean = 0;
+    double cv = 0;
+};
+
+Moments moments(const std::vector<double>& x) {
+    double s = 0;
+    for (const double v : x) s += v;
+    const double mean = s / static_cast<double>(x.size());
+    double ss = 0;
+    for (const double v : x) ss += (v - mean) * (v - mean);
+    const double sd = std::sqrt(ss / static_cast<double>(x.size() - 1));
+    return {mean, sd / mean};
+}
+
+// Five standard errors of a sample's mean and coefficient of variation for
+// n draws of a distribution with coefficient of variation `cv` and kurtosis
+// `kurt` (non-excess): SE(mean)/mean = cv/sqrt(n); SE(sd)/sd ~=
+// sqrt((kurt - 1) / (4n)) (the delta method), and the mean's own error adds
+// to the CV's.
+double mean_tol(double mean, double cv, size_t n) {
+    return 5 * mean * cv / std::sqrt(static_cast<double>(n));
+}
+double cv_tol(double cv, double kurt, size_t n) {
+    const double dn = static_cast<double>(n);
+    return 5 * cv * std::sqrt((kurt - 1) / (4 * dn) + cv * cv / dn);
+}
+
+RequestResult ok(double send, double ttft, double e2e, int64_t out, std::vector<double> itl = {}) {
+    RequestResult r;
+    r.ok = true;
+    r.send_ms = send;
+    r.ttft_ms = ttft;
+    r.e2e_ms = e2e;
+    r.output_tokens = out;
+    r.output_tokens_source = "usage";
+    r.prompt_tokens = 10;
+    r.itl_ms = std::move(itl);
+    if (out > 1) r.tpot_ms = (e2e - ttft) / static_cast<double>(out - 1);
+    return r;
+}
+
+}  // namespace
+
+class TestLoadParts : public QObject {
+    Q_OBJECT
+  private slots:
+    void constant_gaps() {
+        const auto g = arrival_gaps(Arrival::Constant, 4.0, 1.0, 7, 100);
+        for (const double v : g) QCOMPARE(v, 0.25);
+    }
+
+    void poisson_gaps() {
+        // Exponential(rate 5): mean 1/5 s, CV 1, kurtosis 9.
+        const size_t n = 20000;
+        const Moments m = moments(arrival_gaps(Arrival::Poisson, 5.0, 1.0, 42, n));
+        QVERIFY2(std::abs(m.mean - 0.2) < mean_tol(0.2, 1, n), qPrintable(QString::number(m.mean)));
+        QVERIFY2(std::abs(m.cv - 1) < cv_tol(1, 9, n), qPrintable(QString::number(m.cv)));
+    }
+
+    void gamma_gaps_data() {
+        QTest::addColumn<double>("shape");
+        QTest::newRow("bursty B=0.25") << 0.25;
+        QTest::newRow("even B=4") << 4.0;
+    }
+    void gamma_gaps() {
+        // Gamma(shape B, scale 1/(R B)): mean 1/R, CV 1/sqrt(B), kurtosis 3 + 6/B.
+        QFETCH(double, shape);
+        const size_t n = 20000;
+        const double rate = 8;
+        const Moments m = moments(arrival_gaps(Arrival::Gamma, rate, shape, 3, n));
+        const double cv = 1 / std::sqrt(shape);
+        QVERIFY2(std::abs(m.mean - 1 / rate) < mean_tol(1 / rate, cv, n),
+                 qPrintable(QString::number(m.mean)));
+        QVERIFY2(std::abs(m.cv - cv) < cv_tol(cv, 3 + 6 / shape, n),
+                 qPrintable(QString::number(m.cv)));
+    }
+
+    void seeded_and_checked() {
+        QCOMPARE(arrival_gaps(Arrival::Poisson, 3, 1, 9, 50),
+                 arrival_gaps(Arrival::Poisson, 3, 1, 9, 50));
+        QVERIFY(arrival_gaps(Arrival::Poisson, 3, 1, 9, 50) !=
+                arrival_gaps(Arrival::Poisson, 3, 1, 10, 50));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arrival_gaps(Arrival::Poisson, 0, 1, 1, 5));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arrival_gaps(Arrival::Gamma, 1, 0, 1, 5));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parse_arrival("uniform"));
+    }
+
+    void schedule_offers_the_rate_exactly() {
+        // 501 sends at 10/s: the last is due at 500 / 10 = 50 s; the gaps keep
+        // the raw sample's shape (the same CV: a rescale does not change it).
+        const size_t n = 501;
+        const auto t = arrival_schedule(Arrival::Gamma, 10, 0.5, 11, n);
+        QCOMPARE(t.front(), 0.0);
+        QVERIFY(std::abs(t.back() - 50.0) < 1e-9);
+        std::vector<double> gaps;
+        for (size_t i = 1; i < n; ++i) {
+            QVERIFY(t[i] >= t[i - 1]);
+            gaps.push_back(t[i] - t[i - 1]);
+        }
+        const Moments raw = moments(arrival_gaps(Arrival::Gamma, 10, 0.5, 11, n - 1));
+        QVERIFY(std::abs(moments(gaps).cv - raw.cv) < 1e-9);
+    }
+
+    void step_figures_by_hand() {
+        // Four answers sent at 0, 100, 200, 300 ms; one failure sent at 400.
+        std::vector<RequestResult> rs = {
+            ok(0, 10, 50, 5, {10, 10, 10, 10}),  // ends at 50
+            ok(100, 20, 60, 5, {10, 10, 10, 10}), ok(200, 30, 70, 5, {10, 10, 10, 10}),
+            ok(300, 40, 1700, 5, {1, 2, 3, 1654}),  // ends at 2000
+        };
+        RequestResult bad;
+        bad.send_ms = 400;
+        bad.e2e_ms = 1000;  // ends at 1400
+        bad.timed_out = true;
+        bad.error = "timed out";
+        rs.push_back(bad);
+        Slo slo;
+        slo.ttft_p99_ms = 25;
+        const StepStats s = step_stats(rs, slo);
+        QCOMPARE(s.requests, size_t(5));
+        QCOMPARE(s.completed, size_t(4));
+        QCOMPARE(s.errors, size_t(1));
+        QCOMPARE(s.timeouts, size_t(1));
+        QCOMPARE(s.duration_s, 2.0);          // 0 -> 2000 ms
+        QCOMPARE(s.achieved_rate, 4 / 0.4);   // 4 gaps over 400 ms
+        QCOMPARE(s.request_throughput, 2.0);  // 4 answers / 2 s
+        QCOMPARE(s.output_throughput, 10.0);  // 20 tokens / 2 s
+        QCOMPARE(s.input_throughput, 20.0);   // 40 prompt tokens / 2 s
+        QCOMPARE(s.goodput, 1.0);             // TTFT 10 and 20 meet 25 ms: 2 / 2 s
+        // numpy.percentile([10, 20, 30, 40], q): p50 = 25, p90 = 37, p99 = 39.7.
+        QCOMPARE(s.ttft.p50, 25.0);
+        QVERIFY(std::abs(s.ttft.p90 - 37.0) < 1e-9);
+        QVERIFY(std::abs(s.ttft.p99 - 39.7) < 1e-9);
+        QVERIFY(!s.meets_slo);  // p99 39.7 > 25
+        // TPOT = (e2e - ttft) / 4: 10, 10, 10, 415 -> p50 10; mean 111.25.
+        QCOMPARE(s.tpot.p50, 10.0);
+        QCOMPARE(s.tpot.mean, 111.25);
+        // ITL pools 16 gaps: 12 tens and 1, 2, 3, 1654 -> sorted p50 = 10.
+        QCOMPARE(s.itl.count, size_t(16));
+        QCOMPARE(s.itl.p50, 10.0);
+        QVERIFY(s.goodput <= s.request_throughput);
+    }
+
+    void request_slo_by_hand() {
+        Slo slo;
+        slo.itl_p99_ms = 50;
+        // p99 of [1, 2, 3, 100]: h = 3 * 0.99 = 2.97 -> 3 + 0.97 * 97 = 97.09 > 50.
+        QVERIFY(!meets_slo(ok(0, 5, 200, 5, {1, 2, 3, 100}), slo));
+        QVERIFY(meets_slo(ok(0, 5, 200, 5, {1, 2, 3, 40}), slo));
+        slo.e2e_p99_ms = 150;
+        QVERIFY(!meets_slo(ok(0, 5, 200, 5, {1, 2, 3, 40}), slo));
+        RequestResult failed;
+        QVERIFY(!meets_slo(failed, Slo{}));
+        // A step of failures only meets no SLO and has no throughput.
+        const StepStats s = step_stats({failed, failed}, Slo{});
+        QVERIFY(!s.meets_slo);
+        QCOMPARE(s.request_throughput, 0.0);
+    }
+
+    void sweep_rates_by_hand() {
+        QCOMPARE(sweep_rates(2, 10, 3), (std::vector<double>{4, 6, 8}));
+        QCOMPARE(sweep_rates(1, 2, 1), (std::vector<double>{1.5}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, sweep_rates(1, 2, 0));
+        std::vector<SweepStep> steps(3);
+        steps[0].stats.request_throughput = 3;
+        steps[1].stats.request_throughput = 9;
+        steps[1].stats.meets_slo = false;
+        steps[2].stats.request_throughput = 6;
+        Slo slo;
+        QCOMPARE(best_step(steps, slo), -1);  // no SLO given: nothing called out
+        slo.ttft_p99_ms = 100;
+        QCOMPARE(best_step(steps, slo), 2);
+    }
+
+    void sse_reader() {
+        std::vector<std::string> events;
+        const auto on = [&](std::string_view d) {
+            events.emplace_back(d);
+            return true;
+        };
+        SseReader r(64);
+        // Split mid-line and mid-"\r\n"; a comment; an event field; CR-only lines.
+        QCOMPARE(r.feed("data: {\"a\"", on), std::string());
+        QCOMPARE(r.feed(":1}\r", on), std::string());
+        QCOMPARE(r.feed("\n\r\n: keep-alive\nevent: x\ndata:two\ndata: lines\n\n", on),
+                 std::string());
+        QCOMPARE(r.feed("data: [DONE]\r\r", on), std::string());
+        QCOMPARE(events, (std::vector<std::string>{"{\"a\":1}", "two\nlines", "[DONE]"}));
+        QVERIFY(!r.has_pending());
+        r.feed("data: trailing", on);
+        QVERIFY(r.has_pending());
+
+        SseReader small(8);
+        const std::string err = small.feed(std::string(100, 'x'), on);
+        QCOMPARE(err, std::string("an SSE line longer than 8 bytes"));
+        QCOMPARE(small.feed("\n\n", on), err);  // stays failed
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLoadParts)
+#include "test_load_parts.moc"

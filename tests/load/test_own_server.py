@@ -1,0 +1,111 @@
+"""workbench-cli load against our own `workbench-cli serve` (stories260K,
+CPU backend, 127.0.0.1):
+  - a Poisson load at 25 requests/s over 500 requests achieves that rate
+    within 5%, measured independently from the server's run log (when the
+    server received each request);
+  - the client-side TTFT of every request is >= the server's own TTFT for
+    that request (matched through the OpenAI "user" field each request
+    carries, which the server logs);
+  - a short sweep has a synchronous step, a throughput step and N rates
+    strictly between their rates, goodput <= throughput at every step, and
+    calls out the highest rate within the SLOs (every step with a loose SLO,
+    none with an impossible one).
+
+Usage: test_own_server.py WORKBENCH_CLI MODEL TMPDIR [RATE REQUESTS]
+(RATE and REQUESTS default to 25 and 500; a sanitizer build, whose server
+sustains about 11 requests/s on 2 cores, passes 6 and 150.)
+"""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
+from serverlib import Server, check  # noqa: E402
+
+CLI, MODEL, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
+os.makedirs(TMP, exist_ok=True)
+
+
+def fresh(path):
+    for f in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(f):
+            os.remove(f)
+    return path
+
+
+def load(url, *extra):
+    p = subprocess.run([CLI, "load", "--target", url, "--json"] + list(extra),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "load exited %d: %s" % (p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def by_user(db):
+    """user field -> (ttft_ms, started_ms, finish_reason) of every row."""
+    con = sqlite3.connect(db)
+    try:
+        return {u: (t, s, f) for u, t, s, f in con.execute(
+            "SELECT json_extract(settings, '$.user'), ttft_ms, started_ms, finish_reason "
+            "FROM responses")}
+    finally:
+        con.close()
+
+
+server_db = fresh(os.path.join(TMP, "server.sqlite"))
+client_db = fresh(os.path.join(TMP, "client.sqlite"))
+RATE, N = (float(sys.argv[4]), int(sys.argv[5])) if len(sys.argv) > 5 else (25.0, 500)
+
+with Server(CLI, MODEL, ["--parallel", "4"], db=server_db) as s:
+    out = load(s.url, "--arrival", "poisson", "--rate", str(RATE), "--requests", str(N),
+               "--max-tokens", "4", "--seed", "1", "--db", client_db)
+    step = out["steps"][0]
+    check(step["completed"] == N and step["errors"] == 0, "poisson: %s" % step)
+    check(abs(step["achieved_rate"] - RATE) / RATE < 0.05,
+          "poisson: achieved %.3f requests/s, offered %.1f" % (step["achieved_rate"], RATE))
+    check(step["goodput"] <= step["request_throughput"], "poisson: goodput > throughput")
+
+    # The sweep (runs while the server is up; its requests are not logged).
+    sweep = load(s.url, "--sweep", "3", "--requests", "40", "--max-tokens", "8",
+                 "--sweep-concurrency", "16", "--slo-ttft-p99-ms", "60000", "--no-log")
+    strict = load(s.url, "--sweep", "1", "--requests", "20", "--max-tokens", "4",
+                  "--sweep-concurrency", "8", "--slo-ttft-p99-ms", "0.000001", "--no-log")
+
+# The rate the server saw: 499 gaps between the first and last request it
+# received, from its own run log (ms resolution over ~20 s).
+server = by_user(server_db)
+client = by_user(client_db)
+check(len(client) == N, "client log: %d rows, expected %d" % (len(client), N))
+mine = {u: v for u, v in server.items() if u in client}
+check(len(mine) == N, "server log: %d of %d requests found by user" % (len(mine), N))
+starts = sorted(v[1] for v in mine.values())
+seen_rate = (N - 1) / ((starts[-1] - starts[0]) / 1000.0)
+check(abs(seen_rate - RATE) / RATE < 0.05,
+      "the server saw %.3f requests/s, offered %.1f" % (seen_rate, RATE))
+bad = [(u, client[u][0], mine[u][0]) for u in mine
+       if mine[u][0] is None or client[u][0] is None or client[u][0] < mine[u][0]]
+check(not bad, "client TTFT < server TTFT (or missing) for %d requests, e.g. %s" %
+      (len(bad), bad[:3]))
+
+steps = sweep["steps"]
+check([x["label"] for x in steps[:2]] == ["synchronous", "throughput"] and len(steps) == 5,
+      "sweep: steps %s" % [x["label"] for x in steps])
+sync_rate, max_rate = steps[0]["request_throughput"], steps[1]["request_throughput"]
+lo, hi = min(sync_rate, max_rate), max(sync_rate, max_rate)
+for x in steps[2:]:
+    check(lo < x["offered_rate"] < hi, "sweep: rate %s outside (%s, %s)" %
+          (x["offered_rate"], lo, hi))
+for x in steps + strict["steps"]:
+    check(x["errors"] == 0, "sweep step %s had errors: %s" % (x["label"], x["error_reasons"]))
+    check(x["goodput"] <= x["request_throughput"] + 1e-9,
+          "sweep step %s: goodput %s > throughput %s" %
+          (x["label"], x["goodput"], x["request_throughput"]))
+best = max(range(len(steps)), key=lambda i: steps[i]["request_throughput"])
+check(sweep["best_step"] == best, "sweep: best step %s, expected %d (the highest rate)" %
+      (sweep["best_step"], best))
+check(strict["best_step"] is None, "an impossible SLO met: %s" % strict["best_step"])
+check(all(x["goodput"] == 0 for x in strict["steps"]), "goodput under an impossible SLO")
+print("ok: achieved %.2f, server saw %.2f requests/s; saturation %.1f requests/s" %
+      (step["achieved_rate"], seen_rate, max_rate))
