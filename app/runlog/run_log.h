@@ -9,7 +9,7 @@
 //   RunLog log = RunLog::open(path);                       // strict: refuses a bad file
 //   int64_t run = log.begin_run(RunKind::Batch, "prompts.txt", settings);
 //   int64_t mv  = log.ensure_model_version(model_path);    // hashed once per file
-//   int64_t env = log.ensure_environment(collect_environment("vulkan", dev));
+//   int64_t env = log.ensure_environment(collect_environment(model.device_facts()));
 //   ... for each finished response: log.log_response({run, mv, env, ...});
 //   log.end_run(run);
 //
