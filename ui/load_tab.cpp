@@ -107,13 +107,13 @@ void LoadTab::build() {
         tr("Open loop: requests go out on this schedule whatever the server does. "
            "Gamma: burstiness < 1 is burstier than Poisson. Closed loop: N requests "
            "kept in flight."));
-    rate_ = double_box(0.01, 1e6, 1, 2, 1);
+    rate_ = double_box(0.01, 1e5, 1, 2, 1);
     rate_->setToolTip(tr("Offered requests/s of an open loop (a sweep picks its own rates)."));
     burstiness_ = double_box(0.01, 1000, 0.1, 2, 1);
     concurrency_ = int_box(1, 100000, 4);
     requests_ = int_box(1, 10000000, 100);
     requests_->setToolTip(tr("Requests per step (with a duration: a cap)."));
-    duration_ = double_box(0, 1e7, 10, 1, 0, tr("none"));
+    duration_ = double_box(0, 1e6, 10, 0, 0, tr("none"));
     duration_->setToolTip(tr("Stop each step after this many seconds; none: by requests."));
     maxTokens_ = int_box(1, 1000000, 16);
     promptFile_ = new QLineEdit;
@@ -129,17 +129,19 @@ void LoadTab::build() {
     promptMean_ = double_box(1, 100000, 8, 0, 32);
     promptMean_->setToolTip(tr("Synthetic prompts: mean length in tokens (about one word each)."));
     promptSd_ = double_box(0, 100000, 4, 0, 0);
+    promptSd_->setToolTip(tr("Synthetic prompts: standard deviation of the length in tokens."));
     prefixShare_ = double_box(0, 1, 0.1, 2, 0);
-    prefixShare_->setToolTip(tr("Share of each synthetic prompt common to all (a system prompt)."));
+    prefixShare_->setToolTip(
+        tr("Share (0..1) of each synthetic prompt common to all (a system prompt)."));
     sweep_ = int_box(0, 1000, 0, tr("off"));
     sweep_->setToolTip(
         tr("A rate sweep: a synchronous step, a throughput step, then N rates "
            "between them. Off: one step with the arrival above."));
     sweepConc_ = int_box(1, 100000, 64);
     sweepConc_->setToolTip(tr("Requests in flight in the sweep's throughput step."));
-    sloTtft_ = double_box(0, 1e9, 50, 1, 0, tr("none"));
-    sloItl_ = double_box(0, 1e9, 5, 1, 0, tr("none"));
-    sloE2e_ = double_box(0, 1e9, 100, 1, 0, tr("none"));
+    sloTtft_ = double_box(0, 1e7, 50, 0, 0, tr("none"));
+    sloItl_ = double_box(0, 1e7, 5, 0, 0, tr("none"));
+    sloE2e_ = double_box(0, 1e7, 100, 0, 0, tr("none"));
     timeout_ = double_box(0.1, 86400, 10, 1, 60);
     timeout_->setToolTip(tr("A request fails after this many seconds without data, or in all."));
     log_ = new QCheckBox(tr("Log requests"));
@@ -160,7 +162,7 @@ void LoadTab::build() {
     form->addWidget(new QLabel(tr("Target URL:")), r, 0);
     form->addWidget(url_, r++, 1, 1, 3);
     const std::pair<QString, QWidget*> pairs[] = {
-        {tr("Model:"), model_},           {tr("API key variable:"), keyEnv_},
+        {tr("Model:"), model_},           {tr("API key env:"), keyEnv_},
         {tr("Arrival:"), arrival_},       {tr("Rate (req/s):"), rate_},
         {tr("Burstiness:"), burstiness_}, {tr("Concurrency:"), concurrency_},
         {tr("Requests:"), requests_},     {tr("Duration (s):"), duration_},
@@ -176,10 +178,10 @@ void LoadTab::build() {
     form->addWidget(new QLabel(tr("Prompts:")), r, 0);
     form->addLayout(prompt_row, r++, 1, 1, 3);
     const std::pair<QString, QWidget*> more[] = {
-        {tr("Prompt tokens (mean):"), promptMean_}, {tr("Prompt tokens (sd):"), promptSd_},
-        {tr("Shared prefix share:"), prefixShare_}, {tr("Sweep steps:"), sweep_},
-        {tr("Sweep concurrency:"), sweepConc_},     {tr("SLO TTFT p99 (ms):"), sloTtft_},
-        {tr("SLO ITL p99 (ms):"), sloItl_},         {tr("SLO e2e p99 (ms):"), sloE2e_},
+        {tr("Prompt tokens:"), promptMean_},  {tr("Tokens sd:"), promptSd_},
+        {tr("Shared prefix:"), prefixShare_}, {tr("Sweep steps:"), sweep_},
+        {tr("Sweep in flight:"), sweepConc_}, {tr("SLO TTFT p99 (ms):"), sloTtft_},
+        {tr("SLO ITL p99 (ms):"), sloItl_},   {tr("SLO e2e p99 (ms):"), sloE2e_},
     };
     i = 0;
     for (const auto& [label, w] : more) {
