@@ -103,7 +103,12 @@ std::string steps_csv(const std::vector<SweepStep>& steps) {
                                         "e2e_p95_ms",
                                         "e2e_p99_ms"};
     std::string out;
-    for (size_t i = 0; i < std::size(kHead); ++i) out += (i ? "," : "") + std::string(kHead[i]);
+    // Separator and field appended apart: GCC 12 warns (-Wrestrict, bug
+    // 105329) on `"," + field` temporaries.
+    for (size_t i = 0; i < std::size(kHead); ++i) {
+        if (i) out += ',';
+        out += kHead[i];
+    }
     out += "\n";
     for (const auto& st : steps) {
         const StepStats& s = st.stats;
@@ -124,7 +129,10 @@ std::string steps_csv(const std::vector<SweepStep>& steps) {
         for (const metrics::Summary* m : {&s.ttft, &s.itl, &s.tpot, &s.e2e}) {
             for (const double v : {m->p50, m->p90, m->p95, m->p99}) f.push_back(fixed6(v));
         }
-        for (size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + f[i];
+        for (size_t i = 0; i < f.size(); ++i) {
+            if (i) out += ',';
+            out += f[i];
+        }
         out += "\n";
     }
     return out;
