@@ -11,6 +11,7 @@
 #include "chat_view.h"
 #include "compare/compare_tab.h"
 #include "history_view.h"
+#include "load_tab.h"
 #include "model_bar.h"
 #include "run_recorder.h"
 #include "server_tab.h"
@@ -207,6 +208,33 @@ TabHooks server_hooks() {
     return h;
 }
 
+QWidget* make_load(const TabContext& c) {
+    return new LoadTab(c.recorder);
+}
+
+// A running test is busy; closing stops it (no request sent after that;
+// those in flight end and are logged) and waits for its worker. The API
+// key's value is never saved, only the variable's name.
+TabHooks load_hooks() {
+    TabHooks h;
+    h.busy = [](QWidget* w) {
+        auto* t = qobject_cast<LoadTab*>(w);
+        if (!t || !t->isRunning()) return QString();
+        const QString p = t->progressText();
+        return p.isEmpty() ? tr_tabs("a load test is starting") : tr_tabs("load test, %1").arg(p);
+    };
+    h.stop = [](QWidget* w) {
+        if (auto* t = qobject_cast<LoadTab*>(w)) t->stopAndWait();
+    };
+    h.save = [](QWidget* w, QSettings& s) {
+        if (auto* t = qobject_cast<LoadTab*>(w)) t->saveSettings(s);
+    };
+    h.restore = [](QWidget* w, const QSettings& s) {
+        if (auto* t = qobject_cast<LoadTab*>(w)) t->restoreSettings(s);
+    };
+    return h;
+}
+
 }  // namespace
 
 const std::vector<TabSpec>& tab_specs() {
@@ -217,6 +245,7 @@ const std::vector<TabSpec>& tab_specs() {
         {"compare", QT_TRANSLATE_NOOP("tabs", "Compare"), QKeySequence(Qt::CTRL | Qt::Key_3), &make_compare, compare_hooks()},
         {"history", QT_TRANSLATE_NOOP("tabs", "History"), QKeySequence(Qt::CTRL | Qt::Key_4), &make_history},
         {"server", QT_TRANSLATE_NOOP("tabs", "Server"), QKeySequence(Qt::CTRL | Qt::Key_5), &make_server, server_hooks()},
+        {"load", QT_TRANSLATE_NOOP("tabs", "Load"), QKeySequence(Qt::CTRL | Qt::Key_6), &make_load, load_hooks()},
     };
     // clang-format on
     return specs;

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include "load/driver.h"
 #include "load/load_log.h"
 #include "load/prompts.h"
+#include "load/report.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
 #include "tokenizer/tokenizer.h"
@@ -86,37 +86,6 @@ const CommandSpec kSpec{
     0,
 };
 
-json summary_json(const metrics::Summary& s) {
-    const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    return {{"count", s.count},  {"mean", num(s.mean)}, {"p50", num(s.p50)}, {"p90", num(s.p90)},
-            {"p95", num(s.p95)}, {"p99", num(s.p99)},   {"max", num(s.max)}};
-}
-
-json step_json(const load::SweepStep& st, const std::map<std::string, size_t>& reasons) {
-    const load::StepStats& s = st.stats;
-    json j = {{"label", st.label},
-              {"offered_rate", s.offered_rate ? json(*s.offered_rate) : json(nullptr)},
-              {"concurrency", s.concurrency ? json(*s.concurrency) : json(nullptr)},
-              {"requests", s.requests},
-              {"completed", s.completed},
-              {"errors", s.errors},
-              {"timeouts", s.timeouts},
-              {"duration_s", s.duration_s},
-              {"achieved_rate", s.achieved_rate},
-              {"request_throughput", s.request_throughput},
-              {"output_throughput", s.output_throughput},
-              {"input_throughput", s.input_throughput},
-              {"goodput", s.goodput},
-              {"meets_slo", s.meets_slo},
-              {"output_tokens_approximate", s.output_tokens_approximate},
-              {"ttft_ms", summary_json(s.ttft)},
-              {"itl_ms", summary_json(s.itl)},
-              {"tpot_ms", summary_json(s.tpot)},
-              {"e2e_ms", summary_json(s.e2e)}};
-    j["error_reasons"] = reasons;
-    return j;
-}
-
 std::string fmt(double v, int prec = 1) {
     if (!std::isfinite(v)) return "-";
     char b[32];
@@ -147,69 +116,6 @@ void print_table(const std::vector<load::SweepStep>& steps, int best) {
                             [](const auto& s) { return s.stats.output_tokens_approximate; })
                     ? "; output tokens approximate: counted as content chunks"
                     : "");
-}
-
-void write_csv(const std::string& path, const std::vector<load::SweepStep>& steps) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error(path + ": cannot write the CSV file");
-    const std::vector<std::string> head = {"step",
-                                           "offered_rate",
-                                           "concurrency",
-                                           "requests",
-                                           "completed",
-                                           "errors",
-                                           "timeouts",
-                                           "duration_s",
-                                           "achieved_rate",
-                                           "request_throughput",
-                                           "output_throughput",
-                                           "input_throughput",
-                                           "goodput",
-                                           "meets_slo",
-                                           "ttft_p50_ms",
-                                           "ttft_p90_ms",
-                                           "ttft_p95_ms",
-                                           "ttft_p99_ms",
-                                           "itl_p50_ms",
-                                           "itl_p90_ms",
-                                           "itl_p95_ms",
-                                           "itl_p99_ms",
-                                           "tpot_p50_ms",
-                                           "tpot_p90_ms",
-                                           "tpot_p95_ms",
-                                           "tpot_p99_ms",
-                                           "e2e_p50_ms",
-                                           "e2e_p90_ms",
-                                           "e2e_p95_ms",
-                                           "e2e_p99_ms"};
-    std::string line;
-    for (size_t i = 0; i < head.size(); ++i) line += (i ? "," : "") + head[i];
-    out << line << "\n";
-    const auto num = [](double v) { return std::isfinite(v) ? fmt(v, 6) : std::string(); };
-    for (const auto& st : steps) {
-        const load::StepStats& s = st.stats;
-        std::vector<std::string> f = {st.label,
-                                      s.offered_rate ? num(*s.offered_rate) : "",
-                                      s.concurrency ? std::to_string(*s.concurrency) : "",
-                                      std::to_string(s.requests),
-                                      std::to_string(s.completed),
-                                      std::to_string(s.errors),
-                                      std::to_string(s.timeouts),
-                                      num(s.duration_s),
-                                      num(s.achieved_rate),
-                                      num(s.request_throughput),
-                                      num(s.output_throughput),
-                                      num(s.input_throughput),
-                                      num(s.goodput),
-                                      s.meets_slo ? "1" : "0"};
-        for (const metrics::Summary* m : {&s.ttft, &s.itl, &s.tpot, &s.e2e}) {
-            for (const double v : {m->p50, m->p90, m->p95, m->p99}) f.push_back(num(v));
-        }
-        line.clear();
-        for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
-        out << line << "\n";
-    }
-    if (!out.flush()) throw std::runtime_error(path + ": writing the CSV file failed");
 }
 
 }  // namespace
@@ -425,18 +331,21 @@ int cmd_load(const std::vector<std::string>& argv) {
         }
     }
 
-    if (const auto csv = args.get("csv")) write_csv(*csv, steps);
+    if (const auto csv = args.get("csv")) load::write_csv(*csv, steps);
     if (args.has("json")) {
-        json out = {{"target", target.base_url}, {"model", target.model}, {"api", api}};
-        json arr = json::array();
-        for (size_t i = 0; i < steps.size(); ++i) arr.push_back(step_json(steps[i], reasons[i]));
-        out["steps"] = std::move(arr);
-        out["best_step"] = best >= 0 ? json(best) : json(nullptr);
-        out["slo"] = {{"ttft_p99_ms", slo.ttft_p99_ms ? json(*slo.ttft_p99_ms) : json(nullptr)},
-                      {"itl_p99_ms", slo.itl_p99_ms ? json(*slo.itl_p99_ms) : json(nullptr)},
-                      {"e2e_p99_ms", slo.e2e_p99_ms ? json(*slo.e2e_p99_ms) : json(nullptr)}};
-        out["run_id"] = log ? json(log->run_id()) : json(nullptr);
-        out["db"] = log ? json(log->path()) : json(nullptr);
+        load::Report rep;
+        rep.target = target.base_url;
+        rep.model = target.model;
+        rep.api = api;
+        rep.steps = steps;
+        rep.reasons = reasons;
+        rep.best = best;
+        rep.slo = slo;
+        if (log) {
+            rep.run_id = log->run_id();
+            rep.db = log->path();
+        }
+        const json out = load::report_json(rep);
         std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
     } else {
         print_table(steps, best);

@@ -55,11 +55,20 @@ RequestResult send_safely(const Target& target, const RequestSpec& spec, double 
     }
 }
 
-void sleep_until_ms(double t_ms) {
-    const double now = steady_now_ms();
-    if (t_ms > now) {
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(t_ms - now));
+// Sleeps until `t_ms` in slices of at most 50 ms so a stop flag is seen
+// soon; false when `cancel` was set.
+bool sleep_until_ms(double t_ms, const std::atomic<bool>* cancel) {
+    for (;;) {
+        if (cancel && cancel->load()) return false;
+        const double left = t_ms - steady_now_ms();
+        if (left <= 0) return true;
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(std::min(left, 50.0)));
     }
+}
+
+bool cancelled(const StepPlan& plan) {
+    return plan.cancel && plan.cancel->load();
 }
 
 }  // namespace
@@ -77,7 +86,7 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
     const auto report = [&](size_t i, bool warm, const RequestSpec& s, const RequestResult& r) {
         if (on_result) on_result(i, warm, s, r);
     };
-    for (size_t i = 0; i < plan.warmup; ++i) {
+    for (size_t i = 0; i < plan.warmup && !cancelled(plan); ++i) {
         const RequestSpec s = make(i, true);
         report(i, true, s, send_safely(target, s, steady_now_ms(), count));
     }
@@ -96,7 +105,7 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
             workers.emplace_back([&] {
                 for (;;) {
                     const size_t i = next.fetch_add(1);
-                    if (i >= plan.requests || steady_now_ms() >= end_ms) return;
+                    if (i >= plan.requests || steady_now_ms() >= end_ms || cancelled(plan)) return;
                     const RequestSpec s = make(i, false);
                     RequestResult r = send_safely(target, s, t0, count);
                     report(i, false, s, r);
@@ -139,9 +148,10 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
             }
         }
     };
+    size_t sent = 0;
     for (size_t i = 0; i < n; ++i) {
         const double due = t0 + when[i] * 1000.0;
-        sleep_until_ms(due);
+        if (!sleep_until_ms(due, plan.cancel)) break;
         if (slots) slots->acquire();
         reap();
         auto done = std::make_shared<std::atomic<bool>>(false);
@@ -175,8 +185,10 @@ std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
             report(i, false, s, r);
             results[i] = std::move(r);
         }
+        sent = i + 1;
     }
     for (Running& r : running) r.thread.join();
+    results.resize(sent);  // a stopped step: only the requests sent
     return results;
 }
 

@@ -4,6 +4,7 @@
 // closed loop (N requests kept in flight). One thread per request in
 // flight; each request has its own connection.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -32,6 +33,12 @@ struct StepPlan {
     std::optional<double> duration_s;  ///< stop sending after this many seconds
     size_t warmup = 0;                 ///< sent first, one at a time, not in the results
     uint64_t seed = 0;                 ///< arrival schedule seed
+    /// Stop flag a front end sets (Stop button, window close); nullptr =
+    /// none. Once true, no further request is sent (an open loop's wait
+    /// for the next due time ends within 50 ms); requests in flight run to
+    /// their end (bounded by the target's timeout) and the step returns
+    /// the requests that were sent.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 /// Builds request `i` of the step (warm-up requests get i = 0..warmup-1
@@ -43,8 +50,8 @@ using OnResult =
     std::function<void(size_t i, bool warmup, const RequestSpec&, const RequestResult&)>;
 
 /// Runs `plan` and returns the results of the non-warm-up requests, in
-/// send order; send_ms is relative to the step's first send. Throws
-/// std::invalid_argument for a plan with a rate <= 0, concurrency < 1 or
+/// send order (only those sent when plan.cancel stopped the step); send_ms is relative to the
+/// step's first send. Throws std::invalid_argument for a plan with a rate <= 0, concurrency < 1 or
 /// max_in_flight < 1, and what send_request() throws for a bad URL.
 std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
                                     const MakeRequest& make, const OnResult& on_result,

@@ -34,7 +34,8 @@ int best_step(const std::vector<SweepStep>& steps, const Slo& slo) {
 
 SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int throughput_concurrency,
                       const Slo& slo, const MakeRequest& make, const OnResult& on_result,
-                      const TokenCounter& count, const OnStep& on_step) {
+                      const TokenCounter& count, const OnStep& on_step,
+                      const OnStepDone& on_step_done) {
     SweepResult out;
     const auto step = [&](const std::string& label, StepPlan plan) {
         if (on_step) on_step(out.steps.size(), label);
@@ -45,14 +46,22 @@ SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int thr
         const StepStats& s = out.steps.back().stats;
         if (plan.concurrency) out.steps.back().stats.concurrency = plan.concurrency;
         if (!plan.concurrency) out.steps.back().stats.offered_rate = plan.rate;
+        if (on_step_done) on_step_done(out.steps.size() - 1, out.steps.back());
         return s.request_throughput;
+    };
+    const auto stopped = [&] {
+        out.cancelled = base.cancel && base.cancel->load();
+        if (out.cancelled) out.best = best_step(out.steps, slo);
+        return out.cancelled;
     };
     StepPlan sync = base;
     sync.concurrency = 1;
     const double sync_rate = step("synchronous", sync);
+    if (stopped()) return out;
     StepPlan thr = base;
     thr.concurrency = throughput_concurrency;
     const double max_rate = step("throughput", thr);
+    if (stopped()) return out;
     if (!(sync_rate > 0) || !(max_rate > 0)) {
         throw std::runtime_error(
             "the sweep's synchronous or throughput step had no successful request; see the "
@@ -65,6 +74,7 @@ SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int thr
         char label[48];
         std::snprintf(label, sizeof label, "rate %.2f", r);
         step(label, p);
+        if (stopped()) return out;
     }
     out.best = best_step(out.steps, slo);
     return out;

@@ -25,10 +25,16 @@ struct SweepResult {
     /// Index into steps of the highest achieved rate meeting the SLOs
     /// (requests/s), or -1 when no step does (or no SLO was given).
     int best = -1;
+    /// base.cancel stopped the sweep: steps holds those run (the last one
+    /// possibly cut short).
+    bool cancelled = false;
 };
 
 /// Called before each step (index, label) so a front end can show progress.
 using OnStep = std::function<void(size_t index, const std::string& label)>;
+/// Called after each step with its figures, so a front end can show them
+/// as they come.
+using OnStepDone = std::function<void(size_t index, const SweepStep& step)>;
 
 /// The N rates of a sweep between `sync_rate` and `max_rate` (requests/s):
 /// sync + k (max - sync) / (n + 1) for k = 1..n (both ends excluded, they
@@ -40,10 +46,12 @@ std::vector<double> sweep_rates(double sync_rate, double max_rate, int n);
 /// warm-up and seed of every step; `throughput_concurrency` the
 /// throughput step's in-flight count. Throws as run_step(), and
 /// std::runtime_error when the synchronous or throughput step has no
-/// successful request (there is no rate to sweep).
+/// successful request (there is no rate to sweep). When base.cancel is
+/// set, it returns after the step that saw it (cancelled = true).
 SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int throughput_concurrency,
                       const Slo& slo, const MakeRequest& make, const OnResult& on_result,
-                      const TokenCounter& count, const OnStep& on_step);
+                      const TokenCounter& count, const OnStep& on_step,
+                      const OnStepDone& on_step_done = {});
 
 /// Index of the step with the highest achieved request rate among those
 /// meeting `slo` (-1 when none does or `slo` is empty). Rate of a closed

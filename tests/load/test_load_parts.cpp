@@ -3,14 +3,19 @@
 // sample, against the distributions' closed forms, with tolerances from the
 // sample size), the schedule's rescale, the per-step percentiles,
 // throughput and goodput on hand-worked requests, the sweep's rates and the
-// incremental SSE reader.
+// incremental SSE reader; the stop flag of a step and a sweep; the CSV
+// export of a hand-made step.
 
 #include <QtTest>
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "load/arrivals.h"
+#include "load/driver.h"
+#include "load/report.h"
 #include "load/sse.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
@@ -217,6 +222,70 @@ class TestLoadParts : public QObject {
         const std::string err = small.feed(std::string(100, 'x'), on);
         QCOMPARE(err, std::string("an SSE line longer than 8 bytes"));
         QCOMPARE(small.feed("\n\n", on), err);  // stays failed
+    }
+
+    // A stop flag already set: an open or closed step sends nothing (no
+    // request is made: the target's port would refuse it) and a sweep
+    // returns after its first step, marked cancelled, without throwing.
+    void stop_flag_sends_nothing() {
+        std::atomic<bool> stop{true};
+        Target t;
+        t.base_url = "http://127.0.0.1:9";
+        StepPlan plan;
+        plan.rate = 1000;
+        plan.requests = 50;
+        plan.cancel = &stop;
+        size_t made = 0;
+        const MakeRequest make = [&](size_t, bool) {
+            ++made;
+            return RequestSpec{};
+        };
+        QCOMPARE(run_step(t, plan, make, {}, {}).size(), size_t(0));
+        plan.concurrency = 4;
+        QCOMPARE(run_step(t, plan, make, {}, {}).size(), size_t(0));
+        QCOMPARE(made, size_t(0));
+        plan.concurrency.reset();
+        size_t started = 0;
+        size_t finished = 0;
+        const SweepResult r = run_sweep(
+            t, plan, 3, 8, Slo{}, make, {}, {}, [&](size_t, const std::string&) { ++started; },
+            [&](size_t, const SweepStep&) { ++finished; });
+        QVERIFY(r.cancelled);
+        QCOMPARE(r.steps.size(), size_t(1));
+        QCOMPARE(started, size_t(1));
+        QCOMPARE(finished, size_t(1));
+        QCOMPARE(r.steps[0].label, std::string("synchronous"));
+    }
+
+    // One hand-made step as CSV: the header, then its figures with 6
+    // decimals and empty fields for figures without samples.
+    void csv_of_a_hand_made_step() {
+        SweepStep st;
+        st.label = "rate 2.50";
+        st.stats.offered_rate = 2.5;
+        st.stats.requests = 4;
+        st.stats.completed = 3;
+        st.stats.errors = 1;
+        st.stats.duration_s = 2;
+        st.stats.achieved_rate = 2.5;
+        st.stats.request_throughput = 1.5;
+        st.stats.output_throughput = 12;
+        st.stats.goodput = 1;
+        st.stats.meets_slo = false;
+        st.stats.ttft.count = 3;
+        st.stats.ttft.mean = st.stats.ttft.p50 = st.stats.ttft.p90 = st.stats.ttft.p95 =
+            st.stats.ttft.p99 = st.stats.ttft.max = 10;
+        const std::string csv = steps_csv({st});
+        const auto nl = csv.find('\n');
+        QVERIFY(csv.substr(0, nl).rfind("step,offered_rate,concurrency,requests,completed,errors,"
+                                        "timeouts,duration_s,achieved_rate,request_throughput,",
+                                        0) == 0);
+        const std::string row = csv.substr(nl + 1);
+        QVERIFY2(row.rfind("rate 2.50,2.500000,,4,3,1,0,2.000000,2.500000,1.500000,12.000000,"
+                           "0.000000,1.000000,0,10.000000,10.000000,10.000000,10.000000,",
+                           0) == 0,
+                 row.c_str());
+        QCOMPARE(std::count(row.begin(), row.end(), ','), std::ptrdiff_t(29));
     }
 };
 

@@ -1,0 +1,58 @@
+#pragma once
+// The exports of a load test: JSON (every figure of every step, the best
+// step, the SLOs, the run id) and CSV (one row per step). `workbench-cli
+// load --json / --csv` and the GUI's Load tab write the same text through
+// these functions. Keys and columns are listed in docs/load.md.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "load/step_stats.h"
+#include "load/sweep.h"
+
+namespace wb::load {
+
+/// Error reasons of one step and how many requests failed with each.
+using ErrorReasons = std::map<std::string, size_t>;
+
+/// {"count","mean","p50","p90","p95","p99","max"} of `s` (ms); a figure
+/// that is not finite (no sample) is null.
+nlohmann::json summary_json(const metrics::Summary& s);
+
+/// One step as JSON: label, offered_rate (null for a closed loop),
+/// concurrency, counts, rates, goodput, meets_slo, the four latency
+/// summaries and `reasons` as "error_reasons".
+nlohmann::json step_json(const SweepStep& step, const ErrorReasons& reasons);
+
+/// What a whole load test reports (the `--json` document).
+struct Report {
+    std::string target;  ///< base URL (never a key)
+    std::string model;
+    std::string api;  ///< "chat" | "completions"
+    std::vector<SweepStep> steps;
+    std::vector<ErrorReasons> reasons;  ///< per step; may be shorter (none)
+    int best = -1;                      ///< index into steps, -1 = none
+    Slo slo;
+    std::optional<int64_t> run_id;  ///< the load_test run, nullopt when not logged
+    std::optional<std::string> db;  ///< the run log's path
+};
+
+/// The JSON document of `r`: target, model, api, steps (step_json),
+/// best_step (null for none), slo, run_id, db.
+nlohmann::json report_json(const Report& r);
+
+/// The CSV text of `steps`: a header line, then one line per step (label,
+/// rates, counts, goodput, meets_slo as 1/0, p50/p90/p95/p99 of TTFT, ITL,
+/// TPOT and e2e in ms; an empty field for a figure without samples).
+/// Numbers with 6 decimals; labels contain no comma or quote.
+std::string steps_csv(const std::vector<SweepStep>& steps);
+
+/// Writes steps_csv(steps) to `path`. Throws std::runtime_error naming the
+/// path when it cannot be written.
+void write_csv(const std::string& path, const std::vector<SweepStep>& steps);
+
+}  // namespace wb::load
