@@ -272,7 +272,7 @@ constexpr const char* kV5 = R"sql(
 ALTER TABLE runs ADD COLUMN no_text INTEGER NOT NULL DEFAULT 0 CHECK (no_text IN (0, 1));
 )sql";
 
-// Version 6 (issue 30, serving): run_events, what happened to a run besides
+// Version 6 (serving): run_events, what happened to a run besides
 // its responses: a server started or stopped, each decision of a canary
 // rollout (canary_step, promote, rollback) with the figures that made it.
 // `details` is a JSON object (rollout::Decision::to_json() for a decision).

@@ -1,4 +1,4 @@
-// The Load tab (issue 31) in the real main window, offscreen: the Server
+// The Load tab in the real main window, offscreen: the Server
 // tab serves stories260K (CPU) on an ephemeral 127.0.0.1 port, the Load tab
 // (its URL left empty: the Server tab's) runs a short rate sweep with real
 // HTTP requests through app/load, and the test checks the step table, the

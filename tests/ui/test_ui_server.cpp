@@ -1,4 +1,4 @@
-// The Server tab (issue 30) in the real main window, offscreen, on the real
+// The Server tab in the real main window, offscreen, on the real
 // engine (stories260K, CPU) and a real SQLite run log: started from the
 // tab, it answers real HTTP requests from QNetworkAccessManager on
 // 127.0.0.1; its counters and chart series grow; the counts it shows equal
