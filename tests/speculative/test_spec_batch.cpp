@@ -60,35 +60,54 @@ struct Mixed {
 };
 
 /// `reqs` submitted in order to one scheduler of 4 slots over a fresh
-/// model (and a fresh draft model when one asks for it).
+/// model (and a fresh draft model when one asks for it), after `warm` ran
+/// there to the end (its blocks left in the prefix cache; the metrics
+/// start after it).
 Mixed run(const std::string& path, const std::string& backend, const std::vector<Request>& reqs,
-          SchedulerParams sp, uint32_t n_ctx = 512) {
+          SchedulerParams sp, uint32_t n_ctx = 512, const std::vector<Request>& warm = {}) {
     const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(gguf::File::open(path));
     auto target = load(path, backend, n_ctx);
     std::unique_ptr<model::Model> draft;
     std::mutex mu;
     std::map<scheduler::RequestId, Event> fin;
+    std::vector<scheduler::RequestId> ids;
     Mixed out;
     {
+        Scheduler* sched = nullptr;
+        size_t warm_left = warm.size();
+        // Queues all of `reqs` before the engine's next step, so admissions
+        // do not depend on thread timing.
+        auto submit_all = [&] {
+            for (const Request& r : reqs) {
+                const auto sub = sched->submit(r);
+                if (!sub.accepted) qFatal("refused: %s", sub.message.c_str());
+                ids.push_back(sub.id);
+            }
+        };
         Scheduler s(*target, vocab, sp, [&](const Event& e) {
+            if (e.type != EventType::Finished) return;
             std::lock_guard lock(mu);
-            if (e.type == EventType::Finished) fin[e.id] = e;
+            fin[e.id] = e;
+            if (warm_left > 0 && --warm_left == 0) {
+                // On the engine thread, before this event counts as
+                // delivered: wait_idle cannot return in between.
+                sched->reset_metrics();
+                submit_all();
+            }
         });
+        sched = &s;
         for (const Request& r : reqs) {
             if (r.speculative.kind == Kind::DraftModel && !draft) {
                 draft = load(path, backend, 512);
                 s.set_draft_model(std::make_shared<speculative::DraftModelDrafter>(*draft, "self"));
             }
         }
-        std::vector<scheduler::RequestId> ids;
-        for (const Request& r : reqs) {
-            const auto sub = s.submit(r);
-            if (!sub.accepted) qFatal("refused: %s", sub.message.c_str());
-            ids.push_back(sub.id);
-        }
+        for (const Request& r : warm) ids.push_back(s.submit(r).id);
+        if (warm.empty()) submit_all();
         s.start();
         if (!s.wait_idle(600s)) qFatal("timeout");
         out.metric_decode_tokens = s.metrics().snapshot(s.now_ms(), 1e9).run.decode_tokens;
+        std::lock_guard lock(mu);
         for (auto id : ids) out.fin.push_back(fin.at(id));
     }
     out.pool = wbtest::content(target->kv_cells());
@@ -121,14 +140,16 @@ std::vector<Request> without_speculation(std::vector<Request> reqs) {
 /// Greedy mixed run against the same requests without speculation.
 void same_as_plain(const std::string& path, const std::string& backend,
                    const std::vector<Request>& reqs, SchedulerParams sp, uint32_t n_ctx = 512,
-                   bool expect_same_pool = true, Mixed* spec_out = nullptr) {
-    const Mixed plain = run(path, backend, without_speculation(reqs), sp, n_ctx);
-    const Mixed spec = run(path, backend, reqs, sp, n_ctx);
+                   bool expect_same_pool = true, Mixed* spec_out = nullptr,
+                   const std::vector<Request>& warm = {}) {
+    const Mixed plain = run(path, backend, without_speculation(reqs), sp, n_ctx, warm);
+    const Mixed spec = run(path, backend, reqs, sp, n_ctx, warm);
+    const size_t w = warm.size();  // the warm-up's Finished events come first
     int verified_shared = 0, accepted = 0, drafted = 0, preemptions = 0;
     uint64_t n_out = 0;
     for (size_t i = 0; i < reqs.size(); ++i) {
-        const Event& p = plain.fin[i];
-        const Event& e = spec.fin[i];
+        const Event& p = plain.fin[w + i];
+        const Event& e = spec.fin[w + i];
         QCOMPARE(e.reason, p.reason);
         QCOMPARE(e.output_tokens, p.output_tokens);
         QCOMPARE(e.output, p.output);
@@ -257,6 +278,19 @@ class TestSpecBatch : public QObject {
             }
         }
         QVERIFY(ended_inside > 0);
+    }
+
+    void drafts_evict_no_cached_block() {
+        // A long request fills most of a 256-cell pool and ends: its blocks
+        // stay in the prefix cache and few blocks are free. The mixed run
+        // after it must evict exactly the cached blocks plain decoding
+        // evicts: its drafts may only use the free set.
+        const auto g = wbtest::read_greedy_golden();
+        std::vector<Request> warm = {greedy(g.at(5).prompt_ids, 8, Kind::None)};
+        std::vector<Request> reqs = stories_requests(24);
+        reqs.erase(reqs.begin());  // prompt 0 begins as the warm-up's prompt
+        same_as_plain(kStories, "cpu-ref", reqs, SchedulerParams{4, 16, 8, 24}, 256, true, nullptr,
+                      warm);
     }
 
     void sampled_mixed_run_leaves_the_pool_of_the_emitted_tokens() {
