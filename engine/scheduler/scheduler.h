@@ -5,11 +5,13 @@
 //
 // Each step builds ONE ubatch (model::Batch) that mixes
 //   1. one decode token of every running request that is past its prompt
-//      (the token it sampled last step), and
+//      (the token it sampled last step),
 //   2. prefill chunks of admitted requests, oldest admission first, at most
-//      `prefill_chunk` prompt tokens per request and step,
-// up to `step_tokens` tokens in all (as llama.cpp's server and vLLM's chunked
-// prefill do; decode first keeps inter-token latency steady). One forward
+//      `prefill_chunk` prompt tokens per request and step, and
+//   3. the draft tokens of decoding requests that speculate (below),
+// up to `step_tokens` tokens in all, as llama.cpp's server and vLLM's
+// chunked prefill do: decode tokens first (it keeps inter-token latency
+// steady), then drafts, then prefill chunks get what is left. One forward
 // pass, then each request with a logits row samples with its own Sampler.
 //
 // KV pool (model::KvCells): blocks of cells shared by all sequences, as in
