@@ -12,6 +12,7 @@
 
 #include <QtTest>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,8 +64,12 @@ struct Mixed {
 /// model (and a fresh draft model when one asks for it), after `warm` ran
 /// there to the end (its blocks left in the prefix cache; the metrics
 /// start after it).
+/// `hook` sees every event on the engine thread (e.g. to cancel).
+using Hook = std::function<void(Scheduler&, const Event&)>;
+
 Mixed run(const std::string& path, const std::string& backend, const std::vector<Request>& reqs,
-          SchedulerParams sp, uint32_t n_ctx = 512, const std::vector<Request>& warm = {}) {
+          SchedulerParams sp, uint32_t n_ctx = 512, const std::vector<Request>& warm = {},
+          const Hook& hook = {}) {
     const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(gguf::File::open(path));
     auto target = load(path, backend, n_ctx);
     std::unique_ptr<model::Model> draft;
@@ -85,6 +90,7 @@ Mixed run(const std::string& path, const std::string& backend, const std::vector
             }
         };
         Scheduler s(*target, vocab, sp, [&](const Event& e) {
+            if (hook) hook(*sched, e);
             if (e.type != EventType::Finished) return;
             std::lock_guard lock(mu);
             fin[e.id] = e;
@@ -291,6 +297,32 @@ class TestSpecBatch : public QObject {
         reqs.erase(reqs.begin());  // prompt 0 begins as the warm-up's prompt
         same_as_plain(kStories, "cpu-ref", reqs, SchedulerParams{4, 16, 8, 24}, 256, true, nullptr,
                       warm);
+    }
+
+    void cancel_inside_a_speculating_run() {
+        // The n-gram request is cancelled when its 11th token arrives (the
+        // cancel takes effect at the next step's start, after that step's
+        // rollback). Its tokens so far are plain greedy's, and the pool is
+        // that of a plain run where it had as many tokens as max_tokens.
+        const SchedulerParams sp{4, 16, 8, 16};
+        const std::vector<Request> reqs = stories_requests(40);
+        const Mixed spec =
+            run(kStories, "cpu-ref", reqs, sp, 512, {}, [](Scheduler& s, const Event& e) {
+                if (e.type == EventType::Token && e.index == 10 && e.id == 1) s.cancel(e.id);
+            });
+        const Event& c = spec.fin.at(0);
+        QCOMPARE(c.reason, scheduler::FinishReason::Cancelled);
+        QVERIFY(c.speculative.verify_passes > 0);
+        const size_t n = c.output_tokens.size();
+        QVERIFY(n >= 11 && n < 40);
+        std::vector<Request> plain_reqs = without_speculation(reqs);
+        plain_reqs[0].max_tokens = int32_t(n);
+        const Mixed plain = run(kStories, "cpu-ref", plain_reqs, sp);
+        QCOMPARE(c.output_tokens, plain.fin.at(0).output_tokens);
+        for (size_t i = 1; i < reqs.size(); ++i)
+            QCOMPARE(spec.fin[i].output_tokens, plain.fin[i].output_tokens);
+        QVERIFY(spec.unexplained.empty());
+        QVERIFY(spec.pool == plain.pool);
     }
 
     void sampled_mixed_run_leaves_the_pool_of_the_emitted_tokens() {
