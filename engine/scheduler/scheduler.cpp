@@ -520,6 +520,12 @@ void Scheduler::preempt(Slot& slot, double t, std::vector<Event>& ev) {
     ev.push_back(std::move(e));
     metrics_.record_preempted(t);
     model_.seq_rm(slot.seq);
+    // The draft model's sequence goes too: it would hold blocks of the
+    // draft's pool while the request waits, and the request may come back
+    // in another slot (it is fed its history again then).
+    if (draft_model_ && j.req.speculative.kind == SpeculativeParams::Kind::DraftModel) {
+        draft_model_->release(slot.seq);
+    }
     j.queue_deadline_ms = kNever;  // the queue-wait limit is for the first admission
     preempted_.push_back(std::move(slot.job));
     slot.n_past = 0;
