@@ -60,12 +60,13 @@ struct Mixed {
     uint64_t metric_decode_tokens = 0;  // the scheduler metrics' decode tokens, whole run
 };
 
+/// Sees every event on the engine thread (e.g. to cancel a request).
+using Hook = std::function<void(Scheduler&, const Event&)>;
+
 /// `reqs` submitted in order to one scheduler of 4 slots over a fresh
 /// model (and a fresh draft model when one asks for it), after `warm` ran
 /// there to the end (its blocks left in the prefix cache; the metrics
-/// start after it).
-/// `hook` sees every event on the engine thread (e.g. to cancel).
-using Hook = std::function<void(Scheduler&, const Event&)>;
+/// start after it). Finished events: warm's, then reqs', in order.
 
 Mixed run(const std::string& path, const std::string& backend, const std::vector<Request>& reqs,
           SchedulerParams sp, uint32_t n_ctx = 512, const std::vector<Request>& warm = {},
