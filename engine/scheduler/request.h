@@ -47,9 +47,9 @@ const char* to_string(ErrorKind k);
 /// Speculative decoding for one request (docs/speculative.md): a drafter
 /// proposes up to k tokens, the target checks them all in one pass
 /// (speculative::verify). Output is unchanged: token for token at
-/// temperature <= 0, in distribution when sampling. Only a request that
-/// runs ALONE speculates: in a step shared with other requests it decodes
-/// one token as usual (SpeculativeStats::shared_passes counts those steps).
+/// temperature <= 0, in distribution when sampling. Speculating requests
+/// share each step's pass with the other running requests (continuous
+/// batching; SpeculativeStats::shared_passes counts those passes).
 struct SpeculativeParams {
     enum class Kind {
         None,        ///< plain decoding
@@ -71,11 +71,19 @@ struct SpeculativeStats {
     std::string drafter;        ///< "ngram" or the draft model's label; "" = none
     int32_t target_passes = 0;  ///< decode passes of the target for this request
     int32_t verify_passes = 0;  ///< of which checked a non-empty draft
-    int32_t shared_passes = 0;  ///< of which ran without a draft: other requests shared the step
+    int32_t shared_passes = 0;  ///< of which other requests had tokens in (with or without a draft)
     int32_t drafted = 0;        ///< draft tokens proposed and checked
     int32_t accepted = 0;       ///< of which the target kept
     double draft_ms = 0.0;      ///< time spent proposing (ms)
     double verify_ms = 0.0;     ///< time of the target passes that checked a draft (ms)
+    /// Logits rows the target computed in this request's decode passes: one
+    /// per pass (the fed token) plus its draft tokens (k + 1 for a verify
+    /// pass). What the passes cost, in tokens of compute.
+    int32_t decode_rows = 0;
+    /// Output tokens those passes emitted (1 + accepted per verify pass,
+    /// fewer when the request ended inside it; the prefill's first token is
+    /// not counted). What the metrics' decode tokens/s count.
+    int32_t decode_tokens = 0;
     /// accepted / drafted (0 when nothing was drafted).
     double acceptance_rate() const { return drafted > 0 ? double(accepted) / drafted : 0.0; }
     /// accepted / verify_passes: draft tokens kept per checking pass.

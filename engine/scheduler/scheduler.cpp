@@ -136,6 +136,10 @@ struct Scheduler::Slot {
     std::unique_ptr<Job> job;
     size_t n_past = 0;        // positions in the cache (= next position)
     size_t batch_tokens = 0;  // tokens of this slot in the current ubatch
+    // Speculation in the current step: the draft after the fed token, the
+    // logits row of the fed token and of the first draft token.
+    std::vector<int32_t> draft;
+    size_t fed_row = 0, draft_row = 0;
 
     bool busy() const { return job != nullptr; }
     bool prefilling() const { return busy() && n_past < job->target(); }
@@ -516,6 +520,12 @@ void Scheduler::preempt(Slot& slot, double t, std::vector<Event>& ev) {
     ev.push_back(std::move(e));
     metrics_.record_preempted(t);
     model_.seq_rm(slot.seq);
+    // The draft model's sequence goes too: it would hold blocks of the
+    // draft's pool while the request waits, and the request may come back
+    // in another slot (it is fed its history again then).
+    if (draft_model_ && j.req.speculative.kind == SpeculativeParams::Kind::DraftModel) {
+        draft_model_->release(slot.seq);
+    }
     j.queue_deadline_ms = kNever;  // the queue-wait limit is for the first admission
     preempted_.push_back(std::move(slot.job));
     slot.n_past = 0;
@@ -612,11 +622,28 @@ void Scheduler::step(std::vector<Event>& ev) {
     });
     for (Slot* s : order) extend_prefix(*s);
 
+    // Drafts first: the decode rows of every decoding request, and the
+    // drafts of those that speculate, come before prefill chunks in the
+    // step's token budget (prefill takes what is left). The drafter runs
+    // here, once per speculating request, one after the other.
+    uint32_t n_decoding = 0;
+    for (const Slot* s : order) n_decoding += s->decoding() ? 1 : 0;
+    uint32_t draft_budget = params_.step_tokens - std::min(params_.step_tokens, n_decoding);
+    uint32_t n_drafted = 0;
+    for (Slot* s : order) {
+        s->draft.clear();
+        if (!s->decoding() || !s->job->spec_k) continue;
+        s->draft = propose_draft(*s, draft_budget, ev);
+        if (!s->busy()) continue;  // the drafter failed and ended it
+        draft_budget -= static_cast<uint32_t>(s->draft.size());
+        n_drafted += static_cast<uint32_t>(s->draft.size());
+    }
+
     // Plan each slot's tokens: a decode token, or a prefill chunk within the
     // step's budget (the decode tokens of younger slots keep their place);
     // blocks for them, preempting the youngest when the pool is short.
     const double t_plan = now_ms();
-    uint32_t budget = params_.step_tokens;
+    uint32_t budget = params_.step_tokens - n_drafted;
     uint32_t decodes_left = 0;
     for (const Slot* s : order) decodes_left += s->decoding() ? 1 : 0;
     uint32_t planned_blocks = 0;
@@ -700,36 +727,39 @@ void Scheduler::step(std::vector<Event>& ev) {
         }
     }
 
-    // The ubatch: decode tokens first, then prefill chunks, oldest first.
+    // Drafts go LAST in the ubatch, after every token plain decoding would
+    // compute: those take their new blocks first, in the same order as
+    // without speculation. A draft may only use blocks still in the free set
+    // then (no cached block evicted), so that seq_truncate leaves no trace.
+    uint32_t free_left =
+        kv.pool().n_free() > planned_blocks ? kv.pool().n_free() - planned_blocks : 0;
+    for (Slot* s : planned) {
+        if (s->draft.empty()) continue;
+        const uint32_t fed = kv.blocks_needed(s->seq, 1);
+        size_t d = s->draft.size();
+        while (d > 0 && kv.blocks_needed(s->seq, static_cast<uint32_t>(1 + d)) - fed > free_left)
+            --d;
+        s->draft.resize(d);
+        free_left -= kv.blocks_needed(s->seq, static_cast<uint32_t>(1 + d)) - fed;
+    }
+
+    // The ubatch: decode tokens first, then prefill chunks, oldest first,
+    // then the drafts.
     batch_.clear();
-    std::vector<Slot*> rows;  // [n_outputs] which slot each logits row belongs to
+    std::vector<Slot*> rows;       // [n_outputs] which slot each logits row belongs to
+    std::vector<char> decode_row;  // [n_outputs] the row is a decode pass's (not a prefill's)
     uint32_t n_prefill = 0;
-    // Speculation only when one request runs (the rollback's no-trace
-    // guarantee is per sequence, and a shared step would wait for a draft).
-    const size_t n_busy = static_cast<size_t>(
-        std::count_if(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); }));
-    Slot* spec_slot = nullptr;
-    std::vector<int32_t> draft;
     for (Slot* s : planned) {
         if (!s->decoding()) continue;
         Job& j = *s->job;
+        s->fed_row = rows.size();
         batch_.add(j.output.back(), static_cast<int32_t>(s->n_past), s->seq, true);
         rows.push_back(s);
+        decode_row.push_back(1);
         if (!j.spec_k) continue;
         ++j.spec.target_passes;
-        if (planned.size() != 1 || n_busy != 1) {
-            ++j.spec.shared_passes;
-            continue;
-        }
-        draft = propose_draft(*s, ev);
-        if (!s->busy()) return;  // the drafter failed and ended it
-        if (draft.empty()) continue;
-        spec_slot = s;
-        for (size_t i = 0; i < draft.size(); ++i) {
-            batch_.add(draft[i], static_cast<int32_t>(s->n_past + 1 + i), s->seq, true);
-            rows.push_back(s);
-        }
-        s->batch_tokens += draft.size();
+        ++j.spec.decode_rows;
+        if (planned.size() > 1) ++j.spec.shared_passes;
     }
     for (Slot* s : planned) {
         if (s->decoding()) continue;
@@ -739,9 +769,23 @@ void Scheduler::step(std::vector<Event>& ev) {
             const int32_t tok = p < j.prompt.size() ? j.prompt[p] : j.output[p - j.prompt.size()];
             const bool last = j.output.empty() && p + 1 == j.prompt.size();
             batch_.add(tok, static_cast<int32_t>(p), s->seq, last);
-            if (last) rows.push_back(s);
+            if (last) {
+                rows.push_back(s);
+                decode_row.push_back(0);
+            }
         }
         n_prefill += static_cast<uint32_t>(s->batch_tokens);
+    }
+    for (Slot* s : planned) {
+        if (s->draft.empty()) continue;
+        s->draft_row = rows.size();
+        for (size_t i = 0; i < s->draft.size(); ++i) {
+            batch_.add(s->draft[i], static_cast<int32_t>(s->n_past + 1 + i), s->seq, true);
+            rows.push_back(s);
+            decode_row.push_back(1);
+        }
+        s->batch_tokens += s->draft.size();
+        s->job->spec.decode_rows += static_cast<int32_t>(s->draft.size());
     }
     if (batch_.size() == 0) return;
 
@@ -758,10 +802,6 @@ void Scheduler::step(std::vector<Event>& ev) {
         return;
     }
     const double t = now_ms();
-    // A pass after a step that left no request running (or after the engine
-    // slept) starts a busy stretch: the gap before it is idle time.
-    metrics_.record_step(t, t - t0, n_prefill, static_cast<uint32_t>(rows.size()),
-                         !busy_after_step_);
 
     // The ubatch is in the cache now.
     for (Slot* s : planned) {
@@ -776,14 +816,19 @@ void Scheduler::step(std::vector<Event>& ev) {
         s->n_past += s->batch_tokens;
     }
     const size_t n_vocab = model_.hparams().n_vocab;
+    uint32_t n_sampled = 0;  // output tokens emitted (a verify pass's kept ones, not its rows)
     for (size_t r = 0; r < rows.size(); ++r) {
         Slot& s = *rows[r];
-        if (&s == spec_slot) {
-            verify_draft(
-                s,
-                std::span<const float>(logits_).subspan(r * n_vocab, (draft.size() + 1) * n_vocab),
-                draft, t - t0, t, ev);
-            r += draft.size();
+        if (!s.draft.empty()) {
+            if (r != s.fed_row) continue;  // a draft row: verified with the fed token's row
+            // The fed token's row and the draft's rows, in order, contiguous.
+            const size_t d = s.draft.size();
+            spec_rows_.resize((d + 1) * n_vocab);
+            std::copy_n(logits_.begin() + static_cast<long>(r * n_vocab), n_vocab,
+                        spec_rows_.begin());
+            std::copy_n(logits_.begin() + static_cast<long>(s.draft_row * n_vocab), d * n_vocab,
+                        spec_rows_.begin() + static_cast<long>(n_vocab));
+            n_sampled += verify_draft(s, spec_rows_, s.draft, t - t0, t, ev);
             continue;
         }
         std::span<const float> row(logits_.data() + r * n_vocab, n_vocab);
@@ -809,8 +854,16 @@ void Scheduler::step(std::vector<Event>& ev) {
                 t, ev);
             continue;
         }
+        if (decode_row[r] && s.job->spec_k) ++s.job->spec.decode_tokens;
+        ++n_sampled;
         on_token(s, token, std::move(lp), t, ev);
     }
+    for (Slot* s : planned) s->draft.clear();
+    // A pass after a step that left no request running (or after the engine
+    // slept) starts a busy stretch: the gap before it is idle time. Decode
+    // tokens are the tokens emitted, not the rows computed: a verify pass's
+    // k + 1 rows give 1 to k + 1 tokens (SpeculativeStats has both).
+    metrics_.record_step(t, t - t0, n_prefill, n_sampled, !busy_after_step_);
     busy_after_step_ =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); });
 }
@@ -819,7 +872,7 @@ void Scheduler::set_draft_model(std::shared_ptr<speculative::Drafter> drafter) {
     draft_model_ = std::move(drafter);
 }
 
-std::vector<int32_t> Scheduler::propose_draft(Slot& slot, std::vector<Event>& ev) {
+std::vector<int32_t> Scheduler::propose_draft(Slot& slot, uint32_t budget, std::vector<Event>& ev) {
     Job& j = *slot.job;
     const model::KvCells& kv = model_.kv_cells();
     // Positions the verify pass may add: the fed token plus the draft, all
@@ -829,7 +882,7 @@ std::vector<int32_t> Scheduler::propose_draft(Slot& slot, std::vector<Event>& ev
     k = std::min<size_t>(k, room > 0 ? room - 1 : 0);
     k = std::min<size_t>(k, n_ctx_ > slot.n_past + 1 ? n_ctx_ - slot.n_past - 1 : 0);
     k = std::min<size_t>(k, static_cast<size_t>(j.req.max_tokens) - j.output.size() - 1);
-    k = std::min<size_t>(k, params_.step_tokens - 1);
+    k = std::min<size_t>(k, budget);
     if (k == 0) return {};
     std::vector<int32_t> history = j.prompt;
     history.insert(history.end(), j.output.begin(), j.output.end());
@@ -860,9 +913,9 @@ std::vector<int32_t> Scheduler::propose_draft(Slot& slot, std::vector<Event>& ev
     return draft;
 }
 
-void Scheduler::verify_draft(Slot& slot, std::span<const float> rows,
-                             const std::vector<int32_t>& draft, double pass_ms, double t,
-                             std::vector<Event>& ev) {
+size_t Scheduler::verify_draft(Slot& slot, std::span<const float> rows,
+                               const std::vector<int32_t>& draft, double pass_ms, double t,
+                               std::vector<Event>& ev) {
     Job& j = *slot.job;
     const size_t n_vocab = model_.hparams().n_vocab;
     const size_t base = slot.n_past - draft.size();  // positions once the fed token is in
@@ -875,7 +928,7 @@ void Scheduler::verify_draft(Slot& slot, std::span<const float> rows,
                     "sampling output token " + std::to_string(j.output.size()) +
                         " (speculative decode step): " + e.what(),
                     t, ev);
-        return;
+        return 0;
     }
     ++j.spec.verify_passes;
     j.spec.verify_ms += pass_ms;
@@ -893,9 +946,11 @@ void Scheduler::verify_draft(Slot& slot, std::span<const float> rows,
             lp = sampling::token_logprobs(rows.subspan(i * n_vocab, n_vocab), v.tokens[i],
                                           j.req.top_logprobs);
         }
+        ++j.spec.decode_tokens;
         on_token(slot, v.tokens[i], std::move(lp), t, ev);
-        if (!slot.busy()) return;  // ended: later tokens are discarded
+        if (!slot.busy()) return i + 1;  // ended: later tokens are discarded
     }
+    return v.tokens.size();
 }
 
 void Scheduler::deliver(std::vector<Event>& ev) {

@@ -5,11 +5,13 @@
 //
 // Each step builds ONE ubatch (model::Batch) that mixes
 //   1. one decode token of every running request that is past its prompt
-//      (the token it sampled last step), and
+//      (the token it sampled last step),
 //   2. prefill chunks of admitted requests, oldest admission first, at most
-//      `prefill_chunk` prompt tokens per request and step,
-// up to `step_tokens` tokens in all (as llama.cpp's server and vLLM's chunked
-// prefill do; decode first keeps inter-token latency steady). One forward
+//      `prefill_chunk` prompt tokens per request and step, and
+//   3. the draft tokens of decoding requests that speculate (below),
+// up to `step_tokens` tokens in all, as llama.cpp's server and vLLM's
+// chunked prefill do: decode tokens first (it keeps inter-token latency
+// steady), then drafts, then prefill chunks get what is left. One forward
 // pass, then each request with a logits row samples with its own Sampler.
 //
 // KV pool (model::KvCells): blocks of cells shared by all sequences, as in
@@ -34,14 +36,21 @@
 // changes results: cached K/V are the values the same tokens at the same
 // positions produced.
 //
-// Speculative decoding (Request::speculative, docs/speculative.md): while a
-// request that asked for it runs ALONE, its decode step also carries up to
-// k draft tokens (n-gram or the draft model of set_draft_model), all with
-// logits; speculative::verify keeps the agreed prefix plus one token, the
-// KV pool is rolled back to it (KvCells::seq_truncate) and the kept tokens
-// go through the usual token path, so EOS, stop strings and max_tokens end
-// the request at the same token as plain decoding. In a step shared with
-// other requests it decodes one token as usual.
+// Speculative decoding (Request::speculative, docs/speculative.md): each
+// decoding request that asked for it adds up to k draft tokens (n-gram or
+// the draft model of set_draft_model) after its decode token, all with
+// logits, in the same ubatch as the other requests' decode tokens and
+// prefill chunks (requests with and without a draft share the pass). The
+// drafts take the step's token budget after the decode rows and before
+// prefill chunks, sit at the END of the ubatch, and use only blocks left in
+// the pool's free set after everything else in the step, so the tokens of
+// plain decoding get the blocks they would get anyway and no cached block
+// is evicted for a draft. After the pass speculative::verify keeps the
+// agreed prefix plus one token, the KV pool is rolled back to it
+// (KvCells::seq_truncate) and the kept tokens go through the usual token
+// path, so EOS, stop strings and max_tokens end the request at the same
+// token as plain decoding. The drafters run on the engine thread, one
+// request after the other, before the pass.
 //
 // Threads: submit(), cancel(), stop(), wait_idle(), metrics(), now_ms() may be
 // called from any thread, including from inside the event callback. The Model
@@ -225,16 +234,19 @@ class Scheduler {
                      std::vector<Event>& ev);
     Event finish_job(Job& job, FinishReason reason, std::string message, double t);
     void deliver(std::vector<Event>& ev);
-    /// The draft for `slot`, the only running request, when it asked for
-    /// speculation: at most its adaptive k, within the positions its
-    /// sequence can grow without evicting cached blocks (so that a
-    /// rollback leaves no trace), the context and max_tokens.
-    std::vector<int32_t> propose_draft(Slot& slot, std::vector<Event>& ev);
-    /// Verifies `draft` against `rows` ([draft + 1, n_vocab] logits),
-    /// rolls the KV back to the kept tokens and emits them (on_token)
-    /// until the request ends.
-    void verify_draft(Slot& slot, std::span<const float> rows, const std::vector<int32_t>& draft,
-                      double pass_ms, double t, std::vector<Event>& ev);
+    /// The draft for decoding `slot`, which asked for speculation: at most
+    /// its adaptive k and `budget` tokens (what the step's token budget has
+    /// left after every decode row and older requests' drafts), within the
+    /// positions its sequence can grow without evicting cached blocks (so
+    /// that a rollback leaves no trace), the context and max_tokens. Ends
+    /// the request with Error (and returns none) when the drafter throws.
+    std::vector<int32_t> propose_draft(Slot& slot, uint32_t budget, std::vector<Event>& ev);
+    /// Verifies `draft` against `rows` ([draft + 1, n_vocab] logits: the
+    /// fed token's row, then the draft's), rolls the KV back to the kept
+    /// tokens and emits them (on_token) until the request ends. Returns the
+    /// tokens emitted (0 when sampling failed and the request ended).
+    size_t verify_draft(Slot& slot, std::span<const float> rows, const std::vector<int32_t>& draft,
+                        double pass_ms, double t, std::vector<Event>& ev);
     SubmitResult refuse_locked(RequestId id, const Request& r, FinishReason reason,
                                std::string message, ErrorKind kind = ErrorKind::None);
 
@@ -266,8 +278,9 @@ class Scheduler {
     std::vector<std::unique_ptr<Job>>
         preempted_;  // this step's, oldest first; requeued at the front
     uint64_t admissions_ = 0;
-    std::vector<float> logits_;                          // [n_outputs, n_vocab] of the last step
-    model::Batch batch_;                                 // the step's ubatch, reused
+    std::vector<float> logits_;     // [n_outputs, n_vocab] of the last step
+    std::vector<float> spec_rows_;  // [k + 1, n_vocab] one verify's rows, gathered (reused)
+    model::Batch batch_;            // the step's ubatch, reused
     std::shared_ptr<speculative::Drafter> draft_model_;  // set_draft_model()
     bool busy_after_step_ = false;  // a request was running when the last step ended
 
