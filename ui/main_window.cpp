@@ -244,6 +244,9 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                 store_->setTextRetentionDays(days);
                 if (recorder_) recorder_->setNoText(no_text);
             });
+    // A draft model loads with the model: picking one loads it again now,
+    // or after the running request.
+    connect(chat_, &ChatView::draftFileChanged, this, [this] { applyContextSettings(); });
     connect(chat_, &ChatView::statusMessage, this,
             [this](const QString& m) { showTabMessage(chat_, m, 10000); });
     // A tab's message is about that tab: it goes when the user moves to
@@ -482,6 +485,7 @@ void MainWindow::openModel(const QString& path, bool force_cpu) {
     const gui::GenSettings s = settingsPanel_->settings();
     req.n_ctx = s.poolSize(trainedContextOf(path));
     req.n_parallel = s.n_parallel;
+    req.draft_model = chat_->draftFile();
     if (force_cpu) modelBar_->selectDevice("cpu", {});
     // What it will need, shown before the load (which may fail for lack of memory).
     modelBar_->setPlan(gui::plan_text(path, req.n_ctx, req.n_parallel,
@@ -589,7 +593,8 @@ void MainWindow::applyContextSettings() {
     }
     gui::LoadRequest req = bridge_->loadedRequest();
     const int pool = s.poolSize(bridge_->modelInfo().n_ctx_train);
-    if (req.n_ctx == pool && req.n_parallel == s.n_parallel) {
+    if (req.n_ctx == pool && req.n_parallel == s.n_parallel &&
+        req.draft_model == chat_->draftFile()) {
         reloadPending_ = false;  // e.g. focus left the field without a change
         return;
     }
@@ -601,6 +606,7 @@ void MainWindow::applyContextSettings() {
     // Same file and device as loaded (also a CPU fallback the picker shows).
     req.n_ctx = pool;
     req.n_parallel = s.n_parallel;
+    req.draft_model = chat_->draftFile();
     const gui::DeviceEntry d = modelBar_->currentDevice();
     modelBar_->setPlan(gui::plan_text(req.path, req.n_ctx, req.n_parallel,
                                       req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu",
