@@ -67,8 +67,6 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     templateRow->addWidget(templateLabel);
     templateRow->addWidget(templateBox_);
     templateRow->addWidget(templateInfo_, 1);
-    draft_ = new DraftPicker;
-    templateRow->addWidget(draft_);
     templateRow->addWidget(promptButton_);
     layout->addLayout(templateRow);
 
@@ -132,6 +130,10 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     meterLabel_->setObjectName("chatTokenMeterText");
     meterRow->addWidget(meter_);
     meterRow->addWidget(meterLabel_, 1);
+    // The draft picker sits under the input (the template row is full on a
+    // small screen): what the next message is generated with.
+    draft_ = new DraftPicker;
+    meterRow->addWidget(draft_);
     layout->addLayout(meterRow);
 
     auto* buttons = new QHBoxLayout;
