@@ -19,7 +19,7 @@ DraftPicker::DraftPicker(QWidget* parent) : QWidget(parent) {
     kind_->setObjectName("chatDraft");
     // A long draft file name must not widen the window (small screens).
     kind_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    kind_->setMinimumContentsLength(10);
+    kind_->setMinimumContentsLength(6);
     kind_->setToolTip(
         tr("Speculative decoding: a cheap draft proposes tokens and the model checks them all in "
            "one pass. n-gram looks the last tokens up earlier in the conversation (pays off when "

@@ -1,5 +1,6 @@
 #pragma once
-// The Chat tab's draft picker for speculative decoding (docs/speculative.md):
+// The draft picker for speculative decoding (docs/speculative.md), in the
+// Chat tab and in each Compare pane (compiled into wb_ui_compare):
 // "Draft: none / n-gram / model file…" and k, the most draft tokens per
 // target pass. n-gram (prompt lookup) needs nothing loaded; a draft model
 // file is loaded with the model (gui::LoadRequest::draft_model), so picking
