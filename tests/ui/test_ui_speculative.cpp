@@ -3,7 +3,10 @@
 // n-gram drafting at temperature 0 gives the reply plain decoding gives,
 // token for token, and the footer shows what speculation did; a reply that
 // shares the engine with another request says, in the footer, that
-// speculation was not used and why; the choice is kept in the settings.
+// speculation was not used and why; the choice is kept in the settings; in
+// the main window, picking a draft model file loads the model again with it
+// and the reply (drafted by the same file: every draft token is kept) equals
+// the plain one.
 
 #include <QComboBox>
 #include <QRegularExpression>
@@ -16,6 +19,7 @@
 #include "common/data_dir.h"
 #include "draft_picker.h"
 #include "engine_bridge.h"
+#include "main_window.h"
 #include "settings_store.h"
 
 using namespace wb;
@@ -140,6 +144,48 @@ class UiSpeculative : public QObject {
         QVERIFY2(footer.contains("speculation (ngram) not used for this reply: other requests were "
                                  "running at the same time"),
                  qPrintable(footer));
+    }
+
+    void draftModelFileLoadsWithTheModel() {
+        QTemporaryDir dir;
+        gui::SettingsStore store(dir.filePath("s.ini"));
+        store.setBackend("cpu");
+        gui::GenSettings g;
+        g.temperature = 0;
+        g.max_tokens = 32;
+        store.setGen(g);
+        ui::MainWindow w(&store, nullptr);
+        w.setInteractive(false);
+        QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+        w.openModel(kModel, true);
+        QVERIFY(ready.wait(120000));
+        QVERIFY(w.bridge()->loadedRequest().draft_model.isEmpty());
+        ui::ChatView* chat = w.chat();
+        const gui::RequestResult plain = say(*chat, kPrompt);
+        QCOMPARE(plain.finish_reason, QString("length"));
+
+        // The same file as its own draft: a reload, then every draft token is kept.
+        chat->newChat();
+        chat->draftPicker()->setChoice({"model", 3, kModel});
+        QVERIFY(ready.wait(120000));
+        QCOMPARE(w.bridge()->loadedRequest().draft_model, kModel);
+        QCOMPARE(chat->draftPicker()->kindBox()->currentText(), QString("stories260K.gguf"));
+        const gui::RequestResult spec = say(*chat, kPrompt);
+        QCOMPARE(spec.token_ids, plain.token_ids);
+        QCOMPARE(spec.output, plain.output);
+        const scheduler::SpeculativeStats& st = spec.speculative;
+        QVERIFY(st.verify_passes > 0);
+        QCOMPARE(st.accepted, st.drafted);
+        const QString footer = chat->turns().last().footer;
+        QVERIFY2(footer.contains(QString("acceptance 100.0% (%1 of %1 drafted)").arg(st.drafted)),
+                 qPrintable(footer));
+        QCOMPARE(store.chatDraft().kind, QString("model"));
+        QCOMPARE(store.chatDraft().file, kModel);
+
+        // Back to none: loaded again without the draft.
+        chat->draftPicker()->setChoice({"none", 3, {}});
+        QVERIFY(ready.wait(120000));
+        QVERIFY(w.bridge()->loadedRequest().draft_model.isEmpty());
     }
 
     void choiceIsKeptInTheSettings() {
