@@ -27,6 +27,7 @@
 #include "batch_panel.h"
 #include "chat_view.h"
 #include "compare/compare_tab.h"
+#include "draft_picker.h"
 #include "error_dialog.h"
 #include "history_view.h"
 #include "live_charts.h"
@@ -544,6 +545,18 @@ void MainWindow::onLoadFailed(const gui::UserError& e, const gui::LoadRequest& r
     modelBar_->setLoading(-1, {});
     updateStatus();
     statusBar()->showMessage(QStringLiteral("%1: %2").arg(e.title, e.what), 20000);
+    if (!req.draft_model.isEmpty() && req.draft_model == chat_->draftFile()) {
+        // A draft that cannot load (another vocabulary, a bad file) would
+        // fail every later load: the chat goes back to no draft (the model
+        // loaded before stays), and the message says why.
+        gui::SettingsStore::ChatDraft none = chat_->draftPicker()->choice();
+        none.kind = QStringLiteral("none");
+        chat_->draftPicker()->setChoice(none);
+        statusBar()->showMessage(
+            tr("The draft model %1 was not loaded (%2); Draft is back to none.")
+                .arg(QFileInfo(req.draft_model).fileName(), e.what),
+            30000);
+    }
     if (e.kind == gui::UserError::Kind::FileNotFound) {
         store_->removeRecentModel(req.path);
         modelBar_->setRecent(store_->recentModels());

@@ -12,6 +12,7 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -186,6 +187,26 @@ class UiSpeculative : public QObject {
         chat->draftPicker()->setChoice({"none", 3, {}});
         QVERIFY(ready.wait(120000));
         QVERIFY(w.bridge()->loadedRequest().draft_model.isEmpty());
+
+        // A draft with another vocabulary: the load fails naming the first
+        // differing token, the chat's draft goes back to none (it would
+        // fail every later load) and the model loaded before stays.
+        QSignalSpy failed(&w, &ui::MainWindow::loadFailed);
+        const QString other =
+            QString::fromStdString(wbtest::data_dir()) + "/models/llama-2-tiny-random.gguf";
+        chat->draftPicker()->setChoice({"model", 3, other});
+        QVERIFY(failed.wait(120000));
+        const QString msg = w.statusBar()->currentMessage();
+        QVERIFY2(msg.contains("draft model llama-2-tiny-random.gguf was not loaded") &&
+                     msg.contains("draft vocabulary differs from the target's at token") &&
+                     msg.contains("Draft is back to none"),
+                 qPrintable(msg));
+        QCOMPARE(chat->draftPicker()->choice().kind, QString("none"));
+        QCOMPARE(store.chatDraft().kind, QString("none"));
+        QVERIFY(w.bridge()->hasModel());
+        QVERIFY(w.bridge()->loadedRequest().draft_model.isEmpty());
+        chat->newChat();
+        QCOMPARE(say(*chat, kPrompt).token_ids, plain.token_ids);
     }
 
     void choiceIsKeptInTheSettings() {
