@@ -62,7 +62,9 @@ void DraftPicker::fill() {
 void DraftPicker::setChoice(const gui::SettingsStore::ChatDraft& c) {
     gui::SettingsStore::ChatDraft n = c;
     if (n.kind != "ngram" && n.kind != "model") n.kind = "none";
-    if (n.kind == "model" && n.file.isEmpty()) n.kind = "none";
+    // A remembered file that is gone (moved, deleted) would fail the
+    // model's load: no draft instead.
+    if (n.kind == "model" && (n.file.isEmpty() || !QFileInfo::exists(n.file))) n.kind = "none";
     n.k = std::clamp(n.k, 1, 64);
     if (n.kind != "model" && n.file.isEmpty()) n.file = choice_.file;  // keep the last file offered
     const QString before = draftFile();

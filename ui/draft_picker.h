@@ -28,9 +28,9 @@ class DraftPicker : public QWidget {
 
     /// The current choice (kind "none", "ngram" or "model" + file, k).
     gui::SettingsStore::ChatDraft choice() const { return choice_; }
-    /// Sets the choice as picking it does (kind "model" needs a file; an
-    /// unknown kind or a model without a file means none; k is clamped to
-    /// 1..64).
+    /// Sets the choice as picking it does (kind "model" needs an existing
+    /// file; an unknown kind, or a model whose file is missing or gone,
+    /// means none; k is clamped to 1..64).
     void setChoice(const gui::SettingsStore::ChatDraft& c);
     /// What a request should ask for: kind None / Ngram / DraftModel, k,
     /// adaptive (as `workbench-cli generate --draft`).

@@ -228,6 +228,14 @@ class UiSpeculative : public QObject {
         QCOMPARE(chat.draftPicker()->kBox()->value(), 7);
         QCOMPARE(chat.draftPicker()->kindBox()->currentData().toString(), QString("ngram"));
         QCOMPARE(chat.draftFile(), QString());
+
+        // A remembered draft model file that is gone means no draft (its
+        // load would fail the model's).
+        store.setChatDraft({"model", 3, dir.filePath("gone.gguf")});
+        ui::ChatView again(&bridge, nullptr, [] { return gui::GenSettings{}; });
+        again.setStore(&store);
+        QCOMPARE(again.draftPicker()->choice().kind, QString("none"));
+        QCOMPARE(again.draftFile(), QString());
     }
 };
 
