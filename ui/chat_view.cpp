@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "draft_picker.h"
 #include "engine_bridge.h"
 #include "run_recorder.h"
 #include "settings_store.h"
@@ -129,6 +130,10 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     meterLabel_->setObjectName("chatTokenMeterText");
     meterRow->addWidget(meter_);
     meterRow->addWidget(meterLabel_, 1);
+    // The draft picker sits under the input (the template row is full on a
+    // small screen): what the next message is generated with.
+    draft_ = new DraftPicker;
+    meterRow->addWidget(draft_);
     layout->addLayout(meterRow);
 
     auto* buttons = new QHBoxLayout;
@@ -166,6 +171,10 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     });
     connect(templateBox_, &QComboBox::activated, this, &ChatView::onTemplatePicked);
     connect(promptButton_, &QPushButton::clicked, this, &ChatView::showPrompt);
+    connect(draft_, &DraftPicker::changed, this, [this] {
+        if (store_) store_->setChatDraft(draft_->choice());
+    });
+    connect(draft_, &DraftPicker::draftFileChanged, this, &ChatView::draftFileChanged);
     connect(transcript_, &QTextBrowser::anchorClicked, this, &ChatView::onLink);
     connect(send_, &QPushButton::clicked, this, [this] { submitCurrent(); });
     connect(stop_, &QPushButton::clicked, this, &ChatView::stop);
@@ -218,7 +227,12 @@ void ChatView::setStatus(const QString& text) {
 
 void ChatView::setStore(gui::SettingsStore* store) {
     store_ = store;
+    if (store_) draft_->setChoice(store_->chatDraft());
     if (bridge_->hasModel()) onModelLoaded(bridge_->modelInfo());
+}
+
+QString ChatView::draftFile() const {
+    return draft_->draftFile();
 }
 
 QString ChatView::modelKey() const {
@@ -363,7 +377,17 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     spec.seed_policy =
         s.fixed_seed && !new_seed ? core::SeedPolicy::Fixed : core::SeedPolicy::Random;
     spec.run_id = run_id_;
+    spec.speculative = draft_->params();
     setStatus({});
+    // A draft model is loaded with the model: until that reload has
+    // happened, this reply runs without it (the footer says so).
+    if (spec.speculative.kind == scheduler::SpeculativeParams::Kind::DraftModel &&
+        bridge_->loadedRequest().draft_model != draft_->draftFile()) {
+        spec.speculative.kind = scheduler::SpeculativeParams::Kind::None;
+        setStatus(
+            tr("The draft model is not loaded yet (it loads with the model): this reply "
+               "runs without it."));
+    }
     updateButtons();
     updateMeter();
     if (!bridge_->submit(spec)) {
@@ -694,6 +718,7 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     footer +=
         QStringLiteral(" · %1 on %2 · %3")
             .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());
+    footer += speculation_footer(r.speculative_asked, r.speculative);
     reply.footer = footer;
     render();
     updateButtons();

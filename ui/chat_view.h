@@ -51,6 +51,8 @@ class SettingsStore;
 
 namespace wb::ui {
 
+class DraftPicker;
+
 /// Chat tab.
 class ChatView : public QWidget {
     Q_OBJECT
@@ -139,6 +141,10 @@ class ChatView : public QWidget {
     QProgressBar* meter() const { return meter_; }
     /// The last status message (what to do next), also emitted as statusMessage.
     QLabel* statusLabel() const { return status_; }
+    /// The draft picker for speculative decoding (kept in the store).
+    DraftPicker* draftPicker() const { return draft_; }
+    /// The draft model file the session should be loaded with ("" = none).
+    QString draftFile() const;
     /// The transcript (its per-message links: copy:N, edit:N, regen:N).
     QTextBrowser* transcript() const { return transcript_; }
 
@@ -166,6 +172,9 @@ class ChatView : public QWidget {
     void replyFinished(const wb::gui::RequestResult& r);
     /// Something the user should know or do (for the window's status bar).
     void statusMessage(const QString& text);
+    /// The draft model file picked changed ("" = none): the model should be
+    /// loaded again with it (gui::LoadRequest::draft_model).
+    void draftFileChanged(const QString& file);
 
   protected:
     bool eventFilter(QObject* obj, QEvent* ev) override;
@@ -223,6 +232,7 @@ class ChatView : public QWidget {
     QPushButton* copy_;
     QPushButton* newChat_;
     QPushButton* promptButton_;
+    DraftPicker* draft_;
 };
 
 }  // namespace wb::ui

@@ -27,6 +27,7 @@
 #include "batch_panel.h"
 #include "chat_view.h"
 #include "compare/compare_tab.h"
+#include "draft_picker.h"
 #include "error_dialog.h"
 #include "history_view.h"
 #include "live_charts.h"
@@ -244,6 +245,9 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
                 store_->setTextRetentionDays(days);
                 if (recorder_) recorder_->setNoText(no_text);
             });
+    // A draft model loads with the model: picking one loads it again now,
+    // or after the running request.
+    connect(chat_, &ChatView::draftFileChanged, this, [this] { applyContextSettings(); });
     connect(chat_, &ChatView::statusMessage, this,
             [this](const QString& m) { showTabMessage(chat_, m, 10000); });
     // A tab's message is about that tab: it goes when the user moves to
@@ -482,6 +486,7 @@ void MainWindow::openModel(const QString& path, bool force_cpu) {
     const gui::GenSettings s = settingsPanel_->settings();
     req.n_ctx = s.poolSize(trainedContextOf(path));
     req.n_parallel = s.n_parallel;
+    req.draft_model = chat_->draftFile();
     if (force_cpu) modelBar_->selectDevice("cpu", {});
     // What it will need, shown before the load (which may fail for lack of memory).
     modelBar_->setPlan(gui::plan_text(path, req.n_ctx, req.n_parallel,
@@ -540,6 +545,18 @@ void MainWindow::onLoadFailed(const gui::UserError& e, const gui::LoadRequest& r
     modelBar_->setLoading(-1, {});
     updateStatus();
     statusBar()->showMessage(QStringLiteral("%1: %2").arg(e.title, e.what), 20000);
+    if (!req.draft_model.isEmpty() && req.draft_model == chat_->draftFile()) {
+        // A draft that cannot load (another vocabulary, a bad file) would
+        // fail every later load: the chat goes back to no draft (the model
+        // loaded before stays), and the message says why.
+        gui::SettingsStore::ChatDraft none = chat_->draftPicker()->choice();
+        none.kind = QStringLiteral("none");
+        chat_->draftPicker()->setChoice(none);
+        statusBar()->showMessage(
+            tr("The draft model %1 was not loaded (%2); Draft is back to none.")
+                .arg(QFileInfo(req.draft_model).fileName(), e.what),
+            30000);
+    }
     if (e.kind == gui::UserError::Kind::FileNotFound) {
         store_->removeRecentModel(req.path);
         modelBar_->setRecent(store_->recentModels());
@@ -589,7 +606,8 @@ void MainWindow::applyContextSettings() {
     }
     gui::LoadRequest req = bridge_->loadedRequest();
     const int pool = s.poolSize(bridge_->modelInfo().n_ctx_train);
-    if (req.n_ctx == pool && req.n_parallel == s.n_parallel) {
+    if (req.n_ctx == pool && req.n_parallel == s.n_parallel &&
+        req.draft_model == chat_->draftFile()) {
         reloadPending_ = false;  // e.g. focus left the field without a change
         return;
     }
@@ -601,6 +619,7 @@ void MainWindow::applyContextSettings() {
     // Same file and device as loaded (also a CPU fallback the picker shows).
     req.n_ctx = pool;
     req.n_parallel = s.n_parallel;
+    req.draft_model = chat_->draftFile();
     const gui::DeviceEntry d = modelBar_->currentDevice();
     modelBar_->setPlan(gui::plan_text(req.path, req.n_ctx, req.n_parallel,
                                       req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu",

@@ -33,6 +33,7 @@
 #include "core/prompt_file.h"
 #include "core/response_log.h"
 #include "core/session_run.h"
+#include "draft_options.h"
 #include "runlog/run_log.h"
 
 namespace wb::cli {
@@ -72,9 +73,13 @@ const CommandSpec kSpec{
     "tokens/s and requests/s over the run's wall time, vLLM's input_throughput,\n"
     "output_throughput, request_throughput) go to stderr. TTFT counts from\n"
     "submission, as vLLM's benchmark does. Each\n"
-    "response is logged in the run log unless --no-log.",
+    "response is logged in the run log unless --no-log.\n"
+    "\n"
+    "--draft ngram|FILE speculates for every request (docs/speculative.md), inside\n"
+    "the same batched steps as the others; each record's \"speculative\" says what\n"
+    "it did (null without --draft).",
     concat(
-        concat(model_options(), batch_context_options()),
+        concat(concat(model_options(), batch_context_options()), draft_options()),
         concat(
             sampling_options(),
             {
@@ -182,6 +187,22 @@ nlohmann::json memory_json(const core::EngineSession& session) {
             {"total", r.total()}};
 }
 
+/// A record's "speculative": what speculation did, null when the request
+/// did not speculate (no --draft).
+nlohmann::json speculative_json(const scheduler::SpeculativeStats& s) {
+    if (s.drafter.empty()) return nullptr;
+    return {{"drafter", s.drafter},
+            {"target_passes", s.target_passes},
+            {"verify_passes", s.verify_passes},
+            {"shared_passes", s.shared_passes},
+            {"drafted", s.drafted},
+            {"accepted", s.accepted},
+            {"acceptance_rate", s.acceptance_rate()},
+            {"mean_accepted_per_pass", s.mean_accepted_per_pass()},
+            {"draft_ms", s.draft_ms},
+            {"verify_ms", s.verify_ms}};
+}
+
 nlohmann::json result_record(const core::FinishedRequest& f) {
     return {
         {"id", f.label},
@@ -209,6 +230,7 @@ nlohmann::json result_record(const core::FinishedRequest& f) {
           {"admitted_ms",
            num_or_null(f.admitted() ? std::optional<double>(f.times.admitted_ms) : std::nullopt)},
           {"finished_ms", num_or_null(f.times.finished_ms)}}},
+        {"speculative", speculative_json(f.speculative)},
     };
 }
 
@@ -231,6 +253,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     const int64_t queue_timeout_ms = args.get_int("queue-timeout-ms", -1, 0, int64_t{1} << 40);
     const sampling::SamplingParams sampling = sampling_from_args(args);
     const std::vector<std::string> extra_stops = args.get_all("stop");
+    std::string draft_path;
+    const scheduler::SpeculativeParams spec = draft_from_args(args, &draft_path);
 
     // 1. The prompt set: every problem is reported before anything runs.
     const core::PromptFile pf = core::read_prompt_file(*prompts_path);
@@ -275,6 +299,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
     so.prefill_chunk = chunk;
     so.step_tokens = step_tokens;
     so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
+    so.draft_model = draft_path;
     std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
     print_warnings(session->vocab().load_warnings());
     warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel,
@@ -288,6 +313,10 @@ int cmd_batch(const std::vector<std::string>& argv) {
     bo.base.ignore_eos = args.has("ignore-eos");
     bo.base.timeout_ms = timeout_ms;
     bo.base.queue_timeout_ms = queue_timeout_ms;
+    bo.base.speculative = spec;
+    if (log && !draft_path.empty())
+        // The draft's version in each response row, beside the target's.
+        bo.base.log_settings["draft_model_version_id"] = log->ensure_model_version(draft_path);
     bo.concurrency = concurrency;
     bo.max_queue = std::max<uint32_t>(max_queue, 1);
     bo.system_prompt = args.get("system").value_or("");

@@ -20,6 +20,7 @@
 #include "batch_common.h"
 #include "common_options.h"
 #include "core/engine_session.h"
+#include "draft_options.h"
 #include "rollout/rollout.h"
 #include "server/auth.h"
 #include "server/serving.h"
@@ -44,10 +45,12 @@ const CommandSpec kSpec{
     "--canary MODEL2 serves a second version under the same name to a share of the\n"
     "traffic that steps up (--canary-steps) while it stays within bounds of the first\n"
     "(TTFT and ITL p99 ratios, error rate, answer drift on shadow pairs), and rolls\n"
-    "back to 0% after --canary-max-failures failed steps; GET /canary shows the rollout.",
+    "back to 0% after --canary-max-failures failed steps; GET /canary shows the rollout.\n"
+    "--draft ngram|FILE speculates for every request (docs/speculative.md), inside the\n"
+    "same batched steps; each request's stats are in its run-log row.",
     concat(
         concat(
-            model_options(),
+            concat(model_options(), draft_options()),
             {
                 {"host", 0, "ADDR", "address to bind (default: 127.0.0.1)"},
                 {"port", 0, "N", "TCP port, 0 = a free one (default: 8080)"},
@@ -158,6 +161,9 @@ int cmd_serve(const std::vector<std::string>& argv) {
     const std::string path = resolve_model_path(args.get("model"));
     core::SessionOptions sopts = batch_session_options(path, args, parallel);
     sopts.limits.max_queue = std::max<uint32_t>(max_queue, 1);
+    std::string draft_path;
+    so.speculative = draft_from_args(args, &draft_path);
+    sopts.draft_model = draft_path;
 
     // SIGINT/SIGTERM are taken by one thread (sigwait), so every thread the
     // session and the server start inherits them blocked; a write to a
@@ -186,6 +192,7 @@ int cmd_serve(const std::vector<std::string>& argv) {
     config.parallel = parallel;
     config.max_queue = max_queue;
     config.no_text = args.has("no-text");
+    config.draft_model = draft_path;
     if (policy) config.canary_policy = *policy;
     std::shared_ptr<std::FILE> decisions_file;
     if (const auto f = args.get("canary-log")) {

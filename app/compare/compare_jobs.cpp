@@ -87,7 +87,8 @@ core::FinishedRequest finished_from(const GreedyRun& g, const std::string& promp
 
 StreamResult stream_reply(const std::string& path, const std::string& prompt, uint32_t n_predict,
                           const model::LoadOptions& base, const ModelLoadFn& load,
-                          const TokenSink& sink, const std::atomic<bool>& cancel) {
+                          const TokenSink& sink, const std::atomic<bool>& cancel,
+                          const StreamDraft& draft) {
     StreamResult res;
     try {
         const tokenizer::Vocab vocab = tokenizer::Vocab::from_gguf(gguf::File::open(path));
@@ -102,6 +103,8 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
         so.step_tokens = so.load.context.n_ctx;
         so.limits.max_queue = 1;
         if (load) so.loader = load;
+        if (draft.params.kind == scheduler::SpeculativeParams::Kind::DraftModel)
+            so.draft_model = draft.model_path;
         if (cancel.load()) throw Cancelled{};
         const auto t0 = std::chrono::steady_clock::now();
         std::shared_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
@@ -110,6 +113,7 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
                 .count();
         core::GenerationRequest req = greedy_request({}, static_cast<int32_t>(n_predict), true);
         req.prompt_tokens = ids;
+        req.speculative = draft.params;
         core::Inbox<core::RequestEvent> inbox;
         const core::RequestHandle h =
             session->submit(req, [&inbox](const core::RequestEvent& e) { inbox.push(e); });
@@ -137,6 +141,7 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
         res.run.prefill_ms = fin->prefill_ms().value_or(0.0);
         res.run.ttft_ms = fin->ttft_ms().value_or(0.0);
         res.run.e2e_ms = fin->e2e_ms().value_or(0.0);
+        res.speculative = fin->speculative;
         // The session stays alive as long as its model is used.
         res.model = std::shared_ptr<model::Model>(session, &session->model());
     } catch (const Cancelled&) {

@@ -13,6 +13,7 @@
 
 #include "compare/compare.h"
 #include "model/load.h"
+#include "scheduler/request.h"
 
 namespace wb::compare {
 
@@ -40,6 +41,16 @@ struct StreamResult {
     /// again; null when the reply failed or was cancelled.
     std::shared_ptr<model::Model> model;
     double load_ms = 0;  ///< time spent loading (steady clock)
+    /// What speculative decoding did (StreamDraft); empty drafter without one.
+    scheduler::SpeculativeStats speculative;
+};
+
+/// A pane that is "target + draft": speculative decoding
+/// (docs/speculative.md) with n-gram drafts, or a draft model file loaded
+/// beside the target (core::SessionOptions::draft_model). Kind None = plain.
+struct StreamDraft {
+    scheduler::SpeculativeParams params;
+    std::string model_path;  ///< the draft model, for Kind::DraftModel
 };
 
 /// Called on the worker for every generated token (id, its text piece).
@@ -54,10 +65,13 @@ using TokenSink = std::function<void(int32_t, const std::string&)>;
 /// up with the figures table). Every token goes to `sink` as it comes;
 /// `cancel` is checked before the load and while tokens come. Never throws:
 /// errors (unreadable or malformed GGUF, no Vulkan device, out of memory)
-/// land in `error`.
+/// land in `error`. With `draft` the reply is decoded speculatively (the
+/// greedy tokens are the same) and the result's `speculative` says how;
+/// a draft model whose vocabulary differs is an error naming the token.
 StreamResult stream_reply(const std::string& path, const std::string& prompt, uint32_t n_predict,
                           const model::LoadOptions& base, const ModelLoadFn& load,
-                          const TokenSink& sink, const std::atomic<bool>& cancel);
+                          const TokenSink& sink, const std::atomic<bool>& cancel,
+                          const StreamDraft& draft = {});
 
 /// Writes every response of `r` to the run log at `db_path` under one run
 /// of kind "compare" named `name`, through core::ResponseLogger: per model,

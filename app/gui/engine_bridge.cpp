@@ -82,6 +82,7 @@ RequestResult toResult(const core::FinishedRequest& f, const GenSettings& settin
     r.decode_tps = f.decode_tps().value_or(0.0);
     r.start_utc_ms = f.submitted_utc_ms;
     r.finish_utc_ms = f.finished_utc_ms().value_or(f.submitted_utc_ms);
+    r.speculative = f.speculative;
     return r;
 }
 
@@ -202,6 +203,7 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             so.load.device = req.device == "cpu" ? std::string() : req.device.toStdString();
             so.load.context.n_ctx = static_cast<uint32_t>(req.n_ctx);
             so.load.context.n_seq_max = static_cast<uint32_t>(std::max(req.n_parallel, 1));
+            so.draft_model = req.draft_model.toStdString();
             try {
                 std::shared_ptr<core::EngineSession> s = core::EngineSession::open(
                     req.path.toStdString(), so, [&](double fraction, const std::string& step) {
@@ -441,6 +443,7 @@ bool EngineBridge::submit(const RequestSpec& spec) {
     req.queue_timeout_ms = spec.queue_timeout_ms > 0 ? spec.queue_timeout_ms : -1;
     req.timeout_ms = spec.total_timeout_ms > 0 ? spec.total_timeout_ms : -1;
     req.client_id = "chat";
+    req.speculative = spec.speculative;
     req.run_id = spec.run_id;
     req.label = (spec.label.isEmpty() ? spec.id : spec.label).toStdString();
     Callbacks cb;
@@ -453,6 +456,7 @@ bool EngineBridge::submit(const RequestSpec& spec) {
         RequestResult r = toResult(f, spec.settings);
         r.id = spec.id;
         r.label = spec.label;
+        r.speculative_asked = spec.speculative;
         id_by_spec_.remove(spec.id);
         emit requestFinished(r);
     };

@@ -14,6 +14,7 @@
 
 #include "chat/chat_template.h"
 #include "gen_settings.h"
+#include "scheduler/request.h"
 
 namespace wb::core {
 class PreparedRequest;
@@ -48,6 +49,9 @@ struct RequestSpec {
     int queue_timeout_ms = 0;  ///< max wait for a slot, 0 = none
     int total_timeout_ms = 0;  ///< max submit-to-finish time, 0 = none
     qint64 run_id = 0;         ///< run-log run this response belongs to; 0 = not logged
+    /// Speculative decoding (docs/speculative.md): n-gram drafts, or the
+    /// session's draft model (LoadRequest::draft_model). Off by default.
+    scheduler::SpeculativeParams speculative;
 };
 
 /// What became of a request. Times in ms from the request's submit time
@@ -92,6 +96,11 @@ struct RequestResult {
     qint64 start_utc_ms = 0;   ///< submit time, ms since the Unix epoch (UTC)
     qint64 finish_utc_ms = 0;  ///< finish time, ms since the Unix epoch (UTC)
     GenSettings settings;      ///< settings the request ran with
+    /// What the request asked of speculation (copied from RequestSpec).
+    scheduler::SpeculativeParams speculative_asked;
+    /// What speculation did (drafted, accepted, passes, draft / verify ms);
+    /// empty drafter when the request did not speculate.
+    scheduler::SpeculativeStats speculative;
 };
 
 /// Engine memory by purpose (bytes) and what the driver reports, if anything.

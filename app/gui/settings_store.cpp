@@ -96,6 +96,23 @@ void SettingsStore::setChatTemplate(const QString& model, const QString& choice)
     s_->setValue(chat_key(model, "template"), choice);
 }
 
+SettingsStore::ChatDraft SettingsStore::chatDraft() const {
+    ChatDraft d;
+    const QString kind = s_->value("chat/draft", d.kind).toString();
+    // An unknown value (a hand-edited file, a later version) means none.
+    if (kind == "ngram" || kind == "model") d.kind = kind;
+    d.k = std::clamp(s_->value("chat/draftK", d.k).toInt(), 1, 64);
+    d.file = s_->value("chat/draftFile").toString();
+    if (d.kind == "model" && d.file.isEmpty()) d.kind = "none";
+    return d;
+}
+
+void SettingsStore::setChatDraft(const ChatDraft& d) {
+    s_->setValue("chat/draft", d.kind);
+    s_->setValue("chat/draftK", d.k);
+    s_->setValue("chat/draftFile", d.file);
+}
+
 QString SettingsStore::device() const {
     return s_->value("engine/device").toString();
 }

@@ -66,6 +66,18 @@ class SettingsStore {
     QString chatTemplate(const QString& model) const;
     void setChatTemplate(const QString& model, const QString& choice);
 
+    /// The Chat tab's draft for speculative decoding (ui::DraftPicker):
+    /// kind "none", "ngram" or "model" (the draft model `file`), most draft
+    /// tokens `k` (1..64). Kept for every model, not per file.
+    struct ChatDraft {
+        QString kind = QStringLiteral("none");
+        int k = 5;
+        QString file;
+        bool operator==(const ChatDraft&) const = default;
+    };
+    ChatDraft chatDraft() const;
+    void setChatDraft(const ChatDraft& d);
+
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
     void setWindow(const QByteArray& geometry, const QByteArray& state);

@@ -263,6 +263,9 @@ void Server::Impl::completion(const httplib::Request& hreq, httplib::Response& r
                       {"client_addr", hreq.remote_addr + ":" + std::to_string(hreq.remote_port)},
                       {"stream", req.stream}};
     if (req.logprobs) g.log_settings["top_logprobs"] = req.top_logprobs;
+    g.speculative = opts.speculative;
+    if (opts.draft_model_version_id > 0)
+        g.log_settings["draft_model_version_id"] = opts.draft_model_version_id;
     if (!req.user.empty()) g.log_settings["user"] = req.user;
     // Per-token log-probabilities only when asked (they cost O(n_vocab) a token).
     g.top_logprobs = req.logprobs ? req.top_logprobs : -1;

@@ -47,6 +47,13 @@ struct ServerOptions {
     int retry_after_s = 1;             ///< Retry-After of a 429
     int32_t default_max_tokens = 256;  ///< when the body gives no max tokens
     int32_t max_tokens_cap = 1 << 20;  ///< the most a body may ask for
+    /// Speculative decoding for every request (docs/speculative.md): n-gram
+    /// drafts, or the session's draft model (SessionOptions::draft_model).
+    /// It runs only while one request runs alone. Off by default.
+    scheduler::SpeculativeParams speculative;
+    /// The draft file's model_versions row, logged with each request's
+    /// settings (0 = none: no draft model, or not logged).
+    int64_t draft_model_version_id = 0;
 };
 
 /// Which engine serves one request (ServerHooks::pick).

@@ -77,6 +77,10 @@ Serving::Serving(core::EngineSession& stable, const std::string& stable_path,
         if (options_.request_timeout_ms > 0)
             run_settings["request_timeout_ms"] = options_.request_timeout_ms;
         if (canary_session_) run_settings["canary"] = public_name(canary_path);
+        if (options_.speculative.kind != scheduler::SpeculativeParams::Kind::None)
+            run_settings["speculative"] = scheduler::to_string(options_.speculative.kind);
+        if (!config_.draft_model.empty())
+            options_.draft_model_version_id = log_->ensure_model_version(config_.draft_model);
         const core::SessionRun run = core::begin_session_run(
             logger_, stable_, "server", options_.model_name, run_settings, config_.no_text);
         run_id_ = run.run_id;

@@ -36,6 +36,10 @@ struct ServeConfig {
     uint32_t parallel = 4;    ///< slots the sessions were opened with (>= 1)
     uint32_t max_queue = 64;  ///< requests that may wait for a slot (>= 0)
     bool no_text = false;     ///< log requests without prompt and answer text
+    /// The sessions' draft model file (SessionOptions::draft_model), "" =
+    /// none: its model version is logged with each request
+    /// (server.speculative says whether requests use it).
+    std::string draft_model;
     /// The canary's rollout policy; used when a canary session is given.
     rollout::Policy canary_policy;
     std::chrono::milliseconds canary_tick{200};  ///< how often the rollout is stepped

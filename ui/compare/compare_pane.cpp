@@ -1,14 +1,17 @@
 #include "compare/compare_pane.h"
 
+#include <QComboBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QVBoxLayout>
 
 #include "compare/compare.h"
+#include "draft_picker.h"
 #include "wrap_label.h"
 
 namespace wb::ui::compare {
@@ -40,13 +43,20 @@ ComparePane::ComparePane(const QString& path, QWidget* parent)
       title_(new QLabel(this)),
       status_(new QLabel(this)),
       reply_(new QPlainTextEdit(this)),
-      remove_(new QPushButton(tr("Remove"), this)) {
+      remove_(new QPushButton(tr("Remove"), this)),
+      draft_(new DraftPicker(this)) {
     auto* top = new QHBoxLayout;
     top->addWidget(title_, 1);
     top->addWidget(remove_);
     auto* lay = new QVBoxLayout(this);
     lay->setContentsMargins(2, 2, 2, 2);
     lay->addLayout(top);
+    draft_->kindBox()->setObjectName("compareDraft");
+    draft_->kBox()->setObjectName("compareDraftK");
+    auto* draftRow = new QHBoxLayout;
+    draftRow->addWidget(draft_);
+    draftRow->addStretch(1);
+    lay->addLayout(draftRow);
     lay->addWidget(reply_, 1);
     lay->addWidget(status_);
     reply_->setReadOnly(true);
@@ -135,6 +145,35 @@ void ComparePane::showSpeed(const wb::compare::ModelReport& m, uint32_t repetiti
 QString ComparePane::speedNote(uint32_t repetitions) {
     return tr("Speed: %1. The replies above stream side by side and are not timed.")
         .arg(QString::fromStdString(wb::compare::speed_method(repetitions)));
+}
+
+wb::compare::StreamDraft ComparePane::draft() const {
+    wb::compare::StreamDraft d;
+    d.params = draft_->params();
+    d.model_path = draft_->draftFile().toStdString();
+    return d;
+}
+
+void ComparePane::showDraftSpeed(const wb::compare::StreamResult& r) {
+    const QString drafter = draft_->choice().kind == QLatin1String("ngram")
+                                ? tr("n-gram")
+                                : QFileInfo(draft_->draftFile()).fileName();
+    QString line;
+    if (!r.error.empty()) {
+        line = tr("with draft %1: error: %2").arg(drafter, QString::fromStdString(r.error));
+    } else {
+        const scheduler::SpeculativeStats& s = r.speculative;
+        line = tr("with draft %1 (run alone after the figures): decode %2 tokens/s, acceptance "
+                  "%3% (%4 of %5 drafted), %6 accepted per target pass")
+                   .arg(drafter)
+                   .arg(r.run.decode_tps(), 0, 'f', 1)
+                   .arg(100.0 * s.acceptance_rate(), 0, 'f', 1)
+                   .arg(s.accepted)
+                   .arg(s.drafted)
+                   .arg(s.mean_accepted_per_pass(), 0, 'f', 2);
+    }
+    status_->setText(status_->text() + QStringLiteral("\n") + breakable(line));
+    fit_wrapped_height(status_);
 }
 
 QString ComparePane::statusText() const {

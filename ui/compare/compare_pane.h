@@ -8,12 +8,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "compare/compare_jobs.h"
+
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 
 namespace wb::compare {
 struct ModelReport;
+}
+
+namespace wb::ui {
+class DraftPicker;
 }
 
 namespace wb::ui::compare {
@@ -67,6 +73,18 @@ class ComparePane : public QWidget {
     /// Enables / disables the Remove button (off while a run is going).
     void setRemovable(bool on);
 
+    /// The pane's draft (a "target + draft" pane): none, n-gram or a draft
+    /// model file, and k. Its reply and figures are the target's own; its
+    /// speculative decode speed is measured after the figures (the tab runs
+    /// the reply again, alone, with the draft) and shown by showDraftSpeed.
+    DraftPicker* draftPicker() const { return draft_; }
+    /// What stream_reply should draft with (Kind None when the pane has no draft).
+    wb::compare::StreamDraft draft() const;
+    /// Appends the speculative run's line to the finish line: decode
+    /// tokens/s with the draft, acceptance rate (accepted / drafted) and
+    /// accepted tokens per target pass; or its error.
+    void showDraftSpeed(const wb::compare::StreamResult& r);
+
   signals:
     void removeRequested(wb::ui::compare::ComparePane* pane);
 
@@ -77,6 +95,7 @@ class ComparePane : public QWidget {
     QLabel* status_;
     QPlainTextEdit* reply_;
     QPushButton* remove_;
+    DraftPicker* draft_;
     std::vector<int32_t> tokens_;  // [n_generated] ids of this run
     QStringList pieces_;           // [n_generated] their text
 };

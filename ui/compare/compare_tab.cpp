@@ -358,6 +358,7 @@ void CompareTab::runTestSet() {
         return;
     }
     cancel_ = std::make_shared<std::atomic<bool>>(false);
+    streamedPrompt_.clear();  // no streamed reply: no draft runs after these figures
     setBusy(true);
     ++gen_;
     QStringList prompts;
@@ -490,6 +491,46 @@ void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const Q
     showStatus(s);
     emit reportReady();
     if (run_id > 0) emit runLogged(run_id, n_logged);
+    measureDrafts();
+}
+
+void CompareTab::measureDrafts() {
+    // "target + draft" panes: the same greedy reply again with the draft,
+    // each alone (one after the other, after the figures), so its decode
+    // speed is not mixed with other models' work.
+    std::vector<std::pair<int, wb::compare::StreamDraft>> jobs;
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < panes_.size(); ++i) {
+        const wb::compare::StreamDraft d = panes_[i]->draft();
+        if (d.params.kind == scheduler::SpeculativeParams::Kind::None) continue;
+        jobs.emplace_back(static_cast<int>(i), d);
+        paths.push_back(panes_[i]->path().toStdString());
+    }
+    if (jobs.empty() || streamedPrompt_.isEmpty() || !cancel_) return;
+    const quint64 gen = gen_;
+    const std::string prompt = streamedPrompt_.toStdString();
+    const auto n_predict = static_cast<uint32_t>(maxTokens_->value());
+    const model::LoadOptions lo = load_;
+    const wb::compare::ModelLoadFn load = loadFn_;
+    const auto cancel = cancel_;
+    (void)QtConcurrent::run(&pool_, [this, gen, jobs, paths, prompt, n_predict, lo, load, cancel] {
+        for (size_t j = 0; j < jobs.size(); ++j) {
+            StreamResult res =
+                stream_reply(paths[j], prompt, n_predict, lo, load, {}, *cancel, jobs[j].second);
+            res.model.reset();  // nothing reuses it
+            const int index = jobs[j].first;
+            const bool last = j + 1 == jobs.size();
+            QMetaObject::invokeMethod(
+                this,
+                [this, gen, index, last, res = std::move(res)] {
+                    if (gen != gen_) return;
+                    if (index < static_cast<int>(panes_.size()))
+                        panes_[size_t(index)]->showDraftSpeed(res);
+                    if (last) emit draftSpeedsReady();
+                },
+                Qt::QueuedConnection);
+        }
+    });
 }
 
 }  // namespace wb::ui::compare

@@ -123,6 +123,9 @@ class CompareTab : public QWidget {
     void repliesFinished();
     /// The figures table was filled from a finished comparison.
     void reportReady();
+    /// Every "target + draft" pane's speculative run after the figures ended
+    /// (ComparePane::showDraftSpeed); emitted only when some pane has a draft.
+    void draftSpeedsReady();
     /// A comparison ended without a report: `message` says why.
     void comparisonFailed(const QString& message);
     /// A comparison's responses were committed to the run log.
@@ -147,6 +150,9 @@ class CompareTab : public QWidget {
                          const std::optional<QString>& text, const std::optional<QString>& testset,
                          std::vector<StreamedModel> streamed);
     void onProgress(const QString& msg);
+    /// After a prompt run's figures: each "target + draft" pane's reply again
+    /// with its draft, alone, then ComparePane::showDraftSpeed.
+    void measureDrafts();
     void onReport(std::shared_ptr<wb::compare::CompareReport> r, const QString& log_error,
                   qint64 run_id, int n_logged);
     void showStatus(const QString& s);

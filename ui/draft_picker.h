@@ -1,0 +1,65 @@
+#pragma once
+// The draft picker for speculative decoding (docs/speculative.md), in the
+// Chat tab and in each Compare pane (compiled into wb_ui_compare):
+// "Draft: none / n-gram / model file…" and k, the most draft tokens per
+// target pass. n-gram (prompt lookup) needs nothing loaded; a draft model
+// file is loaded with the model (gui::LoadRequest::draft_model), so picking
+// one asks for a reload (draftFileChanged). Also the reply footer's line on
+// what speculation did.
+
+#include <QString>
+#include <QWidget>
+
+#include "scheduler/request.h"
+#include "settings_store.h"
+
+class QComboBox;
+class QSpinBox;
+
+namespace wb::ui {
+
+/// Draft kind + k picker. Emits changed() whenever the choice changes (by
+/// hand or setChoice), draftFileChanged() when the draft model file in use
+/// changes (a new file, or switching between a file and none / n-gram).
+class DraftPicker : public QWidget {
+    Q_OBJECT
+  public:
+    explicit DraftPicker(QWidget* parent = nullptr);
+
+    /// The current choice (kind "none", "ngram" or "model" + file, k).
+    gui::SettingsStore::ChatDraft choice() const { return choice_; }
+    /// Sets the choice as picking it does (kind "model" needs an existing
+    /// file; an unknown kind, or a model whose file is missing or gone,
+    /// means none; k is clamped to 1..64).
+    void setChoice(const gui::SettingsStore::ChatDraft& c);
+    /// What a request should ask for: kind None / Ngram / DraftModel, k,
+    /// adaptive (as `workbench-cli generate --draft`).
+    scheduler::SpeculativeParams params() const;
+    /// The draft model file the session should load ("" unless kind "model").
+    QString draftFile() const;
+
+    QComboBox* kindBox() const { return kind_; }
+    QSpinBox* kBox() const { return k_; }
+
+  signals:
+    void changed();
+    void draftFileChanged(const QString& file);
+
+  private:
+    void fill();
+    void onPicked(int row);
+
+    gui::SettingsStore::ChatDraft choice_;
+    QComboBox* kind_;
+    QSpinBox* k_;
+};
+
+/// The reply footer's part on speculation, "" when `asked` is None. Says
+/// the acceptance rate (accepted / drafted), mean accepted tokens per target
+/// pass that checked a draft, draft and verify ms; or, in plain words, why
+/// speculation was not used (no draft was proposed, or none fit in the KV
+/// pool's free blocks or the step's token budget).
+QString speculation_footer(const scheduler::SpeculativeParams& asked,
+                           const scheduler::SpeculativeStats& s);
+
+}  // namespace wb::ui
