@@ -33,6 +33,7 @@
 #include "core/prompt_file.h"
 #include "core/response_log.h"
 #include "core/session_run.h"
+#include "core/settings_json.h"
 #include "draft_options.h"
 #include "runlog/run_log.h"
 
@@ -187,22 +188,6 @@ nlohmann::json memory_json(const core::EngineSession& session) {
             {"total", r.total()}};
 }
 
-/// A record's "speculative": what speculation did, null when the request
-/// did not speculate (no --draft).
-nlohmann::json speculative_json(const scheduler::SpeculativeStats& s) {
-    if (s.drafter.empty()) return nullptr;
-    return {{"drafter", s.drafter},
-            {"target_passes", s.target_passes},
-            {"verify_passes", s.verify_passes},
-            {"shared_passes", s.shared_passes},
-            {"drafted", s.drafted},
-            {"accepted", s.accepted},
-            {"acceptance_rate", s.acceptance_rate()},
-            {"mean_accepted_per_pass", s.mean_accepted_per_pass()},
-            {"draft_ms", s.draft_ms},
-            {"verify_ms", s.verify_ms}};
-}
-
 nlohmann::json result_record(const core::FinishedRequest& f) {
     return {
         {"id", f.label},
@@ -230,7 +215,7 @@ nlohmann::json result_record(const core::FinishedRequest& f) {
           {"admitted_ms",
            num_or_null(f.admitted() ? std::optional<double>(f.times.admitted_ms) : std::nullopt)},
           {"finished_ms", num_or_null(f.times.finished_ms)}}},
-        {"speculative", speculative_json(f.speculative)},
+        {"speculative", core::speculative_stats_json(f.speculative)},
     };
 }
 

@@ -401,19 +401,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
                          {"repeat_last_n", sp.repeat_last_n},
                          {"seed", g.seed}};
         // One generated token means no decode step: no rate, no TPOT.
-        if (!g.speculative.drafter.empty()) {
-            const scheduler::SpeculativeStats& st = g.speculative;
-            j["speculative"] = {{"drafter", st.drafter},
-                                {"drafted", st.drafted},
-                                {"accepted", st.accepted},
-                                {"acceptance_rate", st.acceptance_rate()},
-                                {"target_passes", st.target_passes},
-                                {"verify_passes", st.verify_passes},
-                                {"shared_passes", st.shared_passes},
-                                {"mean_accepted_per_pass", st.mean_accepted_per_pass()},
-                                {"draft_ms", st.draft_ms},
-                                {"verify_ms", st.verify_ms}};
-        }
+        if (!g.speculative.drafter.empty())
+            j["speculative"] = core::speculative_stats_json(g.speculative);
         j["timings"] = {{"load_ms", load_ms},
                         {"queue_wait_ms", num_or_null(g.queue_wait_ms())},
                         {"ttft_ms", ttft},

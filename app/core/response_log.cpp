@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/settings_json.h"
+
 namespace wb::core {
 
 runlog::EnvironmentInfo environment_of(const model::DeviceFacts& device) {
@@ -29,19 +31,8 @@ runlog::ResponseRecord response_record(const FinishedRequest& f, const LogTags& 
     }
     // What speculation did, beside the settings that asked for it (the
     // schema has no columns for it).
-    if (!f.speculative.drafter.empty()) {
-        const scheduler::SpeculativeStats& s = f.speculative;
-        r.settings["speculative_stats"] = {{"drafter", s.drafter},
-                                           {"target_passes", s.target_passes},
-                                           {"verify_passes", s.verify_passes},
-                                           {"shared_passes", s.shared_passes},
-                                           {"drafted", s.drafted},
-                                           {"accepted", s.accepted},
-                                           {"acceptance_rate", s.acceptance_rate()},
-                                           {"mean_accepted_per_pass", s.mean_accepted_per_pass()},
-                                           {"draft_ms", s.draft_ms},
-                                           {"verify_ms", s.verify_ms}};
-    }
+    if (!f.speculative.drafter.empty())
+        r.settings["speculative_stats"] = speculative_stats_json(f.speculative);
     r.prompt = f.prompt;
     r.prompt_tokens = static_cast<int64_t>(f.prompt_tokens.size());
     r.output = f.output;

@@ -11,6 +11,22 @@ double as_decimal(float v) {
     return std::strtod(buf, nullptr);
 }
 
+nlohmann::json speculative_stats_json(const scheduler::SpeculativeStats& s) {
+    if (s.drafter.empty()) return nullptr;
+    return {{"drafter", s.drafter},
+            {"target_passes", s.target_passes},
+            {"verify_passes", s.verify_passes},
+            {"shared_passes", s.shared_passes},
+            {"drafted", s.drafted},
+            {"accepted", s.accepted},
+            {"acceptance_rate", s.acceptance_rate()},
+            {"mean_accepted_per_pass", s.mean_accepted_per_pass()},
+            {"decode_rows", s.decode_rows},
+            {"decode_tokens", s.decode_tokens},
+            {"draft_ms", s.draft_ms},
+            {"verify_ms", s.verify_ms}};
+}
+
 nlohmann::json prompt_format_json(PromptMode mode, const PromptFacts& prompt) {
     nlohmann::json j = {{"prompt_mode", to_string(mode)}};
     if (mode != PromptMode::Tokens) {

@@ -44,6 +44,14 @@ struct PromptFacts {
 /// (beyond allocation).
 nlohmann::json prompt_format_json(PromptMode mode, const PromptFacts& prompt);
 
+/// What speculative decoding did for one request, as every surface spells
+/// it (the run log's speculative_stats, `generate --json` and `batch`
+/// records' "speculative"): drafter, target_passes, verify_passes,
+/// shared_passes, drafted, accepted, acceptance_rate, mean_accepted_per_pass,
+/// decode_rows, decode_tokens (counts), draft_ms and verify_ms (ms). null
+/// when the request did not speculate (s.drafter empty).
+nlohmann::json speculative_stats_json(const scheduler::SpeculativeStats& s);
+
 /// A float setting as the short decimal it was typed as: 0.95f is logged
 /// as 0.95, not 0.949999988079071 (shortest %.7g round trip).
 double as_decimal(float v);
