@@ -7,10 +7,20 @@
 // has the real model's row lengths (the shapes the CPU-device mat x vec
 // kernels are tuned for). The prompt is one 8-token prefill ubatch, then
 // 15 single-token decode steps.
+//
+// The GPU is teacher-forced with the CPU's greedy tokens rather than left to
+// pick its own: random weights make near ties common (a seed once gave a
+// top-2 gap of 1e-5 against a 2e-4 logit error), and one flipped tie sends
+// a free-running comparison down a different path, so every later logit
+// differs though no kernel is wrong. Fed the same tokens, every step's
+// logits are compared, and the argmax must agree wherever the CPU's top-2
+// gap is wider than twice the largest logit difference seen.
 
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,9 +43,13 @@ int argmax(const std::vector<float>& v, size_t first, size_t n) {
                             first);
 }
 
-/// The prompt as one batch, then greedy decode steps: `n` ids in all.
-std::vector<int32_t> greedy(Model& m, const std::vector<int32_t>& prompt, int n,
-                            std::vector<float>* all_logits) {
+/// Decodes the prompt as one batch, then one token per step: the model's own
+/// greedy choice when `forced` is empty, else `forced[s]` after step `s`
+/// (teacher forcing). Appends each step's last-row logits, [n_vocab] floats,
+/// to `all_logits` and returns the `n` greedy ids (argmax of each step).
+std::vector<int32_t> decode_steps(Model& m, const std::vector<int32_t>& prompt, int n,
+                                  const std::vector<int32_t>& forced,
+                                  std::vector<float>* all_logits) {
     Batch b;
     for (size_t i = 0; i < prompt.size(); ++i)
         b.add(prompt[i], int32_t(i), 0, i + 1 == prompt.size());
@@ -44,13 +58,20 @@ std::vector<int32_t> greedy(Model& m, const std::vector<int32_t>& prompt, int n,
     int32_t pos = int32_t(prompt.size());
     for (int s = 0; s < n; ++s) {
         m.decode(b, logits);
-        all_logits->insert(all_logits->end(), logits.begin(), logits.end());
+        all_logits->insert(all_logits->end(), logits.end() - kVocab, logits.end());
         const int32_t tok = argmax(logits, logits.size() - kVocab, kVocab);
         out.push_back(tok);
         b.clear();
-        b.add(tok, pos++, 0, true);
+        b.add(forced.empty() ? tok : forced[size_t(s)], pos++, 0, true);
     }
     return out;
+}
+
+/// Gap between the largest and second-largest of `v[first, first + n)`.
+double top2_gap(const std::vector<float>& v, size_t first, size_t n) {
+    std::vector<float> row(v.begin() + long(first), v.begin() + long(first + n));
+    std::partial_sort(row.begin(), row.begin() + 2, row.end(), std::greater<>());
+    return double(row[0]) - double(row[1]);
 }
 
 }  // namespace
@@ -102,14 +123,35 @@ class TestVkRealShape : public QObject {
         std::vector<int32_t> prompt(8);
         for (int32_t& t : prompt) t = tok(rng);
 
+        constexpr int kSteps = 16;
         std::vector<float> lg, lc;
-        const auto ids_gpu = greedy(gpu, prompt, 16, &lg);
-        const auto ids_cpu = greedy(cpu, prompt, 16, &lc);
+        const auto ids_cpu = decode_steps(cpu, prompt, kSteps, {}, &lc);
+        const auto ids_gpu = decode_steps(gpu, prompt, kSteps, ids_cpu, &lg);
         QCOMPARE(lg.size(), lc.size());
         const double err = vk::test::rel_error(lg, std::vector<double>(lc.begin(), lc.end()));
         qInfo("max rel. logit error vs CPU reference: %g", err);
-        QCOMPARE(ids_gpu, ids_cpu);
         QVERIFY2(err <= 1e-3, qPrintable(QString("rel error %1").arg(err)));
+        double max_diff = 0;
+        for (size_t i = 0; i < lg.size(); ++i)
+            max_diff = std::max(max_diff, std::abs(double(lg[i]) - double(lc[i])));
+        int ties = 0;
+        for (int s = 0; s < kSteps; ++s) {
+            const double gap = top2_gap(lc, size_t(s) * kVocab, kVocab);
+            if (gap <= 2 * max_diff) {
+                ++ties;  // a near tie: either choice is right within the error
+                continue;
+            }
+            QVERIFY2(ids_gpu[size_t(s)] == ids_cpu[size_t(s)],
+                     qPrintable(QString("step %1: GPU argmax %2, CPU %3, CPU top-2 gap %4")
+                                    .arg(s)
+                                    .arg(ids_gpu[size_t(s)])
+                                    .arg(ids_cpu[size_t(s)])
+                                    .arg(gap)));
+        }
+        QVERIFY2(ties <= 2, qPrintable(QString("%1 of %2 steps were near ties; the argmax "
+                                               "check would say little")
+                                           .arg(ties)
+                                           .arg(kSteps)));
         if (vk::test::validation_wanted()) {
             const vk::ValidationLog* log = gpu.validation();
             QVERIFY(log);
