@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "load/answer_reader.h"
 #include "load/sse.h"
 
 namespace wb::load {
@@ -57,15 +58,6 @@ Url parse_url(const std::string& base) {
     return u;
 }
 
-std::string shorten(std::string_view s, size_t n = 160) {
-    std::string out(s.substr(0, n));
-    for (char& c : out) {
-        if (c == '\n' || c == '\r') c = ' ';
-    }
-    if (s.size() > n) out += "...";
-    return out;
-}
-
 std::string seconds(double s) {
     char b[32];
     std::snprintf(b, sizeof b, "%g s", s);
@@ -95,116 +87,7 @@ bool is_server_header(const std::string& name) {
     return name.rfind("x-", 0) == 0 && name.find("version") != std::string::npos;
 }
 
-// The text a choice adds: delta.content (chat) or text (completions).
-std::string choice_text(const json& choice) {
-    if (auto d = choice.find("delta"); d != choice.end() && d->is_object()) {
-        if (auto c = d->find("content"); c != d->end() && c->is_string()) return *c;
-    }
-    if (auto m = choice.find("message"); m != choice.end() && m->is_object()) {
-        if (auto c = m->find("content"); c != m->end() && c->is_string()) return *c;
-    }
-    if (auto c = choice.find("text"); c != choice.end() && c->is_string()) return *c;
-    return "";
-}
-
-std::string error_message(const json& j) {
-    const json& e = j.at("error");
-    if (e.is_object()) {
-        if (auto m = e.find("message"); m != e.end() && m->is_string()) return *m;
-    }
-    if (e.is_string()) return e.get<std::string>();
-    return shorten(e.dump());
-}
-
-// One answer being read.
-struct Reading {
-    const Target& target;
-    const TokenCounter& count;
-    double t0;
-    RequestResult r;
-    double last_content = 0;
-    int64_t chunks = 0;
-    int events = 0;
-    bool done = false;
-    bool usage_seen = false;
-    std::string failure;  // set by the receivers; they then stop the transfer
-
-    // Usage and id and finish reason of one JSON object (chunk or body).
-    void absorb_common(const json& j) {
-        if (auto id = j.find("id"); id != j.end() && id->is_string()) r.response_id = *id;
-        if (auto m = j.find("model"); m != j.end() && m->is_string()) r.served_model = *m;
-        if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
-            if (auto c = u->find("completion_tokens"); c != u->end() && c->is_number_integer()) {
-                r.output_tokens = c->get<int64_t>();
-                usage_seen = true;
-            }
-            if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer()) {
-                r.prompt_tokens = p->get<int64_t>();
-            }
-        }
-    }
-
-    bool on_event(std::string_view data) {
-        ++events;
-        if (data == "[DONE]") {
-            done = true;
-            return true;
-        }
-        json j = json::parse(data, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) {
-            failure = "invalid SSE at event " + std::to_string(events) +
-                      ": data is not a JSON object: '" + shorten(data) + "'";
-            return false;
-        }
-        if (j.contains("error")) {
-            failure = "the server sent an error mid-stream (event " + std::to_string(events) +
-                      "): " + error_message(j);
-            return false;
-        }
-        absorb_common(j);
-        if (auto ch = j.find("choices"); ch != j.end() && ch->is_array() && !ch->empty()) {
-            const json& c0 = (*ch)[0];
-            if (auto f = c0.find("finish_reason"); f != c0.end() && f->is_string()) {
-                r.finish_reason = *f;
-            }
-            const std::string text = choice_text(c0);
-            if (!text.empty()) {
-                const double now = steady_now_ms();
-                if (!r.ttft_ms) {
-                    r.ttft_ms = now - t0;
-                } else {
-                    r.itl_ms.push_back(now - last_content);
-                }
-                last_content = now;
-                ++chunks;
-                r.output += text;
-            }
-        }
-        return true;
-    }
-
-    void finish_counts() {
-        if (usage_seen) {
-            r.output_tokens_source = "usage";
-        } else if (count) {
-            r.output_tokens = count(r.output);
-            r.output_tokens_source = "tokenizer";
-        } else {
-            r.output_tokens = chunks;
-            r.output_tokens_source = "chunks";
-        }
-        if (r.ttft_ms && r.e2e_ms && r.output_tokens > 1) {
-            r.tpot_ms = (*r.e2e_ms - *r.ttft_ms) / static_cast<double>(r.output_tokens - 1);
-        }
-    }
-};
-
 }  // namespace
-
-double steady_now_ms() {
-    using namespace std::chrono;
-    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 std::string first_model_id(const Target& target) {
     const Url url = parse_url(target.base_url);
@@ -234,7 +117,7 @@ void check_base_url(const std::string& base_url) {
 RequestResult send_request(const Target& target, const RequestSpec& spec, double epoch_ms,
                            const TokenCounter& count) {
     const Url url = parse_url(target.base_url);
-    Reading rd{target, count, 0, {}, 0, 0, 0, false, false, ""};
+    AnswerReader rd(count);
 
     httplib::Client cli(url.scheme_host_port);
     const auto to_timeval = [](double s, auto setter) {
@@ -264,12 +147,12 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     bool event_stream = false;
     double last_data = 0;
     req.response_handler = [&](const httplib::Response& res) {
-        rd.r.http_status = res.status;
+        rd.result().http_status = res.status;
         for (const auto& [name, value] : res.headers) {
             std::string lower = name;
             std::transform(lower.begin(), lower.end(), lower.begin(),
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            if (is_server_header(lower)) rd.r.server_headers[lower] = value;
+            if (is_server_header(lower)) rd.result().server_headers[lower] = value;
         }
         event_stream =
             res.get_header_value("Content-Type").find("text/event-stream") != std::string::npos;
@@ -278,42 +161,42 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
         const double now = steady_now_ms();
         last_data = now;
-        if (now - rd.t0 > target.timeout_s * 1000.0) {
-            rd.failure = "timed out: the response took longer than " + seconds(target.timeout_s);
-            rd.r.timed_out = true;
+        if (now - rd.t0() > target.timeout_s * 1000.0) {
+            rd.set_failure("timed out: the response took longer than " + seconds(target.timeout_s));
+            rd.result().timed_out = true;
             return false;
         }
-        if (rd.r.http_status != 200) {
+        if (rd.result().http_status != 200) {
             body.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, body.size())));
             return true;
         }
         if (event_stream) {
             const std::string err = sse.feed(std::string_view(data, n),
                                              [&](std::string_view d) { return rd.on_event(d); });
-            if (!err.empty() && rd.failure.empty()) rd.failure = "invalid SSE: " + err;
+            if (!err.empty() && rd.failure().empty()) rd.set_failure("invalid SSE: " + err);
             return err.empty();
         }
         if (body.size() + n > target.max_line_bytes) {
-            rd.failure =
-                "a response body longer than " + std::to_string(target.max_line_bytes) + " bytes";
+            rd.set_failure("a response body longer than " + std::to_string(target.max_line_bytes) +
+                           " bytes");
             return false;
         }
         body.append(data, n);
         return true;
     };
 
-    rd.t0 = steady_now_ms();
-    rd.r.send_ms = rd.t0 - epoch_ms;
-    last_data = rd.t0;
+    rd.start(steady_now_ms());
+    rd.result().send_ms = rd.t0() - epoch_ms;
+    last_data = rd.t0();
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
     const bool sent = cli.send(req, res, err);
     const double end = steady_now_ms();
-    rd.r.e2e_ms = end - rd.t0;
-    RequestResult& r = rd.r;
+    rd.result().e2e_ms = end - rd.t0();
+    RequestResult& r = rd.result();
 
-    if (!rd.failure.empty()) {
-        r.error = rd.failure;
+    if (!rd.failure().empty()) {
+        r.error = rd.failure();
         return r;
     }
     if (!sent) {
@@ -348,45 +231,23 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
         return r;
     }
     if (r.http_status != 200) {
-        std::string msg = shorten(body, 300);
-        json j = json::parse(body, nullptr, false);
-        if (!j.is_discarded() && j.is_object() && j.contains("error")) msg = error_message(j);
-        r.error = "HTTP " + std::to_string(r.http_status) + ": " + msg;
+        r.error = "HTTP " + std::to_string(r.http_status) + ": " + http_error_text(body);
         return r;
     }
     if (event_stream) {
         r.streamed = true;
-        if (!rd.done) {
-            r.error = sse.has_pending() || rd.events > 0
+        if (!rd.done()) {
+            r.error = sse.has_pending() || rd.events() > 0
                           ? "the stream ended before 'data: [DONE]' (truncated after " +
-                                std::to_string(rd.events) + " events)"
+                                std::to_string(rd.events()) + " events)"
                           : "the stream ended without any event";
             return r;
         }
         if (!r.ttft_ms) r.ttft_ms = r.e2e_ms;  // an answer with no content at all
     } else {
         // A server that ignores "stream": one JSON body; TTFT = e2e.
-        json j = json::parse(body, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) {
-            r.error =
-                "the response is neither an SSE stream nor a JSON object: '" + shorten(body) + "'";
-            return r;
-        }
-        if (j.contains("error")) {
-            r.error = "the server answered with an error: " + error_message(j);
-            return r;
-        }
-        rd.absorb_common(j);
-        if (auto ch = j.find("choices"); ch != j.end() && ch->is_array() && !ch->empty()) {
-            r.output = choice_text((*ch)[0]);
-            if (auto f = (*ch)[0].find("finish_reason"); f != (*ch)[0].end() && f->is_string()) {
-                r.finish_reason = *f;
-            }
-        } else {
-            r.error = "the JSON answer has no choices";
-            return r;
-        }
-        rd.chunks = r.output.empty() ? 0 : 1;
+        r.error = rd.read_body(body);
+        if (!r.error.empty()) return r;
         r.ttft_ms = r.e2e_ms;
     }
     rd.finish_counts();

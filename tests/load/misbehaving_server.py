@@ -27,6 +27,8 @@ import time
 
 STALL_S = 4
 AUTH_KEY = "sk-load-test-secret-1234567890"
+# Nesting depth of the "deep" answers: far past any recursion the stack allows.
+DEEP = 300000
 
 
 def chunk(text, finish=None):
@@ -115,6 +117,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                  "message": {"role": "assistant", "content": "Once upon a"}}],
                     "usage": {"prompt_tokens": 5, "completion_tokens": 3,
                               "total_tokens": 8}}).encode())
+            elif mode in ("deep", "deep500"):
+                # A valid JSON error value nested DEEP arrays deep (under the
+                # client's 1 MiB line limit): quoting it must not recurse.
+                nested = b'{"error": ' + b"[" * DEEP + b"]" * DEEP + b"}"
+                if mode == "deep":
+                    self.start()
+                    self.wfile.write(sse(chunk("Once")) + b"data: " + nested + b"\n\n")
+                else:
+                    self.start(500, "application/json")
+                    self.wfile.write(nested)
             elif mode == "huge":
                 self.start()
                 self.wfile.write(b"data: " + b"x" * (10 * 1024 * 1024) + b"\n\n")

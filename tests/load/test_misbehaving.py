@@ -65,6 +65,10 @@ expect_errors(base + "/midstream", "error mid-stream (event 3): the engine crash
 expect_errors(base + "/truncated", "ended before 'data: [DONE]'")
 expect_errors(base + "/invalid", "invalid SSE at event 2")
 expect_errors(base + "/huge", "line longer than 1048576 bytes", n=2)
+# An error value nested 300 000 deep, mid-stream and as an HTTP 500 body:
+# reported with the text quoted, not walked (a recursive walk overflows).
+expect_errors(base + "/deep", "error mid-stream (event 2): {\"error\": [[[[", n=1)
+expect_errors(base + "/deep500", "HTTP 500: {\"error\": [[[[", n=1)
 
 # A server that ignores "stream": accepted, TTFT = e2e, tokens from usage.
 s = load(base + "/nostream")
