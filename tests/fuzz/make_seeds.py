@@ -10,6 +10,9 @@ load-time check. prompt_file/testset: small JSONL and plain-text sets.
 tokenize: a few texts (first byte = flags, see fuzz_tokenize.cpp).
 request_parse: request bodies of the server's two routes, valid and not.
 http: raw HTTP requests for the server's connection layer.
+answer: what a server answers the load-test client (first byte = mode, see
+fuzz_answer.cpp): SSE streams as vLLM and llama-server send them, JSON
+bodies and error bodies.
 """
 import os
 import struct
@@ -174,3 +177,30 @@ put("http", "chunked", b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chu
     b"a\r\n{\"model\": \r\n1b\r\n\"stories260K\", \"prompt\": \"x\"}\r\n0\r\n\r\n")
 put("http", "short_body", b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"mo")
 put("http", "garbage", b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03 GET / HTTP/1.0\r\n\r\n")
+
+# answer: byte 0 = mode (0 SSE stream, 128 JSON body, 192 error body), byte 1
+# = read size; then what the server sent (fuzz_answer.cpp).
+def chunk(obj):
+    import json
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+stream = (b": keep-alive\r\n\r\n"
+          + chunk({"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+          + chunk({"id": "c1", "choices": [{"index": 0, "delta": {"content": "Once"}}]})
+          + chunk({"id": "c1", "choices": [{"index": 0, "delta": {"content": " upon"},
+                                            "finish_reason": "length"}]})
+          + chunk({"id": "c1", "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+          + b"data: [DONE]\n\n")
+put("answer", "chat_stream", b"\x00\x07" + stream)
+put("answer", "chat_stream_crlf", b"\x00\x01" + stream.replace(b"\n", b"\r\n"))
+put("answer", "completion_stream", b"\x00\x20"
+    + chunk({"id": "t1", "choices": [{"index": 0, "text": "Once"}]})
+    + b"event: x\nid: 3\nretry: 10\ndata: {\"choices\": [{\"text\": \" a\"}]}\n\ndata: [DONE]\n\n")
+put("answer", "midstream_error", b"\x00\x05" + chunk({"choices": [{"delta": {"content": "a"}}]})
+    + chunk({"error": {"message": "the engine crashed"}}))
+put("answer", "body", b"\x80\x00" + b'{"id": "x", "model": "m", "choices": [{"index": 0, '
+    b'"finish_reason": "stop", "message": {"role": "assistant", "content": "Once upon"}}], '
+    b'"usage": {"prompt_tokens": 3, "completion_tokens": 2}}')
+put("answer", "error_body", b"\xc0\x00" + b'{"error": {"message": "bad key", "type": "auth"}}')
+put("answer", "error_string", b"\xc0\x00" + b'{"error": "overloaded"}')

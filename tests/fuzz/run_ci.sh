@@ -25,7 +25,7 @@ merge=0
 [ "${1:-}" = "--merge" ] && merge=1
 seconds=${FUZZ_SECONDS:-}
 seed=${FUZZ_SEED:-1}
-fuzzers=(${FUZZ_ONLY:-gguf vocab tokenize prompt_file testset chat_template request_parse http})
+fuzzers=(${FUZZ_ONLY:-gguf vocab tokenize prompt_file testset chat_template request_parse http answer})
 build=build/fuzz
 cxx=$(command -v clang++-14 || command -v clang++ || true)
 cc=$(command -v clang-14 || command -v clang || true)
@@ -43,7 +43,7 @@ python3 tests/fuzz/make_seeds.py tests/data "$build/seeds"
 
 # Limits as in README.md: GGUF and vocab files up to 64 KiB.
 declare -A max_len=([gguf]=65536 [vocab]=65536 [tokenize]=4096 [prompt_file]=16384 [testset]=16384 [chat_template]=16384
-                  [request_parse]=16384 [http]=16384)
+                  [request_parse]=16384 [http]=16384 [answer]=16384)
 # Inputs per harness in the repeatable mode: about 20 s each on two cores
 # (executions per second differ 8x between the harnesses), so the whole of
 # CI fits its time; FUZZ_SECONDS explores for longer.
@@ -51,9 +51,9 @@ declare -A max_len=([gguf]=65536 [vocab]=65536 [tokenize]=4096 [prompt_file]=163
 # nesting, long chains and growth loops, each run to a limit): about 40
 # inputs a second under ASan, so fewer of them. request_parse (server
 # request bodies): about 4000 a second; http (raw HTTP, one connection
-# an input) about as many.
+# an input) and answer (what a server answers the load client) about as many.
 declare -A runs=([gguf]=25000 [vocab]=25000 [tokenize]=70000 [prompt_file]=170000 [testset]=50000 [chat_template]=3000
-                 [request_parse]=80000 [http]=80000)
+                 [request_parse]=80000 [http]=80000 [answer]=80000)
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:symbolize=1
 status=0
 for f in "${fuzzers[@]}"; do
