@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build git pkg-config clang-format
+  # compiler cache: tests/run_all.sh's engine-only build reuses the release
+  # build's objects through it
+  ccache
   # Qt 6: Widgets, Sql (+ SQLite driver), Concurrent, Network, Test, HttpServer
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-httpserver-dev
   qt6-websockets-dev libgl-dev

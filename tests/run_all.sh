@@ -23,6 +23,16 @@ step() {
 jobs=$(nproc)
 step "setup" bash installer/setup-debian.sh
 
+# Every build goes through ccache (installed by the setup): the engine-only
+# build compiles the same engine sources with the same flags as the release
+# build, so its objects come from the cache. Paths are hashed relative to the
+# checkout, so the three build folders share entries. The launcher changes
+# no compiler flag or output.
+if command -v ccache >/dev/null 2>&1; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="$PWD"
+fi
+
 # The build a user or packager makes without presets, plain Release (-O3),
 # with warnings as errors added (without -DWB_WERROR=ON, the default, the
 # same build only has fewer ways to fail). It is exactly what the release

@@ -15,6 +15,7 @@
 
 #include "common/data_dir.h"
 #include "common/golden2.h"
+#include "common/short_run.h"
 #include "gguf/gguf.h"
 #include "model/memory_plan.h"
 #include "model/vk_model.h"
@@ -111,11 +112,13 @@ class TestMemoryPlanVk : public QObject {
         // KV heads, 32000 tokens) in Q4_K_M: the mix puts Q6_K and Q4_K (and
         // F32 norms) side by side, as a real download. 4 of its 22 layers
         // keep synthesis and the forward pass short in CI (every per-layer
-        // term is the same for each layer); WB_PLAN_FULL_SHAPE=1 runs all 22.
+        // term is the same for each layer); WB_PLAN_FULL_SHAPE=1 runs all 22,
+        // the sanitizer suite's short run one.
         const quant::SynthShape* found = quant::find_synth_shape("tinyllama-1.1b");
         QVERIFY(found != nullptr);
         quant::SynthShape s = *found;
-        if (qEnvironmentVariableIntValue("WB_PLAN_FULL_SHAPE") == 0) s.n_layer = 4;
+        if (qEnvironmentVariableIntValue("WB_PLAN_FULL_SHAPE") == 0)
+            s.n_layer = wbtest::short_run() ? 1 : 4;
         QTemporaryDir dir;
         const std::string path = dir.filePath("tinyllama-shape-q4_k_m.gguf").toStdString();
         quant::synth_model(s, quant::parse_target("Q4_K_M"), path);

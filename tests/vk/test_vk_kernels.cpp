@@ -17,6 +17,7 @@
 #include <numeric>
 #include <vector>
 
+#include "common/short_run.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
 #include "vk/buffer.h"
@@ -118,9 +119,18 @@ double tol_for(ggml::Type t) {
     return t == ggml::Type::F32 ? 1e-5 : 1e-3;
 }
 
-/// Every type the shaders read, from the type table.
+/// Every type the shaders read, from the type table; in the short run
+/// (tests/common/short_run.h) one type per block shape: per value (F16),
+/// 32-value blocks (Q4_0), 256-value blocks with and without the texel
+/// variant (Q4_K, Q6_K).
 std::vector<ggml::Type> vk_types() {
-    return ggml::supported_types(ggml::Backend::Vulkan);
+    std::vector<ggml::Type> all = ggml::supported_types(ggml::Backend::Vulkan);
+    if (!wbtest::short_run()) return all;
+    std::erase_if(all, [](ggml::Type t) {
+        return t != ggml::Type::F16 && t != ggml::Type::Q4_0 && t != ggml::Type::Q4_K &&
+               t != ggml::Type::Q6_K;
+    });
+    return all;
 }
 
 }  // namespace
