@@ -6,7 +6,9 @@
 
 #include <sqlite3.h>
 
+#include <QList>
 #include <QString>
+#include <QStringList>
 #include <QtGlobal>
 #include <string>
 #include <vector>
@@ -51,5 +53,19 @@ struct RawSqlite {
             qFatal("exec: %s: %s", sql, sqlite3_errmsg(db));
     }
 };
+
+/// Every row of `sql` on the SQLite file `path` (opened read-only), each
+/// column as text (a null QString for NULL): the Qt-typed form GUI tests
+/// compare with QCOMPARE. Aborts the test on any SQLite error, as RawSqlite.
+inline QList<QStringList> query_rows(const QString& path, const QString& sql) {
+    QList<QStringList> out;
+    for (const auto& r : RawSqlite(path).rows(sql.toStdString())) {
+        QStringList row;
+        for (const std::string& c : r)
+            row << (c == "<null>" ? QString() : QString::fromStdString(c));
+        out << row;
+    }
+    return out;
+}
 
 }  // namespace wbtest

@@ -9,8 +9,6 @@
 // usable; Stop ends a long test; the settings keep the key variable's name,
 // never the key.
 
-#include <sqlite3.h>
-
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -26,6 +24,7 @@
 #include <memory>
 
 #include "common/data_dir.h"
+#include "common/raw_sqlite.h"
 #include "load_charts.h"
 #include "load_tab.h"
 #include "main_window.h"
@@ -39,27 +38,7 @@ namespace {
 
 const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
-/// Rows of `sql` on the SQLite file `db`, each column as text ("" for NULL).
-QList<QStringList> query(const QString& db, const QString& sql) {
-    QList<QStringList> out;
-    sqlite3* h = nullptr;
-    if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-        sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(h, sql.toUtf8().constData(), -1, &st, nullptr) == SQLITE_OK) {
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                QStringList row;
-                for (int c = 0; c < sqlite3_column_count(st); ++c) {
-                    const auto* t = sqlite3_column_text(st, c);
-                    row << (t ? QString::fromUtf8(reinterpret_cast<const char*>(t)) : QString());
-                }
-                out << row;
-            }
-        }
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return out;
-}
+using wbtest::query_rows;
 
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
 quint16 free_port() {
@@ -197,12 +176,12 @@ class UiLoad : public QObject {
         // The run log: one load_test run with one row per request.
         QVERIFY(rep.run_id);
         const QString run = QString::number(*rep.run_id);
-        QCOMPARE(query(db_, "SELECT kind, ended_ms IS NOT NULL FROM runs WHERE id = " + run),
+        QCOMPARE(query_rows(db_, "SELECT kind, ended_ms IS NOT NULL FROM runs WHERE id = " + run),
                  (QList<QStringList>{{"load_test", "1"}}));
-        QCOMPARE(query(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " + run),
+        QCOMPARE(query_rows(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " + run),
                  (QList<QStringList>{{QString::number(n * requests)}}));
-        QCOMPARE(query(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " + run +
-                                " AND json_extract(settings, '$.step') = 'throughput'"),
+        QCOMPARE(query_rows(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " + run +
+                                     " AND json_extract(settings, '$.step') = 'throughput'"),
                  (QList<QStringList>{{QString::number(requests)}}));
 
         // Exports: the CLI's JSON and CSV.
@@ -280,8 +259,8 @@ class UiLoad : public QObject {
         QCOMPARE(int(rep.steps.size()), 1);
         const size_t sent = rep.steps[0].stats.requests;
         QVERIFY(sent >= 3 && sent < 100000);
-        QCOMPARE(query(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " +
-                                QString::number(*rep.run_id)),
+        QCOMPARE(query_rows(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " +
+                                     QString::number(*rep.run_id)),
                  (QList<QStringList>{{QString::number(sent)}}));
     }
 

@@ -9,8 +9,6 @@
 // with the reason. A canary rolled back by hand shows on the timeline and
 // in run_events. Screenshots: <build>/ui_server.png, ui_server_canary.png.
 
-#include <sqlite3.h>
-
 #include <QApplication>
 #include <QClipboard>
 #include <QEventLoop>
@@ -29,6 +27,7 @@
 #include <memory>
 
 #include "common/data_dir.h"
+#include "common/raw_sqlite.h"
 #include "main_window.h"
 #include "run_recorder.h"
 #include "server_charts.h"
@@ -42,27 +41,7 @@ namespace {
 
 const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 
-/// Rows of `sql` on the SQLite file `db`, each column as text ("" for NULL).
-QList<QStringList> query(const QString& db, const QString& sql) {
-    QList<QStringList> out;
-    sqlite3* h = nullptr;
-    if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-        sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(h, sql.toUtf8().constData(), -1, &st, nullptr) == SQLITE_OK) {
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                QStringList row;
-                for (int c = 0; c < sqlite3_column_count(st); ++c) {
-                    const auto* t = sqlite3_column_text(st, c);
-                    row << (t ? QString::fromUtf8(reinterpret_cast<const char*>(t)) : QString());
-                }
-                out << row;
-            }
-        }
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return out;
-}
+using wbtest::query_rows;
 
 /// One HTTP exchange: the status and body (waits up to 60 s).
 std::pair<int, QByteArray> http(QNetworkAccessManager& net, const QString& url,
@@ -207,14 +186,14 @@ class UiServer : public QObject {
         // One run of kind "server", one row per request, its start and stop.
         const QString run = QString::number(t->runId());
         QVERIFY(t->runId() > 0);
-        QCOMPARE(query(db_, "SELECT kind, ended_ms IS NOT NULL FROM runs WHERE id = " + run),
+        QCOMPARE(query_rows(db_, "SELECT kind, ended_ms IS NOT NULL FROM runs WHERE id = " + run),
                  (QList<QStringList>{{"server", "1"}}));
         const auto rows =
-            query(db_,
-                  "SELECT json_extract(settings, '$.http_status'), "
-                  "json_extract(settings, '$.api_route'), output_tokens FROM responses "
-                  "WHERE run_id = " +
-                      run + " ORDER BY id");
+            query_rows(db_,
+                       "SELECT json_extract(settings, '$.http_status'), "
+                       "json_extract(settings, '$.api_route'), output_tokens FROM responses "
+                       "WHERE run_id = " +
+                           run + " ORDER BY id");
         QCOMPARE(rows.size(), n);
         double logged_tokens = 0;
         for (const QStringList& r : rows) {
@@ -223,7 +202,7 @@ class UiServer : public QObject {
             logged_tokens += r[2].toDouble();
         }
         QCOMPARE(logged_tokens, completion_tokens);
-        const auto events = query(
+        const auto events = query_rows(
             db_,
             "SELECT kind, json_extract(details, '$.url'), "
             "json_extract(details, '$.versions[0].requests') FROM run_events WHERE run_id = " +
@@ -343,12 +322,12 @@ class UiServer : public QObject {
         t->stop();
         QVERIFY(down.wait(60000));
         const QString run = QString::number(t->runId());
-        const auto events =
-            query(db_,
-                  "SELECT kind, json_extract(details, '$.manual'), "
-                  "json_extract(details, '$.share_after'), json_extract(details, '$.n_stable') + "
-                  "json_extract(details, '$.n_canary') FROM run_events WHERE run_id = " +
-                      run + " ORDER BY t_ms, id");
+        const auto events = query_rows(
+            db_,
+            "SELECT kind, json_extract(details, '$.manual'), "
+            "json_extract(details, '$.share_after'), json_extract(details, '$.n_stable') + "
+            "json_extract(details, '$.n_canary') FROM run_events WHERE run_id = " +
+                run + " ORDER BY t_ms, id");
         QCOMPARE(events.size(), 3);
         QCOMPARE(events[1], (QStringList{"rollback", "1", "0.0", "4"}));
         QCOMPARE(events[2][0], QStringLiteral("server_stop"));
