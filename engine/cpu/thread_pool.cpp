@@ -1,5 +1,7 @@
 #include "cpu/thread_pool.h"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,6 +83,7 @@ void ThreadPool::run(uint32_t n_tasks, const Fn& fn) {
         for (uint32_t t = 0; t < n_tasks; ++t) fn(t, 0);
         return;
     }
+    const std::lock_guard<std::mutex> one_loop(run_mutex_);
     // Every task of the previous loop is claimed and done, so no worker
     // can claim from it any more: publish the new one.
     const uint64_t gen = (state_.load(std::memory_order_relaxed) >> 40) + 1;
@@ -99,6 +102,19 @@ void ThreadPool::run(uint32_t n_tasks, const Fn& fn) {
         std::this_thread::yield();  // a worker holds the last tasks
         d = done_.load(std::memory_order_acquire);
     }
+}
+
+std::shared_ptr<ThreadPool> ThreadPool::shared(unsigned n_threads) {
+    if (n_threads == 0) n_threads = std::max(1u, std::thread::hardware_concurrency());
+    static std::mutex m;
+    static std::map<unsigned, std::weak_ptr<ThreadPool>> pools;
+    const std::lock_guard<std::mutex> lock(m);
+    std::shared_ptr<ThreadPool> p = pools[n_threads].lock();
+    if (!p) {
+        p = std::make_shared<ThreadPool>(n_threads);
+        pools[n_threads] = p;
+    }
+    return p;
 }
 
 }  // namespace wb::cpu

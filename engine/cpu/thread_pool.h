@@ -7,10 +7,18 @@
 // (on a busy machine a sleeping thread may take milliseconds to be
 // scheduled). Idle workers spin briefly (a decode step posts a few hundred
 // loops, microseconds apart), then sleep on a futex (std::atomic::wait).
+//
+// Models share one pool per thread count (ThreadPool::shared), as ggml's
+// contexts can share a threadpool: two models in one process (Compare's
+// panes, a speculative draft beside its target, a canary beside the stable
+// version) would otherwise each keep a set of workers that spin while the
+// other model runs, on the same cores.
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -34,10 +42,16 @@ class ThreadPool {
     using Fn = std::function<void(uint32_t task, unsigned thread)>;
 
     /// Runs fn(task, thread) for every task in [0, n_tasks), thread in [0,
-    /// size()), spread over the threads; returns when all are done. Not
+    /// size()), spread over the threads; returns when all are done. Calls
+    /// from several threads are serialized (one loop at a time); not
     /// reentrant (fn must not call run). n_tasks above kMaxTasks throws
     /// std::invalid_argument; an exception thrown by fn terminates.
     void run(uint32_t n_tasks, const Fn& fn);
+
+    /// The process's pool of `n_threads` threads (0: hardware concurrency),
+    /// created on first use and kept while any holder keeps it: every model
+    /// asking for the same count gets the same workers.
+    static std::shared_ptr<ThreadPool> shared(unsigned n_threads);
 
   private:
     void worker(unsigned index);
@@ -54,6 +68,7 @@ class ThreadPool {
     std::atomic<uint32_t> done_{0};  // tasks of the current loop finished
     std::atomic<uint32_t> wake_{0};  // bumped per loop; sleeping workers wait on it
     std::atomic<bool> stop_{false};
+    std::mutex run_mutex_;  // one loop at a time when several threads share the pool
 };
 
 }  // namespace wb::cpu

@@ -16,7 +16,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
       cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab, ctx.kv_block_size),
       isa_(opts.isa),
       int8_acts_(opts.int8_activations),
-      pool_(opts.threads) {
+      pool_(cpu::ThreadPool::shared(opts.threads)) {
     for (const MatDesc& m : desc_.mats) {
         cpu::Weight w;
         w.ne0 = m.ne0;
@@ -45,7 +45,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
     const auto k_type = ctx_.kv_type == KvType::F16 ? ggml::Type::F16 : ggml::Type::F32;
     k_dot_ = cpu::weight_kernel(static_cast<uint32_t>(k_type), isa_);
     if (!k_dot_) throw std::logic_error("CpuExecModel: no dot kernel for the KV cache type");
-    attn_scratch_.resize(pool_.size());
+    attn_scratch_.resize(pool_->size());
 }
 
 CpuExecModel::~CpuExecModel() = default;

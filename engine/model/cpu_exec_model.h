@@ -71,7 +71,7 @@ class CpuExecModel : public Model {
     const vk::Profile& profile() const override { return profile_; }
 
     /// Threads in the pool (the caller's included).
-    unsigned threads() const { return pool_.size(); }
+    unsigned threads() const { return pool_->size(); }
     /// ISA of the kernels.
     cpu::Isa isa() const { return isa_; }
 
@@ -84,7 +84,7 @@ class CpuExecModel : public Model {
     KvCells cells_;
     cpu::Isa isa_;
     bool int8_acts_;
-    cpu::ThreadPool pool_;
+    std::shared_ptr<cpu::ThreadPool> pool_;  // the process's pool of this size (ThreadPool::shared)
     cpu::MatmulScratch scratch_;
     bool profiling_ = false;
     vk::Profile profile_;                   // summed since clear_profile(), while profiling_

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cpu/axpy.h"
 #include "cpu/matmul.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
@@ -50,7 +51,7 @@ class CpuExecOps final : public HostOps {
     void matmul(Act y, Act x, MatId w) override {
         const size_t n = n_rows(x.rows);
         if (n == 0) return;
-        cpu::matmul(m_.pool_, m_.isa_, m_.mats_[w], row(x, 0), x.stride, n, row(y, 0), y.stride,
+        cpu::matmul(*m_.pool_, m_.isa_, m_.mats_[w], row(x, 0), x.stride, n, row(y, 0), y.stride,
                     m_.scratch_, m_.int8_acts_);
     }
 
@@ -83,6 +84,7 @@ class CpuExecOps final : public HostOps {
         const bool f16 = m_.ctx_.kv_type == KvType::F16;
         const size_t elt = kv_type_bytes(m_.ctx_.kv_type), row_bytes = size_t{kv_dim} * elt;
         const cpu::DotFn k_dot = m_.k_dot_->dot;
+        const cpu::AxpyFn v_axpy = cpu::axpy_kernel(f16, m_.isa_);
         const auto task = [&](uint32_t i, unsigned thread) {
             const size_t t = i / a.n_head;
             const uint32_t h = i % a.n_head;
@@ -114,30 +116,18 @@ class CpuExecOps final : public HostOps {
             }
             float* oh = row(o, t) + size_t{h} * hd;
             std::fill(oh, oh + hd, 0.0f);
-            for (uint32_t j = 0; j < n_span; ++j) {
-                const uint8_t* vj = vc + span[j] * row_bytes + kv_col;  // [hd]
-                const float pj = p[j];
-                if (f16) {
-                    for (uint32_t d = 0; d < hd; ++d) {
-                        uint16_t bits;
-                        std::memcpy(&bits, vj + 2 * d, 2);
-                        oh[d] += pj * ggml::fp16_to_fp32(bits);
-                    }
-                } else {
-                    const float* vf = reinterpret_cast<const float*>(vj);
-                    for (uint32_t d = 0; d < hd; ++d) oh[d] += pj * vf[d];
-                }
-            }
+            for (uint32_t j = 0; j < n_span; ++j)  // oh += p_j * V_j, V_j: [hd]
+                v_axpy(hd, p[j], vc + span[j] * row_bytes + kv_col, oh);
             const float inv = 1.0f / sum;
             for (uint32_t d = 0; d < hd; ++d) oh[d] *= inv;
         };
-        m_.pool_.run(static_cast<uint32_t>(batch_.size() * a.n_head), task);
+        m_.pool_->run(static_cast<uint32_t>(batch_.size() * a.n_head), task);
     }
 
   protected:
     void for_rows(size_t n, uint32_t width, const std::function<void(size_t)>& fn) override {
         if (n > 1 && n * width >= kParallelElems) {
-            m_.pool_.run(static_cast<uint32_t>(n), [&](uint32_t t, unsigned) { fn(t); });
+            m_.pool_->run(static_cast<uint32_t>(n), [&](uint32_t t, unsigned) { fn(t); });
         } else {
             for (size_t t = 0; t < n; ++t) fn(t);
         }

@@ -13,7 +13,9 @@
 //  - matmul: threaded results bit-identical to one thread, stacked parts
 //    of different types, types without a kernel (dequantize fallback), token
 //    counts off the tile width;
-//  - ThreadPool: every task runs exactly once, many runs in a row.
+//  - axpy (attention's value sum): f32 and f16 rows against double sums;
+//  - ThreadPool: every task runs exactly once, many runs in a row; the
+//    process-wide shared pool with two callers at once.
 
 #include <QtTest>
 #include <algorithm>
@@ -23,13 +25,16 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cpu/act_quant.h"
+#include "cpu/axpy.h"
 #include "cpu/dot.h"
 #include "cpu/isa.h"
 #include "cpu/matmul.h"
 #include "cpu/thread_pool.h"
+#include "ggml/fp16.h"
 #include "ggml/types.h"
 
 using namespace wb::cpu;
@@ -330,6 +335,81 @@ class TestCpuKernels : public QObject {
             for (uint32_t i = 0; i < n; ++i) QCOMPARE(hits[i].load(), 1);
             QVERIFY(max_thread.load() < 3u);
         }
+    }
+
+    void axpy_matches_double_reference() {
+        // y += a * x over f32 and f16 rows, every length 1..80 (the AVX2
+        // kernel's 8-wide body and every tail) and head_dim-like 64..256;
+        // expected: the same sums in double from the stored values.
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+        for (const Isa isa : isas()) {
+            for (const bool f16 : {false, true}) {
+                const AxpyFn axpy = axpy_kernel(f16, isa);
+                std::vector<int64_t> lengths;
+                for (int64_t n = 1; n <= 80; ++n) lengths.push_back(n);
+                for (int64_t n : {64, 128, 256}) lengths.push_back(n);
+                for (const int64_t n : lengths) {
+                    std::vector<uint8_t> x(size_t(n) * 4 + 1);  // +1: read at an odd address
+                    std::vector<double> xv(static_cast<size_t>(n));
+                    for (int64_t i = 0; i < n; ++i) {
+                        const float v = u(rng);
+                        if (f16) {
+                            const uint16_t h = wb::ggml::fp32_to_fp16(v);
+                            std::memcpy(&x[1 + 2 * size_t(i)], &h, 2);
+                            xv[size_t(i)] = double(wb::ggml::fp16_to_fp32(h));
+                        } else {
+                            std::memcpy(&x[1 + 4 * size_t(i)], &v, 4);
+                            xv[size_t(i)] = double(v);
+                        }
+                    }
+                    std::vector<float> y(static_cast<size_t>(n));
+                    for (float& v : y) v = u(rng);
+                    const float a = u(rng);
+                    std::vector<double> want(static_cast<size_t>(n));
+                    for (size_t i = 0; i < size_t(n); ++i)
+                        want[i] = double(y[i]) + double(a) * xv[i];
+                    axpy(n, a, x.data() + 1, y.data());
+                    for (size_t i = 0; i < size_t(n); ++i)
+                        QVERIFY2(std::abs(double(y[i]) - want[i]) <= 1e-6 * (1 + std::abs(want[i])),
+                                 qPrintable(QString("%1 %2 n=%3 i=%4: %5 vs %6")
+                                                .arg(isa_name(isa))
+                                                .arg(f16 ? "f16" : "f32")
+                                                .arg(n)
+                                                .arg(i)
+                                                .arg(double(y[i]))
+                                                .arg(want[i])));
+                }
+            }
+        }
+    }
+
+    void shared_thread_pool_serves_several_callers() {
+        // One pool per thread count, kept while held.
+        const auto a = ThreadPool::shared(3), b = ThreadPool::shared(3), c = ThreadPool::shared(2);
+        QCOMPARE(a.get(), b.get());
+        QVERIFY(a.get() != c.get());
+        QCOMPARE(a->size(), 3u);
+        // Two callers at once (two models decoding on two threads): their
+        // loops are serialized, so each task of each loop runs exactly once
+        // and no task of one loop sees the other's function.
+        constexpr uint32_t kRuns = 20000;
+        std::atomic<int> wrong{0};
+        auto caller = [&](int id) {
+            for (uint32_t run = 0; run < kRuns; ++run) {
+                const uint32_t n = 1 + (run * 7 + uint32_t(id)) % 41;
+                std::vector<std::atomic<int>> hits(n);
+                a->run(n, [&](uint32_t task, unsigned) {
+                    if (task < n) hits[task].fetch_add(1);  // n: this loop's own size
+                });
+                for (uint32_t i = 0; i < n; ++i)
+                    if (hits[i].load() != 1) wrong.fetch_add(1);
+            }
+        };
+        std::thread t1(caller, 1), t2(caller, 2);
+        t1.join();
+        t2.join();
+        QCOMPARE(wrong.load(), 0);
     }
 
     void matmul_data() {

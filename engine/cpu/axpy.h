@@ -1,0 +1,24 @@
+#pragma once
+// The value half of attention on the CPU: out += p_j * V_j over the cached
+// value rows, V stored as f32 or IEEE half (the KV cache's KvType). A
+// portable scalar version and an AVX2 + FMA + F16C one (eight halves
+// converted per instruction), picked at run time like the dot kernels;
+// the scalar version converted one half per call and was a fifth of a
+// decode step's time at a few hundred cached tokens.
+
+#include <cstdint>
+
+#include "cpu/isa.h"
+
+namespace wb::cpu {
+
+/// y[i] += a * x[i] for i < n. x: n values, f32 or f16 bits by the kernel
+/// (any alignment); y: n floats. Never throws.
+using AxpyFn = void (*)(int64_t n, float a, const uint8_t* x, float* y);
+
+/// The kernel for x of f16 (`x_f16`) or f32 on `isa` (Scalar when `isa`
+/// is not available on this CPU). The AVX2 kernel rounds a * x[i] + y[i]
+/// once (FMA); the scalar one twice.
+AxpyFn axpy_kernel(bool x_f16, Isa isa) noexcept;
+
+}  // namespace wb::cpu
