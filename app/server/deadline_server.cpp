@@ -129,7 +129,30 @@ class DeadlineStream final : public httplib::Stream {
 
 }  // namespace
 
+namespace {
+// The connection this worker thread serves (client_gone()).
+thread_local socket_t t_serving = INVALID_SOCKET;
+}  // namespace
+
+bool DeadlineServer::client_gone() {
+    if (t_serving == INVALID_SOCKET) return false;
+    pollfd p{};
+    p.fd = t_serving;
+    p.events = POLLIN | POLLRDHUP;
+    int r;
+    do {
+        r = ::poll(&p, 1, 0);
+    } while (r < 0 && errno == EINTR);
+    return r > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 bool DeadlineServer::process_and_close_socket(socket_t sock) {
+    struct Serving {
+        explicit Serving(socket_t s) { t_serving = s; }
+        ~Serving() { t_serving = INVALID_SOCKET; }
+        Serving(const Serving&) = delete;
+        Serving& operator=(const Serving&) = delete;
+    } const serving(sock);
     DeadlineStream strm(sock, to_ms(read_timeout_sec_, read_timeout_usec_),
                         to_ms(write_timeout_sec_, write_timeout_usec_));
     bool ret = false;

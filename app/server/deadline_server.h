@@ -38,6 +38,15 @@ class DeadlineServer : public httplib::Server {
     /// processed.
     bool serve_connection(socket_t sock) { return process_and_close_socket(sock); }
 
+    /// Whether the client of the connection the calling worker thread is
+    /// serving has closed the connection or shut down its sending side
+    /// (poll(2) reports POLLRDHUP or POLLHUP; a pipelined next request
+    /// waiting to be read is not a disconnect). False on a thread serving no
+    /// connection. Never blocks. A handler that answers only when its work
+    /// is done calls it while it waits, to cancel work nobody will read (as
+    /// llama-server does with httplib's is_connection_closed).
+    static bool client_gone();
+
   private:
     // stop() was called on a listening server (httplib invalidates
     // svr_sock_ and keeps is_running() true until its workers are done).

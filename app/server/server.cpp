@@ -303,9 +303,16 @@ void Server::Impl::completion(const httplib::Request& hreq, httplib::Response& r
         return;
     }
     // A plain answer: the whole text once it finished (a timeout or stop()
-    // ends every request, so this wait ends).
+    // ends every request, so this wait ends). A client that goes away
+    // meanwhile cancels it (checked every 100 ms), which frees its slot as
+    // a closed stream does.
     std::shared_ptr<const core::FinishedRequest> f;
-    while (!(f = ex->wait_finished(milliseconds(1000)))) {
+    bool cancelled = false;
+    while (!(f = ex->wait_finished(milliseconds(100)))) {
+        if (!cancelled && DeadlineServer::client_gone()) {
+            handle.cancel("client disconnected");
+            cancelled = true;
+        }
     }
     const int status = http_status_of(*f);
     if (status == 200)
