@@ -69,7 +69,7 @@ WB_AVX2 void axpy_f16_avx2(int64_t n, float a, const uint8_t* x, float* y) {
 
 AxpyFn axpy_kernel(bool x_f16, Isa isa) noexcept {
 #ifdef WB_AXPY_AVX2
-    if (isa == Isa::Avx2 && isa_available(Isa::Avx2)) return x_f16 ? axpy_f16_avx2 : axpy_f32_avx2;
+    if (uses_avx2(isa) && isa_available(Isa::Avx2)) return x_f16 ? axpy_f16_avx2 : axpy_f32_avx2;
 #else
     (void)isa;
 #endif

@@ -127,7 +127,7 @@ uint64_t bandwidth_buffer_bytes(uint64_t llc_bytes) {
 
 uint64_t read_sum(const uint64_t* p, uint64_t n_words, Isa isa) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-    if (isa == Isa::Avx2 && isa_available(Isa::Avx2)) return sum_avx2(p, n_words);
+    if (uses_avx2(isa) && isa_available(Isa::Avx2)) return sum_avx2(p, n_words);
 #endif
     (void)isa;
     return sum_scalar(p, n_words);

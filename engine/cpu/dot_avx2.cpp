@@ -15,7 +15,16 @@
 
 #include <cstring>
 
+// dot_avxvnni.cpp compiles this file again with WB_DOT_VNNI defined: the
+// same kernels for CPUs with AVX-VNNI, whose uint8 x int8 block sums take
+// one vpdpbusd (see mul_sum_us8), under the table avxvnni_kernel.
+#ifdef WB_DOT_VNNI
+#define WB_AVX2 __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define WB_DOT_TABLE avxvnni_kernel
+#else
 #define WB_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define WB_DOT_TABLE avx2_kernel
+#endif
 
 namespace wb::cpu::detail {
 
@@ -38,10 +47,16 @@ WB_AVX2 inline __m256i load256(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
-/// 16 int16 pair sums of u[i] * s[i] (u unsigned bytes, s signed bytes)
-/// widened to 8 int32 sums of four products.
+/// 8 int32 sums of four products u[i] * s[i] (u unsigned bytes, s signed
+/// bytes). Without VNNI: 16 int16 pair sums (vpmaddubsw, which saturates;
+/// no caller's pairs reach 32767) widened by vpmaddwd; with VNNI one
+/// vpdpbusd, the same sums.
 WB_AVX2 inline __m256i mul_sum_us8(__m256i u, __m256i s) {
+#ifdef WB_DOT_VNNI
+    return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+#else
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
 }
 
 template <int NT>
@@ -553,7 +568,7 @@ const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
 
 }  // namespace
 
-const WeightKernel* avx2_kernel(uint32_t type) noexcept {
+const WeightKernel* WB_DOT_TABLE(uint32_t type) noexcept {
     switch (static_cast<ggml::Type>(type)) {
         case ggml::Type::F32:
             return &kF32;
@@ -591,9 +606,15 @@ const WeightKernel* avx2_kernel(uint32_t type) noexcept {
 #else
 
 namespace wb::cpu::detail {
+#ifdef WB_DOT_VNNI
+const WeightKernel* avxvnni_kernel(uint32_t) noexcept {
+    return nullptr;
+}
+#else
 const WeightKernel* avx2_kernel(uint32_t) noexcept {
     return nullptr;
 }
+#endif
 }  // namespace wb::cpu::detail
 
 #endif

@@ -3,20 +3,30 @@
 // portable scalar version; the AVX2 versions (AVX2 + FMA + F16C) are
 // compiled into the same binary with per-function target attributes and
 // picked at run time, so one build runs on any x86-64 and elsewhere.
+// AvxVnni is the AVX2 set plus AVX-VNNI (Intel since Alder Lake and
+// Sapphire Rapids, AMD since Zen 5): the 32-value-block kernels multiply
+// uint8 x int8 and sum four products into int32 in one instruction
+// (vpdpbusd) instead of two (vpmaddubsw, vpmaddwd); same integer sums.
 
 namespace wb::cpu {
 
-enum class Isa { Scalar, Avx2 };
+enum class Isa { Scalar, Avx2, AvxVnni };
 
 /// Whether this CPU can run `isa` (Scalar always; Avx2 when the CPU reports
-/// AVX2, FMA and F16C). Never throws.
+/// AVX2, FMA and F16C; AvxVnni when it also reports AVX-VNNI, CPUID leaf 7
+/// subleaf 1 EAX bit 4). Never throws.
 bool isa_available(Isa isa) noexcept;
 
-/// The best available ISA, or Scalar when the environment variable
-/// WB_CPU_ISA is "scalar" (to test or compare the portable path).
+/// The best available ISA, capped by the environment variable WB_CPU_ISA
+/// when it is "scalar" or "avx2" (to test or compare the other paths).
 Isa best_isa() noexcept;
 
-/// "scalar" or "avx2".
+/// Whether `isa` runs the AVX2 kernels (Avx2 and AvxVnni).
+inline bool uses_avx2(Isa isa) noexcept {
+    return isa == Isa::Avx2 || isa == Isa::AvxVnni;
+}
+
+/// "scalar", "avx2" or "avx-vnni".
 const char* isa_name(Isa isa) noexcept;
 
 }  // namespace wb::cpu

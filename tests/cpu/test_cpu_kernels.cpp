@@ -49,6 +49,7 @@ uint32_t id(Type t) {
 std::vector<Isa> isas() {
     std::vector<Isa> v{Isa::Scalar};
     if (isa_available(Isa::Avx2)) v.push_back(Isa::Avx2);
+    if (isa_available(Isa::AvxVnni)) v.push_back(Isa::AvxVnni);
     return v;
 }
 
@@ -140,8 +141,9 @@ class TestCpuKernels : public QObject {
     void initTestCase() {
         seed_ = std::random_device{}();
         rng_.seed(seed_);
-        qInfo("seed %u; AVX2 %s; best ISA %s", seed_,
-              isa_available(Isa::Avx2) ? "available" : "not available", isa_name(best_isa()));
+        qInfo("seed %u; AVX2 %s; AVX-VNNI %s; best ISA %s", seed_,
+              isa_available(Isa::Avx2) ? "available" : "not available",
+              isa_available(Isa::AvxVnni) ? "available" : "not available", isa_name(best_isa()));
     }
 
     void act_quant_bounds() {
@@ -274,8 +276,10 @@ class TestCpuKernels : public QObject {
         const WeightKernel* k = weight_kernel(type, static_cast<Isa>(isa));
         QVERIFY(k != nullptr);
         // The table really hands out the ISA's own kernel.
-        const WeightKernel* own = static_cast<Isa>(isa) == Isa::Avx2 ? detail::avx2_kernel(type)
-                                                                     : detail::scalar_kernel(type);
+        const WeightKernel* own =
+            static_cast<Isa>(isa) == Isa::AvxVnni ? detail::avxvnni_kernel(type)
+            : static_cast<Isa>(isa) == Isa::Avx2  ? detail::avx2_kernel(type)
+                                                  : detail::scalar_kernel(type);
         QCOMPARE(k, own);
         for (size_t misalign : {0u, 1u, 3u}) {
             const WRow w = make_weight(type, random_row(rng_, static_cast<size_t>(n)), misalign);
@@ -315,8 +319,12 @@ class TestCpuKernels : public QObject {
     void best_isa_follows_env() {
         qputenv("WB_CPU_ISA", "scalar");
         QCOMPARE(best_isa(), Isa::Scalar);
-        qunsetenv("WB_CPU_ISA");
+        qputenv("WB_CPU_ISA", "avx2");
         QCOMPARE(best_isa(), isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar);
+        qunsetenv("WB_CPU_ISA");
+        QCOMPARE(best_isa(), isa_available(Isa::AvxVnni) ? Isa::AvxVnni
+                             : isa_available(Isa::Avx2)  ? Isa::Avx2
+                                                         : Isa::Scalar);
     }
 
     void thread_pool_runs_every_task_once() {

@@ -143,6 +143,8 @@ class TestCpuExec : public QObject {
                                          {"3 threads", 3, cpu::best_isa()}};
         if (cpu::best_isa() != cpu::Isa::Scalar)
             variants.push_back({"scalar, 2 threads", 2, cpu::Isa::Scalar});
+        if (cpu::best_isa() == cpu::Isa::AvxVnni)
+            variants.push_back({"avx2 without VNNI, 2 threads", 2, cpu::Isa::Avx2});
         std::vector<std::vector<std::vector<float>>> results;
         for (const Variant& v : variants) {
             CpuExecOptions o;
@@ -197,6 +199,9 @@ class TestCpuExec : public QObject {
         }
         // The thread count does not change a single bit.
         QVERIFY2(results[0] == results[1], "1 and 3 threads differ");
+        // AVX-VNNI only fuses the integer block sums: not a single bit changes.
+        if (cpu::best_isa() == cpu::Isa::AvxVnni)
+            QVERIFY2(results.back() == results[0], "AVX-VNNI and AVX2 logits differ");
     }
 };
 
