@@ -143,6 +143,13 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     req.body = body_json(target, spec);
 
     SseReader sse(target.max_line_bytes);
+    // The most a stream may send: 1 KiB a token (a chunk of JSON with one
+    // token's text is 150 to 300 bytes with vLLM's or llama-server's extra
+    // fields and a long model id) plus one line's worth.
+    const uint64_t max_stream_bytes =
+        uint64_t{1024} * static_cast<uint64_t>(std::max(spec.max_tokens, 1)) +
+        target.max_line_bytes;
+    uint64_t streamed = 0;
     std::string body;  // a non-streamed answer, or an error body
     bool event_stream = false;
     double last_data = 0;
@@ -174,7 +181,17 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
             const std::string err = sse.feed(std::string_view(data, n),
                                              [&](std::string_view d) { return rd.on_event(d); });
             if (!err.empty() && rd.failure().empty()) rd.set_failure("invalid SSE: " + err);
-            return err.empty();
+            if (!err.empty()) return false;
+            // A server that streams past max_tokens (forever, say) is cut
+            // off, not buffered: the answer's text grows with every chunk.
+            streamed += n;
+            if (streamed > max_stream_bytes) {
+                rd.set_failure("a streamed answer longer than " + std::to_string(max_stream_bytes) +
+                               " bytes for max_tokens " + std::to_string(spec.max_tokens) +
+                               " (the server does not stop at max_tokens)");
+                return false;
+            }
+            return true;
         }
         if (body.size() + n > target.max_line_bytes) {
             rd.set_failure("a response body longer than " + std::to_string(target.max_line_bytes) +

@@ -7,8 +7,9 @@
 //   TPOT  (e2e - TTFT) / (output tokens - 1) (ms), when output tokens > 1
 //   e2e   send -> end of the response (ms)
 // Every failure (refused connection, stalled stream, HTTP error, invalid
-// SSE, an oversized line) is a result with ok = false and a reason; nothing
-// throws for what a server does.
+// SSE, an oversized line, a stream that goes on past 1 KiB a token of
+// max_tokens plus one line) is a result with ok = false and a reason;
+// nothing throws for what a server does.
 
 #include <cstdint>
 #include <functional>

@@ -117,6 +117,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                  "message": {"role": "assistant", "content": "Once upon a"}}],
                     "usage": {"prompt_tokens": 5, "completion_tokens": 3,
                               "total_tokens": 8}}).encode())
+            elif mode == "endless":
+                # Content chunks with no end (ignoring max_tokens): the
+                # client must cut it off, not buffer it.
+                self.start()
+                block = sse(chunk("x")) * 1000
+                while True:
+                    self.wfile.write(block)
             elif mode in ("deep", "deep500"):
                 # A valid JSON error value nested DEEP arrays deep (under the
                 # client's 1 MiB line limit): quoting it must not recurse.

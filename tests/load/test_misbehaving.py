@@ -65,6 +65,9 @@ expect_errors(base + "/midstream", "error mid-stream (event 3): the engine crash
 expect_errors(base + "/truncated", "ended before 'data: [DONE]'")
 expect_errors(base + "/invalid", "invalid SSE at event 2")
 expect_errors(base + "/huge", "line longer than 1048576 bytes", n=2)
+# A stream with no end: cut off at 1 KiB a token of max_tokens plus a line.
+expect_errors(base + "/endless", "the server does not stop at max_tokens", n=1)
+
 # An error value nested 300 000 deep, mid-stream and as an HTTP 500 body:
 # reported with the text quoted, not walked (a recursive walk overflows).
 expect_errors(base + "/deep", "error mid-stream (event 2): {\"error\": [[[[", n=1)
