@@ -13,7 +13,6 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -24,6 +23,7 @@
 #include "load/prompts.h"
 #include "load_charts.h"
 #include "run_recorder.h"
+#include "scroll_page.h"
 #include "server_tab.h"
 
 namespace wb::ui {
@@ -76,15 +76,7 @@ LoadTab::~LoadTab() {
 }
 
 void LoadTab::build() {
-    auto* outer = new QVBoxLayout(this);
-    outer->setContentsMargins(0, 0, 0, 0);
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    outer->addWidget(scroll);
-    auto* page = new QWidget;
-    scroll->setWidget(page);
-    auto* v = new QVBoxLayout(page);
+    QVBoxLayout* v = scroll_page(this);
 
     url_ = new QLineEdit;
     url_->setToolTip(tr("Base URL of an OpenAI-compatible endpoint (workbench-cli serve, vLLM, "

@@ -17,7 +17,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTimer>
@@ -26,6 +25,7 @@
 
 #include "engine_bridge.h"
 #include "run_recorder.h"
+#include "scroll_page.h"
 #include "server/auth.h"
 #include "server_charts.h"
 
@@ -98,15 +98,7 @@ ServerTab::~ServerTab() {
 }
 
 void ServerTab::build() {
-    auto* outer = new QVBoxLayout(this);
-    outer->setContentsMargins(0, 0, 0, 0);
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    outer->addWidget(scroll);
-    auto* page = new QWidget;
-    scroll->setWidget(page);
-    auto* v = new QVBoxLayout(page);
+    QVBoxLayout* v = scroll_page(this);
 
     auto* form = new QGridLayout;
     model_ = new QLineEdit;
