@@ -37,8 +37,9 @@ const CommandSpec kSpec{
     "With --draft ngram|FILE, runs -r rounds of the same greedy request (the text of\n"
     "--prompt-file, or --prompt), each round once plainly and once with the draft,\n"
     "and prints decode tokens/s of both (median, stdev, min, max), the speedup of\n"
-    "the medians, the acceptance rate and the tokens per target pass. Speculation\n"
-    "runs only while one request runs, as here.",
+    "the medians, the acceptance rate and the tokens per target pass. One request\n"
+    "runs at a time here; under load each request speculates inside the mixed\n"
+    "batches (batch, serve).",
     concat(concat(concat(model_options(), context_options()), draft_options()),
            {
                {"prompt", 'p', "TEXT", "prompt text"},

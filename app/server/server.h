@@ -49,7 +49,8 @@ struct ServerOptions {
     int32_t max_tokens_cap = 1 << 20;  ///< the most a body may ask for
     /// Speculative decoding for every request (docs/speculative.md): n-gram
     /// drafts, or the session's draft model (SessionOptions::draft_model).
-    /// It runs only while one request runs alone. Off by default.
+    /// Each request speculates inside the scheduler's mixed batches, beside
+    /// requests without drafts. Off by default.
     scheduler::SpeculativeParams speculative;
     /// The draft file's model_versions row, logged with each request's
     /// settings (0 = none: no draft model, or not logged).
