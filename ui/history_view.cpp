@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -19,11 +20,13 @@
 #include <QPushButton>
 #include <QStandardItemModel>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTextBrowser>
 #include <QThread>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -171,6 +174,27 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
     damage_->hide();
     layout->addWidget(damage_);
     layout->addWidget(table_, 1);
+    // A server run's decisions (run_events): shown when the run filter
+    // picks a run that has any, so a canary's steps and its promotion or
+    // rollback read beside the requests they judged.
+    auto* eventsBox = new QGroupBox(tr("Run events"));
+    eventsBox->setObjectName("runEventsBox");
+    eventsBox_ = eventsBox;
+    auto* eventsLayout = new QVBoxLayout(eventsBox);
+    events_ = new QTableWidget(0, 3);
+    events_->setObjectName("runEvents");
+    events_->setHorizontalHeaderLabels({tr("Time"), tr("Event"), tr("Details")});
+    events_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    events_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    events_->verticalHeader()->hide();
+    events_->horizontalHeader()->setStretchLastSection(true);
+    events_->setWordWrap(false);
+    events_->setToolTip(
+        tr("What the server decided during this run: start, canary steps with "
+           "their figures, promotion, rollback, stop (workbench-cli log events)"));
+    eventsLayout->addWidget(events_);
+    eventsBox_->hide();
+    layout->addWidget(eventsBox_);
     count_ = new QLabel;
     count_->setWordWrap(true);  // long notices must not widen the tab
     layout->addWidget(count_);
@@ -258,6 +282,8 @@ void HistoryView::setUnavailable(const QString& why) {
                                                       dateOn_, search_, exportBtn_})
         w->setEnabled(false);
     count_->setText(why);
+    events_->setRowCount(0);
+    eventsBox_->hide();
 }
 
 void HistoryView::reloadFilterLists() {
@@ -345,6 +371,39 @@ void HistoryView::refresh() {
     table_->setColumnWidth(6, 220);  // prompt
     table_->setColumnWidth(7, 420);  // output
     count_->setText(tr("%1 responses match · %2").arg(model_->rowCount()).arg(dbPath_));
+    showRunEvents();
+}
+
+void HistoryView::showRunEvents() {
+    events_->setRowCount(0);
+    const QVariant run = runFilter_->currentData();
+    std::vector<runlog::RunEventRow> rows;
+    if (reader_ && run.isValid()) {
+        try {
+            rows = reader_->run_events(run.toLongLong());
+        } catch (const std::exception& e) {
+            count_->setText(count_->text() +
+                            tr(" · the run's events cannot be read: %1").arg(e.what()));
+        }
+    }
+    for (const runlog::RunEventRow& e : rows) {
+        const int r = events_->rowCount();
+        events_->insertRow(r);
+        events_->setItem(r, 0,
+                         new QTableWidgetItem(QDateTime::fromMSecsSinceEpoch(e.t_ms).toString(
+                             "yyyy-MM-dd HH:mm:ss.zzz")));
+        events_->setItem(r, 1, new QTableWidgetItem(QString::fromStdString(e.kind)));
+        auto* details = new QTableWidgetItem(QString::fromStdString(e.details));
+        details->setToolTip(QString::fromStdString(e.details));
+        events_->setItem(r, 2, details);
+    }
+    events_->resizeColumnToContents(0);
+    events_->resizeColumnToContents(1);
+    // At most about six rows tall: the responses stay the main view.
+    const int shown = std::min(events_->rowCount(), 6);
+    events_->setFixedHeight(events_->horizontalHeader()->height() +
+                            (shown + 1) * (events_->fontMetrics().height() + 8));
+    eventsBox_->setVisible(!rows.empty());
 }
 
 QPair<qint64, qint64> HistoryView::selectedRuns() const {

@@ -32,6 +32,7 @@ class QLabel;
 class QLineEdit;
 class QStandardItemModel;
 class QTableView;
+class QTableWidget;
 class QTimer;
 class QCheckBox;
 class QAction;
@@ -107,6 +108,11 @@ class HistoryView : public QWidget {
     void openResponse(const QModelIndex& index);
     void exportDialog();
 
+    /// Fills the events panel with the run filter's run's run_events
+    /// (server start, canary steps, promotion, rollback, stop); hidden when
+    /// no run is picked or it has none.
+    void showRunEvents();
+
     std::unique_ptr<runlog::HistoryReader> reader_;  // null: no log shown
     QString dbPath_;
     QStandardItemModel* model_;
@@ -119,7 +125,9 @@ class HistoryView : public QWidget {
     QDateEdit* to_;
     QLineEdit* search_;
     QLabel* count_;
-    QLabel* damage_;  // the damaged-log warning above the table (hidden when none)
+    QLabel* damage_;        // the damaged-log warning above the table (hidden when none)
+    QWidget* eventsBox_;    // the picked run's events, under the table (hidden when none)
+    QTableWidget* events_;  // [n_events, (time, event, details)]
     QTimer* throttle_;
     QWidget* exportBtn_;
     QWidget* compareBtn_;  // enabled while the selection spans exactly two runs

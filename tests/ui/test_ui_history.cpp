@@ -5,6 +5,7 @@
 // filter) and writes exactly the rows the table shows.
 
 #include <QComboBox>
+#include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -12,6 +13,7 @@
 #include <QLabel>
 #include <QSet>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -62,6 +64,7 @@ class UiHistory : public QObject {
     void interruptedResponsesHaveTheirFilter();
     void damagedLogIsSaidAboveTheTable();
     void rowsByIdWithinASecondHumanHeadersFixedDecimals();
+    void runEventsOfThePickedRun();
 
   private:
     // Exports the view's current filter as JSONL and returns the ids.
@@ -402,4 +405,55 @@ void UiHistory::rowsByIdWithinASecondHumanHeadersFixedDecimals() {
 }
 
 QTEST_MAIN(UiHistory)
+// A server run's decisions (run_events) show under the table when the run
+// filter picks that run, oldest first with their details; a run without
+// events (or no run picked) shows none.
+void UiHistory::runEventsOfThePickedRun() {
+    const QString db = dir_.filePath("events.sqlite");
+    int64_t server = 0, batch = 0;
+    {
+        runlog::RunLog log = runlog::RunLog::open(db.toStdString());
+        server = log.begin_run("server", "stories260K", nlohmann::json::object());
+        batch = log.begin_run(runlog::RunKind::Batch, "b", nlohmann::json::object());
+        const std::pair<const char*, const char*> events[] = {
+            {"server_start", R"({"port": 8080})"},
+            {"canary_step", R"({"step": 1, "weight": 0.1})"},
+            {"rollback", R"({"why": "ttft p99 412 ms > 300 ms"})"}};
+        int64_t t = 1764979200000;  // 2025-12-06 00:00:00 UTC
+        for (const auto& [kind, details] : events) {
+            runlog::RunEvent e;
+            e.run_id = server;
+            e.t_ms = t += 1500;
+            e.kind = kind;
+            e.details = nlohmann::json::parse(details);
+            log.log_event(e);
+        }
+    }
+    ui::HistoryView v;
+    QVERIFY(v.setDatabase(db));
+    auto* box = v.findChild<QWidget*>("runEventsBox");
+    auto* table = v.findChild<QTableWidget*>("runEvents");
+    QVERIFY(box && table);
+    QVERIFY(box->isHidden());  // no run picked
+    QComboBox* run = nullptr;
+    for (QComboBox* c : v.findChildren<QComboBox*>())
+        if (c->toolTip().contains("run")) run = c;
+    QVERIFY(run);
+    run->setCurrentIndex(run->findData(QVariant::fromValue(qlonglong(server))));
+    QVERIFY(run->currentIndex() > 0);
+    QVERIFY(!box->isHidden());
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->item(0, 1)->text(), QString("server_start"));
+    QCOMPARE(table->item(1, 1)->text(), QString("canary_step"));
+    QCOMPARE(table->item(2, 1)->text(), QString("rollback"));
+    QVERIFY2(table->item(2, 2)->text().contains("ttft p99 412 ms > 300 ms"),
+             qPrintable(table->item(2, 2)->text()));
+    // Local time of the stored UTC ms, to the millisecond.
+    QCOMPARE(table->item(0, 0)->text(),
+             QDateTime::fromMSecsSinceEpoch(1764979201500).toString("yyyy-MM-dd HH:mm:ss.zzz"));
+    run->setCurrentIndex(run->findData(QVariant::fromValue(qlonglong(batch))));
+    QVERIFY(box->isHidden());
+    QCOMPARE(table->rowCount(), 0);
+}
+
 #include "test_ui_history.moc"
