@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 
+#include "load/driver.h"
 #include "load/load_log.h"
 
 namespace wb::ui {
@@ -126,8 +127,7 @@ void LoadRunner::work(LoadJob job) {
             s.prompt = job.prompts[i % job.prompts.size()];
             s.max_tokens = job.max_tokens;
             std::lock_guard lock(mu_);
-            s.user = "wb-load-" + std::to_string(log ? log->run_id() : 0) + "-" +
-                     std::to_string(step_index) + (warm ? "-w" : "-") + std::to_string(i);
+            s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);
             return s;
         };
         const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,

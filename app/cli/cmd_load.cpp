@@ -266,8 +266,7 @@ int cmd_load(const std::vector<std::string>& argv) {
         s.prompt = prompts[i % prompts.size()];
         s.max_tokens = max_tokens;
         std::lock_guard lock(mu);
-        s.user = "wb-load-" + std::to_string(log ? log->run_id() : 0) + "-" +
-                 std::to_string(step_index) + (warm ? "-w" : "-") + std::to_string(i);
+        s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);
         return s;
     };
     const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,

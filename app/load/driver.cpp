@@ -73,6 +73,11 @@ bool cancelled(const StepPlan& plan) {
 
 }  // namespace
 
+std::string request_user(int64_t run_id, size_t step, bool warmup, size_t i) {
+    return "wb-load-" + std::to_string(run_id) + "-" + std::to_string(step) +
+           (warmup ? "-w" : "-") + std::to_string(i);
+}
+
 std::vector<RequestResult> run_step(const Target& target, const StepPlan& plan,
                                     const MakeRequest& make, const OnResult& on_result,
                                     const TokenCounter& count) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "load/arrivals.h"
@@ -40,6 +41,12 @@ struct StepPlan {
     /// the requests that were sent.
     const std::atomic<bool>* cancel = nullptr;
 };
+
+/// The OpenAI "user" field of request `i` of step `step` of run `run_id`
+/// (0: not logged): "wb-load-<run>-<step>-<i>", "-w<i>" for a warm-up
+/// request. A server that logs the field (ours does) lets its rows be
+/// matched to the client's (docs/load.md).
+std::string request_user(int64_t run_id, size_t step, bool warmup, size_t i);
 
 /// Builds request `i` of the step (warm-up requests get i = 0..warmup-1
 /// with `warmup` true).
