@@ -23,12 +23,12 @@ struct SessionStats {
     uint64_t prompt_tokens = 0;
     uint64_t prompt_tokens_cached = 0;
     uint64_t steps = 0;  ///< forward passes (ubatches) run
-    /// Wall time the engine (scheduler) thread spent inside the model's
-    /// forward passes (Model::decode), ms. On the CPU backend this is the
-    /// thread's busy time; on Vulkan it is the host's view of each step:
-    /// preparing and recording it, submit until the fence signals, reading
-    /// the logits back (not device timestamp queries), so it is an upper
-    /// bound on the device's own busy time.
+    /// Time the engine was busy with the model's forward passes, ms. On the
+    /// CPU backend: the wall time the engine (scheduler) thread spent in
+    /// Model::decode. On Vulkan: the device's own time per step from
+    /// timestamp queries around each submitted command buffer
+    /// (Model::last_device_ms), at most the step's wall time; a device
+    /// without timestamps falls back to the wall time.
     double busy_ms = 0.0;
     double wall_ms = 0.0;  ///< since open (EngineSession::now_ms())
     /// Bytes the loaded model holds now (model::MemoryReport): the driver's

@@ -174,7 +174,9 @@ class MetricsStore {
     /// A finished request; `m` from compute_request_metrics(). TPOT, e2e and
     /// token counts are recorded when `finish_reason` is "stop" or "length".
     void record_finished(double at_ms, const RequestMetrics& m, std::string_view finish_reason);
-    /// One forward pass that ended at `end_ms` and took `duration_ms`;
+    /// One forward pass that ended at `end_ms` and kept the engine busy
+    /// `duration_ms` (the scheduler passes the device's own time where the
+    /// model reports it, Model::last_device_ms, else its wall time);
     /// `decode_tokens` is the number of tokens sampled from its logits.
     /// `after_idle`: the engine waited for work (no request running) since
     /// the previous pass, so the gap before this one is idle time.

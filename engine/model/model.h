@@ -115,6 +115,12 @@ class Model {
     /// the CPU reference).
     virtual DeviceFacts device_facts() const = 0;
 
+    /// Device time of the last decode() from timestamp queries (its command
+    /// buffer's first command to its last), ms; negative when the backend
+    /// or device has none (the CPU backends: their busy time is the
+    /// calling thread's wall time in decode()). Feeds the busy share.
+    virtual double last_device_ms() const { return -1.0; }
+
     /// Profiling: whether set_profiling(true) records per-op device times
     /// (the Vulkan backend; ops are empty when the device has no
     /// timestamps). The default is a model without profiling.

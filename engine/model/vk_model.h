@@ -82,6 +82,11 @@ class VkModel : public Model {
     static MemoryNeed memory_needed(const gguf::File& file, const ContextParams& ctx,
                                     const vk::KernelConfig& kernels = {});
 
+    /// GPU time of the last decode()'s one submit (timestamp queries around
+    /// the whole command buffer), ms; negative when the device has no
+    /// timestamps or no decode() ran.
+    double last_device_ms() const override { return last_device_ms_; }
+
     /// Per-op GPU times summed over decode() calls since the last
     /// clear_profile(), when profiling is on (empty otherwise or when the
     /// device has no timestamps).
@@ -130,6 +135,7 @@ class VkModel : public Model {
     bool profiling_ = false;
     vk::Profile profile_;
     HostTimes host_times_;
+    double last_device_ms_ = -1.0;  // last_device_ms()
     uint64_t barriers_recorded_ = 0;
     VkLoadTimes load_times_;
     std::unique_ptr<Impl> impl_;

@@ -326,6 +326,7 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
         m.steps.splice(m.steps.begin(), m.steps, hit);  // most recently used first
         t_submit = Clock::now();
         m.steps.front().rec->resubmit(prof);
+        last_device_ms_ = m.steps.front().rec->device_ms();
     } else {
         // Reuse the least recently used step's command buffer when full.
         std::unique_ptr<vk::Recorder> rec = std::move(m.spare);
@@ -339,6 +340,7 @@ void VkModel::decode(const Batch& batch, std::vector<float>& logits) {
         desc_.arch->graph(desc_, ops);  // act() may reallocate (and drop the recorded steps)
         t_submit = Clock::now();
         rec->submit(prof);
+        last_device_ms_ = rec->device_ms();
         barriers_recorded_ += rec->n_barriers();
         if (profiling_) host_times_.recorded += 1;
         if (m.replay) {

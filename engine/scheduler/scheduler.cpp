@@ -863,7 +863,12 @@ void Scheduler::step(std::vector<Event>& ev) {
     // slept) starts a busy stretch: the gap before it is idle time. Decode
     // tokens are the tokens emitted, not the rows computed: a verify pass's
     // k + 1 rows give 1 to k + 1 tokens (SpeculativeStats has both).
-    metrics_.record_step(t, t - t0, n_prefill, n_sampled, !busy_after_step_);
+    // Busy time: the device's own (timestamp queries) where the model
+    // reports it, at most the call's wall time; else the engine thread's
+    // time in decode() (the CPU backends).
+    const double device_ms = model_.last_device_ms();
+    const double busy_ms = device_ms >= 0 ? std::min(device_ms, t - t0) : t - t0;
+    metrics_.record_step(t, busy_ms, n_prefill, n_sampled, !busy_after_step_);
     busy_after_step_ =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); });
 }

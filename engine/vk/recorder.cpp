@@ -37,6 +37,7 @@ Recorder::~Recorder() {
     VkDevice dev = ctx_.device();
     for (VkDescriptorPool p : pools_) vkDestroyDescriptorPool(dev, p, nullptr);
     if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
+    if (span_) vkDestroyQueryPool(dev, span_, nullptr);
     if (cmd_) vkFreeCommandBuffers(dev, ctx_.command_pool(), 1, &cmd_);
 }
 
@@ -65,6 +66,20 @@ void Recorder::begin(bool timestamps, bool reusable) {
     bi.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
     timestamps_ = timestamps && queries_ != VK_NULL_HANDLE;
+    device_ms_ = -1.0;
+    if (ctx_.info().timestamps) {
+        // The span of the whole recording, for the engine's busy share: two
+        // timestamps cost nothing next to a step.
+        if (!span_) {
+            VkQueryPoolCreateInfo qi{};
+            qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+            qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+            qi.queryCount = 2;
+            check(vkCreateQueryPool(ctx_.device(), &qi, nullptr, &span_), "vkCreateQueryPool");
+        }
+        vkCmdResetQueryPool(cmd_, span_, 0, 2);
+        vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, span_, 0);
+    }
     if (timestamps_) {
         vkCmdResetQueryPool(cmd_, queries_, 0, query_capacity_);
         vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
@@ -240,9 +255,11 @@ void Recorder::submit(Profile* profile) {
     vkCmdPipelineBarrier(cmd_,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    if (span_) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, span_, 1);
     check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
     ctx_.submit_and_wait(cmd_);
     ended_ = true;
+    read_span();
     read_timestamps(profile);
 }
 
@@ -250,7 +267,20 @@ void Recorder::resubmit(Profile* profile) {
     if (!ended_ || !reusable_)
         throw std::logic_error("Recorder::resubmit: no reusable recording was submitted");
     ctx_.submit_and_wait(cmd_);
+    read_span();
     read_timestamps(profile);
+}
+
+void Recorder::read_span() {
+    device_ms_ = -1.0;
+    if (!span_) return;
+    uint64_t ts[2] = {0, 0};
+    check(vkGetQueryPoolResults(ctx_.device(), span_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+    const uint64_t dt = ts[1] >= ts[0] ? ts[1] - ts[0] : 0;
+    const double ns_per_tick = ctx_.info().timestamp_period_ns;
+    device_ms_ = static_cast<double>(dt) * ns_per_tick * 1e-6;
 }
 
 void Recorder::read_timestamps(Profile* profile) {

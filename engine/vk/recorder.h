@@ -73,6 +73,13 @@ class Recorder {
     /// std::logic_error when there is no such recording.
     void resubmit(Profile* profile = nullptr);
 
+    /// Device time of the last submit() or resubmit(), ms: from a timestamp
+    /// written before the recording's first command to one after its last
+    /// (two queries, whatever `timestamps` was; the ops' order and barriers
+    /// are unchanged). Negative when the device has no timestamps or
+    /// nothing was submitted since begin().
+    double device_ms() const { return device_ms_; }
+
     /// Ops recorded since begin().
     size_t n_ops() const { return op_names_.size(); }
     /// Barriers between ops recorded since begin() (not the final one that
@@ -94,6 +101,8 @@ class Recorder {
                const std::vector<HazardTracker::Id>& writes);
     void after_op(const std::string& op);
     void read_timestamps(Profile* profile);
+    /// Reads the span queries of the submit that just ended into device_ms_.
+    void read_span();
 
     Context& ctx_;
     Barriers barriers_;
@@ -103,6 +112,8 @@ class Recorder {
     VkQueryPool queries_ = VK_NULL_HANDLE;  // created on the first timestamped begin()
     uint32_t query_capacity_ = 0;
     bool timestamps_ = false;
+    VkQueryPool span_ = VK_NULL_HANDLE;  // 2 queries: first and last command (device_ms())
+    double device_ms_ = -1.0;
     bool reusable_ = false;
     bool ended_ = false;  // recorded and submitted: resubmit() may run it again
     size_t n_barriers_ = 0;

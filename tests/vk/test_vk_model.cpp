@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
+#include "model/cpu_exec_model.h"
 #include "model/cpu_model.h"
 #include "model/vk_model.h"
 #include "quant/quantize_model.h"
@@ -468,6 +470,40 @@ class TestVkModel : public QObject {
         QVERIFY(r.weights >= 1185376 - 100000);  // ~ file's tensor bytes
         // 2 * 5 layers * 512 cells * 32 values * 2 bytes
         QCOMPARE(r.kv_cache, uint64_t(2 * 5 * 512 * 32 * 2));
+    }
+
+    // The busy share's device time: two timestamps around each step's
+    // command buffer. A step's device time is positive and no longer than
+    // the host's wall time around decode() (submit to fence); the CPU
+    // backends report none.
+    void device_time_of_each_step() {
+        auto m = make_model(KvType::F16);
+        QVERIFY(m->last_device_ms() < 0);  // nothing ran yet
+        Batch b;
+        for (int32_t i = 0; i < 24; ++i) b.add(1 + i, i, 0, i == 23);
+        std::vector<float> logits;
+        for (int step = 0; step < 3; ++step) {
+            const auto t0 = std::chrono::steady_clock::now();
+            m->decode(b, logits);
+            const double wall =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            const double dev = m->last_device_ms();
+            qInfo("step %d: device %.3f ms, host wall %.3f ms", step, dev, wall);
+            QVERIFY2(dev > 0.0, qPrintable(QString::number(dev)));
+            QVERIFY2(dev <= wall, qPrintable(QString("%1 > %2").arg(dev).arg(wall)));
+            const int32_t pos = b.pos.back() + 1;
+            b.clear();
+            b.add(7, pos, 0, true);  // then single-token steps (replayed command buffers)
+        }
+        ContextParams cp;
+        cp.n_ctx = 64;
+        CpuExecModel cpu(gguf::File::open(vk::test::data_dir() + "/models/stories260K.gguf"), cp);
+        b.clear();
+        b.add(1, 0, 0, true);
+        cpu.decode(b, logits);
+        QVERIFY(cpu.last_device_ms() < 0);
+        expect_clean(*m);
     }
 
     void bad_batch_leaves_cache_unchanged() {
