@@ -23,10 +23,15 @@ bool isa_available(Isa isa) noexcept {
         case Isa::AvxVnni: {
 #if defined(__x86_64__) || defined(__i386__)
             // GCC 12's __builtin_cpu_supports does not know "avxvnni": read
-            // CPUID (the OS's YMM state is covered by the AVX2 check).
-            unsigned a = 0, b = 0, c = 0, d = 0;
-            return isa_available(Isa::Avx2) && __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 &&
-                   ((a >> 4) & 1u) != 0;
+            // CPUID once (weight_kernel asks per matmul, and CPUID traps to
+            // the hypervisor in a VM); the OS's YMM state is covered by the
+            // AVX2 check.
+            static const bool vnni = [] {
+                unsigned a = 0, b = 0, c = 0, d = 0;
+                return isa_available(Isa::Avx2) && __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 &&
+                       ((a >> 4) & 1u) != 0;
+            }();
+            return vnni;
 #else
             return false;
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "cpu/axpy.h"
 #include "ggml/types.h"
 
 namespace wb::model {
@@ -45,6 +46,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
     const auto k_type = ctx_.kv_type == KvType::F16 ? ggml::Type::F16 : ggml::Type::F32;
     k_dot_ = cpu::weight_kernel(static_cast<uint32_t>(k_type), isa_);
     if (!k_dot_) throw std::logic_error("CpuExecModel: no dot kernel for the KV cache type");
+    v_axpy_ = cpu::axpy_kernel(ctx_.kv_type == KvType::F16, isa_);
     attn_scratch_.resize(pool_->size());
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/axpy.h"
 #include "cpu/dot.h"
 #include "cpu/isa.h"
 #include "cpu/matmul.h"
@@ -93,6 +94,7 @@ class CpuExecModel : public Model {
     // [n_layer][pool cells, kv_dim] elements of ctx_.kv_type (f32 or f16 bits)
     std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
     const cpu::WeightKernel* k_dot_ = nullptr;      // q . k over one cached key row, f32 or f16
+    cpu::AxpyFn v_axpy_ = nullptr;                  // out += p * one cached value row, f32 or f16
     HostActs acts_;                                 // named activations, by Act::buf
     std::vector<std::vector<float>> attn_scratch_;  // [threads][positions] scores
 };

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/axpy.h"
 #include "cpu/matmul.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
@@ -81,10 +80,9 @@ class CpuExecOps final : public HostOps {
         const uint32_t group = a.n_head / a.n_head_kv;    // query heads per kv head (GQA)
         const uint8_t* kc = m_.k_cache_[a.layer].data();  // [n_ctx, kv_dim] f32 or f16
         const uint8_t* vc = m_.v_cache_[a.layer].data();  // [n_ctx, kv_dim] f32 or f16
-        const bool f16 = m_.ctx_.kv_type == KvType::F16;
         const size_t elt = kv_type_bytes(m_.ctx_.kv_type), row_bytes = size_t{kv_dim} * elt;
         const cpu::DotFn k_dot = m_.k_dot_->dot;
-        const cpu::AxpyFn v_axpy = cpu::axpy_kernel(f16, m_.isa_);
+        const cpu::AxpyFn v_axpy = m_.v_axpy_;
         const auto task = [&](uint32_t i, unsigned thread) {
             const size_t t = i / a.n_head;
             const uint32_t h = i % a.n_head;
