@@ -50,7 +50,7 @@ const CommandSpec kSpec{
         {"api", 0, "chat|completions",
          "route: /v1/chat/completions or /v1/completions (default: chat)"},
         {"local-model", 0, "FILE",
-         "GGUF of the served model: counts output tokens when the server sends no usage"},
+         "GGUF of the served model: sizes synthetic prompts, counts tokens without usage"},
         {"arrival", 0, "KIND", "constant | poisson | gamma (default: poisson)"},
         {"rate", 0, "R", "offered requests/s of the open loop (default: 1)"},
         {"burstiness", 0, "B", "gamma shape: 1 = Poisson, < 1 burstier (default: 1)"},
@@ -62,7 +62,7 @@ const CommandSpec kSpec{
         {"max-tokens", 0, "N", "max_tokens of each request (default: 16)"},
         {"prompts", 0, "FILE", "prompt set: one prompt per line or JSON lines with \"prompt\""},
         {"synthetic-prompt-tokens", 0, "MEAN[:SD]",
-         "synthetic prompts of about MEAN (+- SD) tokens (default: 32)"},
+         "synthetic prompts of MEAN (+- SD) words or --local-model tokens (default: 32)"},
         {"shared-prefix-share", 0, "F",
          "share of each synthetic prompt common to all (default: 0)"},
         {"sweep", 0, "N", "rate sweep with N rate steps"},
@@ -197,6 +197,21 @@ int cmd_load(const std::vector<std::string>& argv) {
         throw UsageError("load: --db and --no-log exclude each other");
     }
 
+    // The served model's tokenizer (--local-model): sizes synthetic prompts in
+    // its tokens and counts output tokens when the server sends no usage block.
+    load::TokenCounter count;
+    std::shared_ptr<tokenizer::Vocab> vocab;
+    auto vocab_mu = std::make_shared<std::mutex>();
+    const std::string local_model = args.get("local-model").value_or("");
+    if (!local_model.empty()) {
+        const gguf::File f = gguf::File::open(local_model);
+        vocab = std::make_shared<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(f));
+        count = [vocab, vocab_mu](const std::string& text) {
+            std::lock_guard lock(*vocab_mu);
+            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
+        };
+    }
+
     // Prompts: a set, or synthetic ones (enough for every request of a step).
     std::vector<std::string> prompts;
     if (const auto file = args.get("prompts")) {
@@ -215,21 +230,13 @@ int cmd_load(const std::vector<std::string>& argv) {
             throw UsageError(std::string("load: --synthetic-prompt-tokens: ") + e.what());
         }
         sp.shared_prefix_share = args.get_double("shared-prefix-share", 0, 0, 1);
-        prompts = load::synthetic_prompts(sp, std::min<size_t>(plan.requests, 4096));
-    }
-
-    // Output tokens by our tokenizer when the server sends no usage block.
-    load::TokenCounter count;
-    std::shared_ptr<tokenizer::Vocab> vocab;
-    auto vocab_mu = std::make_shared<std::mutex>();
-    const std::string local_model = args.get("local-model").value_or("");
-    if (!local_model.empty()) {
-        const gguf::File f = gguf::File::open(local_model);
-        vocab = std::make_shared<tokenizer::Vocab>(tokenizer::Vocab::from_gguf(f));
-        count = [vocab, vocab_mu](const std::string& text) {
-            std::lock_guard lock(*vocab_mu);
-            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
-        };
+        load::PromptTokenCounter prompt_tokens;
+        if (vocab) {
+            prompt_tokens = [vocab](const std::string& text) {
+                return vocab->tokenize(text, false, false).size();
+            };
+        }
+        prompts = load::synthetic_prompts(sp, std::min<size_t>(plan.requests, 4096), prompt_tokens);
     }
 
     std::unique_ptr<load::LoadLog> log;

@@ -71,7 +71,39 @@ void parse_synthetic_lengths(const std::string& spec, SyntheticPrompts& out) {
     }
 }
 
-std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n) {
+namespace {
+
+std::string join_words(const std::string& head, const std::vector<std::string>& words, size_t k) {
+    std::string t = head;
+    for (size_t i = 0; i < k; ++i) {
+        if (!t.empty()) t += ' ';
+        t += words[i];
+    }
+    return t;
+}
+
+/// `head` then the most of `words` (at least one when there are any) whose
+/// text is at most `limit` tokens by `count`. A word costs at least one
+/// token, so `words` never needs more than `limit` entries; the count grows
+/// with k, so a binary search finds the cut in log2(limit) tokenizations.
+std::string fit_words(const std::string& head, const std::vector<std::string>& words, size_t limit,
+                      const PromptTokenCounter& count) {
+    size_t lo = words.empty() ? 0 : 1, hi = words.size();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo + 1) / 2;
+        if (count(join_words(head, words, mid)) <= limit) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return join_words(head, words, lo);
+}
+
+}  // namespace
+
+std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n,
+                                           const PromptTokenCounter& count) {
     if (!(s.shared_prefix_share >= 0 && s.shared_prefix_share <= 1)) {
         throw std::invalid_argument("shared prefix share must be in [0, 1]");
     }
@@ -79,26 +111,26 @@ std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n) 
     std::uniform_int_distribution<size_t> word(0, kNumWords - 1);
     std::normal_distribution<double> len(s.mean_tokens, s.stddev_tokens > 0 ? s.stddev_tokens : 1);
     const auto words = [&](size_t k) {
-        std::string t;
-        for (size_t i = 0; i < k; ++i) {
-            if (!t.empty()) t += ' ';
-            t += kWords[word(rng)];
-        }
-        return t;
+        std::vector<std::string> w;
+        w.reserve(k);
+        for (size_t i = 0; i < k; ++i) w.emplace_back(kWords[word(rng)]);
+        return w;
     };
-    const size_t prefix_words =
+    const size_t prefix_len =
         static_cast<size_t>(std::llround(s.shared_prefix_share * s.mean_tokens));
-    const std::string prefix = words(prefix_words);
+    const std::vector<std::string> prefix_words = words(prefix_len);
+    const std::string prefix = count ? fit_words("", prefix_words, prefix_len, count)
+                                     : join_words("", prefix_words, prefix_words.size());
+    const size_t prefix_cost = count ? count(prefix) : prefix_len;
     std::vector<std::string> out;
     out.reserve(n);
     for (size_t i = 0; i < n; ++i) {
         const double drawn = s.stddev_tokens > 0 ? len(rng) : s.mean_tokens;
         const size_t total = static_cast<size_t>(std::max(1.0, std::round(drawn)));
-        const size_t rest = total > prefix_words ? total - prefix_words : 0;
-        std::string p = prefix;
-        const std::string tail = words(rest);
-        if (!p.empty() && !tail.empty()) p += ' ';
-        out.push_back(p + tail);
+        const size_t rest = total > prefix_cost ? total - prefix_cost : 0;
+        const std::vector<std::string> tail = words(rest);
+        out.push_back(count ? fit_words(prefix, tail, total, count)
+                            : join_words(prefix, tail, tail.size()));
     }
     return out;
 }

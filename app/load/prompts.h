@@ -5,6 +5,7 @@
 // server's prefix cache).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,19 @@ struct SyntheticPrompts {
 /// std::invalid_argument naming the value.
 void parse_synthetic_lengths(const std::string& spec, SyntheticPrompts& out);
 
-/// `n` synthetic prompts: the shared prefix (share * mean words) then
-/// random words up to each prompt's drawn length. Deterministic for a seed.
+/// Counts the tokens a text is to the served model (its tokenizer, no BOS).
+using PromptTokenCounter = std::function<size_t(const std::string& text)>;
+
+/// `n` synthetic prompts: the shared prefix (share * mean) then random words
+/// up to each prompt's drawn length. Without `count` a length is in words
+/// (about one token each for common BPE and SentencePiece vocabularies);
+/// with it, in the served model's tokens: each part holds the most words
+/// whose text is at most that many tokens (at least one word), so a prompt
+/// of mean M is M tokens, or fewer by less than one word, whatever the
+/// vocabulary (a byte-level one spends several tokens a word). The server
+/// may add BOS on top. Deterministic for a seed and counter.
 /// Throws std::invalid_argument for a share outside [0, 1].
-std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n);
+std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n,
+                                           const PromptTokenCounter& count = {});
 
 }  // namespace wb::load

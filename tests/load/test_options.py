@@ -88,6 +88,27 @@ check(abs(per - 3) < 1e-6 and approx, "chunks: %s tokens, approximate %s" % (per
 per, approx = tokens_per_s(["--local-model", MODEL])
 check(abs(per - n_tok) < 1e-6 and not approx, "tokenizer: %s tokens, expected %d" % (per, n_tok))
 
+# With --local-model, synthetic prompts are sized in that model's tokens
+# (stories260K's 512-token vocabulary spends several tokens on most words):
+# each logged prompt is at most 40 tokens by `workbench-cli tokenize`, and
+# within one word (at most 6 tokens here) of it. By words, 40 words would be
+# far more than 40 tokens.
+db = fresh(os.path.join(TMP, "sized.sqlite"))
+p = run(["--target", url, "--concurrency", "1", "--requests", "4", "--json", "--db", db,
+         "--synthetic-prompt-tokens", "40", "--shared-prefix-share", "0.5",
+         "--local-model", MODEL])
+check(p.returncode == 0, "sized prompts: exit %d %s" % (p.returncode, p.stderr))
+if p.returncode == 0:
+    con = sqlite3.connect(db)
+    sent = [r[0] for r in con.execute("SELECT prompt FROM responses")]
+    con.close()
+    counts = [len(subprocess.run([CLI, "tokenize", "-m", MODEL, "--no-bos", "-p", t],
+                                 capture_output=True, text=True).stdout.split()) for t in sent]
+    check(len(sent) == 4 and all(34 <= c <= 40 for c in counts),
+          "sized prompts: %s tokens for %s" % (counts, sent))
+    words = [len(t.split()) for t in sent]
+    check(all(w < c for w, c in zip(words, counts)), "words %s vs tokens %s" % (words, counts))
+
 # A prompt file with invalid UTF-8: sent (as U+FFFD) and logged, no crash.
 bad = os.path.join(TMP, "bad-utf8.txt")
 with open(bad, "wb") as f:
