@@ -12,7 +12,8 @@ std::vector<OptionSpec> draft_options() {
         {"draft", 0, "ngram|FILE",
          "speculative decoding: draft with prompt lookup (ngram) or with a draft model FILE "
          "sharing the model's vocabulary; greedy output is unchanged"},
-        {"draft-k", 0, "N", "most draft tokens per target pass, adaptive within 1..N (default: 5)"},
+        {"draft-k", 0, "N",
+         "most draft tokens per target pass; each pass takes 0..N by measured cost (default: 5)"},
     };
 }
 

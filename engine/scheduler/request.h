@@ -57,8 +57,11 @@ struct SpeculativeParams {
         DraftModel,  ///< the Scheduler's draft model (Scheduler::set_draft_model)
     };
     Kind kind = Kind::None;
-    uint32_t k = 5;        ///< most draft tokens per pass (>= 1)
-    bool adaptive = true;  ///< k shrinks on rejection, grows on full acceptance, in [1, k]
+    uint32_t k = 5;  ///< most draft tokens per pass (>= 1)
+    /// Draft length per pass in [0, k] from the measured pass costs and
+    /// this request's acceptance rate (speculative::DraftLength; 0 = no
+    /// draft where speculation would lose); off: always k.
+    bool adaptive = true;
     uint32_t ngram_min = 1, ngram_max = 3;  ///< Ngram: n-gram sizes tried, longest first
 };
 

@@ -11,6 +11,7 @@
 #include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 #include "scheduler/stop_strings.h"
+#include "speculative/draft_length.h"
 #include "speculative/ngram_drafter.h"
 #include "speculative/verify.h"
 #include "tokenizer/stream_detokenizer.h"
@@ -113,7 +114,7 @@ struct Scheduler::Job {
     int32_t n_recomputed = 0;      // tokens prefilled again after preemptions
     int32_t preemptions = 0;
     // Speculative decoding (req.speculative.kind != None).
-    std::unique_ptr<speculative::AdaptiveK> spec_k;
+    std::unique_ptr<speculative::DraftLength> spec_k;
     SpeculativeStats spec;
 
     /// Tokens whose K/V the sequence needs before the next decode step:
@@ -140,6 +141,7 @@ struct Scheduler::Slot {
     // logits row of the fed token and of the first draft token.
     std::vector<int32_t> draft;
     size_t fed_row = 0, draft_row = 0;
+    double draft_ms = 0;  // what proposing `draft` took
 
     bool busy() const { return job != nullptr; }
     bool prefilling() const { return busy() && n_past < job->target(); }
@@ -470,8 +472,8 @@ bool Scheduler::try_admit(std::unique_ptr<Job>& job, Slot& slot, uint32_t reserv
         j.admitted_order = admissions_++;
         j.sampler = std::make_unique<sampling::Sampler>(j.req.sampling);
         if (j.req.speculative.kind != SpeculativeParams::Kind::None) {
-            j.spec_k = std::make_unique<speculative::AdaptiveK>(j.req.speculative.k,
-                                                                j.req.speculative.adaptive);
+            j.spec_k = std::make_unique<speculative::DraftLength>(j.req.speculative.k,
+                                                                  j.req.speculative.adaptive);
             j.spec.drafter = j.req.speculative.kind == SpeculativeParams::Kind::DraftModel
                                  ? draft_model_->name()
                                  : "ngram";
@@ -633,7 +635,7 @@ void Scheduler::step(std::vector<Event>& ev) {
     for (Slot* s : order) {
         s->draft.clear();
         if (!s->decoding() || !s->job->spec_k) continue;
-        s->draft = propose_draft(*s, draft_budget, ev);
+        s->draft = propose_draft(*s, draft_budget, n_decoding + n_drafted, ev);
         if (!s->busy()) continue;  // the drafter failed and ended it
         draft_budget -= static_cast<uint32_t>(s->draft.size());
         n_drafted += static_cast<uint32_t>(s->draft.size());
@@ -802,6 +804,7 @@ void Scheduler::step(std::vector<Event>& ev) {
         return;
     }
     const double t = now_ms();
+    pass_costs_.record(static_cast<uint32_t>(batch_.size()), t - t0);
 
     // The ubatch is in the cache now.
     for (Slot* s : planned) {
@@ -877,13 +880,15 @@ void Scheduler::set_draft_model(std::shared_ptr<speculative::Drafter> drafter) {
     draft_model_ = std::move(drafter);
 }
 
-std::vector<int32_t> Scheduler::propose_draft(Slot& slot, uint32_t budget, std::vector<Event>& ev) {
+std::vector<int32_t> Scheduler::propose_draft(Slot& slot, uint32_t budget, uint32_t n_base,
+                                              std::vector<Event>& ev) {
     Job& j = *slot.job;
+    slot.draft_ms = 0;
     const model::KvCells& kv = model_.kv_cells();
     // Positions the verify pass may add: the fed token plus the draft, all
     // in the sequence's last block or free blocks (no cached block evicted).
     const uint32_t room = kv.seq_room_without_eviction(slot.seq);
-    size_t k = j.spec_k->k();
+    size_t k = j.spec_k->next(n_base, pass_costs_);
     k = std::min<size_t>(k, room > 0 ? room - 1 : 0);
     k = std::min<size_t>(k, n_ctx_ > slot.n_past + 1 ? n_ctx_ - slot.n_past - 1 : 0);
     k = std::min<size_t>(k, static_cast<size_t>(j.req.max_tokens) - j.output.size() - 1);
@@ -906,7 +911,8 @@ std::vector<int32_t> Scheduler::propose_draft(Slot& slot, uint32_t budget, std::
                     ev);
         return {};
     }
-    j.spec.draft_ms += now_ms() - t0;
+    slot.draft_ms = now_ms() - t0;
+    j.spec.draft_ms += slot.draft_ms;
     if (draft.size() > k) draft.resize(k);
     const uint32_t n_vocab = model_.hparams().n_vocab;
     for (size_t i = 0; i < draft.size(); ++i) {
@@ -939,7 +945,7 @@ size_t Scheduler::verify_draft(Slot& slot, std::span<const float> rows,
     j.spec.verify_ms += pass_ms;
     j.spec.drafted += static_cast<int32_t>(draft.size());
     j.spec.accepted += static_cast<int32_t>(v.n_accepted);
-    j.spec_k->update(static_cast<uint32_t>(draft.size()), v.n_accepted);
+    j.spec_k->update(static_cast<uint32_t>(draft.size()), v.n_accepted, slot.draft_ms);
     // The rejected tail goes; the pool is as if it had never been computed.
     model_.kv_cells().seq_truncate(slot.seq, static_cast<uint32_t>(base + v.n_accepted));
     for (size_t i = 0; i < v.tokens.size(); ++i) {

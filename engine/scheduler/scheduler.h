@@ -80,6 +80,7 @@
 #include "metrics/metrics_store.h"
 #include "model/model.h"
 #include "scheduler/request.h"
+#include "speculative/draft_length.h"
 #include "speculative/drafter.h"
 #include "tokenizer/vocab.h"
 
@@ -235,12 +236,14 @@ class Scheduler {
     Event finish_job(Job& job, FinishReason reason, std::string message, double t);
     void deliver(std::vector<Event>& ev);
     /// The draft for decoding `slot`, which asked for speculation: at most
-    /// its adaptive k and `budget` tokens (what the step's token budget has
+    /// its draft length (speculative::DraftLength, from the pass costs with
+    /// `n_base` tokens already in the step) and `budget` tokens (what the step's token budget has
     /// left after every decode row and older requests' drafts), within the
     /// positions its sequence can grow without evicting cached blocks (so
     /// that a rollback leaves no trace), the context and max_tokens. Ends
     /// the request with Error (and returns none) when the drafter throws.
-    std::vector<int32_t> propose_draft(Slot& slot, uint32_t budget, std::vector<Event>& ev);
+    std::vector<int32_t> propose_draft(Slot& slot, uint32_t budget, uint32_t n_base,
+                                       std::vector<Event>& ev);
     /// Verifies `draft` against `rows` ([draft + 1, n_vocab] logits: the
     /// fed token's row, then the draft's), rolls the KV back to the kept
     /// tokens and emits them (on_token) until the request ends. Returns the
@@ -281,6 +284,7 @@ class Scheduler {
     std::vector<float> logits_;     // [n_outputs, n_vocab] of the last step
     std::vector<float> spec_rows_;  // [k + 1, n_vocab] one verify's rows, gathered (reused)
     model::Batch batch_;            // the step's ubatch, reused
+    speculative::PassCostModel pass_costs_;  // ms of a pass by its tokens, for draft lengths
     std::shared_ptr<speculative::Drafter> draft_model_;  // set_draft_model()
     bool busy_after_step_ = false;  // a request was running when the last step ended
 

@@ -1,9 +1,11 @@
 // Drafters. NgramDrafter: hand-worked histories. AdaptiveK: the documented
-// steps. check_same_vocab: stories260K against itself and against
-// llama-2-tiny-random (another vocabulary). DraftModelDrafter on
-// stories260K (cpu-ref, exact): its greedy proposals after a prompt, after
-// more history and after a shorter one (its KV rolled back), equal
-// llama.cpp's greedy tokens (tests/data/golden/stories260K_greedy.jsonl).
+// steps. DraftLength and PassCostModel: costs and rates worked in float64
+// by hand (Python), from the pass costs measured on a 2-core CPU (77, 100,
+// 217 ms for 1, 2, 5 tokens) and a flat GPU-like curve. check_same_vocab: stories260K against
+// itself and against llama-2-tiny-random (another vocabulary). DraftModelDrafter on stories260K
+// (cpu-ref, exact): its greedy proposals after a prompt, after more history and after a shorter one
+// (its KV rolled back), equal llama.cpp's greedy tokens
+// (tests/data/golden/stories260K_greedy.jsonl).
 
 #include <QtTest>
 
@@ -11,6 +13,7 @@
 #include "common/greedy_golden.h"
 #include "gguf/gguf.h"
 #include "model/load.h"
+#include "speculative/draft_length.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/ngram_drafter.h"
 
@@ -62,6 +65,70 @@ class TestDrafters : public QObject {
         AdaptiveK fixed(4, false);
         fixed.update(4, 0);
         QCOMPARE(fixed.k(), 4u);
+    }
+
+    void pass_costs_are_interpolated_and_extrapolated() {
+        speculative::PassCostModel c;
+        QVERIFY(!c.cost_ms(1));
+        c.record(1, 77);
+        QVERIFY(!c.cost_ms(2));  // one count: no slope yet
+        c.record(2, 100);
+        c.record(5, 217);
+        c.record(0, 5);   // ignored
+        c.record(3, -1);  // ignored
+        QCOMPARE(*c.cost_ms(1), 77.0);
+        QCOMPARE(*c.cost_ms(3), 139.0);  // 100 + (217 - 100) / 3
+        QCOMPARE(*c.cost_ms(8), 334.0);  // 217 + 3 * 39
+        c.record(1, 97);
+        QCOMPARE(*c.cost_ms(1), 82.0);  // 0.75 * 77 + 0.25 * 97
+        QCOMPARE(speculative::expected_tokens(0.5, 2), 1.75);
+        QCOMPARE(speculative::expected_tokens(0.0, 4), 1.0);
+        QCOMPARE(speculative::expected_tokens(1.0, 3), 4.0);
+    }
+
+    void draft_length_follows_costs_and_acceptance() {
+        speculative::PassCostModel cpu;
+        cpu.record(1, 77);
+        cpu.record(2, 100);
+        cpu.record(5, 217);
+        // tokens/ms for k = 0..5 at alpha 0.46: .01299 .01460 .01203 ...
+        QCOMPARE(*speculative::best_draft_length(0.46, 5, 1, 0, cpu), 1u);
+        // at alpha 0.2: .01299 .01200 ...: no draft.
+        QCOMPARE(*speculative::best_draft_length(0.2, 5, 1, 0, cpu), 0u);
+        // 7 other requests' tokens in the pass (costs 77, 281 at 8, 400 at 13):
+        // .02847 .02776 ...: no draft.
+        speculative::PassCostModel batch;
+        batch.record(1, 77);
+        batch.record(8, 281);
+        batch.record(13, 400);
+        QCOMPARE(*speculative::best_draft_length(0.46, 5, 8, 0, batch), 0u);
+        // A nearly flat curve (10 ms at 1, 11 at 9): k = 5 (.18529 against
+        // .18452 at 4 and .18459 at 6); drafting at 1 ms a token: k = 2.
+        speculative::PassCostModel flat;
+        flat.record(1, 10);
+        flat.record(9, 11);
+        QCOMPARE(*speculative::best_draft_length(0.5, 8, 1, 0, flat), 5u);
+        QCOMPARE(*speculative::best_draft_length(0.5, 8, 1, 1.0, flat), 2u);
+        QVERIFY(!speculative::best_draft_length(0.5, 8, 1, 0, speculative::PassCostModel{}));
+
+        // Per request: AdaptiveK's k until the costs are known.
+        speculative::DraftLength d(4);
+        QCOMPARE(d.next(1, speculative::PassCostModel{}), 4u);
+        QCOMPARE(d.alpha(), 0.5);  // the prior
+        // Five rejected single-token drafts: alpha = 1 / 7; k = 0, with a
+        // one-token probe on every 8th pass.
+        for (int i = 0; i < 5; ++i) d.update(1, 0, 0.01);
+        QCOMPARE(d.alpha(), 1.0 / 7.0);
+        for (int i = 0; i < 7; ++i) QCOMPARE(d.next(1, cpu), 0u);
+        QCOMPARE(d.next(1, cpu), 1u);
+        QCOMPARE(d.next(1, cpu), 0u);
+        // Kept drafts raise alpha: 4 of 4 kept four times: (1 + 16) / 23 = .739.
+        for (int i = 0; i < 4; ++i) d.update(4, 4, 0.01);
+        QVERIFY(d.next(1, flat) >= 3);
+        // Fixed length: always k_max.
+        speculative::DraftLength fixed(3, false);
+        fixed.update(3, 0, 0);
+        QCOMPARE(fixed.next(1, cpu), 3u);
     }
 
     void vocabularies_are_compared_token_by_token() {

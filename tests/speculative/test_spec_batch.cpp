@@ -136,6 +136,10 @@ Request greedy(std::vector<int32_t> prompt, int32_t max_tokens, Kind kind) {
     r.sampling.temperature = 0.0f;
     r.speculative.kind = kind;
     r.speculative.k = 4;
+    // Draft-model requests draft 4 tokens every pass, so that drafts are
+    // checked inside shared passes whatever the machine; n-gram requests
+    // take their length from the pass costs (0 where a draft loses).
+    r.speculative.adaptive = kind != Kind::DraftModel;
     return r;
 }
 
