@@ -115,8 +115,8 @@ std::string speed_method(uint32_t repetitions) {
     return "median (min-max) of " + std::to_string(repetitions) + " timed pass" +
            (repetitions == 1 ? "" : "es") + " after " + std::to_string(kWarmupPasses) +
            " untimed warm-up pass; one request at a time, each model alone, the models' passes "
-           "taken in turn; a pass runs every prompt once, TTFT and e2e are its mean over the "
-           "prompts";
+           "taken in turn, each after one short untimed request of its own; a pass runs every "
+           "prompt once, TTFT and e2e are its mean over the prompts";
 }
 
 namespace {
@@ -266,7 +266,17 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
         const bool warmup = pass < kWarmupPasses;
         for (size_t i = 0; i < n_models; ++i) {
             ModelReport& m = r.models[i];
-            if (!warmup) m.timed_runs.emplace_back();
+            if (!warmup) {
+                m.timed_runs.emplace_back();
+                // Untimed, before each timed pass: the models' passes
+                // alternate, so without it a pass would start with the
+                // other model's weights and KV in the CPU caches (a small
+                // model fits in L2: a model compared with itself read ~4%
+                // slower TTFT in whichever pane ran right after the other's
+                // warm-up). A short request touches every weight once.
+                greedy_generate(*models[i], p.prompt_tokens[i].front(),
+                                std::min<uint32_t>(opts.n_predict, 2), opts.n_ubatch);
+            }
             for (size_t pi = 0; pi < r.prompts.size(); ++pi) {
                 say("speed " + m.label +
                     (warmup ? std::string(" (warm-up, not timed)")

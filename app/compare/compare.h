@@ -7,7 +7,9 @@
 //    does: one request at a time, each model alone, one untimed warm-up
 //    pass over the prompts per model (first-use work such as pipeline
 //    compilation), then `repetitions` timed passes (the models' passes
-//    taken in turn, so background load falls on all alike); prefill and decode
+//    taken in turn, so background load falls on all alike, each after one
+//    short untimed request that brings its own weights back into the CPU
+//    caches); prefill and decode
 //    tokens/s, TTFT and end-to-end latency as the median and the range
 //    (min-max) of one sample per timed pass (speed_method() says it in words);
 //  - against A: teacher-forced greedy agreement on A's output, the first
