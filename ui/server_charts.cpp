@@ -15,8 +15,10 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 const char* const kTitles[ServerCharts::kCharts] = {
-    "TTFT (ms)",      "Inter-token latency (ms)", "Generated tokens/s", "Requests",
-    "KV pool blocks", "Prefix-cache hit rate",    "Model memory (MiB)"};
+    "TTFT (ms)",        "Inter-token latency (ms)", "End-to-end latency (ms)",
+    "Queue wait (ms)",  "Generated tokens/s",       "Requests",
+    "KV pool blocks",   "Prefix-cache hit rate",    "Model memory (MiB)",
+    "Engine busy share"};
 
 QString role(bool canary) {
     return canary ? QStringLiteral("canary") : QStringLiteral("stable");
@@ -68,6 +70,11 @@ void ServerCharts::addSample(double t_s, const std::vector<server::VersionSnapsh
         graph(Itl, k, "p50", 0)->addData(t_s, f.itl_p50_ms);
         graph(Itl, k, "p95", 1)->addData(t_s, f.itl_p95_ms);
         graph(Itl, k, "p99", 2)->addData(t_s, f.itl_p99_ms);
+        graph(E2e, k, "p50", 0)->addData(t_s, f.e2e_p50_ms);
+        graph(E2e, k, "p95", 1)->addData(t_s, f.e2e_p95_ms);
+        graph(E2e, k, "p99", 2)->addData(t_s, f.e2e_p99_ms);
+        graph(QueueWait, k, "p50", 0)->addData(t_s, f.queue_wait_p50_ms);
+        graph(QueueWait, k, "p99", 2)->addData(t_s, f.queue_wait_p99_ms);
         // The counter's rate since the last sample (PromQL rate() over one step).
         double rate = 0;
         if (const auto it = last_tokens_.find(k);
@@ -82,6 +89,7 @@ void ServerCharts::addSample(double t_s, const std::vector<server::VersionSnapsh
         graph(PrefixHit, k, "hit rate", 1)->addData(t_s, v.gauges.prefix_cache_hit_rate);
         graph(Memory, k, v.gauges.memory_on_device ? "device" : "host", 1)
             ->addData(t_s, v.gauges.memory_bytes / kMiB);
+        graph(Busy, k, "busy share", 1)->addData(t_s, v.gauges.busy_share);
     }
     for (QCustomPlot* p : plots_) {
         p->rescaleAxes(true);

@@ -2,10 +2,12 @@
 // The Server tab's live charts: the figures GET /metrics exports, one
 // series per served model version (stable, canary), read in process from
 // the server's metrics objects (server::Serving::snapshot), never scraped:
-// TTFT and inter-token latency p50/p95/p99 (ms, histogram_quantile
-// estimates over everything served so far), generated tokens/s (the
-// counter's rate between two samples), running and queued requests, KV
-// pool blocks used and free, prefix-cache hit rate, model memory (MiB).
+// TTFT, inter-token and end-to-end latency p50/p95/p99 and queue wait
+// p50/p99 (ms, histogram_quantile estimates over everything served so
+// far), generated tokens/s (the counter's rate between two samples),
+// running and queued requests, KV pool blocks used and free, prefix-cache
+// hit rate, model memory (MiB), engine busy share (busy time over wall
+// time since the model loaded: the device's timestamps on Vulkan).
 // Plots are the live charts' (chart_plot.h). Time axis: s since start.
 
 #include <QWidget>
@@ -23,8 +25,19 @@ namespace wb::ui {
 class ServerCharts : public QWidget {
     Q_OBJECT
   public:
-    enum Chart { Ttft = 0, Itl, Throughput, Requests, KvBlocks, PrefixHit, Memory };
-    static constexpr int kCharts = 7;
+    enum Chart {
+        Ttft = 0,
+        Itl,
+        E2e,
+        QueueWait,
+        Throughput,
+        Requests,
+        KvBlocks,
+        PrefixHit,
+        Memory,
+        Busy
+    };
+    static constexpr int kCharts = 10;
 
     explicit ServerCharts(QWidget* parent = nullptr);
 

@@ -164,6 +164,10 @@ class UiServer : public QObject {
                                  5000);
         QVERIFY(charts->lastValue(ui::ServerCharts::Ttft, "stable p99") > 0);
         QVERIFY(charts->lastValue(ui::ServerCharts::Itl, "stable p50") > 0);
+        QVERIFY(charts->lastValue(ui::ServerCharts::E2e, "stable p99") > 0);
+        QVERIFY(charts->points(ui::ServerCharts::QueueWait, "stable p99") > 0);
+        const double busy = charts->lastValue(ui::ServerCharts::Busy, "stable busy share");
+        QVERIFY2(busy > 0 && busy <= 1, qPrintable(QString::number(busy)));
         QVERIFY(charts->lastValue(ui::ServerCharts::KvBlocks, "stable free") > 0);
         QVERIFY(charts->lastValue(ui::ServerCharts::Memory, "stable host") > 0);
         QVERIFY(charts->points(ui::ServerCharts::Throughput, "stable tokens/s") > 0);

@@ -154,6 +154,11 @@ VersionFigures ServerMetrics::figures(const std::string& model_version) const {
     f.itl_p50_ms = 1000.0 * itl_.quantile(v, 0.50);
     f.itl_p95_ms = 1000.0 * itl_.quantile(v, 0.95);
     f.itl_p99_ms = 1000.0 * itl_.quantile(v, 0.99);
+    f.e2e_p50_ms = 1000.0 * e2e_.quantile(v, 0.50);
+    f.e2e_p95_ms = 1000.0 * e2e_.quantile(v, 0.95);
+    f.e2e_p99_ms = 1000.0 * e2e_.quantile(v, 0.99);
+    f.queue_wait_p50_ms = 1000.0 * queue_wait_.quantile(v, 0.50);
+    f.queue_wait_p99_ms = 1000.0 * queue_wait_.quantile(v, 0.99);
     return f;
 }
 

@@ -40,6 +40,8 @@ struct VersionFigures {
     double prompt_tokens = 0;     ///< workbench_prompt_tokens_total
     double ttft_p50_ms = 0, ttft_p95_ms = 0, ttft_p99_ms = 0;
     double itl_p50_ms = 0, itl_p95_ms = 0, itl_p99_ms = 0;
+    double e2e_p50_ms = 0, e2e_p95_ms = 0, e2e_p99_ms = 0;
+    double queue_wait_p50_ms = 0, queue_wait_p99_ms = 0;
 };
 
 class ServerMetrics {
