@@ -214,6 +214,7 @@ int cmd_load(const std::vector<std::string>& argv) {
 
     // Prompts: a set, or synthetic ones (enough for every request of a step).
     std::vector<std::string> prompts;
+    size_t n_warm_prompts = 0;  // synthetic: the last ones are the warm-ups
     if (const auto file = args.get("prompts")) {
         if (args.get("synthetic-prompt-tokens") || args.get("shared-prefix-share")) {
             throw UsageError("load: --prompts excludes the synthetic prompt options");
@@ -236,8 +237,13 @@ int cmd_load(const std::vector<std::string>& argv) {
                 return vocab->tokenize(text, false, false).size();
             };
         }
-        prompts = load::synthetic_prompts(sp, std::min<size_t>(plan.requests, 4096), prompt_tokens);
+        // Warm-up requests get prompts of their own, after the step's, so
+        // that no counted request finds its prompt in the prefix cache.
+        n_warm_prompts = std::min<size_t>(plan.warmup, 4096);
+        prompts = load::synthetic_prompts(
+            sp, std::min<size_t>(plan.requests, 4096) + n_warm_prompts, prompt_tokens);
     }
+    const size_t n_step_prompts = prompts.size() - n_warm_prompts;
 
     std::unique_ptr<load::LoadLog> log;
     if (!args.has("no-log")) {
@@ -270,7 +276,8 @@ int cmd_load(const std::vector<std::string>& argv) {
     size_t errors_printed = 0;
     const auto make = [&](size_t i, bool warm) {
         load::RequestSpec s;
-        s.prompt = prompts[i % prompts.size()];
+        s.prompt = warm && n_warm_prompts > 0 ? prompts[n_step_prompts + i % n_warm_prompts]
+                                              : prompts[i % n_step_prompts];
         s.max_tokens = max_tokens;
         std::lock_guard lock(mu);
         s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);

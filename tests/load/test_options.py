@@ -94,17 +94,24 @@ check(abs(per - n_tok) < 1e-6 and not approx, "tokenizer: %s tokens, expected %d
 # within one word (at most 6 tokens here) of it. By words, 40 words would be
 # far more than 40 tokens.
 db = fresh(os.path.join(TMP, "sized.sqlite"))
+# Warm-up requests get prompts of their own: none of the 2 warm-up prompts is
+# a counted request's (a counted request would find it in the prefix cache).
 p = run(["--target", url, "--concurrency", "1", "--requests", "4", "--json", "--db", db,
          "--synthetic-prompt-tokens", "40", "--shared-prefix-share", "0.5",
-         "--local-model", MODEL])
+         "--local-model", MODEL, "--warmup", "2"])
 check(p.returncode == 0, "sized prompts: exit %d %s" % (p.returncode, p.stderr))
 if p.returncode == 0:
     con = sqlite3.connect(db)
     sent = [r[0] for r in con.execute("SELECT prompt FROM responses")]
+    warm = [r[0] for r in con.execute(
+        "SELECT prompt FROM responses WHERE json_extract(settings, '$.warmup') = 1")]
     con.close()
+    check(len(warm) == 2 and len(set(warm)) == 2 and
+          not set(warm) & (set(sent) - set(warm)) and len(set(sent)) == 6,
+          "warm-up prompts %s among %s" % (warm, sent))
     counts = [len(subprocess.run([CLI, "tokenize", "-m", MODEL, "--no-bos", "-p", t],
                                  capture_output=True, text=True).stdout.split()) for t in sent]
-    check(len(sent) == 4 and all(34 <= c <= 40 for c in counts),
+    check(len(sent) == 6 and all(34 <= c <= 40 for c in counts),
           "sized prompts: %s tokens for %s" % (counts, sent))
     words = [len(t.split()) for t in sent]
     check(all(w < c for w, c in zip(words, counts)), "words %s vs tokens %s" % (words, counts))
