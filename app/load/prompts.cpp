@@ -97,7 +97,16 @@ std::string fit_words(const std::string& head, const std::vector<std::string>& w
             hi = mid - 1;
         }
     }
-    return join_words(head, words, lo);
+    // The cut leaves up to a word's tokens unused: fill them with the
+    // shortest word, which most vocabularies hold as one token (" a").
+    std::string text = join_words(head, words, lo);
+    if (lo == 0) return text;
+    for (size_t n = count(text); n < limit; ++n) {
+        const std::string longer = text + " a";
+        if (count(longer) > limit) break;
+        text = longer;
+    }
+    return text;
 }
 
 }  // namespace

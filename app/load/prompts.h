@@ -38,10 +38,11 @@ using PromptTokenCounter = std::function<size_t(const std::string& text)>;
 /// up to each prompt's drawn length. Without `count` a length is in words
 /// (about one token each for common BPE and SentencePiece vocabularies);
 /// with it, in the served model's tokens: each part holds the most words
-/// whose text is at most that many tokens (at least one word), so a prompt
-/// of mean M is M tokens, or fewer by less than one word, whatever the
-/// vocabulary (a byte-level one spends several tokens a word). The server
-/// may add BOS on top. Deterministic for a seed and counter.
+/// whose text is at most that many tokens (at least one word), then "a"
+/// while one more fits, so a prompt of mean M is M tokens where " a" is one
+/// token (fewer by less than one word elsewhere), whatever the vocabulary
+/// (a byte-level one spends several tokens a word). The server may add BOS
+/// on top. Deterministic for a seed and counter.
 /// Throws std::invalid_argument for a share outside [0, 1].
 std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n,
                                            const PromptTokenCounter& count = {});
