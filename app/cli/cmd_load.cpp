@@ -11,11 +11,13 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "common_options.h"
+#include "cost/price.h"
 #include "gguf/gguf.h"
 #include "load/driver.h"
 #include "load/load_log.h"
@@ -75,6 +77,11 @@ const CommandSpec kSpec{
         {"connect-timeout-s", 0, "S", "TCP connect limit (default: 10)"},
         {"ca-cert", 0, "FILE",
          "https: trust the CA certificates in FILE (PEM) instead of the system's"},
+        {"price-per-hour", 0, "X",
+         "cost: the target costs X an hour (priced by each step's wall time)"},
+        {"price-per-m-input", 0, "X", "cost: X per million input tokens"},
+        {"price-per-m-output", 0, "Y", "cost: Y per million output tokens"},
+        {"currency", 0, "NAME", "label of the prices (default: USD)"},
         {"json", 0, "", "print the results as JSON"},
         {"csv", 0, "FILE", "also write one CSV row per step to FILE"},
         {"db", 0, "PATH",
@@ -195,6 +202,18 @@ int cmd_load(const std::vector<std::string>& argv) {
     if (args.get("slo-e2e-p99-ms")) slo.e2e_p99_ms = args.get_double("slo-e2e-p99-ms", 0, 0, 1e9);
     if (args.has("no-log") && args.has("db")) {
         throw UsageError("load: --db and --no-log exclude each other");
+    }
+    std::optional<cost::Price> price;
+    try {
+        const auto amount = [&](const char* name) -> std::optional<double> {
+            if (!args.get(name)) return std::nullopt;
+            return args.get_double(name, 0, 0, 1e12);
+        };
+        price = cost::price_from_options(amount("price-per-hour"), amount("price-per-m-input"),
+                                         amount("price-per-m-output"),
+                                         args.get("currency").value_or("USD"));
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("load: ") + e.what());
     }
 
     // The served model's tokenizer (--local-model): sizes synthetic prompts in
@@ -344,7 +363,7 @@ int cmd_load(const std::vector<std::string>& argv) {
         }
     }
 
-    if (const auto csv = args.get("csv")) load::write_csv(*csv, steps);
+    if (const auto csv = args.get("csv")) load::write_csv(*csv, steps, price);
     if (args.has("json")) {
         load::Report rep;
         rep.target = target.base_url;
@@ -354,6 +373,7 @@ int cmd_load(const std::vector<std::string>& argv) {
         rep.reasons = reasons;
         rep.best = best;
         rep.slo = slo;
+        rep.price = price;
         if (log) {
             rep.run_id = log->run_id();
             rep.db = log->path();
@@ -368,6 +388,17 @@ int cmd_load(const std::vector<std::string>& argv) {
                         steps[static_cast<size_t>(best)].stats.request_throughput);
         } else if (slo.any()) {
             std::printf("no step met the SLOs\n");
+        }
+        if (price) {
+            for (const load::SweepStep& st : steps) {
+                const cost::Figures c = load::step_cost(st.stats, *price);
+                std::printf(
+                    "cost of %s: %s %s a request, %s per 1k requests, %s per M output "
+                    "tokens (%s)\n",
+                    st.label.c_str(), fmt(c.per_request, 6).c_str(), price->currency.c_str(),
+                    fmt(c.per_1k_requests, 4).c_str(), fmt(c.per_m_output_tokens, 4).c_str(),
+                    c.formula.c_str());
+            }
         }
         if (log)
             std::printf("run log: run %lld in %s\n", static_cast<long long>(log->run_id()),

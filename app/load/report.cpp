@@ -18,6 +18,14 @@ std::string fixed6(double v) {
     return b;
 }
 
+// Costs can be tiny per request (1e-5 USD): significant digits, not decimals.
+std::string sig8(double v) {
+    if (!std::isfinite(v)) return {};
+    char b[48];
+    std::snprintf(b, sizeof b, "%.8g", v);
+    return b;
+}
+
 json opt(const std::optional<double>& v) {
     return v ? json(*v) : json(nullptr);
 }
@@ -59,7 +67,9 @@ json report_json(const Report& r) {
     json out = {{"target", r.target}, {"model", r.model}, {"api", r.api}};
     json arr = json::array();
     for (size_t i = 0; i < r.steps.size(); ++i) {
-        arr.push_back(step_json(r.steps[i], i < r.reasons.size() ? r.reasons[i] : ErrorReasons{}));
+        json st = step_json(r.steps[i], i < r.reasons.size() ? r.reasons[i] : ErrorReasons{});
+        if (r.price) st["cost"] = cost_json(step_cost(r.steps[i].stats, *r.price));
+        arr.push_back(std::move(st));
     }
     out["steps"] = std::move(arr);
     out["best_step"] = r.best >= 0 ? json(r.best) : json(nullptr);
@@ -68,10 +78,41 @@ json report_json(const Report& r) {
                   {"e2e_p99_ms", opt(r.slo.e2e_p99_ms)}};
     out["run_id"] = r.run_id ? json(*r.run_id) : json(nullptr);
     out["db"] = r.db ? json(*r.db) : json(nullptr);
+    out["price"] = r.price ? price_json(*r.price) : json(nullptr);
     return out;
 }
 
-std::string steps_csv(const std::vector<SweepStep>& steps) {
+cost::Figures step_cost(const StepStats& s, const cost::Price& price) {
+    cost::Usage u;
+    u.requests = static_cast<double>(s.completed);
+    u.input_tokens = s.input_throughput * s.duration_s;
+    u.output_tokens = s.output_throughput * s.duration_s;
+    u.seconds = s.duration_s;
+    u.seconds_kind = "the step's wall time";
+    return cost::figures(price, u);
+}
+
+json cost_json(const cost::Figures& f) {
+    const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    return {{"total", num(f.total)},
+            {"per_request", num(f.per_request)},
+            {"per_1k_requests", num(f.per_1k_requests)},
+            {"per_m_output_tokens", num(f.per_m_output_tokens)},
+            {"formula", f.formula}};
+}
+
+json price_json(const cost::Price& p) {
+    if (p.basis == cost::Price::Basis::PerHour) {
+        return {{"basis", "per_hour"}, {"per_hour", p.per_hour}, {"currency", p.currency}};
+    }
+    return {{"basis", "per_m_tokens"},
+            {"per_m_input", p.per_m_input},
+            {"per_m_output", p.per_m_output},
+            {"currency", p.currency}};
+}
+
+std::string steps_csv(const std::vector<SweepStep>& steps,
+                      const std::optional<cost::Price>& price) {
     static const char* const kHead[] = {"step",
                                         "offered_rate",
                                         "concurrency",
@@ -109,6 +150,7 @@ std::string steps_csv(const std::vector<SweepStep>& steps) {
         if (i) out += ',';
         out += kHead[i];
     }
+    if (price) out += ",cost_total,cost_per_request,cost_per_1k_requests,cost_per_m_output_tokens";
     out += "\n";
     for (const auto& st : steps) {
         const StepStats& s = st.stats;
@@ -129,6 +171,12 @@ std::string steps_csv(const std::vector<SweepStep>& steps) {
         for (const metrics::Summary* m : {&s.ttft, &s.itl, &s.tpot, &s.e2e}) {
             for (const double v : {m->p50, m->p90, m->p95, m->p99}) f.push_back(fixed6(v));
         }
+        if (price) {
+            const cost::Figures c = step_cost(s, *price);
+            for (const double v :
+                 {c.total, c.per_request, c.per_1k_requests, c.per_m_output_tokens})
+                f.push_back(sig8(v));
+        }
         for (size_t i = 0; i < f.size(); ++i) {
             if (i) out += ',';
             out += f[i];
@@ -138,10 +186,11 @@ std::string steps_csv(const std::vector<SweepStep>& steps) {
     return out;
 }
 
-void write_csv(const std::string& path, const std::vector<SweepStep>& steps) {
+void write_csv(const std::string& path, const std::vector<SweepStep>& steps,
+               const std::optional<cost::Price>& price) {
     std::ofstream out(path);
     if (!out) throw std::runtime_error(path + ": cannot write the CSV file");
-    out << steps_csv(steps);
+    out << steps_csv(steps, price);
     if (!out.flush()) throw std::runtime_error(path + ": writing the CSV file failed");
 }
 

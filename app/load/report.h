@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/price.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
 
@@ -28,6 +29,19 @@ nlohmann::json summary_json(const metrics::Summary& s);
 /// summaries and `reasons` as "error_reasons".
 nlohmann::json step_json(const SweepStep& step, const ErrorReasons& reasons);
 
+/// What a step cost at `price`: its completed requests, their input and
+/// output tokens (throughput x duration) and, per hour, the step's wall
+/// time (a remote endpoint is paid while it is up, busy or not).
+cost::Figures step_cost(const StepStats& s, const cost::Price& price);
+
+/// {"total","per_request","per_1k_requests","per_m_output_tokens",
+/// "formula"}; a NaN figure is null.
+nlohmann::json cost_json(const cost::Figures& f);
+
+/// {"basis": "per_hour"|"per_m_tokens", "per_hour" or "per_m_input" and
+/// "per_m_output", "currency"}.
+nlohmann::json price_json(const cost::Price& p);
+
 /// What a whole load test reports (the `--json` document).
 struct Report {
     std::string target;  ///< base URL (never a key)
@@ -37,22 +51,29 @@ struct Report {
     std::vector<ErrorReasons> reasons;  ///< per step; may be shorter (none)
     int best = -1;                      ///< index into steps, -1 = none
     Slo slo;
-    std::optional<int64_t> run_id;  ///< the load_test run, nullopt when not logged
-    std::optional<std::string> db;  ///< the run log's path
+    std::optional<int64_t> run_id;     ///< the load_test run, nullopt when not logged
+    std::optional<std::string> db;     ///< the run log's path
+    std::optional<cost::Price> price;  ///< the target's price, when one was given
 };
 
-/// The JSON document of `r`: target, model, api, steps (step_json),
-/// best_step (null for none), slo, run_id, db.
+/// The JSON document of `r`: target, model, api, steps (step_json, with
+/// "cost" (cost_json of step_cost) when `r.price` is set), best_step (null
+/// for none), slo, run_id, db, price (price_json or null).
 nlohmann::json report_json(const Report& r);
 
 /// The CSV text of `steps`: a header line, then one line per step (label,
 /// rates, counts, goodput, meets_slo as 1/0, p50/p90/p95/p99 of TTFT, ITL,
 /// TPOT and e2e in ms; an empty field for a figure without samples).
-/// Numbers with 6 decimals; labels contain no comma or quote.
-std::string steps_csv(const std::vector<SweepStep>& steps);
+/// With `price`, four more columns: cost_total, cost_per_request,
+/// cost_per_1k_requests, cost_per_m_output_tokens (step_cost, 8
+/// significant digits). Numbers with 6 decimals; labels contain no comma
+/// or quote.
+std::string steps_csv(const std::vector<SweepStep>& steps,
+                      const std::optional<cost::Price>& price = std::nullopt);
 
-/// Writes steps_csv(steps) to `path`. Throws std::runtime_error naming the
-/// path when it cannot be written.
-void write_csv(const std::string& path, const std::vector<SweepStep>& steps);
+/// Writes steps_csv(steps, price) to `path`. Throws std::runtime_error
+/// naming the path when it cannot be written.
+void write_csv(const std::string& path, const std::vector<SweepStep>& steps,
+               const std::optional<cost::Price>& price = std::nullopt);
 
 }  // namespace wb::load

@@ -4,7 +4,7 @@
 // sample size), the schedule's rescale, the per-step percentiles,
 // throughput and goodput on hand-worked requests, the sweep's rates and the
 // incremental SSE reader; the stop flag of a step and a sweep; the CSV
-// export of a hand-made step.
+// export of a hand-made step; cost figures worked by hand.
 
 #include <QtTest>
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/price.h"
 #include "load/arrivals.h"
 #include "load/driver.h"
 #include "load/report.h"
@@ -286,6 +287,60 @@ class TestLoadParts : public QObject {
                            0) == 0,
                  row.c_str());
         QCOMPARE(std::count(row.begin(), row.end(), ','), std::ptrdiff_t(29));
+
+        // With a price (per hour): 4 cost columns. 3.60 USD/h over the
+        // step's 2 s = 0.002 USD; 3 requests: 0.00066666667 each, 0.66666667
+        // per 1k; 24 output tokens (12/s x 2 s): 83.333333 per M.
+        cost::Price hourly;
+        hourly.per_hour = 3.6;
+        const std::string priced = steps_csv({st}, hourly);
+        QVERIFY(priced.substr(0, priced.find('\n'))
+                    .ends_with(",cost_total,cost_per_request,cost_per_1k_requests,"
+                               "cost_per_m_output_tokens"));
+        QVERIFY2(priced.ends_with(",0.002,0.00066666667,0.66666667,83.333333\n"), priced.c_str());
+    }
+
+    // Hand-worked prices. Per hour: 2.00 USD/h, 90 s busy, 10 requests, 5000
+    // output tokens: 0.05 USD, 0.005 a request, 5 per 1k, 10 per M output
+    // tokens. Per token: 0.50/M input, 1.50/M output, 12000 in, 3000 out:
+    // (6000 + 4500) / 1e6 = 0.0105 USD, 0.00105 a request, 1.05 per 1k,
+    // 3.5 per M output tokens.
+    void cost_by_hand() {
+        const cost::Price hour = *cost::price_from_options(2.0, std::nullopt, std::nullopt);
+        cost::Usage u;
+        u.requests = 10;
+        u.input_tokens = 12000;
+        u.output_tokens = 5000;
+        u.seconds = 90;
+        cost::Figures f = cost::figures(hour, u);
+        QVERIFY(std::abs(f.total - 0.05) < 1e-12);
+        QVERIFY(std::abs(f.per_request - 0.005) < 1e-12);
+        QVERIFY(std::abs(f.per_1k_requests - 5.0) < 1e-9);
+        QVERIFY(std::abs(f.per_m_output_tokens - 10.0) < 1e-9);
+        QVERIFY2(f.formula.starts_with("2 USD/h x 90 s of engine busy time / 3600 = 0.05 USD"),
+                 f.formula.c_str());
+
+        const cost::Price tok = *cost::price_from_options(std::nullopt, 0.5, 1.5, "EUR");
+        u.output_tokens = 3000;
+        f = cost::figures(tok, u);
+        QVERIFY(std::abs(f.total - 0.0105) < 1e-12);
+        QVERIFY(std::abs(f.per_request - 0.00105) < 1e-12);
+        QVERIFY(std::abs(f.per_1k_requests - 1.05) < 1e-9);
+        QVERIFY(std::abs(f.per_m_output_tokens - 3.5) < 1e-9);
+        QVERIFY2(f.formula.starts_with("(0.5 EUR/M x 12000 input tokens + 1.5 EUR/M x 3000 "
+                                       "output tokens) / 1e6 = 0.0105 EUR"),
+                 f.formula.c_str());
+
+        // No requests, no output: those figures are NaN, not a division by 0.
+        f = cost::figures(tok, cost::Usage{});
+        QCOMPARE(f.total, 0.0);
+        QVERIFY(std::isnan(f.per_request) && std::isnan(f.per_m_output_tokens));
+        // No price, both kinds, a negative amount.
+        QVERIFY(!cost::price_from_options(std::nullopt, std::nullopt, std::nullopt));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 cost::price_from_options(1.0, 1.0, std::nullopt));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 cost::price_from_options(std::nullopt, -1.0, std::nullopt));
     }
 };
 

@@ -2,8 +2,8 @@
 server (tests/load/misbehaving_server.py, mode "ok": 3 content chunks, usage
 5 prompt / 3 completion tokens): warm-up excluded from the figures but
 logged, a prompt file's prompts sent, --duration, gamma arrivals with a cap
-in flight, the CSV file, and bad command lines refused with a clear message
-and exit status 2.
+in flight, the CSV file, cost at a price (hand-worked), and bad command
+lines refused with a clear message and exit status 2.
 
 Usage: test_options.py WORKBENCH_CLI MODEL TMPDIR
 """
@@ -116,6 +116,32 @@ if p.returncode == 0:
     words = [len(t.split()) for t in sent]
     check(all(w < c for w, c in zip(words, counts)), "words %s vs tokens %s" % (words, counts))
 
+# Cost at a per-token price, worked by hand: 4 answers of 5 prompt and 3
+# completion tokens (the server's usage), 1 USD/M input and 2 USD/M output:
+# (20 + 2 x 12) / 1e6 = 4.4e-5 USD, 1.1e-5 a request, 0.011 per 1k, 3.6667
+# per M output tokens; the CSV has the same four figures.
+priced_csv = os.path.join(TMP, "priced.csv")
+p = run(["--target", url, "--concurrency", "2", "--requests", "4", "--json", "--no-log",
+         "--price-per-m-input", "1", "--price-per-m-output", "2", "--csv", priced_csv])
+check(p.returncode == 0, "priced: exit %d %s" % (p.returncode, p.stderr))
+if p.returncode == 0:
+    doc = json.loads(p.stdout)
+    c = doc["steps"][0].get("cost") or {}
+    want = {"total": 4.4e-5, "per_request": 1.1e-5, "per_1k_requests": 0.011,
+            "per_m_output_tokens": 44.0 / 12}
+    check(all(abs((c.get(k) or -1) - v) <= 1e-9 * max(1, v) for k, v in want.items()) and
+          "1 USD/M x 20 input tokens" in c.get("formula", "") and
+          doc["price"] == {"basis": "per_m_tokens", "per_m_input": 1.0, "per_m_output": 2.0,
+                           "currency": "USD"}, "priced: %s %s" % (c, doc.get("price")))
+    with open(priced_csv) as f:
+        row = list(csv.DictReader(f))[0]
+    check(abs(float(row["cost_per_request"]) - 1.1e-5) < 1e-12 and
+          abs(float(row["cost_per_m_output_tokens"]) - 44.0 / 12) < 1e-6, "priced CSV: %s" % row)
+p = run(["--target", url, "--concurrency", "1", "--requests", "1", "--no-log",
+         "--price-per-hour", "3.6"])
+check(p.returncode == 0 and "per 1k requests" in p.stdout and "USD/h x" in p.stdout,
+      "hourly price in the table: %s %s" % (p.stdout, p.stderr))
+
 # A prompt file with invalid UTF-8: sent (as U+FFFD) and logged, no crash.
 bad = os.path.join(TMP, "bad-utf8.txt")
 with open(bad, "wb") as f:
@@ -163,6 +189,8 @@ for args, words in [
     (["--target", url, "--api-key-env", "WB_SURELY_UNSET_VAR"], "is not set"),
     (["--target", url, "--synthetic-prompt-tokens", "x:1"], "expected MEAN[:STDDEV]"),
     (["--target", url, "--db", "a", "--no-log"], "exclude each other"),
+    (["--target", url, "--price-per-hour", "2", "--price-per-m-output", "1"], "excludes"),
+    (["--target", url, "--price-per-hour", "nan"], "--price-per-hour"),
 ]:
     p = run(args)
     check(p.returncode == 2 and words in p.stderr, "%s: exit %d, stderr %r" %
