@@ -80,7 +80,8 @@ const CommandSpec kSpec{
     "the same batched steps as the others; each record's \"speculative\" says what\n"
     "it did (null without --draft).",
     concat(
-        concat(concat(model_options(), batch_context_options()), draft_options()),
+        concat(concat(concat(model_options(), batch_context_options()), draft_options()),
+               price_options("the engine's busy time (its forward passes)")),
         concat(
             sampling_options(),
             {
@@ -269,6 +270,7 @@ int cmd_batch(const std::vector<std::string>& argv) {
         if (!out_file) throw std::runtime_error(*o + ": cannot write: " + std::strerror(errno));
         out = out_file.get();
     }
+    const std::optional<cost::Price> price = price_from_args(args, "batch");
     // The summary is written at the end, but a bad path must fail now, not
     // after a long run.
     std::unique_ptr<FILE, int (*)(FILE*)> summary_file(nullptr, &std::fclose);
@@ -471,6 +473,25 @@ int cmd_batch(const std::vector<std::string>& argv) {
             refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
+    // Cost: the completed requests, every prompt token (cached ones too: a
+    // hosted API bills them) and output token, and the engine's busy time.
+    std::optional<cost::Figures> cost_figures;
+    if (price) {
+        const core::SessionStats st = session->stats();
+        cost::Usage u;
+        u.requests = static_cast<double>(s.run.requests_completed);
+        u.input_tokens = static_cast<double>(st.prompt_tokens);
+        u.output_tokens = static_cast<double>(s.run.decode_tokens);
+        u.seconds = st.busy_ms / 1000.0;
+        u.seconds_kind = "engine busy time";
+        cost_figures = cost::figures(*price, u);
+        std::fprintf(stderr,
+                     "cost: %.6g %s a request, %.4g per 1k requests, %.4g per M output "
+                     "tokens (%s)\n",
+                     cost_figures->per_request, price->currency.c_str(),
+                     cost_figures->per_1k_requests, cost_figures->per_m_output_tokens,
+                     cost_figures->formula.c_str());
+    }
     if (summary_file) {
         nlohmann::json j = window_json(s.run);
         j["concurrency"] = concurrency;
@@ -479,6 +500,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
         j["finish_reasons"] = nlohmann::json::object();
         for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
         j["memory"] = memory_json(*session);
+        j["price"] = price ? cost::to_json(*price) : nlohmann::json(nullptr);
+        j["cost"] = cost_figures ? cost::to_json(*cost_figures) : nlohmann::json(nullptr);
         if (std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str()) < 0 ||
             std::fflush(summary_file.get()) != 0) {
             std::fprintf(stderr, "batch: %s: cannot write the summary: %s\n",

@@ -44,51 +44,49 @@ const CommandSpec kSpec{
     "the SLOs. Every request is logged (one run of kind \"load_test\") unless --no-log;\n"
     "the API key is read from the variable --api-key-env names, never printed or logged.\n"
     "Definitions of every figure: docs/load.md.",
-    {
-        {"target", 0, "URL", "base URL of the endpoint, http://host:port (required)"},
-        {"model", 0, "NAME",
-         "the requests' \"model\" field (default: the first of GET /v1/models)"},
-        {"api-key-env", 0, "VAR", "environment variable holding the API key"},
-        {"api", 0, "chat|completions",
-         "route: /v1/chat/completions or /v1/completions (default: chat)"},
-        {"local-model", 0, "FILE",
-         "GGUF of the served model: sizes synthetic prompts, counts tokens without usage"},
-        {"arrival", 0, "KIND", "constant | poisson | gamma (default: poisson)"},
-        {"rate", 0, "R", "offered requests/s of the open loop (default: 1)"},
-        {"burstiness", 0, "B", "gamma shape: 1 = Poisson, < 1 burstier (default: 1)"},
-        {"concurrency", 0, "N", "closed loop: keep N requests in flight"},
-        {"max-in-flight", 0, "N", "open loop: at most N requests in flight (default: no cap)"},
-        {"requests", 0, "N", "requests per step (default: 100)"},
-        {"duration", 0, "S", "stop each step after S seconds (then --requests is a cap)"},
-        {"warmup", 0, "N", "requests sent first, one at a time, not counted (default: 0)"},
-        {"max-tokens", 0, "N", "max_tokens of each request (default: 16)"},
-        {"prompts", 0, "FILE", "prompt set: one prompt per line or JSON lines with \"prompt\""},
-        {"synthetic-prompt-tokens", 0, "MEAN[:SD]",
-         "synthetic prompts of MEAN (+- SD) words or --local-model tokens (default: 32)"},
-        {"shared-prefix-share", 0, "F",
-         "share of each synthetic prompt common to all (default: 0)"},
-        {"sweep", 0, "N", "rate sweep with N rate steps"},
-        {"sweep-concurrency", 0, "N",
-         "in-flight requests of the sweep's throughput step (default: 64)"},
-        {"slo-ttft-p99-ms", 0, "X", "SLO: p99 time to first token <= X ms"},
-        {"slo-itl-p99-ms", 0, "Y", "SLO: p99 inter-token latency <= Y ms"},
-        {"slo-e2e-p99-ms", 0, "Z", "SLO: p99 end-to-end latency <= Z ms"},
-        {"timeout-s", 0, "S", "a request fails after S s without data or S s in all (default: 60)"},
-        {"connect-timeout-s", 0, "S", "TCP connect limit (default: 10)"},
-        {"ca-cert", 0, "FILE",
-         "https: trust the CA certificates in FILE (PEM) instead of the system's"},
-        {"price-per-hour", 0, "X",
-         "cost: the target costs X an hour (priced by each step's wall time)"},
-        {"price-per-m-input", 0, "X", "cost: X per million input tokens"},
-        {"price-per-m-output", 0, "Y", "cost: Y per million output tokens"},
-        {"currency", 0, "NAME", "label of the prices (default: USD)"},
-        {"json", 0, "", "print the results as JSON"},
-        {"csv", 0, "FILE", "also write one CSV row per step to FILE"},
-        {"db", 0, "PATH",
-         "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
-        {"no-log", 0, "", "do not log requests to the run log"},
-        {"seed", 0, "N", "seed of the arrival schedule and synthetic prompts (default: 0)"},
-    },
+    concat(
+        std::vector<OptionSpec>{
+            {"target", 0, "URL", "base URL of the endpoint, http://host:port (required)"},
+            {"model", 0, "NAME",
+             "the requests' \"model\" field (default: the first of GET /v1/models)"},
+            {"api-key-env", 0, "VAR", "environment variable holding the API key"},
+            {"api", 0, "chat|completions",
+             "route: /v1/chat/completions or /v1/completions (default: chat)"},
+            {"local-model", 0, "FILE",
+             "GGUF of the served model: sizes synthetic prompts, counts tokens without usage"},
+            {"arrival", 0, "KIND", "constant | poisson | gamma (default: poisson)"},
+            {"rate", 0, "R", "offered requests/s of the open loop (default: 1)"},
+            {"burstiness", 0, "B", "gamma shape: 1 = Poisson, < 1 burstier (default: 1)"},
+            {"concurrency", 0, "N", "closed loop: keep N requests in flight"},
+            {"max-in-flight", 0, "N", "open loop: at most N requests in flight (default: no cap)"},
+            {"requests", 0, "N", "requests per step (default: 100)"},
+            {"duration", 0, "S", "stop each step after S seconds (then --requests is a cap)"},
+            {"warmup", 0, "N", "requests sent first, one at a time, not counted (default: 0)"},
+            {"max-tokens", 0, "N", "max_tokens of each request (default: 16)"},
+            {"prompts", 0, "FILE", "prompt set: one prompt per line or JSON lines with \"prompt\""},
+            {"synthetic-prompt-tokens", 0, "MEAN[:SD]",
+             "synthetic prompts of MEAN (+- SD) words or --local-model tokens (default: 32)"},
+            {"shared-prefix-share", 0, "F",
+             "share of each synthetic prompt common to all (default: 0)"},
+            {"sweep", 0, "N", "rate sweep with N rate steps"},
+            {"sweep-concurrency", 0, "N",
+             "in-flight requests of the sweep's throughput step (default: 64)"},
+            {"slo-ttft-p99-ms", 0, "X", "SLO: p99 time to first token <= X ms"},
+            {"slo-itl-p99-ms", 0, "Y", "SLO: p99 inter-token latency <= Y ms"},
+            {"slo-e2e-p99-ms", 0, "Z", "SLO: p99 end-to-end latency <= Z ms"},
+            {"timeout-s", 0, "S",
+             "a request fails after S s without data or S s in all (default: 60)"},
+            {"connect-timeout-s", 0, "S", "TCP connect limit (default: 10)"},
+            {"ca-cert", 0, "FILE",
+             "https: trust the CA certificates in FILE (PEM) instead of the system's"},
+            {"json", 0, "", "print the results as JSON"},
+            {"csv", 0, "FILE", "also write one CSV row per step to FILE"},
+            {"db", 0, "PATH",
+             "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+            {"no-log", 0, "", "do not log requests to the run log"},
+            {"seed", 0, "N", "seed of the arrival schedule and synthetic prompts (default: 0)"},
+        },
+        price_options("each step's wall time (a remote endpoint is paid while it is up)")),
     0,
     0,
 };
@@ -203,18 +201,7 @@ int cmd_load(const std::vector<std::string>& argv) {
     if (args.has("no-log") && args.has("db")) {
         throw UsageError("load: --db and --no-log exclude each other");
     }
-    std::optional<cost::Price> price;
-    try {
-        const auto amount = [&](const char* name) -> std::optional<double> {
-            if (!args.get(name)) return std::nullopt;
-            return args.get_double(name, 0, 0, 1e12);
-        };
-        price = cost::price_from_options(amount("price-per-hour"), amount("price-per-m-input"),
-                                         amount("price-per-m-output"),
-                                         args.get("currency").value_or("USD"));
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("load: ") + e.what());
-    }
+    const std::optional<cost::Price> price = price_from_args(args, "load");
 
     // The served model's tokenizer (--local-model): sizes synthetic prompts in
     // its tokens and counts output tokens when the server sends no usage block.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "cost/price.h"
 #include "paths.h"
 #include "runlog/db_location.h"
 
@@ -141,6 +142,29 @@ void warn_context_past_n_ctx_train(uint32_t n_ctx, uint32_t n_parallel, uint32_t
 std::string run_log_path(const ParsedArgs& args) {
     if (std::optional<std::string> given = args.get("db")) return *given;
     return runlog::default_db_path();
+}
+
+std::vector<OptionSpec> price_options(const std::string& hour_basis) {
+    return {
+        {"price-per-hour", 0, "X", "cost: X an hour (a GPU-hour), charged on " + hour_basis},
+        {"price-per-m-input", 0, "X", "cost: X per million input tokens"},
+        {"price-per-m-output", 0, "Y", "cost: Y per million output tokens"},
+        {"currency", 0, "NAME", "label of the prices (default: USD)"},
+    };
+}
+
+std::optional<cost::Price> price_from_args(const ParsedArgs& args, const std::string& command) {
+    const auto amount = [&](const char* name) -> std::optional<double> {
+        if (!args.get(name)) return std::nullopt;
+        return args.get_double(name, 0, 0, 1e12);
+    };
+    try {
+        return cost::price_from_options(amount("price-per-hour"), amount("price-per-m-input"),
+                                        amount("price-per-m-output"),
+                                        args.get("currency").value_or("USD"));
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(command + ": " + e.what());
+    }
 }
 
 }  // namespace wb::cli

@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "core/context_size.h"
+#include "cost/price.h"
 #include "model/backend_choice.h"
 #include "model/load.h"
 #include "runlog/run_log.h"
@@ -95,6 +96,15 @@ std::string run_log_path(const ParsedArgs& args);
 /// created the run log's folder ...", "warning: ... open to other users").
 /// Throws as RunLog::open.
 std::shared_ptr<runlog::RunLog> open_run_log(const ParsedArgs& args);
+
+/// --price-per-hour, --price-per-m-input, --price-per-m-output, --currency
+/// (cost::Price), worded the same in every command that prices work;
+/// `hour_basis` says what an hour is charged on there ("each step's wall
+/// time", "the engine's busy time").
+std::vector<OptionSpec> price_options(const std::string& hour_basis);
+/// The price those options give, nullopt when none is given. Throws
+/// UsageError prefixed with `command` for a bad amount or both kinds.
+std::optional<cost::Price> price_from_args(const ParsedArgs& args, const std::string& command);
 
 /// Prints `log`'s open_notices() to stderr as open_run_log() does.
 void print_open_notices(const runlog::RunLog& log);

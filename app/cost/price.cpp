@@ -71,4 +71,25 @@ Figures figures(const Price& p, const Usage& u) {
     return f;
 }
 
+nlohmann::json to_json(const Figures& f) {
+    const auto num = [](double v) {
+        return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+    };
+    return {{"total", num(f.total)},
+            {"per_request", num(f.per_request)},
+            {"per_1k_requests", num(f.per_1k_requests)},
+            {"per_m_output_tokens", num(f.per_m_output_tokens)},
+            {"formula", f.formula}};
+}
+
+nlohmann::json to_json(const Price& p) {
+    if (p.basis == Price::Basis::PerHour) {
+        return {{"basis", "per_hour"}, {"per_hour", p.per_hour}, {"currency", p.currency}};
+    }
+    return {{"basis", "per_m_tokens"},
+            {"per_m_input", p.per_m_input},
+            {"per_m_output", p.per_m_output},
+            {"currency", p.currency}};
+}
+
 }  // namespace wb::cost

@@ -5,6 +5,7 @@
 // price list). One formula for Batch, Load, Compare and their exports;
 // formula() says it in words beside every figure.
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -60,5 +61,13 @@ struct Figures {
 /// PerMTokens: total = (per_m_input * input_tokens + per_m_output *
 /// output_tokens) / 1e6. Never throws but bad_alloc.
 Figures figures(const Price& p, const Usage& u);
+
+/// {"total","per_request","per_1k_requests","per_m_output_tokens",
+/// "formula"}; a NaN figure is null.
+nlohmann::json to_json(const Figures& f);
+
+/// {"basis": "per_hour"|"per_m_tokens", "per_hour" or "per_m_input" and
+/// "per_m_output", "currency"}.
+nlohmann::json to_json(const Price& p);
 
 }  // namespace wb::cost

@@ -68,7 +68,7 @@ json report_json(const Report& r) {
     json arr = json::array();
     for (size_t i = 0; i < r.steps.size(); ++i) {
         json st = step_json(r.steps[i], i < r.reasons.size() ? r.reasons[i] : ErrorReasons{});
-        if (r.price) st["cost"] = cost_json(step_cost(r.steps[i].stats, *r.price));
+        if (r.price) st["cost"] = cost::to_json(step_cost(r.steps[i].stats, *r.price));
         arr.push_back(std::move(st));
     }
     out["steps"] = std::move(arr);
@@ -78,7 +78,7 @@ json report_json(const Report& r) {
                   {"e2e_p99_ms", opt(r.slo.e2e_p99_ms)}};
     out["run_id"] = r.run_id ? json(*r.run_id) : json(nullptr);
     out["db"] = r.db ? json(*r.db) : json(nullptr);
-    out["price"] = r.price ? price_json(*r.price) : json(nullptr);
+    out["price"] = r.price ? cost::to_json(*r.price) : json(nullptr);
     return out;
 }
 
@@ -90,25 +90,6 @@ cost::Figures step_cost(const StepStats& s, const cost::Price& price) {
     u.seconds = s.duration_s;
     u.seconds_kind = "the step's wall time";
     return cost::figures(price, u);
-}
-
-json cost_json(const cost::Figures& f) {
-    const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    return {{"total", num(f.total)},
-            {"per_request", num(f.per_request)},
-            {"per_1k_requests", num(f.per_1k_requests)},
-            {"per_m_output_tokens", num(f.per_m_output_tokens)},
-            {"formula", f.formula}};
-}
-
-json price_json(const cost::Price& p) {
-    if (p.basis == cost::Price::Basis::PerHour) {
-        return {{"basis", "per_hour"}, {"per_hour", p.per_hour}, {"currency", p.currency}};
-    }
-    return {{"basis", "per_m_tokens"},
-            {"per_m_input", p.per_m_input},
-            {"per_m_output", p.per_m_output},
-            {"currency", p.currency}};
 }
 
 std::string steps_csv(const std::vector<SweepStep>& steps,

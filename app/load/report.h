@@ -34,14 +34,6 @@ nlohmann::json step_json(const SweepStep& step, const ErrorReasons& reasons);
 /// time (a remote endpoint is paid while it is up, busy or not).
 cost::Figures step_cost(const StepStats& s, const cost::Price& price);
 
-/// {"total","per_request","per_1k_requests","per_m_output_tokens",
-/// "formula"}; a NaN figure is null.
-nlohmann::json cost_json(const cost::Figures& f);
-
-/// {"basis": "per_hour"|"per_m_tokens", "per_hour" or "per_m_input" and
-/// "per_m_output", "currency"}.
-nlohmann::json price_json(const cost::Price& p);
-
 /// What a whole load test reports (the `--json` document).
 struct Report {
     std::string target;  ///< base URL (never a key)
@@ -57,8 +49,8 @@ struct Report {
 };
 
 /// The JSON document of `r`: target, model, api, steps (step_json, with
-/// "cost" (cost_json of step_cost) when `r.price` is set), best_step (null
-/// for none), slo, run_id, db, price (price_json or null).
+/// "cost" (cost::to_json of step_cost) when `r.price` is set), best_step
+/// (null for none), slo, run_id, db, price (cost::to_json or null).
 nlohmann::json report_json(const Report& r);
 
 /// The CSV text of `steps`: a header line, then one line per step (label,

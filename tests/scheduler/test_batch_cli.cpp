@@ -9,6 +9,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <csignal>
 #include <map>
 #include <string>
@@ -122,9 +123,28 @@ class TestBatchCli : public QObject {
         const QString out = dir_.filePath("golden-results.jsonl");
         const QString db = dir_.filePath("log.sqlite");
         const QString summary = dir_.filePath("summary.json");
-        const Run r = run({"batch", "--prompts", prompts, "--concurrency", "4", "--temp", "0",
-                           "--ignore-eos", "--chunk", "16", "--backend", "cpu", "--out", out,
-                           "--db", db, "--summary-json", summary});
+        const Run r = run({"batch",
+                           "--prompts",
+                           prompts,
+                           "--concurrency",
+                           "4",
+                           "--temp",
+                           "0",
+                           "--ignore-eos",
+                           "--chunk",
+                           "16",
+                           "--backend",
+                           "cpu",
+                           "--out",
+                           out,
+                           "--db",
+                           db,
+                           "--summary-json",
+                           summary,
+                           "--price-per-m-input",
+                           "1",
+                           "--price-per-m-output",
+                           "2"});
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(r.err.contains("TTFT (ms)"));  // the metrics table
         const auto recs = read_output_jsonl(out);
@@ -146,6 +166,21 @@ class TestBatchCli : public QObject {
         const QJsonObject sj = QJsonDocument::fromJson(sf.readAll()).object();
         QCOMPARE(sj["requests_finished"].toInt(), 16);
         QCOMPARE(sj["ttft_ms"].toObject()["count"].toInt(), 16);
+        // Cost at 1 USD/M input and 2 USD/M output tokens, from the records'
+        // own token lists: (prompt tokens + 2 x output tokens) / 1e6.
+        double in_tokens = 0, out_tokens = 0;
+        for (const QJsonObject& o : recs) {
+            in_tokens += o["prompt_token_ids"].toArray().size();
+            out_tokens += o["token_ids"].toArray().size();
+        }
+        const QJsonObject cost = sj["cost"].toObject();
+        const double want = (in_tokens + 2 * out_tokens) / 1e6;
+        QVERIFY2(std::abs(cost["total"].toDouble() - want) < 1e-12,
+                 qPrintable(QJsonDocument(cost).toJson()));
+        QVERIFY(std::abs(cost["per_request"].toDouble() - want / 16) < 1e-12);
+        QVERIFY(std::abs(cost["per_m_output_tokens"].toDouble() - 1e6 * want / out_tokens) < 1e-9);
+        QCOMPARE(sj["price"].toObject()["basis"].toString(), QString("per_m_tokens"));
+        QVERIFY2(r.err.contains("cost: ") && r.err.contains("per 1k requests"), r.err.constData());
 
         // Every response is in the run log.
         const Run ex = run({"export", "--db", db, "--format", "jsonl"});
