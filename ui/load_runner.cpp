@@ -87,6 +87,7 @@ void LoadRunner::work(LoadJob job) {
             report_.model = job.target.model;
             report_.api = job.api;
             report_.slo = job.slo;
+            report_.price = job.price;
             report_.reasons.resize(1);
         }
         std::unique_ptr<load::LoadLog> log;

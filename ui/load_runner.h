@@ -13,10 +13,12 @@
 #include <QString>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cost/price.h"
 #include "load/report.h"
 
 namespace wb::ui {
@@ -32,6 +34,7 @@ struct LoadJob {
     std::vector<std::string> prompts;  ///< sent in turn; must not be empty
     int max_tokens = 16;               ///< max_tokens of each request
     std::string db_path;               ///< the run log; "" = not logged
+    std::optional<cost::Price> price;  ///< the target's price (report().price), none = no cost
 };
 
 /// Runs LoadJobs one at a time on its own thread (see the top of the file).

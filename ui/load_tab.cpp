@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "cost/price.h"
 #include "load/prompts.h"
 #include "load_charts.h"
 #include "run_recorder.h"
@@ -136,6 +137,14 @@ void LoadTab::build() {
     sloE2e_ = double_box(0, 1e7, 100, 0, 0, tr("none"));
     timeout_ = double_box(0.1, 86400, 10, 1, 60);
     timeout_->setToolTip(tr("A request fails after this many seconds without data, or in all."));
+    pricePerHour_ = double_box(0, 1e9, 0.5, 4, 0, tr("none"));
+    pricePerHour_->setToolTip(
+        tr("Cost: the endpoint's price per hour (a GPU-hour), charged on each step's wall time "
+           "(a remote endpoint is paid while it is up). Excludes the per-token prices."));
+    priceIn_ = double_box(0, 1e9, 0.1, 4, 0, tr("none"));
+    priceIn_->setToolTip(tr("Cost: price per million input (prompt) tokens."));
+    priceOut_ = double_box(0, 1e9, 0.1, 4, 0, tr("none"));
+    priceOut_->setToolTip(tr("Cost: price per million output (generated) tokens."));
     log_ = new QCheckBox(tr("Log requests"));
     log_->setChecked(true);
     log_->setToolTip(tr("Every request to the run log, under one run of kind load_test."));
@@ -170,10 +179,12 @@ void LoadTab::build() {
     form->addWidget(new QLabel(tr("Prompts:")), r, 0);
     form->addLayout(prompt_row, r++, 1, 1, 3);
     const std::pair<QString, QWidget*> more[] = {
-        {tr("Prompt tokens:"), promptMean_},  {tr("Tokens sd:"), promptSd_},
-        {tr("Shared prefix:"), prefixShare_}, {tr("Sweep steps:"), sweep_},
-        {tr("Sweep in flight:"), sweepConc_}, {tr("SLO TTFT p99 (ms):"), sloTtft_},
-        {tr("SLO ITL p99 (ms):"), sloItl_},   {tr("SLO e2e p99 (ms):"), sloE2e_},
+        {tr("Prompt tokens:"), promptMean_},    {tr("Tokens sd:"), promptSd_},
+        {tr("Shared prefix:"), prefixShare_},   {tr("Sweep steps:"), sweep_},
+        {tr("Sweep in flight:"), sweepConc_},   {tr("SLO TTFT p99 (ms):"), sloTtft_},
+        {tr("SLO ITL p99 (ms):"), sloItl_},     {tr("SLO e2e p99 (ms):"), sloE2e_},
+        {tr("Price per hour:"), pricePerHour_}, {tr("Price per M input:"), priceIn_},
+        {tr("Price per M output:"), priceOut_},
     };
     i = 0;
     for (const auto& [label, w] : more) {
@@ -215,8 +226,13 @@ void LoadTab::build() {
     best_ = new QLabel;
     best_->setObjectName("loadBest");
     best_->setWordWrap(true);
+    cost_ = new QLabel;
+    cost_->setObjectName("loadCost");
+    cost_->setWordWrap(true);
+    cost_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     v->addWidget(status_);
     v->addWidget(best_);
+    v->addWidget(cost_);
 
     table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName("loadSteps");
@@ -275,6 +291,16 @@ void LoadTab::setStatus(const QString& text, bool error) {
 
 QString LoadTab::statusText() const {
     return status_->text();
+}
+
+QString LoadTab::costText() const {
+    return cost_->text();
+}
+
+void LoadTab::setPrice(double per_hour, double per_m_input, double per_m_output) {
+    pricePerHour_->setValue(per_hour);
+    priceIn_->setValue(per_m_input);
+    priceOut_->setValue(per_m_output);
 }
 
 QString LoadTab::bestText() const {
@@ -354,6 +380,16 @@ bool LoadTab::start() {
     job.slo.itl_p99_ms = limit(sloItl_);
     job.slo.e2e_p99_ms = limit(sloE2e_);
     try {
+        const auto amount = [](const QDoubleSpinBox* b) -> std::optional<double> {
+            return b->value() > 0 ? std::optional<double>(b->value()) : std::nullopt;
+        };
+        job.price =
+            cost::price_from_options(amount(pricePerHour_), amount(priceIn_), amount(priceOut_));
+    } catch (const std::exception& e) {
+        setStatus(tr("Price: %1").arg(QString::fromUtf8(e.what())), true);
+        return false;
+    }
+    try {
         if (!promptFile_->text().trimmed().isEmpty()) {
             job.prompts = load::read_prompt_set(promptFile_->text().trimmed().toStdString());
         } else {
@@ -380,6 +416,7 @@ bool LoadTab::start() {
     table_->setRowCount(0);
     charts_->clear();
     best_->clear();
+    cost_->clear();
     steps_total_ = job.sweep > 0 ? job.sweep + 2 : 1;
     current_ = -1;
     if (!runner_->start(std::move(job))) return false;
@@ -485,6 +522,22 @@ void LoadTab::showResults() {
     } else {
         best_->clear();
     }
+    // Cost per step, the formula of each in its line (load::step_cost).
+    QStringList lines;
+    if (rep.price) {
+        for (const load::SweepStep& st : rep.steps) {
+            const cost::Figures c = load::step_cost(st.stats, *rep.price);
+            lines << tr("Cost of %1: %2 %3 a request, %4 per 1k requests, %5 per M output tokens "
+                        "(%6)")
+                         .arg(QString::fromStdString(st.label))
+                         .arg(c.per_request, 0, 'g', 4)
+                         .arg(QString::fromStdString(rep.price->currency))
+                         .arg(c.per_1k_requests, 0, 'g', 4)
+                         .arg(c.per_m_output_tokens, 0, 'g', 4)
+                         .arg(QString::fromStdString(c.formula));
+        }
+    }
+    cost_->setText(lines.join('\n'));
 }
 
 void LoadTab::onFinished(const QString& error, bool stopped) {
@@ -523,7 +576,7 @@ bool LoadTab::exportJson(const QString& path) {
 
 bool LoadTab::exportCsv(const QString& path) {
     try {
-        load::write_csv(path.toStdString(), runner_->steps());
+        load::write_csv(path.toStdString(), runner_->steps(), runner_->report().price);
     } catch (const std::exception& e) {
         setStatus(QString::fromUtf8(e.what()), true);
         return false;
@@ -611,6 +664,9 @@ void LoadTab::saveSettings(QSettings& s) const {
     s.setValue("slo_itl_p99_ms", sloItl_->value());
     s.setValue("slo_e2e_p99_ms", sloE2e_->value());
     s.setValue("log", log_->isChecked());
+    s.setValue("price_per_hour", pricePerHour_->value());
+    s.setValue("price_per_m_input", priceIn_->value());
+    s.setValue("price_per_m_output", priceOut_->value());
 }
 
 void LoadTab::restoreSettings(const QSettings& s) {
@@ -640,6 +696,9 @@ void LoadTab::restoreSettings(const QSettings& s) {
     dbl("slo_ttft_p99_ms", sloTtft_);
     dbl("slo_itl_p99_ms", sloItl_);
     dbl("slo_e2e_p99_ms", sloE2e_);
+    dbl("price_per_hour", pricePerHour_);
+    dbl("price_per_m_input", priceIn_);
+    dbl("price_per_m_output", priceOut_);
     if (s.contains("log")) log_->setChecked(s.value("log").toBool());
     updateFields();
 }

@@ -110,6 +110,11 @@ class LoadTab : public QWidget {
     void setSlo(double ttft_p99_ms, double itl_p99_ms, double e2e_p99_ms);  ///< 0 = none
     void setLogEnabled(bool on);
     void setTimeoutS(double s);
+    /// The target's price: per hour (> 0), or per million input / output
+    /// tokens; all 0 = no cost figures.
+    void setPrice(double per_hour, double per_m_input, double per_m_output);
+    /// The cost line under the table ("" without a price).
+    QString costText() const;
 
     /// Writes / reads every field but the key (the group is the tab's).
     void saveSettings(QSettings& s) const;
@@ -139,6 +144,7 @@ class LoadTab : public QWidget {
     QTableWidget* table_ = nullptr;
     QLabel* status_ = nullptr;
     QLabel* best_ = nullptr;
+    QLabel* cost_ = nullptr;
     QString runUrl_;
     int steps_total_ = 0;
     int current_ = -1;
@@ -166,6 +172,9 @@ class LoadTab : public QWidget {
     QDoubleSpinBox* sloItl_ = nullptr;
     QDoubleSpinBox* sloE2e_ = nullptr;
     QDoubleSpinBox* timeout_ = nullptr;
+    QDoubleSpinBox* pricePerHour_ = nullptr;
+    QDoubleSpinBox* priceIn_ = nullptr;
+    QDoubleSpinBox* priceOut_ = nullptr;
     QCheckBox* log_ = nullptr;
     QPushButton* start_ = nullptr;
     QPushButton* stop_ = nullptr;

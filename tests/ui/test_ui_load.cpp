@@ -21,6 +21,7 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <memory>
 
 #include "common/data_dir.h"
@@ -118,6 +119,7 @@ class UiLoad : public QObject {
         // Generous SLOs (every step meets them on any machine): a best step.
         t->setSlo(20000, 10000, 60000);
         t->setLogEnabled(true);
+        t->setPrice(0, 1, 2);  // 1 USD per M input tokens, 2 per M output
         QVERIFY2(run(t), qPrintable(t->statusText()));
         QVERIFY2(t->statusText().startsWith("Done"), qPrintable(t->statusText()));
         QVERIFY(!t->isRunning());
@@ -197,12 +199,27 @@ class UiLoad : public QObject {
         QCOMPARE(doc["run_id"].toInteger(), *rep.run_id);
         QCOMPARE(doc["target"].toString(), serverUrl_ + "/v1");
         QCOMPARE(doc["steps"][2]["completed"].toInt(), requests);
+        // Cost per step: (input tokens + 2 x output tokens) / 1e6, the tokens
+        // from the step's own throughput x duration; one line per step.
+        QCOMPARE(doc["price"]["basis"].toString(), QString("per_m_tokens"));
+        for (int i = 0; i < n; ++i) {
+            const QJsonObject st = doc["steps"][i].toObject();
+            const double d = st["duration_s"].toDouble();
+            const double want = (st["input_throughput"].toDouble() * d +
+                                 2 * st["output_throughput"].toDouble() * d) /
+                                1e6;
+            const double got = st["cost"]["total"].toDouble();
+            QVERIFY2(want > 0 && std::abs(got - want) <= 1e-9 * want,
+                     qPrintable(QString("step %1: cost %2, want %3").arg(i).arg(got).arg(want)));
+        }
+        QCOMPARE(t->costText().count("Cost of "), n);
         QFile cf(csv_path);
         QVERIFY(cf.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = cf.readAll().trimmed().split('\n');
         QCOMPARE(lines.size(), n + 1);
         QVERIFY(lines[0].startsWith("step,offered_rate,concurrency,requests,completed"));
         QVERIFY(lines[1].startsWith("synchronous,,1,20,20,0,0,"));
+        QVERIFY(lines[0].endsWith("cost_per_m_output_tokens"));
 
         QVERIFY(charts->grab().save(QStringLiteral(WB_BINARY_DIR) + "/ui_load_curves.png"));
         QVERIFY(window_->grab().save(QStringLiteral(WB_BINARY_DIR) + "/ui_load.png"));
@@ -278,6 +295,7 @@ class UiLoad : public QObject {
             a.setSweepSteps(4);
             a.setSlo(500, 50, 0);
             a.setLogEnabled(false);
+            a.setPrice(2.5, 0, 0);
             QSettings s(ini, QSettings::IniFormat);
             s.beginGroup("load");
             a.saveSettings(s);
@@ -301,6 +319,13 @@ class UiLoad : public QObject {
         QCOMPARE(out.value("slo_ttft_p99_ms").toDouble(), 500.0);
         QCOMPARE(out.value("slo_itl_p99_ms").toDouble(), 50.0);
         QCOMPARE(out.value("log").toBool(), false);
+        QCOMPARE(out.value("price_per_hour").toDouble(), 2.5);
+        // Both kinds of price: refused with the reason, nothing started.
+        b.setPrice(2.5, 1, 0);
+        QVERIFY(!b.start());
+        QVERIFY2(b.statusText().contains("by the hour or by the token"),
+                 qPrintable(b.statusText()));
+        b.setPrice(0, 0, 0);
         // An unset variable: refused with the reason, nothing started.
         b.setApiKeyEnv("WB_UI_LOAD_TEST_UNSET");
         QVERIFY(!b.start());
