@@ -522,22 +522,23 @@ void LoadTab::showResults() {
     } else {
         best_->clear();
     }
-    // Cost per step, the formula of each in its line (load::step_cost).
-    QStringList lines;
+    // Cost per step (load::step_cost): one short line each, the formulas
+    // in the tooltip, so the table stays in view.
+    QStringList lines, formulas;
     if (rep.price) {
         for (const load::SweepStep& st : rep.steps) {
             const cost::Figures c = load::step_cost(st.stats, *rep.price);
-            lines << tr("Cost of %1: %2 %3 a request, %4 per 1k requests, %5 per M output tokens "
-                        "(%6)")
+            lines << tr("Cost of %1: %2 %3 a request, %4 per 1k requests, %5 per M output tokens")
                          .arg(QString::fromStdString(st.label))
                          .arg(c.per_request, 0, 'g', 4)
                          .arg(QString::fromStdString(rep.price->currency))
                          .arg(c.per_1k_requests, 0, 'g', 4)
-                         .arg(c.per_m_output_tokens, 0, 'g', 4)
-                         .arg(QString::fromStdString(c.formula));
+                         .arg(c.per_m_output_tokens, 0, 'g', 4);
+            formulas << QString::fromStdString(st.label + ": " + c.formula);
         }
     }
     cost_->setText(lines.join('\n'));
+    cost_->setToolTip(formulas.join('\n'));
 }
 
 void LoadTab::onFinished(const QString& error, bool stopped) {

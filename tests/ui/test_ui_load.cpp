@@ -13,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -213,6 +214,8 @@ class UiLoad : public QObject {
                      qPrintable(QString("step %1: cost %2, want %3").arg(i).arg(got).arg(want)));
         }
         QCOMPARE(t->costText().count("Cost of "), n);
+        const QString formulas = t->findChild<QLabel*>("loadCost")->toolTip();
+        QVERIFY2(formulas.count("USD/M x") == 2 * n, qPrintable(formulas));
         QFile cf(csv_path);
         QVERIFY(cf.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = cf.readAll().trimmed().split('\n');
