@@ -3,10 +3,12 @@
 // by side (app/compare/compare.h describes every figure). Status lines go to
 // stderr; the table (or, with --json, one JSON object) to stdout.
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,32 +47,57 @@ const CommandSpec kSpec{
     "in turn so background load falls on all alike; each figure is the median\n"
     "(min-max) of one sample per timed pass (TTFT and end-to-end: the pass's mean\n"
     "over its prompts). Only the first timed pass is logged.",
-    {
-        {"model", 'm', "FILE", "model file; repeat: first is the reference A (at least 2)"},
-        {"text", 0, "FILE", "text for perplexity and KL divergence"},
-        {"testset", 0, "FILE", "JSONL test set for accuracy"},
-        {"prompts", 0, "FILE",
-         "prompts, one per line (or JSONL with \"prompt\"); default: 3 built-in prompts"},
-        {"n-predict", 'n', "N", "greedy tokens per prompt (default: 48)"},
-        {"repetitions", 'r', "N",
-         "timed passes over the prompts per model after 1 untimed warm-up pass (default: " +
-             std::to_string(compare::CompareOptions{}.repetitions) + ")"},
-        {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
-        {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
-        kv_type_option(),
-        {"backend", 0, "NAME",
-         std::string("cpu (threaded, quantized kernels), cpu-ref (f32 reference) or vulkan (") +
-             kDefaultBackendHelp + ")"},
-        {"device", 0, "DEV", "Vulkan device index or name substring"},
-        {"json", 0, "", "print one JSON object instead of the table"},
-        {"quiet", 'q', "", "no progress lines on stderr"},
-        {"db", 0, "PATH",
-         "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
-        {"no-log", 0, "", "do not write the responses to the run log"},
-    },
+    concat(
+        std::vector<OptionSpec>{
+            {"model", 'm', "FILE", "model file; repeat: first is the reference A (at least 2)"},
+            {"text", 0, "FILE", "text for perplexity and KL divergence"},
+            {"testset", 0, "FILE", "JSONL test set for accuracy"},
+            {"prompts", 0, "FILE",
+             "prompts, one per line (or JSONL with \"prompt\"); default: 3 built-in prompts"},
+            {"n-predict", 'n', "N", "greedy tokens per prompt (default: 48)"},
+            {"repetitions", 'r', "N",
+             "timed passes over the prompts per model after 1 untimed warm-up pass (default: " +
+                 std::to_string(compare::CompareOptions{}.repetitions) + ")"},
+            {"ctx", 'c', "N", "perplexity window in tokens, llama-perplexity -c (default: 512)"},
+            {"max-tokens", 0, "N", "default max tokens per test item (default: 32)"},
+            kv_type_option(),
+            {"backend", 0, "NAME",
+             std::string("cpu (threaded, quantized kernels), cpu-ref (f32 reference) or vulkan (") +
+                 kDefaultBackendHelp + ")"},
+            {"device", 0, "DEV", "Vulkan device index or name substring"},
+            {"json", 0, "", "print one JSON object instead of the table"},
+            {"quiet", 'q', "", "no progress lines on stderr"},
+            {"db", 0, "PATH",
+             "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
+            {"no-log", 0, "", "do not write the responses to the run log"},
+        },
+        price_options("each pane's engine time (one timed pass, the median)")),
     0,
     0,
 };
+
+/// What a pane's workload costs at `price`: one timed pass (every prompt
+/// once), the pass of median engine time. Requests run one at a time, each
+/// model alone, so a pass's engine busy time is the sum of its requests'
+/// end-to-end times.
+cost::Figures pane_cost(const compare::ModelReport& m, const cost::Price& price) {
+    std::vector<cost::Usage> passes;
+    for (const std::vector<compare::GreedyRun>& pass : m.timed_runs) {
+        cost::Usage u;
+        for (const compare::GreedyRun& g : pass) {
+            u.requests += 1;
+            u.input_tokens += g.n_prompt;
+            u.output_tokens += static_cast<double>(g.tokens.size());
+            u.seconds += g.e2e_ms / 1000.0;
+        }
+        u.seconds_kind = "engine time of one timed pass (the median)";
+        passes.push_back(u);
+    }
+    if (passes.empty()) return cost::figures(price, cost::Usage{});
+    std::sort(passes.begin(), passes.end(),
+              [](const cost::Usage& a, const cost::Usage& b) { return a.seconds < b.seconds; });
+    return cost::figures(price, passes[passes.size() / 2]);
+}
 
 }  // namespace
 
@@ -80,6 +107,7 @@ int cmd_compare(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
+    const std::optional<cost::Price> price = price_from_args(args, "compare");
     compare::CompareOptions o;
     o.models = args.get_all("model");
     if (o.models.size() < 2) {
@@ -134,9 +162,25 @@ int cmd_compare(const std::vector<std::string>& argv) {
         }
     }
     if (args.has("json")) {
-        std::cout << compare::to_json(rep).dump(1) << "\n";
+        nlohmann::json j = compare::to_json(rep);
+        if (price) {
+            j["price"] = cost::to_json(*price);
+            for (size_t i = 0; i < rep.models.size() && i < j["models"].size(); ++i)
+                j["models"][i]["cost"] = cost::to_json(pane_cost(rep.models[i], *price));
+        }
+        std::cout << j.dump(1) << "\n";
     } else {
         std::cout << compare::format_table(rep);
+        // Cost per pane, one pass of the prompts priced (pane_cost).
+        if (price) {
+            for (const compare::ModelReport& m : rep.models) {
+                const cost::Figures c = pane_cost(m, *price);
+                std::cout << "cost of " << m.label << ": " << c.per_request << " "
+                          << price->currency << " a request, " << c.per_1k_requests
+                          << " per 1k requests, " << c.per_m_output_tokens
+                          << " per M output tokens (" << c.formula << ")\n";
+            }
+        }
     }
     return 0;
 }

@@ -167,6 +167,41 @@ class TestCompareCli : public QObject {
         QCOMPARE(r.code, 2);
     }
 
+    // Cost per pane at a per-token price, worked from the pane's own runs:
+    // one pass of the prompts, (prompt tokens + 2 x generated tokens) / 1e6
+    // at 1 USD/M input and 2 USD/M output. Per hour: a line per pane.
+    void compare_prices_each_pane() {
+        Result r = run({"compare", "-m", kF32, "-m", kF32, "-n", "4", "-r", "1", "--json", "-q",
+                        "--backend", "cpu", "--no-log", "--price-per-m-input", "1",
+                        "--price-per-m-output", "2"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["price"].toObject()["basis"].toString(), QString("per_m_tokens"));
+        for (const QJsonValue v : j["models"].toArray()) {
+            const QJsonObject m = v.toObject();
+            double in = 0, out = 0;
+            const QJsonArray runs = m["runs"].toArray();
+            for (const QJsonValue run : runs) {
+                in += run.toObject()["prompt_tokens"].toDouble();
+                out += run.toObject()["tokens"].toArray().size();
+            }
+            const QJsonObject c = m["cost"].toObject();
+            const double want = (in + 2 * out) / 1e6;
+            QVERIFY2(want > 0 && std::abs(c["total"].toDouble() - want) < 1e-12,
+                     qPrintable(QJsonDocument(c).toJson()));
+            QVERIFY(std::abs(c["per_request"].toDouble() - want / runs.size()) < 1e-12);
+        }
+        r = run({"compare", "-m", kF32, "-m", kF32, "-n", "4", "-r", "1", "-q", "--backend", "cpu",
+                 "--no-log", "--price-per-hour", "2"});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.out.contains("cost of A: ") && r.out.contains("cost of B: ") &&
+                     r.out.contains("2 USD/h x "),
+                 r.out.constData());
+        r = run({"compare", "-m", kF32, "-m", kF32, "--price-per-hour", "2", "--price-per-m-input",
+                 "1"});
+        QCOMPARE(r.code, 2);
+    }
+
     void compare_json_and_table() {
         const QString q8 = kData + "/golden/quant/stories260K-q8_0.gguf";
         const QString text = kData + "/golden/stories260K_ppl_text.txt";
