@@ -7,6 +7,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -33,6 +34,7 @@
 #include "batch_results_model.h"
 #include "core/batch_runner.h"
 #include "core/settings_json.h"
+#include "cost/price.h"
 #include "engine_bridge.h"
 #include "run_recorder.h"
 #include "wrap_label.h"
@@ -100,6 +102,21 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     timeout_->setSuffix(tr(" ms"));
     timeout_->setSpecialValueText(tr("none"));
     timeout_->setToolTip(tr("Total time a request may take from submission; 0 = no limit"));
+    // Cost: a price per hour of engine busy time, or per million tokens.
+    const auto price_box = [](const QString& tip) {
+        auto* b = new QDoubleSpinBox;
+        b->setRange(0, 1e9);
+        b->setDecimals(4);
+        b->setSingleStep(0.1);
+        b->setSpecialValueText(tr("none"));
+        b->setToolTip(tip);
+        return b;
+    };
+    pricePerHour_ =
+        price_box(tr("Cost: price per hour (a GPU-hour), charged on the engine's busy "
+                     "time. Excludes the per-token prices."));
+    priceIn_ = price_box(tr("Cost: price per million input (prompt) tokens"));
+    priceOut_ = price_box(tr("Cost: price per million output (generated) tokens"));
     skipInvalid_ = new QCheckBox(tr("Skip malformed lines"));
     run_ = new QPushButton(tr("Run"));
     run_->setToolTip(tr("Run every prompt of the set through the scheduler"));
@@ -118,6 +135,12 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(skipInvalid_);
     runRow->addStretch();
+    runRow->addWidget(new QLabel(tr("Price /h")));
+    runRow->addWidget(pricePerHour_);
+    runRow->addWidget(new QLabel(tr("/M in")));
+    runRow->addWidget(priceIn_);
+    runRow->addWidget(new QLabel(tr("/M out")));
+    runRow->addWidget(priceOut_);
     runRow->addWidget(run_);
     runRow->addWidget(cancel_);
     layout->addLayout(runRow);
@@ -250,6 +273,11 @@ int BatchPanel::timeoutMs() const {
 void BatchPanel::setConcurrency(int n) {
     concurrency_->setValue(n);
 }
+void BatchPanel::setPrice(double per_hour, double per_m_input, double per_m_output) {
+    pricePerHour_->setValue(per_hour);
+    priceIn_->setValue(per_m_input);
+    priceOut_->setValue(per_m_output);
+}
 void BatchPanel::setMaxQueue(int n) {
     maxQueue_->setValue(n);
 }
@@ -297,6 +325,17 @@ bool BatchPanel::run() {
         status_->setText(tr("Load a prompt set first."));
         return false;
     }
+    std::optional<cost::Price> price;
+    try {
+        const auto amount = [](const QDoubleSpinBox* b) {
+            return b->value() > 0 ? std::optional<double>(b->value()) : std::nullopt;
+        };
+        price =
+            cost::price_from_options(amount(pricePerHour_), amount(priceIn_), amount(priceOut_));
+    } catch (const std::exception& e) {
+        status_->setText(tr("Price: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
     if (!set_.errors.isEmpty() && !skipInvalid_->isChecked()) {
         status_->setText(tr("The set has %1 malformed lines (listed above); fix them or tick "
                             "\"Skip malformed lines\".")
@@ -331,6 +370,7 @@ bool BatchPanel::run() {
     progress_.queued = progress_.total;
     summary_ = gui::BatchSummary{};
     summary_.concurrency = concurrency_->value();
+    summary_.price = price;
     summaryBox_->hide();
     runStartMs_ = bridge_->metricsNowMs();
     running_ = true;

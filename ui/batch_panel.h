@@ -35,6 +35,7 @@ class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
 class QSpinBox;
+class QDoubleSpinBox;
 class QTableView;
 
 namespace wb::core {
@@ -82,6 +83,9 @@ class BatchPanel : public QWidget {
     void setConcurrency(int n);
     void setMaxQueue(int n);
     void setTimeoutMs(int ms);
+    /// The run's price: per hour of engine busy time (> 0), or per million
+    /// input / output tokens; all 0 = no cost in the summary.
+    void setPrice(double per_hour, double per_m_input, double per_m_output);
     /// The system prompt put before every prompt of a run ("" = none):
     /// core::BatchOptions::system_prompt, rendered with the model's chat
     /// template by the one rule (chat::choose_template).
@@ -152,6 +156,9 @@ class BatchPanel : public QWidget {
     QSpinBox* concurrency_;
     QSpinBox* maxQueue_;
     QSpinBox* timeout_;
+    QDoubleSpinBox* pricePerHour_;
+    QDoubleSpinBox* priceIn_;
+    QDoubleSpinBox* priceOut_;
     QCheckBox* skipInvalid_;
     QLineEdit* system_;
     QPushButton* run_;

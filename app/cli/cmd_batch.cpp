@@ -473,14 +473,18 @@ int cmd_batch(const std::vector<std::string>& argv) {
             refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
-    // Cost: the completed requests, every prompt token (cached ones too: a
-    // hosted API bills them) and output token, and the engine's busy time.
+    // Cost: the completed requests, their prompt tokens (cached ones too: a
+    // hosted API bills them), the output tokens and the engine's busy time
+    // (as the Batch tab's gui::BatchSummary::cost).
     std::optional<cost::Figures> cost_figures;
     if (price) {
         const core::SessionStats st = session->stats();
         cost::Usage u;
         u.requests = static_cast<double>(s.run.requests_completed);
-        u.input_tokens = static_cast<double>(st.prompt_tokens);
+        u.input_tokens = s.run.prompt_tokens.count > 0
+                             ? std::round(s.run.prompt_tokens.mean *
+                                          static_cast<double>(s.run.prompt_tokens.count))
+                             : 0;
         u.output_tokens = static_cast<double>(s.run.decode_tokens);
         u.seconds = st.busy_ms / 1000.0;
         u.seconds_kind = "engine busy time";

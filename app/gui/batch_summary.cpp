@@ -2,6 +2,7 @@
 
 #include <QJsonDocument>
 #include <QJsonValue>
+#include <cmath>
 
 #include "metrics/metrics_json.h"
 #include "metrics/metrics_table.h"
@@ -18,11 +19,36 @@ void BatchSummary::addFinish(const QString& reason) {
     finish_reasons.append({reason, 1});
 }
 
+std::optional<cost::Figures> BatchSummary::cost() const {
+    if (!price) return std::nullopt;
+    cost::Usage u;
+    u.requests = static_cast<double>(stats.requests_completed);
+    u.input_tokens =
+        stats.prompt_tokens.count > 0
+            ? std::round(stats.prompt_tokens.mean * static_cast<double>(stats.prompt_tokens.count))
+            : 0;
+    u.output_tokens = static_cast<double>(stats.decode_tokens);
+    u.seconds = stats.busy_fraction * (stats.end_ms - stats.begin_ms) / 1000.0;
+    u.seconds_kind = "engine busy time";
+    return cost::figures(*price, u);
+}
+
 QString BatchSummary::text() const {
     QStringList reasons;
     for (const auto& [r, n] : finish_reasons) reasons << QStringLiteral("%1 %2").arg(r).arg(n);
-    return QStringLiteral("finish reasons: %1\n").arg(reasons.join(", ")) +
-           QString::fromStdString(metrics::format_metrics_table(stats));
+    QString out = QStringLiteral("finish reasons: %1\n").arg(reasons.join(", ")) +
+                  QString::fromStdString(metrics::format_metrics_table(stats));
+    if (const auto c = cost()) {
+        out += QStringLiteral(
+                   "cost: %1 %2 a request, %3 per 1k requests, %4 per M output tokens "
+                   "(%5)\n")
+                   .arg(c->per_request, 0, 'g', 6)
+                   .arg(QString::fromStdString(price->currency))
+                   .arg(c->per_1k_requests, 0, 'g', 4)
+                   .arg(c->per_m_output_tokens, 0, 'g', 4)
+                   .arg(QString::fromStdString(c->formula));
+    }
+    return out;
 }
 
 QString BatchSummary::csv() const {
@@ -32,6 +58,15 @@ QString BatchSummary::csv() const {
     out += QStringLiteral("concurrency,%1\nrequests_submitted,%2\n")
                .arg(concurrency)
                .arg(requests_submitted);
+    if (const auto c = cost()) {
+        out += QStringLiteral(
+                   "cost_total,%1\ncost_per_request,%2\ncost_per_1k_requests,%3\n"
+                   "cost_per_m_output_tokens,%4\n")
+                   .arg(c->total, 0, 'g', 8)
+                   .arg(c->per_request, 0, 'g', 8)
+                   .arg(c->per_1k_requests, 0, 'g', 8)
+                   .arg(c->per_m_output_tokens, 0, 'g', 8);
+    }
     return out;
 }
 
@@ -46,6 +81,13 @@ QJsonObject BatchSummary::json() const {
     out["concurrency"] = concurrency;
     out["requests_submitted"] = requests_submitted;
     out["finish_reasons"] = reasons;
+    if (const auto c = cost()) {
+        const auto q = [](const nlohmann::json& j) {
+            return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object();
+        };
+        out["price"] = q(cost::to_json(*price));
+        out["cost"] = q(cost::to_json(*c));
+    }
     return out;
 }
 

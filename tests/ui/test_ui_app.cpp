@@ -663,6 +663,7 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(b->loadSampleSet());
     b->setConcurrency(4);
     b->setMaxQueue(64);
+    b->setPrice(0, 1, 2);  // 1 USD per M input tokens, 2 per M output
     QSignalSpy finished(b, &ui::BatchPanel::runFinished);
     QVERIFY(b->run());
     QVERIFY(QTest::qWaitFor([&] { return finished.count() == 1; }, 600000));
@@ -696,12 +697,31 @@ void UiApp::batchSummaryMatchesCli() {
         }
     }
     const QString cli_json = dir_.filePath("cli-summary.json");
-    const wbtest::ProcessResult cli =
-        wbtest::run_process(WB_CLI,
-                            {"batch", "-m", kModel, "--prompts", prompts, "--concurrency", "4",
-                             "-n", "24", "--temp", "0", "--backend", backend_, "--summary-json",
-                             cli_json, "--no-log", "-q", "-o", dir_.filePath("cli-out.jsonl")},
-                            600000);
+    const wbtest::ProcessResult cli = wbtest::run_process(WB_CLI,
+                                                          {"batch",
+                                                           "-m",
+                                                           kModel,
+                                                           "--prompts",
+                                                           prompts,
+                                                           "--concurrency",
+                                                           "4",
+                                                           "-n",
+                                                           "24",
+                                                           "--temp",
+                                                           "0",
+                                                           "--backend",
+                                                           backend_,
+                                                           "--summary-json",
+                                                           cli_json,
+                                                           "--no-log",
+                                                           "-q",
+                                                           "-o",
+                                                           dir_.filePath("cli-out.jsonl"),
+                                                           "--price-per-m-input",
+                                                           "1",
+                                                           "--price-per-m-output",
+                                                           "2"},
+                                                          600000);
     QVERIFY2(cli.code == 0, cli.err.constData());
     QFile cf(cli_json);
     QVERIFY(cf.open(QIODevice::ReadOnly));
@@ -717,6 +737,12 @@ void UiApp::batchSummaryMatchesCli() {
              want["prompt_tokens"].toObject()["mean"].toDouble());
     for (auto it = reasons.constBegin(); it != reasons.constEnd(); ++it)
         QCOMPARE(got["finish_reasons"].toObject()[it.key()].toInt(), it.value());
+    // The same requests and tokens: the same cost at a per-token price as
+    // the CLI's (whose figure batch_cli checks against its records' tokens).
+    QCOMPARE(got["cost"].toObject()["total"].toDouble(),
+             want["cost"].toObject()["total"].toDouble());
+    QCOMPARE(got["price"], want["price"]);
+    QVERIFY(b->summaryText().contains("\ncost: "));
 
     // Export: JSON and CSV read back.
     const QString jpath = dir_.filePath("summary.json"), cpath = dir_.filePath("summary.csv");
@@ -737,8 +763,10 @@ void UiApp::batchSummaryMatchesCli() {
     QVERIFY(csv.contains("\nTTFT (ms),20,"));
     QVERIFY(csv.contains("\nrequests_finished,20\n"));
     QVERIFY(csv.contains("\ninput_throughput,") && csv.contains("\nrequest_throughput,"));
+    QVERIFY(csv.contains("\ncost_total,") && csv.contains("\ncost_per_m_output_tokens,"));
     b->copySummary();
     QCOMPARE(QApplication::clipboard()->text(), b->summaryText());
+    b->setPrice(0, 0, 0);
 }
 
 // Last: it replaces the model the other tests use. A BOS id one past the
