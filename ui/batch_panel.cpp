@@ -105,8 +105,8 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     // Cost: a price per hour of engine busy time, or per million tokens.
     const auto price_box = [](const QString& tip) {
         auto* b = new QDoubleSpinBox;
-        b->setRange(0, 1e9);
-        b->setDecimals(4);
+        b->setRange(0, 1e5);  // a narrow box: the tab fits a 1366 px wide window
+        b->setDecimals(3);
         b->setSingleStep(0.1);
         b->setSpecialValueText(tr("none"));
         b->setToolTip(tip);
@@ -122,8 +122,9 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     run_->setToolTip(tr("Run every prompt of the set through the scheduler"));
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setEnabled(false);
-    // Two rows, so the tab fits beside the settings and the charts in a
-    // 1366 px wide window: the run's limits, then what to skip and Run.
+    // Three rows, so the tab fits beside the settings and the charts in a
+    // 1366 px wide window: the run's limits, its price, then what to skip
+    // and Run.
     opts->addWidget(new QLabel(tr("Concurrency")));
     opts->addWidget(concurrency_);
     opts->addWidget(new QLabel(tr("Max queue")));
@@ -132,15 +133,18 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     opts->addWidget(timeout_);
     opts->addStretch();
     layout->addLayout(opts);
+    auto* prices = new QHBoxLayout;
+    prices->addWidget(new QLabel(tr("Price per hour")));
+    prices->addWidget(pricePerHour_);
+    prices->addWidget(new QLabel(tr("per M input")));
+    prices->addWidget(priceIn_);
+    prices->addWidget(new QLabel(tr("per M output")));
+    prices->addWidget(priceOut_);
+    prices->addStretch();
+    layout->addLayout(prices);
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(skipInvalid_);
     runRow->addStretch();
-    runRow->addWidget(new QLabel(tr("Price /h")));
-    runRow->addWidget(pricePerHour_);
-    runRow->addWidget(new QLabel(tr("/M in")));
-    runRow->addWidget(priceIn_);
-    runRow->addWidget(new QLabel(tr("/M out")));
-    runRow->addWidget(priceOut_);
     runRow->addWidget(run_);
     runRow->addWidget(cancel_);
     layout->addLayout(runRow);
