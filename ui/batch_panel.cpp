@@ -331,11 +331,8 @@ bool BatchPanel::run() {
     }
     std::optional<cost::Price> price;
     try {
-        const auto amount = [](const QDoubleSpinBox* b) {
-            return b->value() > 0 ? std::optional<double>(b->value()) : std::nullopt;
-        };
         price =
-            cost::price_from_options(amount(pricePerHour_), amount(priceIn_), amount(priceOut_));
+            cost::price_from_fields(pricePerHour_->value(), priceIn_->value(), priceOut_->value());
     } catch (const std::exception& e) {
         status_->setText(tr("Price: %1").arg(QString::fromUtf8(e.what())));
         return false;

@@ -380,11 +380,8 @@ bool LoadTab::start() {
     job.slo.itl_p99_ms = limit(sloItl_);
     job.slo.e2e_p99_ms = limit(sloE2e_);
     try {
-        const auto amount = [](const QDoubleSpinBox* b) -> std::optional<double> {
-            return b->value() > 0 ? std::optional<double>(b->value()) : std::nullopt;
-        };
         job.price =
-            cost::price_from_options(amount(pricePerHour_), amount(priceIn_), amount(priceOut_));
+            cost::price_from_fields(pricePerHour_->value(), priceIn_->value(), priceOut_->value());
     } catch (const std::exception& e) {
         setStatus(tr("Price: %1").arg(QString::fromUtf8(e.what())), true);
         return false;

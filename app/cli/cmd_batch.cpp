@@ -34,6 +34,7 @@
 #include "core/response_log.h"
 #include "core/session_run.h"
 #include "core/settings_json.h"
+#include "cost/run_usage.h"
 #include "draft_options.h"
 #include "runlog/run_log.h"
 
@@ -473,22 +474,12 @@ int cmd_batch(const std::vector<std::string>& argv) {
             refused, total, total - refused);
     }
     std::fputs(format_metrics_table(s.run).c_str(), stderr);
-    // Cost: the completed requests, their prompt tokens (cached ones too: a
-    // hosted API bills them), the output tokens and the engine's busy time
-    // (as the Batch tab's gui::BatchSummary::cost).
+    // Cost: the run's usage as the Batch tab prices it (cost::run_usage),
+    // the session's busy time (the session serves this run alone).
     std::optional<cost::Figures> cost_figures;
     if (price) {
-        const core::SessionStats st = session->stats();
-        cost::Usage u;
-        u.requests = static_cast<double>(s.run.requests_completed);
-        u.input_tokens = s.run.prompt_tokens.count > 0
-                             ? std::round(s.run.prompt_tokens.mean *
-                                          static_cast<double>(s.run.prompt_tokens.count))
-                             : 0;
-        u.output_tokens = static_cast<double>(s.run.decode_tokens);
-        u.seconds = st.busy_ms / 1000.0;
-        u.seconds_kind = "engine busy time";
-        cost_figures = cost::figures(*price, u);
+        cost_figures =
+            cost::figures(*price, cost::run_usage(s.run, session->stats().busy_ms / 1000.0));
         std::fprintf(stderr,
                      "cost: %.6g %s a request, %.4g per 1k requests, %.4g per M output "
                      "tokens (%s)\n",

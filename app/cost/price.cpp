@@ -50,6 +50,21 @@ std::optional<Price> price_from_options(std::optional<double> per_hour,
     return std::nullopt;
 }
 
+std::optional<Price> price_from_fields(double per_hour, double per_m_input, double per_m_output,
+                                       const std::string& currency) {
+    for (const double v : {per_hour, per_m_input, per_m_output}) {
+        if (!(std::isfinite(v) && v >= 0))
+            throw std::invalid_argument("a price must be a finite amount >= 0");
+    }
+    if (per_hour > 0 && (per_m_input > 0 || per_m_output > 0)) {
+        throw std::invalid_argument(
+            "a price per hour excludes prices per token: a target is priced by the hour or by "
+            "the token");
+    }
+    const auto given = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
+    return price_from_options(given(per_hour), given(per_m_input), given(per_m_output), currency);
+}
+
 Figures figures(const Price& p, const Usage& u) {
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
     Figures f;

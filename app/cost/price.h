@@ -34,6 +34,12 @@ std::optional<Price> price_from_options(std::optional<double> per_hour,
                                         std::optional<double> per_m_output,
                                         const std::string& currency = "USD");
 
+/// The same from a form's fields, where 0 means "not given" (the Load and
+/// Batch tabs). Throws std::invalid_argument for a negative or non-finite
+/// amount, or for a price per hour beside prices per token.
+std::optional<Price> price_from_fields(double per_hour, double per_m_input, double per_m_output,
+                                       const std::string& currency = "USD");
+
 /// What a workload used.
 struct Usage {
     double requests = 0;       ///< requests answered (the ones priced)

@@ -4,6 +4,7 @@
 #include <QJsonValue>
 #include <cmath>
 
+#include "cost/run_usage.h"
 #include "metrics/metrics_json.h"
 #include "metrics/metrics_table.h"
 
@@ -21,16 +22,10 @@ void BatchSummary::addFinish(const QString& reason) {
 
 std::optional<cost::Figures> BatchSummary::cost() const {
     if (!price) return std::nullopt;
-    cost::Usage u;
-    u.requests = static_cast<double>(stats.requests_completed);
-    u.input_tokens =
-        stats.prompt_tokens.count > 0
-            ? std::round(stats.prompt_tokens.mean * static_cast<double>(stats.prompt_tokens.count))
-            : 0;
-    u.output_tokens = static_cast<double>(stats.decode_tokens);
-    u.seconds = stats.busy_fraction * (stats.end_ms - stats.begin_ms) / 1000.0;
-    u.seconds_kind = "engine busy time";
-    return cost::figures(*price, u);
+    // The app's session serves more than this run: busy time over the span.
+    return cost::figures(
+        *price,
+        cost::run_usage(stats, stats.busy_fraction * (stats.end_ms - stats.begin_ms) / 1000.0));
 }
 
 QString BatchSummary::text() const {

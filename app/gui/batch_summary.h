@@ -24,11 +24,9 @@ struct BatchSummary {
     int requests_submitted = 0;        ///< prompts sent (the set's size unless cancelled)
     std::optional<cost::Price> price;  ///< the run's price; none = no cost figures
 
-    /// The run's cost at `price` (nullopt without one): the completed
-    /// requests, every prompt token of the span's requests (cached ones
-    /// too, as a hosted API bills them), the output tokens its steps
-    /// sampled, and per hour the engine's busy time over the span
-    /// (busy_fraction x span). The same figures `workbench-cli batch` prices.
+    /// The run's cost at `price` (nullopt without one): cost::run_usage of
+    /// the span, with the engine's busy time over the span (busy_fraction
+    /// x span), as `workbench-cli batch` prices it.
     std::optional<cost::Figures> cost() const;
 
     /// Counts one finished request with `reason` ("stop", "length", ...).

@@ -11,35 +11,24 @@ void PassCostModel::record(uint32_t n_tokens, double ms) {
     avg = avg > 0 ? 0.75 * avg + 0.25 * ms : ms;
 }
 
+uint32_t PassCostModel::next_measured(uint32_t from, int dir) const {
+    for (int64_t i = static_cast<int64_t>(from) + dir; i >= 1 && i <= kMaxTokens; i += dir) {
+        if (ms_[static_cast<size_t>(i)] > 0) return static_cast<uint32_t>(i);
+    }
+    return 0;
+}
+
 std::optional<double> PassCostModel::cost_ms(uint32_t n_tokens) const {
     const uint32_t n = std::clamp<uint32_t>(n_tokens, 1, kMaxTokens);
     if (ms_[n] > 0) return ms_[n];
-    // The nearest measured counts below and above.
-    uint32_t lo = 0, hi = 0;
-    for (uint32_t i = n; i-- > 1;) {
-        if (ms_[i] > 0) {
-            lo = i;
-            break;
-        }
-    }
-    for (uint32_t i = n + 1; i <= kMaxTokens; ++i) {
-        if (ms_[i] > 0) {
-            hi = i;
-            break;
-        }
-    }
+    // Between the nearest measured counts below and above: interpolated.
+    const uint32_t lo = next_measured(n, -1), hi = next_measured(n, +1);
     if (lo > 0 && hi > 0) {
         const double f = static_cast<double>(n - lo) / static_cast<double>(hi - lo);
         return ms_[lo] + f * (ms_[hi] - ms_[lo]);
     }
     // Outside the measured range: the line through the two nearest measured
     // counts on that side (its slope at least 0).
-    const auto next_measured = [&](uint32_t from, int dir) -> uint32_t {
-        for (int64_t i = static_cast<int64_t>(from) + dir; i >= 1 && i <= kMaxTokens; i += dir) {
-            if (ms_[static_cast<size_t>(i)] > 0) return static_cast<uint32_t>(i);
-        }
-        return 0;
-    };
     const uint32_t a = lo > 0 ? lo : hi;
     if (a == 0) return std::nullopt;
     const uint32_t b = next_measured(a, lo > 0 ? -1 : +1);

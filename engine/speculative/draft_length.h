@@ -44,6 +44,9 @@ class PassCostModel {
     std::optional<double> cost_ms(uint32_t n_tokens) const;
 
   private:
+    /// The nearest measured count after `from` going `dir` (+1 or -1); 0 = none.
+    uint32_t next_measured(uint32_t from, int dir) const;
+
     std::array<double, kMaxTokens + 1> ms_{};  // [n] average ms, 0 = not measured
 };
 
