@@ -249,6 +249,8 @@ int cmd_load(const std::vector<std::string>& argv) {
         prompts = load::synthetic_prompts(
             sp, std::min<size_t>(plan.requests, 4096) + n_warm_prompts, prompt_tokens);
     }
+    // Fewer prompts than asked (a huge mean): the warm-ups share the set.
+    if (n_warm_prompts >= prompts.size()) n_warm_prompts = 0;
     const size_t n_step_prompts = prompts.size() - n_warm_prompts;
 
     std::unique_ptr<load::LoadLog> log;

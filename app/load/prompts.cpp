@@ -131,6 +131,11 @@ std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n,
     const std::string prefix = count ? fit_words("", prefix_words, prefix_len, count)
                                      : join_words("", prefix_words, prefix_words.size());
     const size_t prefix_cost = count ? count(prefix) : prefix_len;
+    // At most kMaxSyntheticTokens in all: a huge mean gives fewer distinct
+    // prompts (callers cycle them), never gigabytes of text.
+    const auto cap = static_cast<size_t>(
+        std::max(1.0, static_cast<double>(kMaxSyntheticTokens) / std::max(1.0, s.mean_tokens)));
+    n = std::min(n, cap);
     std::vector<std::string> out;
     out.reserve(n);
     for (size_t i = 0; i < n; ++i) {

@@ -31,6 +31,9 @@ struct SyntheticPrompts {
 /// std::invalid_argument naming the value.
 void parse_synthetic_lengths(const std::string& spec, SyntheticPrompts& out);
 
+/// Most tokens (or words) of all synthetic prompts together.
+inline constexpr size_t kMaxSyntheticTokens = size_t{4} << 20;
+
 /// Counts the tokens a text is to the served model (its tokenizer, no BOS).
 using PromptTokenCounter = std::function<size_t(const std::string& text)>;
 
@@ -42,7 +45,9 @@ using PromptTokenCounter = std::function<size_t(const std::string& text)>;
 /// while one more fits, so a prompt of mean M is M tokens where " a" is one
 /// token (fewer by less than one word elsewhere), whatever the vocabulary
 /// (a byte-level one spends several tokens a word). The server may add BOS
-/// on top. Deterministic for a seed and counter.
+/// on top. Deterministic for a seed and counter. At most
+/// max(1, kMaxSyntheticTokens / mean) prompts are made (fewer than `n` for
+/// a huge mean: callers send them in turn).
 /// Throws std::invalid_argument for a share outside [0, 1].
 std::vector<std::string> synthetic_prompts(const SyntheticPrompts& s, size_t n,
                                            const PromptTokenCounter& count = {});

@@ -16,6 +16,7 @@
 #include "cost/price.h"
 #include "load/arrivals.h"
 #include "load/driver.h"
+#include "load/prompts.h"
 #include "load/report.h"
 #include "load/sse.h"
 #include "load/step_stats.h"
@@ -298,6 +299,17 @@ class TestLoadParts : public QObject {
                     .ends_with(",cost_total,cost_per_request,cost_per_1k_requests,"
                                "cost_per_m_output_tokens"));
         QVERIFY2(priced.ends_with(",0.002,0.00066666667,0.66666667,83.333333\n"), priced.c_str());
+    }
+
+    // A huge mean: few prompts, never gigabytes (4 Mi words in all).
+    void synthetic_prompts_are_bounded() {
+        SyntheticPrompts sp;
+        sp.mean_tokens = 1e6;
+        const std::vector<std::string> p = synthetic_prompts(sp, 4096);
+        QCOMPARE(p.size(), size_t(4));
+        size_t words = 0;
+        for (const std::string& t : p) words += size_t(std::count(t.begin(), t.end(), ' ')) + 1;
+        QCOMPARE(words, size_t(4000000));
     }
 
     // Hand-worked prices. Per hour: 2.00 USD/h, 90 s busy, 10 requests, 5000
