@@ -98,6 +98,17 @@ void LoadCharts::setSteps(const std::vector<load::SweepStep>& steps, int best,
         add_point(throughput_->graph(1), x, s.goodput);
         add_point(throughput_->graph(2), x, s.output_throughput);
     }
+    // The queue wait the target reports (our server does): how much of
+    // TTFT is waiting for a slot. Shown only when reported; a log axis has
+    // no place for 0, so a wait of 0 ms is left out.
+    if (std::any_of(steps.begin(), steps.end(),
+                    [](const load::SweepStep& st) { return st.stats.queue_wait.count > 0; })) {
+        QCPGraph* g = add_graph(latency_, tr("queue wait p99"), QColor(120, 120, 120));
+        for (const load::SweepStep& st : steps) {
+            if (st.stats.queue_wait.p99 > 0)
+                add_point(g, chart_rate(st.stats), st.stats.queue_wait.p99);
+        }
+    }
     // Each SLO given: a dashed line across the rates measured.
     const std::pair<QString, std::optional<double>> limits[] = {
         {tr("SLO TTFT p99"), slo.ttft_p99_ms},

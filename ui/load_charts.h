@@ -2,7 +2,8 @@
 // The Load tab's charts (QCustomPlot through chart_plot.h), both against
 // the offered rate (requests/s; a closed-loop step at its achieved rate):
 //   latency   TTFT p50 and p99, ITL p99, e2e p99 (ms), the saturation
-//             curve, with each SLO given as a dashed line
+//             curve, with each SLO given as a dashed line, and the queue
+//             wait p99 where the target reports it (our server does)
 //   throughput  requests/s and goodput (left axis), output tokens/s (right)
 // The highest rate that meets the SLOs is marked on both by a vertical
 // line and named on the throughput chart.

@@ -236,12 +236,18 @@ void LoadTab::build() {
 
     table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName("loadSteps");
-    table_->setHorizontalHeaderLabels(
-        {tr("step"), tr("offered"), tr("achieved"), tr("done"), tr("err"), tr("req/s"),
-         tr("out tok/s"), tr("goodput"), tr("TTFT p50"), tr("TTFT p99"), tr("ITL p50"),
-         tr("ITL p99"), tr("TPOT p50"), tr("e2e p50"), tr("e2e p99"), tr("progress")});
+    table_->setHorizontalHeaderLabels({tr("step"), tr("offered"), tr("achieved"), tr("done"),
+                                       tr("err"), tr("req/s"), tr("out tok/s"), tr("goodput"),
+                                       tr("TTFT p50"), tr("TTFT p99"), tr("ITL p50"), tr("ITL p99"),
+                                       tr("TPOT p50"), tr("e2e p50"), tr("e2e p99"),
+                                       tr("queue p50"), tr("queue p99"), tr("progress")});
     table_->horizontalHeaderItem(ColOffered)
         ->setToolTip(tr("Requests/s asked for; c=N for a closed loop"));
+    for (const int c : {ColQueueP50, ColQueueP99}) {
+        table_->horizontalHeaderItem(c)->setToolTip(
+            tr("Queue wait (ms) as the target reports it: the time a request waited for a slot "
+               "on the server. Our server sends it; OpenAI, vLLM and llama-server do not (-)."));
+    }
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->verticalHeader()->setVisible(false);
@@ -501,7 +507,9 @@ void LoadTab::showResults() {
                                  num(s.itl.p99, 1),
                                  num(s.tpot.p50, 1),
                                  num(s.e2e.p50, 1),
-                                 num(s.e2e.p99, 1)};
+                                 num(s.e2e.p99, 1),
+                                 num(s.queue_wait.p50, 1),
+                                 num(s.queue_wait.p99, 1)};
         for (int c = 0; c < ColProgress; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             if (c > ColStep) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

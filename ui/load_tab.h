@@ -55,6 +55,8 @@ class LoadTab : public QWidget {
         ColTpotP50,
         ColE2eP50,
         ColE2eP99,
+        ColQueueP50,  // queue wait as the target reports it ("-" when it does not)
+        ColQueueP99,
         ColProgress,
         ColumnCount
     };

@@ -99,24 +99,32 @@ std::string fmt(double v, int prec = 1) {
 }
 
 void print_table(const std::vector<load::SweepStep>& steps, int best) {
-    std::printf("%-14s %8s %8s %6s %5s %8s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n", "step",
-                "offered", "achieved", "done", "err", "req/s", "out tok/s", "goodput", "TTFT p50",
-                "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "e2e p50", "e2e p99");
+    // Queue wait only where the target reports it (our server's timings).
+    const bool queue = std::any_of(steps.begin(), steps.end(),
+                                   [](const auto& s) { return s.stats.queue_wait.count > 0; });
+    std::printf("%-14s %8s %8s %6s %5s %8s %9s %8s %8s %8s %8s %8s %8s %8s %8s", "step", "offered",
+                "achieved", "done", "err", "req/s", "out tok/s", "goodput", "TTFT p50", "TTFT p99",
+                "ITL p50", "ITL p99", "TPOT p50", "e2e p50", "e2e p99");
+    if (queue) std::printf(" %9s %9s", "queue p50", "queue p99");
+    std::printf("\n");
     for (size_t i = 0; i < steps.size(); ++i) {
         const load::StepStats& s = steps[i].stats;
         const std::string offered = s.offered_rate
                                         ? fmt(*s.offered_rate, 2)
                                         : ("c=" + std::to_string(s.concurrency.value_or(0)));
-        std::printf("%-14s %8s %8s %6zu %5zu %8s %9s %8s %8s %8s %8s %8s %8s %8s %8s%s\n",
+        std::printf("%-14s %8s %8s %6zu %5zu %8s %9s %8s %8s %8s %8s %8s %8s %8s %8s",
                     steps[i].label.c_str(), offered.c_str(), fmt(s.achieved_rate, 2).c_str(),
                     s.completed, s.errors, fmt(s.request_throughput, 2).c_str(),
                     fmt(s.output_throughput).c_str(), fmt(s.goodput, 2).c_str(),
                     fmt(s.ttft.p50).c_str(), fmt(s.ttft.p99).c_str(), fmt(s.itl.p50).c_str(),
                     fmt(s.itl.p99).c_str(), fmt(s.tpot.p50).c_str(), fmt(s.e2e.p50).c_str(),
-                    fmt(s.e2e.p99).c_str(),
-                    static_cast<int>(i) == best ? "  <- best within SLOs" : "");
+                    fmt(s.e2e.p99).c_str());
+        if (queue)
+            std::printf(" %9s %9s", fmt(s.queue_wait.p50).c_str(), fmt(s.queue_wait.p99).c_str());
+        std::printf("%s\n", static_cast<int>(i) == best ? "  <- best within SLOs" : "");
     }
-    std::printf("(rates in requests/s, latencies in ms%s)\n",
+    std::printf("(rates in requests/s, latencies in ms%s%s)\n",
+                queue ? "; queue wait as the target reported it" : "",
                 std::any_of(steps.begin(), steps.end(),
                             [](const auto& s) { return s.stats.output_tokens_approximate; })
                     ? "; output tokens approximate: counted as content chunks"

@@ -1,6 +1,7 @@
 #include "load/answer_reader.h"
 
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace wb::load {
@@ -62,6 +63,18 @@ void AnswerReader::absorb_common(const json& j) {
         if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer()) {
             r_.prompt_tokens = p->get<int64_t>();
         }
+    }
+    // Our server's timings extension (server/responses.h timings_json); one
+    // level deep, anything but a finite number >= 0 is ignored.
+    if (auto t = j.find("timings"); t != j.end() && t->is_object()) {
+        const auto ms = [&](const char* key, std::optional<double>& into) {
+            const auto v = t->find(key);
+            if (v == t->end() || !v->is_number()) return;
+            const double x = v->get<double>();
+            if (std::isfinite(x) && x >= 0) into = x;
+        };
+        ms("queue_ms", r_.server_queue_ms);
+        ms("ttft_ms", r_.server_ttft_ms);
     }
 }
 

@@ -7,7 +7,8 @@
 //
 // Formats: OpenAI's chat.completion.chunk / text_completion objects
 // (choices[0].delta.content, choices[0].message.content or choices[0].text;
-// finish_reason; usage.prompt_tokens / completion_tokens; id; model) and its
+// finish_reason; usage.prompt_tokens / completion_tokens; id; model; our
+// server's timings.queue_ms / ttft_ms extension) and its
 // error object {"error": {"message": ...}}. A server's text is quoted in
 // messages shortened and on one line; nothing a server sends is walked
 // recursively, so a deeply nested value cannot exhaust the stack.

@@ -74,6 +74,15 @@ struct RequestResult {
     std::optional<double> tpot_ms;
     std::optional<double> e2e_ms;
     std::optional<int64_t> prompt_tokens;  ///< from usage (nullopt when not sent)
+    /// The queue wait the server reported for this request (ms on its
+    /// clock: submitted -> a slot took it), from a `timings.queue_ms`
+    /// extension (our server sends it; OpenAI, vLLM and llama-server do
+    /// not); nullopt when not sent, or not a finite number >= 0.
+    std::optional<double> server_queue_ms;
+    /// The server's own TTFT (`timings.ttft_ms`, submitted -> first token on
+    /// its clock), under the same rule; the client's TTFT adds the network
+    /// and HTTP framing to it.
+    std::optional<double> server_ttft_ms;
     int64_t output_tokens = 0;
     /// "usage" (the server's usage block), "tokenizer" (our count of the
     /// text) or "chunks" (content chunks counted: approximate).

@@ -119,6 +119,7 @@ void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::jso
         rec.error = r.error;
     }
     rec.ttft_ms = r.ttft_ms;
+    rec.queue_wait_ms = r.server_queue_ms;  // what the target reported, if it did
     rec.tpot_ms = r.tpot_ms;
     rec.e2e_ms = r.e2e_ms;
     if (r.tpot_ms && *r.tpot_ms > 0) rec.decode_tps = 1000.0 / *r.tpot_ms;

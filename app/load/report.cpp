@@ -58,7 +58,8 @@ json step_json(const SweepStep& st, const ErrorReasons& reasons) {
               {"ttft_ms", summary_json(s.ttft)},
               {"itl_ms", summary_json(s.itl)},
               {"tpot_ms", summary_json(s.tpot)},
-              {"e2e_ms", summary_json(s.e2e)}};
+              {"e2e_ms", summary_json(s.e2e)},
+              {"queue_wait_ms", summary_json(s.queue_wait)}};
     j["error_reasons"] = reasons;
     return j;
 }
@@ -123,7 +124,11 @@ std::string steps_csv(const std::vector<SweepStep>& steps,
                                         "e2e_p50_ms",
                                         "e2e_p90_ms",
                                         "e2e_p95_ms",
-                                        "e2e_p99_ms"};
+                                        "e2e_p99_ms",
+                                        "queue_wait_p50_ms",
+                                        "queue_wait_p90_ms",
+                                        "queue_wait_p95_ms",
+                                        "queue_wait_p99_ms"};
     std::string out;
     // Separator and field appended apart: GCC 12 warns (-Wrestrict, bug
     // 105329) on `"," + field` temporaries.
@@ -149,7 +154,7 @@ std::string steps_csv(const std::vector<SweepStep>& steps,
                                       fixed6(s.input_throughput),
                                       fixed6(s.goodput),
                                       s.meets_slo ? "1" : "0"};
-        for (const metrics::Summary* m : {&s.ttft, &s.itl, &s.tpot, &s.e2e}) {
+        for (const metrics::Summary* m : {&s.ttft, &s.itl, &s.tpot, &s.e2e, &s.queue_wait}) {
             for (const double v : {m->p50, m->p90, m->p95, m->p99}) f.push_back(fixed6(v));
         }
         if (price) {

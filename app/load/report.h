@@ -26,7 +26,8 @@ nlohmann::json summary_json(const metrics::Summary& s);
 
 /// One step as JSON: label, offered_rate (null for a closed loop),
 /// concurrency, counts, rates, goodput, meets_slo, the four latency
-/// summaries and `reasons` as "error_reasons".
+/// summaries, "queue_wait_ms" (the target's own report; count 0 and null
+/// figures when it sends none) and `reasons` as "error_reasons".
 nlohmann::json step_json(const SweepStep& step, const ErrorReasons& reasons);
 
 /// What a step cost at `price`: its completed requests, their input and
@@ -55,7 +56,8 @@ nlohmann::json report_json(const Report& r);
 
 /// The CSV text of `steps`: a header line, then one line per step (label,
 /// rates, counts, goodput, meets_slo as 1/0, p50/p90/p95/p99 of TTFT, ITL,
-/// TPOT and e2e in ms; an empty field for a figure without samples).
+/// TPOT, e2e and the reported queue wait in ms; an empty field for a
+/// figure without samples).
 /// With `price`, four more columns: cost_total, cost_per_request,
 /// cost_per_1k_requests, cost_per_m_output_tokens (step_cost, 8
 /// significant digits). Numbers with 6 decimals; labels contain no comma

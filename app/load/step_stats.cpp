@@ -24,7 +24,7 @@ StepStats step_stats(const std::vector<RequestResult>& results, const Slo& slo) 
     double first_send = std::numeric_limits<double>::infinity();
     double last_send = -first_send;
     double last_end = -first_send;
-    std::vector<double> ttft, itl, tpot, e2e;
+    std::vector<double> ttft, itl, tpot, e2e, queue;
     double out_tokens = 0, in_tokens = 0;
     size_t good = 0;
     for (const RequestResult& r : results) {
@@ -41,6 +41,7 @@ StepStats step_stats(const std::vector<RequestResult>& results, const Slo& slo) 
         if (r.ttft_ms) ttft.push_back(*r.ttft_ms);
         if (r.tpot_ms) tpot.push_back(*r.tpot_ms);
         if (r.e2e_ms) e2e.push_back(*r.e2e_ms);
+        if (r.server_queue_ms) queue.push_back(*r.server_queue_ms);
         itl.insert(itl.end(), r.itl_ms.begin(), r.itl_ms.end());
         out_tokens += static_cast<double>(r.output_tokens);
         in_tokens += static_cast<double>(r.prompt_tokens.value_or(0));
@@ -62,6 +63,7 @@ StepStats step_stats(const std::vector<RequestResult>& results, const Slo& slo) 
     s.itl = metrics::summarize(std::move(itl));
     s.tpot = metrics::summarize(std::move(tpot));
     s.e2e = metrics::summarize(std::move(e2e));
+    s.queue_wait = metrics::summarize(std::move(queue));
     // A step with no successful request meets no SLO; NaN compares false.
     const auto within = [](const metrics::Summary& m, const std::optional<double>& lim) {
         return !lim || (m.count > 0 && m.p99 <= *lim);

@@ -42,6 +42,10 @@ struct StepStats {
     double goodput = 0;             ///< requests meeting every SLO / duration_s
     bool output_tokens_approximate = false;  ///< some counts were content chunks
     metrics::Summary ttft, itl, tpot, e2e;
+    /// Queue wait the target reported (RequestResult::server_queue_ms) over
+    /// the successful requests that carry it; count 0 when the target
+    /// reports none (OpenAI, vLLM, llama-server).
+    metrics::Summary queue_wait;
     bool meets_slo = true;  ///< the step's p99s are within every SLO given
 };
 

@@ -39,6 +39,17 @@ json usage_json(const core::FinishedRequest& f) {
             {"prompt_tokens_details", {{"cached_tokens", f.prompt_tokens_cached}}}};
 }
 
+json timings_json(const core::FinishedRequest& f) {
+    const auto ms = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    return {{"queue_ms", ms(f.queue_wait_ms())},
+            {"ttft_ms", ms(f.ttft_ms())},
+            {"prompt_n", f.prompt_tokens_computed},
+            {"cache_n", f.prompt_tokens_cached},
+            {"prompt_ms", ms(f.prefill_ms())},
+            {"predicted_n", static_cast<int64_t>(f.output_tokens.size())},
+            {"predicted_ms", ms(f.decode_ms())}};
+}
+
 namespace {
 
 double openai_logprob(float lp) {
@@ -115,6 +126,7 @@ json full_response(const AnswerIds& ids, const core::FinishedRequest& f,
         choice["text"] = f.output;
     j["choices"] = json::array({choice});
     j["usage"] = usage_json(f);
+    j["timings"] = timings_json(f);
     return j;
 }
 
@@ -145,6 +157,7 @@ json finish_chunk(const AnswerIds& ids, const core::FinishedRequest& f,
         choice["text"] = "";
     j["choices"] = json::array({choice});
     if (with_usage_null) j["usage"] = nullptr;
+    j["timings"] = timings_json(f);
     return j;
 }
 

@@ -38,6 +38,18 @@ std::string openai_finish_reason(const std::string& engine_reason);
 /// the prompt tokens whose K/V came from the prefix cache).
 nlohmann::json usage_json(const core::FinishedRequest& f);
 
+/// The request's timings as the engine measured them, an extension beside
+/// "usage" (OpenAI sends none; the names follow llama-server's `timings`
+/// object, plus queue_ms and ttft_ms): {"queue_ms" (submitted -> a slot
+/// took it), "ttft_ms" (submitted -> first token), "prompt_n" (prompt
+/// tokens computed), "cache_n" (prompt tokens from the prefix cache),
+/// "prompt_ms" (admitted -> first token), "predicted_n" (output tokens),
+/// "predicted_ms" (first -> last token; null under 2 tokens)}, ms on the server's clock (the
+/// definitions in core/finished_request.h); a time the request never
+/// reached is null. A load test reads queue_ms as the queue wait the
+/// target reports (app/load/answer_reader.h).
+nlohmann::json timings_json(const core::FinishedRequest& f);
+
 /// The `logprobs` of a choice, from f.logprobs (the log-softmax of the
 /// model's raw logits at each output step, core::TokenLogprobs), shaped as
 /// OpenAI's API: chat {"content": [{token, logprob, bytes, top_logprobs:
@@ -52,7 +64,7 @@ nlohmann::json logprobs_json(const core::FinishedRequest& f, const CompletionReq
 
 /// The non-streaming body: one choice with the whole text (chat: message
 /// {role "assistant", content}; completions: text), finish_reason, logprobs,
-/// and usage.
+/// usage and timings (timings_json).
 nlohmann::json full_response(const AnswerIds& ids, const core::FinishedRequest& f,
                              const CompletionRequest& req);
 
@@ -64,7 +76,7 @@ nlohmann::json text_chunk(const AnswerIds& ids, const std::string& text, bool fi
                           bool with_usage_null);
 
 /// The last chunk of the choice: empty delta (chat) or "" text, its finish
-/// reason and logprobs.
+/// reason and logprobs, and the request's timings (timings_json).
 nlohmann::json finish_chunk(const AnswerIds& ids, const core::FinishedRequest& f,
                             const CompletionRequest& req, bool with_usage_null);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cost/price.h"
+#include "load/answer_reader.h"
 #include "load/arrivals.h"
 #include "load/driver.h"
 #include "load/prompts.h"
@@ -171,6 +172,64 @@ class TestLoadParts : public QObject {
         QVERIFY(s.goodput <= s.request_throughput);
     }
 
+    // Queue wait as the target reports it (our server's timings.queue_ms):
+    // read from the answer, summarized over the requests that carry it,
+    // ignored when it is not a finite number >= 0.
+    void queue_wait_as_reported() {
+        const auto read = [](const std::string& timings) {
+            AnswerReader a(nullptr, [] { return 0.0; });
+            a.start(0);
+            const std::string ev = R"({"id":"c","model":"m","choices":[{"index":0,"delta":)"
+                                   R"({"content":"x"},"finish_reason":"stop"}],"timings":)" +
+                                   timings + "}";
+            a.on_event(ev);
+            a.on_event("[DONE]");
+            a.finish_counts();
+            return a.result();
+        };
+        const RequestResult r = read(R"({"queue_ms":12.5,"ttft_ms":40})");
+        QCOMPARE(r.server_queue_ms, std::optional<double>(12.5));
+        QCOMPARE(r.server_ttft_ms, std::optional<double>(40.0));
+        for (const char* bad : {R"({"queue_ms":-1})", R"({"queue_ms":"5"})", R"({"queue_ms":null})",
+                                R"([1])", R"("x")", R"({"queue_ms":{"a":1}})"}) {
+            const RequestResult b = read(bad);
+            QVERIFY2(!b.server_queue_ms && !b.server_ttft_ms, bad);
+            QVERIFY2(b.output == "x", bad);  // the answer itself is still read
+        }
+
+        // Three answers report 5, 25, 15 ms; one reports none; a failure's
+        // report does not count. numpy.percentile([5, 15, 25], 50) = 15,
+        // 99 -> 24.8.
+        std::vector<RequestResult> rs = {ok(0, 10, 50, 5), ok(100, 20, 60, 5), ok(200, 30, 70, 5),
+                                         ok(300, 40, 80, 5)};
+        rs[0].server_queue_ms = 5;
+        rs[1].server_queue_ms = 25;
+        rs[2].server_queue_ms = 15;
+        RequestResult failed;
+        failed.send_ms = 400;
+        failed.server_queue_ms = 1000;
+        rs.push_back(failed);
+        const StepStats s = step_stats(rs, Slo{});
+        QCOMPARE(s.queue_wait.count, size_t(3));
+        QCOMPARE(s.queue_wait.p50, 15.0);
+        QVERIFY(std::abs(s.queue_wait.p99 - 24.8) < 1e-9);
+        QCOMPARE(s.queue_wait.max, 25.0);
+        SweepStep st;
+        st.label = "c=1";
+        st.stats = s;
+        const nlohmann::json j = step_json(st, {});
+        QCOMPARE(j["queue_wait_ms"]["count"].get<size_t>(), size_t(3));
+        QCOMPARE(j["queue_wait_ms"]["p50"].get<double>(), 15.0);
+        const std::string csv = steps_csv({st});
+        QVERIFY(csv.substr(0, csv.find('\n'))
+                    .ends_with(",queue_wait_p50_ms,queue_wait_p90_ms,queue_wait_p95_ms,"
+                               "queue_wait_p99_ms"));
+        // p90 = 23, p95 = 24 by numpy's linear rule.
+        QVERIFY2(csv.ends_with(",15.000000,23.000000,24.000000,24.800000\n"), csv.c_str());
+        // None reported: no figures.
+        QCOMPARE(step_stats({ok(0, 10, 50, 5)}, Slo{}).queue_wait.count, size_t(0));
+    }
+
     void request_slo_by_hand() {
         Slo slo;
         slo.itl_p99_ms = 50;
@@ -287,7 +346,10 @@ class TestLoadParts : public QObject {
                            "0.000000,1.000000,0,10.000000,10.000000,10.000000,10.000000,",
                            0) == 0,
                  row.c_str());
-        QCOMPARE(std::count(row.begin(), row.end(), ','), std::ptrdiff_t(29));
+        // 33 separators: 34 columns, the last four the queue wait, empty
+        // (this step's target reported none).
+        QCOMPARE(std::count(row.begin(), row.end(), ','), std::ptrdiff_t(33));
+        QVERIFY2(row.ends_with(",,,,\n"), row.c_str());
 
         // With a price (per hour): 4 cost columns. 3.60 USD/h over the
         // step's 2 s = 0.002 USD; 3 requests: 0.00066666667 each, 0.66666667

@@ -9,7 +9,10 @@ CPU backend, 127.0.0.1):
   - a short sweep has a synchronous step, a throughput step and N rates
     strictly between their rates, goodput <= throughput at every step, and
     calls out the highest rate within the SLOs (every step with a loose SLO,
-    none with an impossible one).
+    none with an impossible one);
+  - the queue wait the server reports in each answer (its "timings"
+    extension), which the client logs and summarizes, equals the queue wait
+    the server logged for that request, and is <= the client's TTFT.
 
 Usage: test_own_server.py WORKBENCH_CLI MODEL TMPDIR [RATE REQUESTS]
 (RATE and REQUESTS default to 25 and 500; a sanitizer build, whose server
@@ -44,12 +47,12 @@ def load(url, *extra):
 
 
 def by_user(db):
-    """user field -> (ttft_ms, started_ms, finish_reason) of every row."""
+    """user field -> (ttft_ms, started_ms, finish_reason, queue_wait_ms) of every row."""
     con = sqlite3.connect(db)
     try:
-        return {u: (t, s, f) for u, t, s, f in con.execute(
-            "SELECT json_extract(settings, '$.user'), ttft_ms, started_ms, finish_reason "
-            "FROM responses")}
+        return {u: (t, s, f, q) for u, t, s, f, q in con.execute(
+            "SELECT json_extract(settings, '$.user'), ttft_ms, started_ms, finish_reason, "
+            "queue_wait_ms FROM responses")}
     finally:
         con.close()
 
@@ -88,6 +91,16 @@ bad = [(u, client[u][0], mine[u][0]) for u in mine
        if mine[u][0] is None or client[u][0] is None or client[u][0] < mine[u][0]]
 check(not bad, "client TTFT < server TTFT (or missing) for %d requests, e.g. %s" %
       (len(bad), bad[:3]))
+# Queue wait: reported per answer, logged by the client, equal to the
+# server's own log (both ms; the server's row builder does not go through
+# the answer's JSON).
+bad = [(u, client[u][3], mine[u][3]) for u in mine
+       if client[u][3] is None or mine[u][3] is None or abs(client[u][3] - mine[u][3]) > 1e-6
+       or client[u][3] > client[u][0]]
+check(not bad, "reported queue wait differs from the server's log (or > client TTFT) for %d "
+      "requests, e.g. %s" % (len(bad), bad[:3]))
+check(step["queue_wait_ms"]["count"] == N, "poisson: queue wait of %s requests, expected %d" %
+      (step["queue_wait_ms"]["count"], N))
 
 steps = sweep["steps"]
 check([x["label"] for x in steps[:2]] == ["synchronous", "throughput"] and len(steps) == 5,
@@ -99,6 +112,9 @@ for x in steps[2:]:
           (x["offered_rate"], lo, hi))
 for x in steps + strict["steps"]:
     check(x["errors"] == 0, "sweep step %s had errors: %s" % (x["label"], x["error_reasons"]))
+    check(x["queue_wait_ms"]["count"] == x["completed"],
+          "sweep step %s: queue wait of %s of %s requests" %
+          (x["label"], x["queue_wait_ms"]["count"], x["completed"]))
     check(x["goodput"] <= x["request_throughput"] + 1e-9,
           "sweep step %s: goodput %s > throughput %s" %
           (x["label"], x["goodput"], x["request_throughput"]))

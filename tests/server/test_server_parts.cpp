@@ -184,6 +184,21 @@ class TestServerParts : public QObject {
         QCOMPARE(full["choices"][0]["logprobs"], json(nullptr));
         QCOMPARE(full["usage"], json::parse(R"({"prompt_tokens":3,"completion_tokens":2,
             "total_tokens":5,"prompt_tokens_details":{"cached_tokens":2}})"));
+        // Timings, worked by hand: submitted 100, admitted 130, first token
+        // 180, last 205 (ms) -> queue 30, ttft 80, prompt 50, predicted 25.
+        QCOMPARE(full["timings"], json::parse(R"({"queue_ms":null,"ttft_ms":null,"prompt_n":0,
+            "cache_n":2,"prompt_ms":null,"predicted_n":2,"predicted_ms":null})"));
+        f.prompt_tokens_computed = 1;
+        f.times.submitted_ms = 100;
+        f.times.admitted_ms = 130;
+        f.times.first_token_ms = 180;
+        f.times.last_token_ms = 205;
+        f.times.finished_ms = 206;
+        const json t = json::parse(R"({"queue_ms":30.0,"ttft_ms":80.0,"prompt_n":1,"cache_n":2,
+            "prompt_ms":50.0,"predicted_n":2,"predicted_ms":25.0})");
+        QCOMPARE(server::timings_json(f), t);
+        QCOMPARE(server::finish_chunk(ids, f, req, false)["timings"], t);
+        QCOMPARE(server::full_response(ids, f, req)["timings"], t);
         const json first = server::text_chunk(ids, "a", true, true);
         QCOMPARE(first["choices"][0]["delta"],
                  json::parse(R"({"role":"assistant","content":"a"})"));

@@ -22,6 +22,7 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -151,6 +152,10 @@ class UiLoad : public QObject {
             QCOMPARE(bar->value(), bar->maximum());
             QCOMPARE(bar->maximum(), requests);
             if (i >= 2) QVERIFY(s.offered_rate && *s.offered_rate > 0);
+            // Our server reports each request's queue wait: shown per step.
+            QCOMPARE(s.queue_wait.count, size_t(requests));
+            QCOMPARE(table->item(i, ui::LoadTab::ColQueueP99)->text(),
+                     QString::number(s.queue_wait.p99, 'f', 1));
         }
         // The rate steps lie between the synchronous and throughput rates.
         const double sync = rep.steps[0].stats.request_throughput;
@@ -169,6 +174,11 @@ class UiLoad : public QObject {
         for (const char* g : {"SLO TTFT p99", "SLO ITL p99", "SLO e2e p99"}) {
             QVERIFY2(charts->points(g) == 2, g);
         }
+        // The queue wait p99 curve: a point per step whose p99 is above 0 ms.
+        const int queued =
+            int(std::count_if(rep.steps.begin(), rep.steps.end(),
+                              [](const auto& st) { return st.stats.queue_wait.p99 > 0; }));
+        QCOMPARE(charts->points("queue wait p99"), queued);
         // The best step: named in the label, on the chart and in the table.
         QVERIFY(rep.best >= 0);
         QVERIFY2(t->bestText().contains(QString::fromStdString(rep.steps[size_t(rep.best)].label)),
