@@ -53,6 +53,14 @@ LoadCharts::LoadCharts(QWidget* parent) : QWidget(parent) {
         p->setMinimumHeight(240);
         h->addWidget(p, 1);
     }
+    scheduler_ = make_chart_plot(tr("Scheduler over the test (the target's forward passes)"), this);
+    scheduler_->xAxis->setLabel(tr("time since the first pass (s)"));
+    scheduler_->yAxis->setLabel(tr("sequences"));
+    scheduler_->yAxis2->setVisible(true);
+    scheduler_->yAxis2->setLabel(tr("KV blocks used"));
+    scheduler_->setMinimumHeight(240);
+    scheduler_->setVisible(false);  // until a target reports telemetry
+    h->addWidget(scheduler_, 1);
     // Latency spans orders of magnitude past saturation (and the SLO lines
     // may lie far above it): a log axis keeps every curve readable.
     latency_->yAxis->setLabel(tr("ms (log scale)"));
@@ -153,8 +161,38 @@ void LoadCharts::setSteps(const std::vector<load::SweepStep>& steps, int best,
     for (QCustomPlot* p : {latency_, throughput_}) p->replot();
 }
 
+void LoadCharts::setTelemetry(const std::vector<load::TelemetryRow>& rows) {
+    scheduler_->clearGraphs();
+    scheduler_->setVisible(!rows.empty());
+    if (rows.empty()) return;
+    // Steps, not lines: a pass's values hold until the next pass.
+    QCPGraph* batch = scheduler_->addGraph();
+    QCPGraph* queued = scheduler_->addGraph();
+    QCPGraph* kv = scheduler_->addGraph(scheduler_->xAxis, scheduler_->yAxis2);
+    const std::pair<QCPGraph*, std::pair<QString, QColor>> looks[] = {
+        {batch, {tr("batch size"), QColor(0, 70, 140)}},
+        {queued, {tr("queued"), QColor(200, 120, 0)}},
+        {kv, {tr("KV blocks used"), QColor(0, 140, 0)}}};
+    for (const auto& [g, look] : looks) {
+        g->setName(look.first);
+        g->setPen(QPen(look.second, 1.4));
+        g->setLineStyle(QCPGraph::lsStepLeft);
+    }
+    const double t0 = rows.front().t_ms;
+    for (const load::TelemetryRow& r : rows) {
+        const double x = (r.t_ms - t0) / 1000.0;
+        batch->addData(x, r.pass.batch);
+        queued->addData(x, r.pass.queued);
+        kv->addData(x, r.pass.kv_blocks_used);
+    }
+    scheduler_->rescaleAxes();
+    for (QCPAxis* a : {scheduler_->yAxis, scheduler_->yAxis2})
+        a->setRange(0, std::max(1.0, a->range().upper * 1.15));
+    scheduler_->replot();
+}
+
 int LoadCharts::points(const QString& name) const {
-    for (QCustomPlot* p : {latency_, throughput_}) {
+    for (QCustomPlot* p : {latency_, throughput_, scheduler_}) {
         for (int i = 0; i < p->graphCount(); ++i) {
             if (p->graph(i)->name() == name) return p->graph(i)->data()->size();
         }

@@ -6,13 +6,17 @@
 //             wait p99 where the target reports it (our server does)
 //   throughput  requests/s and goodput (left axis), output tokens/s (right)
 // The highest rate that meets the SLOs is marked on both by a vertical
-// line and named on the throughput chart.
+// line and named on the throughput chart. A third chart, shown only when
+// the target reports scheduler telemetry (our server), draws its forward
+// passes over the test: batch size and queue length (left axis) and KV
+// blocks used (right axis) against seconds since the first pass.
 
 #include <QWidget>
 #include <vector>
 
 #include "load/step_stats.h"
 #include "load/sweep.h"
+#include "load/telemetry.h"
 
 class QCustomPlot;
 
@@ -28,18 +32,24 @@ class LoadCharts : public QWidget {
     void setSteps(const std::vector<load::SweepStep>& steps, int best, const load::Slo& slo);
     /// Clears every graph and mark.
     void clear();
+    /// Draws the scheduler passes `rows` (load::TelemetryRow, any clock:
+    /// x = seconds since the first); hides the chart when `rows` is empty.
+    void setTelemetry(const std::vector<load::TelemetryRow>& rows);
 
     /// Points of the graph named `name` on either chart ("TTFT p99",
-    /// "goodput", "SLO TTFT p99", ...); -1 when there is no such graph.
+    /// "goodput", "SLO TTFT p99", "batch size", ...); -1 when there is no
+    /// such graph.
     int points(const QString& name) const;
     /// The text of the best-rate mark ("" when none).
     QString bestMark() const { return bestMark_; }
     QCustomPlot* latencyPlot() const { return latency_; }
     QCustomPlot* throughputPlot() const { return throughput_; }
+    QCustomPlot* schedulerPlot() const { return scheduler_; }
 
   private:
     QCustomPlot* latency_;
     QCustomPlot* throughput_;
+    QCustomPlot* scheduler_;
     QString bestMark_;
 };
 

@@ -47,6 +47,8 @@ bool LoadRunner::start(LoadJob job) {
         std::lock_guard lock(mu_);
         report_ = {};
         fatal_.clear();
+        spans_.clear();
+        rows_.clear();
     }
     thread_ = std::thread([this, j = std::move(job)]() mutable { work(std::move(j)); });
     return true;
@@ -69,6 +71,16 @@ std::vector<load::SweepStep> LoadRunner::steps() const {
 std::vector<load::ErrorReasons> LoadRunner::reasons() const {
     std::lock_guard lock(mu_);
     return report_.reasons;
+}
+
+std::vector<load::TelemetryRow> LoadRunner::telemetry() const {
+    std::lock_guard lock(mu_);
+    return poller_ ? poller_->rows() : rows_;
+}
+
+std::vector<load::StepSpan> LoadRunner::spans() const {
+    std::lock_guard lock(mu_);
+    return spans_;
 }
 
 load::Report LoadRunner::report() const {
@@ -116,6 +128,24 @@ void LoadRunner::work(LoadJob job) {
             report_.run_id = log->run_id();
             report_.db = log->path();
         }
+
+        // Scheduler telemetry, where the target reports it (our server).
+        load::TelemetryPoller poller(job.target);
+        const bool with_telemetry = poller.start();
+        {
+            std::lock_guard lock(mu_);
+            poller_ = with_telemetry ? &poller : nullptr;
+            report_.telemetry_unavailable = poller.unavailable();
+        }
+        // Whatever ends the test (a throw included), the poller is gone with
+        // this scope: the GUI thread must not reach it after.
+        struct Detach {
+            LoadRunner* r;
+            ~Detach() {
+                std::lock_guard lock(r->mu_);
+                r->poller_ = nullptr;
+            }
+        } detach{this};
 
         // Shared with the request threads: the step now running and the
         // refused-connection count.
@@ -167,6 +197,7 @@ void LoadRunner::work(LoadJob job) {
                 step_index = index;
                 step_label = label;
                 if (report_.reasons.size() <= index) report_.reasons.resize(index + 1);
+                spans_.push_back({label, load::steady_now_ms(), 0});
             }
             emit stepStarted(static_cast<int>(index), QString::fromStdString(label),
                              expected(plan, index == 0));
@@ -174,6 +205,7 @@ void LoadRunner::work(LoadJob job) {
         const auto end_step = [&](size_t index, const load::SweepStep& step) {
             {
                 std::lock_guard lock(mu_);
+                if (!spans_.empty()) spans_.back().end_ms = load::steady_now_ms();
                 report_.steps.push_back(step);
                 report_.best = load::best_step(report_.steps, job.slo);
             }
@@ -213,6 +245,14 @@ void LoadRunner::work(LoadJob job) {
             end_step(0, st);
         }
         if (log) log->end();
+        poller.stop();
+        std::lock_guard lock(mu_);
+        poller_ = nullptr;
+        rows_ = poller.rows();
+        if (with_telemetry) {
+            for (const load::StepSpan& sp : spans_)
+                report_.scheduler.push_back(load::scheduler_stats(rows_, sp.begin_ms, sp.end_ms));
+        }
     } catch (const std::exception& e) {
         error = QString::fromUtf8(e.what());
         // The sweep's "no successful request" names no reason: add the

@@ -20,6 +20,7 @@
 
 #include "cost/price.h"
 #include "load/report.h"
+#include "load/telemetry.h"
 
 namespace wb::ui {
 
@@ -59,8 +60,14 @@ class LoadRunner : public QObject {
     std::vector<load::SweepStep> steps() const;
     /// Error reasons per step (same order as steps, may be one longer).
     std::vector<load::ErrorReasons> reasons() const;
-    /// The report of the last test (for JSON export): steps, best, SLOs, run.
+    /// The report of the last test (for JSON export): steps, best, SLOs,
+    /// run, and the scheduler telemetry per step once the test ended.
     load::Report report() const;
+    /// The target's scheduler passes fetched so far (load/telemetry.h; empty
+    /// when it reports none), on the steady clock, and the steps' spans on
+    /// the same clock (for the telemetry CSV). Thread-safe.
+    std::vector<load::TelemetryRow> telemetry() const;
+    std::vector<load::StepSpan> spans() const;
 
   signals:
     /// Step `index` began; `total` requests expected in it (0: unknown,
@@ -83,6 +90,11 @@ class LoadRunner : public QObject {
     std::atomic<bool> cancel_{false};
     mutable std::mutex mu_;
     load::Report report_;
+    std::vector<load::StepSpan> spans_;
+    // The running test's poller (null between tests) and the rows of the
+    // last one.
+    load::TelemetryPoller* poller_ = nullptr;
+    std::vector<load::TelemetryRow> rows_;
     std::string fatal_;  ///< why the test was stopped early (refused connections)
 };
 

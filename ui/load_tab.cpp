@@ -201,6 +201,10 @@ void LoadTab::build() {
     stop_ = new QPushButton(tr("Stop"));
     exportJson_ = new QPushButton(tr("Export JSON…"));
     exportCsv_ = new QPushButton(tr("Export CSV…"));
+    exportTelemetry_ = new QPushButton(tr("Export telemetry CSV…"));
+    exportTelemetry_->setToolTip(
+        tr("The target's scheduler passes (batch size, prefill and decode tokens, KV blocks, "
+           "preemptions), a row each; our server reports them, other servers do not"));
     connect(start_, &QPushButton::clicked, this, [this] { start(); });
     connect(stop_, &QPushButton::clicked, this, &LoadTab::stop);
     connect(exportJson_, &QPushButton::clicked, this, [this] {
@@ -213,11 +217,17 @@ void LoadTab::build() {
             QFileDialog::getSaveFileName(this, tr("Export CSV"), "load.csv", tr("CSV (*.csv)"));
         if (!p.isEmpty()) exportCsv(p);
     });
+    connect(exportTelemetry_, &QPushButton::clicked, this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Export telemetry CSV"),
+                                                       "telemetry.csv", tr("CSV (*.csv)"));
+        if (!p.isEmpty()) exportTelemetryCsv(p);
+    });
     buttons->addWidget(start_);
     buttons->addWidget(stop_);
     buttons->addStretch(1);
     buttons->addWidget(exportJson_);
     buttons->addWidget(exportCsv_);
+    buttons->addWidget(exportTelemetry_);
     v->addLayout(buttons);
 
     status_ = new QLabel(tr("Idle"));
@@ -288,6 +298,7 @@ void LoadTab::updateFields() {
     const bool have = !runner_->steps().empty() && !running;
     exportJson_->setEnabled(have);
     exportCsv_->setEnabled(have);
+    exportTelemetry_->setEnabled(have && !runner_->telemetry().empty());
 }
 
 void LoadTab::setStatus(const QString& text, bool error) {
@@ -418,6 +429,7 @@ bool LoadTab::start() {
 
     table_->setRowCount(0);
     charts_->clear();
+    charts_->setTelemetry({});
     best_->clear();
     cost_->clear();
     steps_total_ = job.sweep > 0 ? job.sweep + 2 : 1;
@@ -517,6 +529,7 @@ void LoadTab::showResults() {
         }
     }
     charts_->setSteps(rep.steps, rep.best, rep.slo);
+    charts_->setTelemetry(runner_->telemetry());
     if (rep.best >= 0) {
         const load::SweepStep& b = rep.steps[static_cast<size_t>(rep.best)];
         best_->setText(tr("Highest rate within the SLOs: %1 (%2 requests/s)")
@@ -588,6 +601,28 @@ bool LoadTab::exportCsv(const QString& path) {
         return false;
     }
     setStatus(tr("Exported CSV to %1").arg(path), false);
+    return true;
+}
+
+std::vector<load::TelemetryRow> LoadTab::runnerTelemetry() const {
+    return runner_->telemetry();
+}
+
+bool LoadTab::exportTelemetryCsv(const QString& path) {
+    const std::vector<load::TelemetryRow> rows = runner_->telemetry();
+    if (rows.empty()) {
+        setStatus(tr("No scheduler telemetry to export: the target reports none"), true);
+        return false;
+    }
+    try {
+        load::write_telemetry_csv(path.toStdString(), rows, runner_->spans());
+    } catch (const std::exception& e) {
+        setStatus(QString::fromUtf8(e.what()), true);
+        return false;
+    }
+    setStatus(
+        tr("Exported %n scheduler pass(es) to %1", "", static_cast<int>(rows.size())).arg(path),
+        false);
     return true;
 }
 

@@ -92,6 +92,12 @@ class LoadTab : public QWidget {
     /// the reason in the status line.
     bool exportJson(const QString& path);
     bool exportCsv(const QString& path);
+    /// Writes the target's scheduler passes of the last test as CSV
+    /// (load::telemetry_csv: a row per pass); false (status says why) when
+    /// the file cannot be written or there are none.
+    bool exportTelemetryCsv(const QString& path);
+    /// The scheduler passes of the running or last test (tests).
+    std::vector<load::TelemetryRow> runnerTelemetry() const;
 
     // Fields (tests; settings through saveSettings/restoreSettings).
     void setTargetUrl(const QString& url);
@@ -182,6 +188,7 @@ class LoadTab : public QWidget {
     QPushButton* stop_ = nullptr;
     QPushButton* exportJson_ = nullptr;
     QPushButton* exportCsv_ = nullptr;
+    QPushButton* exportTelemetry_ = nullptr;
 };
 
 }  // namespace wb::ui

@@ -25,6 +25,7 @@
 #include "load/report.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
+#include "load/telemetry.h"
 #include "tokenizer/tokenizer.h"
 
 namespace wb::cli {
@@ -81,6 +82,9 @@ const CommandSpec kSpec{
              "https: trust the CA certificates in FILE (PEM) instead of the system's"},
             {"json", 0, "", "print the results as JSON"},
             {"csv", 0, "FILE", "also write one CSV row per step to FILE"},
+            {"telemetry-csv", 0, "FILE",
+             "also write the target's scheduler passes (GET /scheduler/passes), a row each, to "
+             "FILE"},
             {"db", 0, "PATH",
              "run log database (default: ~/.local/share/inference-workbench/runlog.sqlite)"},
             {"no-log", 0, "", "do not log requests to the run log"},
@@ -129,6 +133,26 @@ void print_table(const std::vector<load::SweepStep>& steps, int best) {
                             [](const auto& s) { return s.stats.output_tokens_approximate; })
                     ? "; output tokens approximate: counted as content chunks"
                     : "");
+}
+
+// Scheduler telemetry per step (when the target reports it).
+void print_scheduler(const std::vector<load::SweepStep>& steps,
+                     const std::vector<load::SchedulerStats>& sched) {
+    if (sched.empty()) return;
+    std::printf("\nscheduler (the target's forward passes in each step):\n");
+    std::printf("%-14s %8s %10s %9s %10s %10s %12s %8s\n", "step", "passes", "batch mean",
+                "batch max", "prefill t", "decode t", "KV used max", "preempt");
+    for (size_t i = 0; i < steps.size() && i < sched.size(); ++i) {
+        const load::SchedulerStats& s = sched[i];
+        const std::string kv =
+            std::to_string(s.kv_blocks_used_max) + "/" + std::to_string(s.kv_blocks_total);
+        std::printf("%-14s %8zu %10s %9u %10llu %10llu %12s %8llu\n", steps[i].label.c_str(),
+                    s.passes, fmt(s.batch_mean, 2).c_str(), s.batch_max,
+                    static_cast<unsigned long long>(s.prefill_tokens),
+                    static_cast<unsigned long long>(s.decode_tokens), kv.c_str(),
+                    static_cast<unsigned long long>(s.preemptions));
+    }
+    std::printf("(tokens per step; KV in blocks, used of total)\n");
 }
 
 }  // namespace
@@ -325,25 +349,37 @@ int cmd_load(const std::vector<std::string>& argv) {
         }
     };
 
+    // Scheduler telemetry, where the target reports it (our server does).
+    load::TelemetryPoller telemetry(target);
+    const bool with_telemetry = telemetry.start();
+    std::vector<load::StepSpan> spans;  // each step's span on the steady clock
+
     std::vector<load::SweepStep> steps;
     int best = -1;
     if (sweep > 0) {
         const auto on_step = [&](size_t index, const std::string& label) {
             std::lock_guard lock(mu);
+            spans.push_back({label, load::steady_now_ms(), 0});
             step_index = index;
             step_label = label;
             if (reasons.size() <= index) reasons.resize(index + 1);
             if (!args.has("json")) std::fprintf(stderr, "step %zu: %s\n", index + 1, label.c_str());
         };
-        load::SweepResult res =
-            load::run_sweep(target, plan, sweep, sweep_conc, slo, make, on_result, count, on_step);
+        const auto on_step_done = [&](size_t, const load::SweepStep&) {
+            std::lock_guard lock(mu);
+            spans.back().end_ms = load::steady_now_ms();
+        };
+        load::SweepResult res = load::run_sweep(target, plan, sweep, sweep_conc, slo, make,
+                                                on_result, count, on_step, on_step_done);
         steps = std::move(res.steps);
         best = res.best;
     } else {
         load::SweepStep st;
         st.label = plan.concurrency ? "concurrency" : load::to_string(plan.arrival);
         step_label = st.label;
+        spans.push_back({st.label, load::steady_now_ms(), 0});
         st.stats = load::step_stats(load::run_step(target, plan, make, on_result, count), slo);
+        spans.back().end_ms = load::steady_now_ms();
         if (plan.concurrency) {
             st.stats.concurrency = plan.concurrency;
         } else {
@@ -360,6 +396,22 @@ int cmd_load(const std::vector<std::string>& argv) {
         }
     }
 
+    telemetry.stop();
+    std::vector<load::SchedulerStats> scheduler;
+    const std::vector<load::TelemetryRow> passes = telemetry.rows();
+    if (with_telemetry) {
+        for (const load::StepSpan& sp : spans)
+            scheduler.push_back(load::scheduler_stats(passes, sp.begin_ms, sp.end_ms));
+    }
+    if (const auto path = args.get("telemetry-csv")) {
+        if (!with_telemetry) {
+            std::fprintf(stderr, "warning: --telemetry-csv: no file written: %s\n",
+                         telemetry.unavailable().c_str());
+        } else {
+            load::write_telemetry_csv(*path, passes, spans);
+        }
+    }
+
     if (const auto csv = args.get("csv")) load::write_csv(*csv, steps, price);
     if (args.has("json")) {
         load::Report rep;
@@ -371,6 +423,8 @@ int cmd_load(const std::vector<std::string>& argv) {
         rep.best = best;
         rep.slo = slo;
         rep.price = price;
+        rep.scheduler = scheduler;
+        rep.telemetry_unavailable = telemetry.unavailable();
         if (log) {
             rep.run_id = log->run_id();
             rep.db = log->path();
@@ -379,6 +433,7 @@ int cmd_load(const std::vector<std::string>& argv) {
         std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
     } else {
         print_table(steps, best);
+        print_scheduler(steps, scheduler);
         if (best >= 0) {
             std::printf("highest rate within the SLOs: %s (%.2f requests/s)\n",
                         steps[static_cast<size_t>(best)].label.c_str(),

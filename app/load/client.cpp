@@ -110,6 +110,38 @@ std::string first_model_id(const Target& target) {
     return id != (*data)[0].end() && id->is_string() ? id->get<std::string>() : "";
 }
 
+GetResult get_path(const Target& target, const std::string& path, size_t max_bytes) {
+    const Url url = parse_url(target.base_url);
+    httplib::Client cli(url.scheme_host_port);
+    cli.set_connection_timeout(static_cast<time_t>(std::ceil(target.connect_timeout_s)));
+    cli.set_read_timeout(static_cast<time_t>(std::ceil(target.timeout_s)));
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    if (!target.ca_cert_path.empty()) cli.set_ca_cert_path(target.ca_cert_path);
+    cli.enable_server_certificate_verification(true);
+#endif
+    httplib::Headers h;
+    if (!target.api_key.empty()) h.emplace("Authorization", "Bearer " + target.api_key);
+    GetResult out;
+    bool too_long = false;
+    const httplib::Result res = cli.Get(url.prefix + path, h, [&](const char* data, size_t n) {
+        if (out.body.size() + n > max_bytes) {
+            too_long = true;
+            return false;
+        }
+        out.body.append(data, n);
+        return true;
+    });
+    if (too_long) {
+        out.error =
+            "GET " + path + ": the answer is longer than " + std::to_string(max_bytes) + " bytes";
+    } else if (!res) {
+        out.error = "GET " + path + " failed: " + httplib::to_string(res.error());
+    } else {
+        out.status = res->status;
+    }
+    return out;
+}
+
 void check_base_url(const std::string& base_url) {
     (void)parse_url(base_url);
 }

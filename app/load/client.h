@@ -113,6 +113,19 @@ std::string first_model_id(const Target& target);
 /// Steady-clock now in ms (the clock send_request times with).
 double steady_now_ms();
 
+/// What a GET of one of the target's paths returned.
+struct GetResult {
+    int status = 0;     ///< HTTP status; 0 when no answer came
+    std::string body;   ///< at most `max_bytes`; longer bodies are an error
+    std::string error;  ///< "" when an answer came within the limits
+};
+
+/// GETs `path` (from the server's root, "/metrics"; the base URL's path
+/// without its "/v1" goes before it) with the target's key and timeouts.
+/// Never throws for network or server misbehaviour (`error` says it);
+/// throws std::invalid_argument for a bad base URL.
+GetResult get_path(const Target& target, const std::string& path, size_t max_bytes = 8u << 20);
+
 /// Checks a base URL as send_request() would; throws std::invalid_argument
 /// with the reason.
 void check_base_url(const std::string& base_url);

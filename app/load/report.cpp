@@ -70,6 +70,7 @@ json report_json(const Report& r) {
     for (size_t i = 0; i < r.steps.size(); ++i) {
         json st = step_json(r.steps[i], i < r.reasons.size() ? r.reasons[i] : ErrorReasons{});
         if (r.price) st["cost"] = cost::to_json(step_cost(r.steps[i].stats, *r.price));
+        if (i < r.scheduler.size()) st["scheduler"] = scheduler_json(r.scheduler[i]);
         arr.push_back(std::move(st));
     }
     out["steps"] = std::move(arr);
@@ -80,7 +81,23 @@ json report_json(const Report& r) {
     out["run_id"] = r.run_id ? json(*r.run_id) : json(nullptr);
     out["db"] = r.db ? json(*r.db) : json(nullptr);
     out["price"] = r.price ? cost::to_json(*r.price) : json(nullptr);
+    out["telemetry"] = {
+        {"available", !r.scheduler.empty()},
+        {"reason",
+         r.telemetry_unavailable.empty() ? json(nullptr) : json(r.telemetry_unavailable)}};
     return out;
+}
+
+json scheduler_json(const SchedulerStats& s) {
+    return {{"passes", s.passes},
+            {"batch_mean", std::isfinite(s.batch_mean) ? json(s.batch_mean) : json(nullptr)},
+            {"batch_max", s.batch_max},
+            {"prefill_tokens", s.prefill_tokens},
+            {"decode_tokens", s.decode_tokens},
+            {"kv_blocks_used_max", s.kv_blocks_used_max},
+            {"kv_blocks_total", s.kv_blocks_total},
+            {"preemptions", s.preemptions},
+            {"busy_ms", s.busy_ms}};
 }
 
 cost::Figures step_cost(const StepStats& s, const cost::Price& price) {

@@ -14,6 +14,7 @@
 #include "cost/price.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
+#include "load/telemetry.h"
 
 namespace wb::load {
 
@@ -47,11 +48,23 @@ struct Report {
     std::optional<int64_t> run_id;     ///< the load_test run, nullopt when not logged
     std::optional<std::string> db;     ///< the run log's path
     std::optional<cost::Price> price;  ///< the target's price, when one was given
+    /// Scheduler telemetry per step (same order as steps; empty when the
+    /// target reports none).
+    std::vector<SchedulerStats> scheduler;
+    /// Why there is no telemetry ("" when there is).
+    std::string telemetry_unavailable;
 };
 
+/// {"passes","batch_mean","batch_max","prefill_tokens","decode_tokens",
+/// "kv_blocks_used_max","kv_blocks_total","preemptions","busy_ms"} (a NaN
+/// mean is null).
+nlohmann::json scheduler_json(const SchedulerStats& s);
+
 /// The JSON document of `r`: target, model, api, steps (step_json, with
-/// "cost" (cost::to_json of step_cost) when `r.price` is set), best_step
-/// (null for none), slo, run_id, db, price (cost::to_json or null).
+/// "cost" (cost::to_json of step_cost) when `r.price` is set and
+/// "scheduler" (scheduler_json) when telemetry came), best_step (null for
+/// none), slo, run_id, db, price (cost::to_json or null), telemetry
+/// ({"available", "reason"}).
 nlohmann::json report_json(const Report& r);
 
 /// The CSV text of `steps`: a header line, then one line per step (label,

@@ -168,6 +168,25 @@ json usage_chunk(const AnswerIds& ids, const core::FinishedRequest& f) {
     return j;
 }
 
+json passes_json(const std::string& model, const std::vector<metrics::PassTelemetry>& passes,
+                 double now_ms, uint64_t from, uint64_t end) {
+    json rows = json::array();
+    for (const metrics::PassTelemetry& p : passes) {
+        rows.push_back({p.index, p.end_ms, p.duration_ms, p.batch, p.prefill_tokens,
+                        p.decode_tokens, p.queued, p.kv_blocks_used, p.kv_blocks_total,
+                        p.preemptions});
+    }
+    return {{"object", "scheduler.passes"},
+            {"model", model},
+            {"now_ms", now_ms},
+            {"next", passes.empty() ? from : passes.back().index + 1},
+            {"end", end},
+            {"columns",
+             {"index", "end_ms", "duration_ms", "batch", "prefill_tokens", "decode_tokens",
+              "queued", "kv_blocks_used", "kv_blocks_total", "preemptions"}},
+            {"passes", std::move(rows)}};
+}
+
 std::string sse_event(const json& j) {
     return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/finished_request.h"
+#include "metrics/metrics_store.h"
 #include "server/request_parse.h"
 #include "tokenizer/vocab.h"
 
@@ -83,6 +84,19 @@ nlohmann::json finish_chunk(const AnswerIds& ids, const core::FinishedRequest& f
 /// The usage chunk after the finish chunk (stream_options.include_usage):
 /// "choices": [] and "usage".
 nlohmann::json usage_chunk(const AnswerIds& ids, const core::FinishedRequest& f);
+
+/// The body of GET /scheduler/passes (scheduler telemetry, an extension of
+/// ours): {"object": "scheduler.passes", "model", "now_ms" (the engine's
+/// clock now, ms: a client aligns end_ms to its own clock with it), "next"
+/// (the index to ask for next), "end" (`end`: the index after the last
+/// pass the engine has recorded, so a client can start from now), "columns": ["index", "end_ms",
+/// "duration_ms", "batch", "prefill_tokens", "decode_tokens", "queued",
+/// "kv_blocks_used", "kv_blocks_total", "preemptions"], "passes": one array
+/// per pass in that order (metrics::PassTelemetry)}. `next` is the last
+/// pass's index + 1, or `from` when there is none.
+nlohmann::json passes_json(const std::string& model,
+                           const std::vector<metrics::PassTelemetry>& passes, double now_ms,
+                           uint64_t from, uint64_t end);
 
 /// One server-sent event: "data: <json>\n\n" (the WHATWG HTML "server-sent
 /// events" format; the JSON is on one line, invalid UTF-8 replaced).

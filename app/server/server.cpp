@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
@@ -35,6 +36,9 @@ constexpr milliseconds kCancelWait{30000};
 // default LimitRequestFields, or more bytes than this, is 431.
 constexpr size_t kMaxHeaderFields = 100;
 constexpr size_t kMaxHeaderBytes = 64 * 1024;
+// Scheduler passes in one GET /scheduler/passes answer (about 60 bytes
+// each): a client pages through a long run with "next".
+constexpr size_t kMaxPassesPerAnswer = 4096;
 
 int64_t unix_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -220,6 +224,30 @@ void Server::Impl::setup() {
             return;
         }
         res.set_content(hooks.metrics_text(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    // Scheduler telemetry: the engine's forward passes from index `from`,
+    // at most kMaxPassesPerAnswer an answer (a client pages with "next").
+    http.Get("/scheduler/passes", [this](const httplib::Request& req, httplib::Response& res) {
+        uint64_t from = 0;
+        if (req.has_param("from")) {
+            const std::string v = req.get_param_value("from");
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), from);
+            if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+                set_error(res, status_error(400,
+                                            "query parameter 'from' must be a pass index "
+                                            "(a whole number >= 0), not '" +
+                                                v.substr(0, 40) + "'",
+                                            "invalid_request_error", "invalid_value"));
+                refused(400, req.path);
+                return;
+            }
+        }
+        const metrics::MetricsStore& m = session.metrics();
+        const double now = session.now_ms();
+        const uint64_t end = m.lifetime().steps;
+        const json body =
+            passes_json(opts.model_name, m.passes_after(from, kMaxPassesPerAnswer), now, from, end);
+        res.set_content(body.dump(), "application/json");
     });
     http.Get("/canary", [this](const httplib::Request& req, httplib::Response& res) {
         if (!hooks.rollout_status) {

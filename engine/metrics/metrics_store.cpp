@@ -49,6 +49,7 @@ void MetricsStore::reset(double run_start_ms) {
         s->v.clear();
     }
     steps_.clear();
+    preempted_before_step_ = 0;
     queued_ = running_ = 0;
     kv_used_ = kv_total_ = kv_cached_ = 0;
     reasons_.clear();
@@ -94,10 +95,15 @@ void MetricsStore::record_finished(double at_ms, const RequestMetrics& m,
 }
 
 void MetricsStore::record_step(double end_ms, double duration_ms, uint32_t prefill_tokens,
-                               uint32_t decode_tokens, bool after_idle) {
+                               uint32_t decode_tokens, bool after_idle, uint32_t batch,
+                               uint32_t kv_blocks_used, uint32_t kv_blocks_total) {
     std::lock_guard lock(mu_);
     if (!steps_.empty() && end_ms < steps_.back().end_ms) end_ms = steps_.back().end_ms;
-    steps_.push_back({end_ms, duration_ms, prefill_tokens, decode_tokens, after_idle});
+    const uint64_t preempted = preempted_.t.size();
+    steps_.push_back({end_ms, duration_ms, prefill_tokens, decode_tokens, after_idle, batch,
+                      queued_, kv_blocks_used, kv_blocks_total,
+                      static_cast<uint32_t>(preempted - preempted_before_step_)});
+    preempted_before_step_ = preempted;
     ++lifetime_.steps;
     lifetime_.busy_ms += duration_ms;
     last_ms_ = std::max(last_ms_, end_ms);
@@ -131,6 +137,21 @@ void MetricsStore::set_gauges(int32_t queued, int32_t running, uint32_t kv_cells
     lifetime_.kv_cells_used = kv_cells_used;
     lifetime_.kv_cells_total = kv_cells_total;
     lifetime_.kv_cells_cached = kv_cells_cached;
+}
+
+std::vector<PassTelemetry> MetricsStore::passes_after(uint64_t first_index,
+                                                      size_t max_passes) const {
+    std::lock_guard lock(mu_);
+    // steps_ holds the current run's passes: the last lifetime_.steps ones.
+    const uint64_t first_kept = lifetime_.steps - steps_.size();
+    const uint64_t from = std::max(first_index, first_kept);
+    std::vector<PassTelemetry> out;
+    for (uint64_t i = from; i < lifetime_.steps && out.size() < max_passes; ++i) {
+        const Step& st = steps_[static_cast<size_t>(i - first_kept)];
+        out.push_back({i, st.end_ms, st.duration_ms, st.batch, st.prefill, st.decode, st.queued,
+                       st.kv_used, st.kv_total, st.preemptions});
+    }
+    return out;
 }
 
 LifetimeTotals MetricsStore::lifetime() const {

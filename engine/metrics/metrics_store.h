@@ -129,6 +129,23 @@ struct LifetimeTotals {
     uint64_t prefix_cached_tokens = 0;  ///< record_prefix_cache's cached summed
 };
 
+/// One forward pass of the scheduler as scheduler telemetry (vLLM's
+/// per-iteration stats): what it computed and the KV pool after it.
+struct PassTelemetry {
+    /// The pass's number since the store was made (0-based, never reset):
+    /// MetricsStore::passes_after() pages by it.
+    uint64_t index = 0;
+    double end_ms = 0;             ///< when it ended (store clock, ms)
+    double duration_ms = 0;        ///< engine busy time of the pass (ms)
+    uint32_t batch = 0;            ///< sequences in the pass (its batch size)
+    uint32_t prefill_tokens = 0;   ///< prompt tokens it computed
+    uint32_t decode_tokens = 0;    ///< output tokens it sampled
+    int32_t queued = 0;            ///< requests waiting for a slot as it ran (the last gauge)
+    uint32_t kv_blocks_used = 0;   ///< KV pool blocks held by sequences after it
+    uint32_t kv_blocks_total = 0;  ///< KV pool size in blocks
+    uint32_t preemptions = 0;      ///< requests preempted since the pass before it
+};
+
 /// Per-request samples of one span, as recorded (what events() returns):
 /// the live charts keep them and compute any window over them again.
 struct EventSamples {
@@ -180,8 +197,11 @@ class MetricsStore {
     /// `decode_tokens` is the number of tokens sampled from its logits.
     /// `after_idle`: the engine waited for work (no request running) since
     /// the previous pass, so the gap before this one is idle time.
+    /// `batch`: sequences in the pass; `kv_blocks_used` / `kv_blocks_total`:
+    /// the KV pool after it (PassTelemetry; 0 = not known).
     void record_step(double end_ms, double duration_ms, uint32_t prefill_tokens,
-                     uint32_t decode_tokens, bool after_idle = false);
+                     uint32_t decode_tokens, bool after_idle = false, uint32_t batch = 0,
+                     uint32_t kv_blocks_used = 0, uint32_t kv_blocks_total = 0);
     /// A request's first prefill ended: `cached` of its `prompt_tokens`
     /// came from the prefix cache.
     void record_prefix_cache(double at_ms, uint32_t prompt_tokens, uint32_t cached);
@@ -205,6 +225,11 @@ class MetricsStore {
     /// just after a call with a time before that call's (events() by time
     /// would miss it). Cost: O(samples returned).
     EventSamples events_since(EventCursor& cursor) const;
+    /// The passes whose index is >= `first_index`, oldest first, at most
+    /// `max_passes` of them (PassTelemetry). Passes of a run before the last
+    /// reset() are gone: the first returned may then be later than asked.
+    /// Cost: O(passes returned).
+    std::vector<PassTelemetry> passes_after(uint64_t first_index, size_t max_passes) const;
     /// The gauges and the totals since construction (LifetimeTotals; not
     /// cleared by reset()). O(1), any thread.
     LifetimeTotals lifetime() const;
@@ -226,6 +251,11 @@ class MetricsStore {
         uint32_t prefill;
         uint32_t decode;
         bool after_idle;
+        uint32_t batch;
+        int32_t queued;
+        uint32_t kv_used;
+        uint32_t kv_total;
+        uint32_t preemptions;
     };
 
     struct RawSpan;  // samples of one span, copied under the lock
@@ -238,6 +268,7 @@ class MetricsStore {
     Series finished_;  // v = 1 completed, 0 otherwise
     Series prefix_prompt_, prefix_cached_, preempted_;
     std::vector<Step> steps_;
+    uint64_t preempted_before_step_ = 0;  // preempted_ samples when the last step was recorded
     int32_t queued_ = 0, running_ = 0;
     uint32_t kv_used_ = 0, kv_total_ = 0, kv_cached_ = 0;
     std::vector<std::pair<std::string, uint64_t>> reasons_;

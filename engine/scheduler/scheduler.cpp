@@ -871,7 +871,12 @@ void Scheduler::step(std::vector<Event>& ev) {
     // time in decode() (the CPU backends).
     const double device_ms = model_.last_device_ms();
     const double busy_ms = device_ms >= 0 ? std::min(device_ms, t - t0) : t - t0;
-    metrics_.record_step(t, busy_ms, n_prefill, n_sampled, !busy_after_step_);
+    // Telemetry: the pass's batch size and the KV pool after it, in blocks.
+    const model::KvCells& kv_after = model_.kv_cells();
+    const uint32_t block = std::max<uint32_t>(1, kv_after.block_size());
+    metrics_.record_step(t, busy_ms, n_prefill, n_sampled, !busy_after_step_,
+                         static_cast<uint32_t>(planned.size()),
+                         (kv_after.size() - kv_after.n_free()) / block, kv_after.size() / block);
     busy_after_step_ =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& sl) { return sl.busy(); });
 }

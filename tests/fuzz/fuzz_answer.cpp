@@ -5,7 +5,9 @@
 //            come from the second byte (a TCP read splits anywhere), each
 //            event to AnswerReader::on_event;
 //   128..191 a non-streamed JSON answer body (AnswerReader::read_body);
-//   192..255 a non-200 answer's body (http_error_text).
+//   192..223 a non-200 answer's body (http_error_text);
+//   224..255 a GET /scheduler/passes body (parse_passes: the documented
+//            shape or std::runtime_error, a sentence; then its sums).
 // The contract: no crash, no sanitizer report, no unbounded memory (the
 // reader keeps at most one line and one event: 64 KiB here), every failure
 // a sentence; and the counts stay consistent (one TTFT before any ITL, ITL
@@ -14,11 +16,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "load/answer_reader.h"
 #include "load/sse.h"
+#include "load/telemetry.h"
 
 namespace {
 
@@ -57,6 +62,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (mode < 192) {
         const std::string why = rd.read_body(bytes);
         if (!why.empty()) require(why.size() > 10, "a body refused without a sentence");
+    } else if (mode >= 224) {
+        try {
+            const wb::load::PassPage p = wb::load::parse_passes(bytes);
+            std::vector<wb::load::TelemetryRow> rows;
+            for (const auto& t : p.passes) rows.push_back({t.end_ms, t});
+            const wb::load::SchedulerStats st = wb::load::scheduler_stats(rows, -1e300, 1e300);
+            require(st.passes == rows.size(), "passes lost in the sums");
+            (void)wb::load::telemetry_csv(rows, {{"s", -1e300, 1e300}});
+        } catch (const std::runtime_error& e) {
+            require(std::string_view(e.what()).size() > 30,
+                    "a telemetry body refused without a sentence");
+        }
+        return 0;
     } else {
         const std::string text = wb::load::http_error_text(bytes);
         require(text.size() <= bytes.size() + 3, "an error text longer than the body");

@@ -178,7 +178,8 @@ put("http", "chunked", b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chu
 put("http", "short_body", b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"mo")
 put("http", "garbage", b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03 GET / HTTP/1.0\r\n\r\n")
 
-# answer: byte 0 = mode (0 SSE stream, 128 JSON body, 192 error body), byte 1
+# answer: byte 0 = mode (0 SSE stream, 128 JSON body, 192 error body, 224
+# scheduler telemetry), byte 1
 # = read size; then what the server sent (fuzz_answer.cpp).
 def chunk(obj):
     import json
@@ -204,3 +205,10 @@ put("answer", "body", b"\x80\x00" + b'{"id": "x", "model": "m", "choices": [{"in
     b'"usage": {"prompt_tokens": 3, "completion_tokens": 2}}')
 put("answer", "error_body", b"\xc0\x00" + b'{"error": {"message": "bad key", "type": "auth"}}')
 put("answer", "error_string", b"\xc0\x00" + b'{"error": "overloaded"}')
+put("answer", "timings", b"\x00\x09" + chunk({"id": "c", "choices": [{"delta": {"content": "a"},
+    "finish_reason": "stop"}], "timings": {"queue_ms": 1.5, "ttft_ms": 9, "prompt_n": 4}})
+    + b"data: [DONE]\n\n")
+put("answer", "passes", b"\xe0\x00" + b'{"columns":["index","end_ms","duration_ms","batch",'
+    b'"prefill_tokens","decode_tokens","queued","kv_blocks_used","kv_blocks_total","preemptions"],'
+    b'"end":3,"model":"m","next":3,"now_ms":2999.2,"object":"scheduler.passes","passes":'
+    b'[[1,10.5,2.7,1,56,1,0,4,512,0],[2,16.9,6.3,4,148,4,2,15,512,1]]}')

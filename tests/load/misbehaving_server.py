@@ -14,6 +14,10 @@ POST /<mode>/v1/chat/completions with mode one of
   nousage   3 chunks of 2 words each, no usage chunk
   auth      as ok with "Authorization: Bearer <AUTH_KEY>", else HTTP 401
 
+GET /<mode>/scheduler/passes (scheduler telemetry) is 404 for every mode
+but badtel, which answers 200 with a body 100 000 arrays deep (not the
+documented shape); its completions are as ok.
+
 Binds 127.0.0.1 on an ephemeral port; serve() returns (server, base URL).
 Responses are HTTP/1.0 style (no Content-Length, closed at the end), which
 every client must read until EOF.
@@ -68,7 +72,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(sse("[DONE]"))
 
     def do_GET(self):
-        if self.path.endswith("/v1/models"):
+        if self.path.startswith("/badtel/scheduler/passes"):
+            self.start(200, "application/json")
+            self.wfile.write(b'{"columns":' + b"[" * 100000 + b"]" * 100000 + b"}")
+        elif self.path.endswith("/v1/models"):
             self.start(200, "application/json")
             self.wfile.write(json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
         else:
@@ -86,7 +93,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if mode == "auth" and self.headers.get("Authorization") != "Bearer " + AUTH_KEY:
                 self.start(401, "application/json")
                 self.wfile.write(json.dumps({"error": {"message": "bad key"}}).encode())
-            elif mode in ("ok", "auth") or (mode == "flaky" and k % 2 == 0):
+            elif mode in ("ok", "auth", "badtel") or (mode == "flaky" and k % 2 == 0):
                 self.ok_stream()
             elif mode == "nousage":
                 self.ok_stream(usage=False)

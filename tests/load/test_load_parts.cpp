@@ -22,6 +22,7 @@
 #include "load/sse.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
+#include "load/telemetry.h"
 
 using namespace wb;
 using namespace wb::load;
@@ -228,6 +229,54 @@ class TestLoadParts : public QObject {
         QVERIFY2(csv.ends_with(",15.000000,23.000000,24.000000,24.800000\n"), csv.c_str());
         // None reported: no figures.
         QCOMPARE(step_stats({ok(0, 10, 50, 5)}, Slo{}).queue_wait.count, size_t(0));
+    }
+
+    // Scheduler telemetry: an answer parsed, refused when not the documented
+    // shape, summed over a step's span and written as CSV, by hand.
+    void scheduler_telemetry_by_hand() {
+        const std::string cols =
+            R"("columns":["index","end_ms","duration_ms","batch","prefill_tokens",)"
+            R"("decode_tokens","queued","kv_blocks_used","kv_blocks_total","preemptions"])";
+        const PassPage p =
+            parse_passes("{" + cols +
+                         R"(,"now_ms":100,"next":8,"end":9,"passes":[[5,10,2,1,30,1,0,3,64,0],)"
+                         R"([6,20,3,3,0,3,2,6,64,1],[7,30,4,2,8,2,0,5,64,0]]})");
+        QCOMPARE(p.passes.size(), size_t(3));
+        QCOMPARE(p.next, uint64_t(8));
+        QCOMPARE(p.end, uint64_t(9));
+        QCOMPARE(p.now_ms, 100.0);
+        QCOMPARE(p.passes[1].batch, 3u);
+        QCOMPARE(p.passes[1].queued, 2);
+        for (const std::string& bad :
+             {std::string("[]"), "{" + cols + R"(,"now_ms":1,"next":1,"end":1,"passes":[[1]]})",
+              "{" + cols + R"(,"now_ms":1,"next":9,"end":9,"passes":[[5,1,1,-1,0,0,0,0,0,0]]})",
+              "{" + cols +
+                  R"(,"now_ms":1,"next":9,"end":9,"passes":[[5,1,1,1,0,0,0,0,0,0],)"
+                  R"([5,2,1,1,0,0,0,0,0,0]]})",
+              std::string(R"({"columns":["end_ms"],"now_ms":1,"next":1,"end":1,"passes":[]})")}) {
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, parse_passes(bad));
+        }
+        // On the client's clock the passes end at 1010, 1020, 1030 ms; the
+        // step spans [1015, 1030]: passes 6 and 7.
+        std::vector<TelemetryRow> rows;
+        for (const auto& t : p.passes) rows.push_back({t.end_ms + 1000, t});
+        const SchedulerStats st = scheduler_stats(rows, 1015, 1030);
+        QCOMPARE(st.passes, size_t(2));
+        QCOMPARE(st.batch_mean, 2.5);
+        QCOMPARE(st.batch_max, 3u);
+        QCOMPARE(st.prefill_tokens, uint64_t(8));
+        QCOMPARE(st.decode_tokens, uint64_t(5));
+        QCOMPARE(st.kv_blocks_used_max, 6u);
+        QCOMPARE(st.kv_blocks_total, 64u);
+        QCOMPARE(st.preemptions, uint64_t(1));
+        QCOMPARE(st.busy_ms, 7.0);
+        QVERIFY(std::isnan(scheduler_stats(rows, 0, 1).batch_mean));
+        const std::string csv = telemetry_csv(rows, {{"rate 2.00", 1015, 1030}});
+        QCOMPARE(csv, std::string("step,t_s,index,duration_ms,batch,prefill_tokens,decode_tokens,"
+                                  "queued,kv_blocks_used,kv_blocks_free,preemptions\n"
+                                  ",0.000000,5,2.000,1,30,1,0,3,61,0\n"
+                                  "rate 2.00,0.010000,6,3.000,3,0,3,2,6,58,1\n"
+                                  "rate 2.00,0.020000,7,4.000,2,8,2,0,5,59,0\n"));
     }
 
     void request_slo_by_hand() {

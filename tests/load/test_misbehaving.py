@@ -128,6 +128,25 @@ for f in (db2, db2 + "-wal"):
     if os.path.exists(f):
         check(secret.encode() not in open(f, "rb").read(), "key found in " + f)
 
+# Scheduler telemetry: a target without it (404) or with a body that is not
+# the documented shape is reported as unavailable, with the reason; the
+# test itself goes on.
+for mode, reason in (("ok", "404"), ("badtel", "'columns' is not the 10 known columns")):
+    p = subprocess.run([CLI, "load", "--target", base + "/" + mode, "--json", "--model", "m",
+                        "--requests", "2", "--concurrency", "1", "--no-log",
+                        "--telemetry-csv", os.path.join(TMP, "tel.csv")],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "telemetry %s: exit %d %s" % (mode, p.returncode, p.stderr))
+    if p.returncode == 0:
+        doc = json.loads(p.stdout)
+        t = doc["telemetry"]
+        check(not t["available"] and reason in (t["reason"] or ""),
+              "telemetry %s: expected unavailable for '%s', got %s" % (mode, reason, t))
+        check(doc["steps"][0]["completed"] == 2 and "scheduler" not in doc["steps"][0],
+              "telemetry %s: step %s" % (mode, doc["steps"][0]))
+        check("no file written" in p.stderr, "telemetry %s: no warning about --telemetry-csv: %s"
+              % (mode, p.stderr))
+
 srv.shutdown()
 if failures:
     sys.exit(1)

@@ -10,6 +10,10 @@ CPU backend, 127.0.0.1):
     strictly between their rates, goodput <= throughput at every step, and
     calls out the highest rate within the SLOs (every step with a loose SLO,
     none with an impossible one);
+  - scheduler telemetry (GET /scheduler/passes) of a closed-loop step:
+    its passes' decode tokens equal the output tokens the client counted
+    from the usage blocks, prefill + cached tokens the prompt tokens, the
+    batch never exceeds --parallel, and the CSV has a row per pass;
   - the queue wait the server reports in each answer (its "timings"
     extension), which the client logs and summarizes, equals the queue wait
     the server logged for that request, and is <= the client's TTFT.
@@ -69,6 +73,30 @@ with Server(CLI, MODEL, ["--parallel", "4"], db=server_db) as s:
     check(abs(step["achieved_rate"] - RATE) / RATE < 0.05,
           "poisson: achieved %.3f requests/s, offered %.1f" % (step["achieved_rate"], RATE))
     check(step["goodput"] <= step["request_throughput"], "poisson: goodput > throughput")
+
+    # Scheduler telemetry of a closed loop of 6 against 4 slots.
+    tel_csv = os.path.join(TMP, "telemetry.csv")
+    tel = load(s.url, "--concurrency", "6", "--requests", "30", "--max-tokens", "6",
+               "--no-log", "--telemetry-csv", tel_csv)
+    tstep = tel["steps"][0]
+    sched = tstep.get("scheduler")
+    check(tel["telemetry"]["available"] and sched, "telemetry: %s" % tel["telemetry"])
+    out_tokens = round(tstep["output_throughput"] * tstep["duration_s"])
+    in_tokens = round(tstep["input_throughput"] * tstep["duration_s"])
+    check(sched["decode_tokens"] == out_tokens,
+          "telemetry: %d decode tokens in the passes, %d output tokens by usage" %
+          (sched["decode_tokens"], out_tokens))
+    with open(tel_csv) as f:
+        rows = [line.rstrip("\n").split(",") for line in f][1:]
+    check(len(rows) == sched["passes"], "telemetry CSV: %d rows, %d passes" %
+          (len(rows), sched["passes"]))
+    check(sched["batch_max"] <= 4 and all(1 <= int(r[4]) <= 4 for r in rows),
+          "telemetry: a pass with a batch outside 1..4 (--parallel 4): %s" % sched)
+    check(sum(int(r[6]) for r in rows) == out_tokens, "telemetry CSV: decode tokens")
+    # Prompt tokens: computed by the passes, or taken from the prefix cache
+    # (all 30 prompts are distinct synthetic ones, so few are cached).
+    check(sched["prefill_tokens"] <= in_tokens, "telemetry: %d prefill tokens > %d prompt tokens"
+          % (sched["prefill_tokens"], in_tokens))
 
     # The sweep (runs while the server is up; its requests are not logged).
     sweep = load(s.url, "--sweep", "3", "--requests", "40", "--max-tokens", "8",

@@ -337,6 +337,47 @@ class TestMetrics : public QObject {
         QVERIFY(ev.ttft.empty() && ev.e2e.empty() && ev.prefix.empty());
     }
 
+    // Scheduler telemetry: each pass as recorded, the queue gauge as it
+    // ran, the preemptions since the pass before; paging by index; a
+    // reset() drops the old run's passes but not their numbers.
+    void store_pass_telemetry() {
+        wb::metrics::MetricsStore store(0);
+        store.set_gauges(3, 1, 16, 64);
+        store.record_step(10, 5, 7, 1, true, 1, 2, 8);
+        store.record_preempted(12);
+        store.record_preempted(13);
+        store.set_gauges(1, 2, 32, 64);
+        store.record_step(20, 6, 0, 2, false, 2, 3, 8);
+        store.record_step(30, 4, 0, 2, false, 2, 3, 8);
+        std::vector<wb::metrics::PassTelemetry> p = store.passes_after(0, 100);
+        QCOMPARE(p.size(), size_t(3));
+        QCOMPARE(p[0].index, uint64_t(0));
+        QCOMPARE(p[0].batch, 1u);
+        QCOMPARE(p[0].prefill_tokens, 7u);
+        QCOMPARE(p[0].decode_tokens, 1u);
+        QCOMPARE(p[0].queued, 3);
+        QCOMPARE(p[0].kv_blocks_used, 2u);
+        QCOMPARE(p[0].kv_blocks_total, 8u);
+        QCOMPARE(p[0].preemptions, 0u);
+        QCOMPARE(p[1].queued, 1);
+        QCOMPARE(p[1].preemptions, 2u);  // the two at 12 and 13 ms
+        QCOMPARE(p[2].preemptions, 0u);
+        QCOMPARE(p[2].end_ms, 30.0);
+        QCOMPARE(p[2].duration_ms, 4.0);
+        // Paging: from index 1, at most 1.
+        p = store.passes_after(1, 1);
+        QCOMPARE(p.size(), size_t(1));
+        QCOMPARE(p[0].index, uint64_t(1));
+        QVERIFY(store.passes_after(3, 10).empty());
+        // After reset(): numbering goes on from 3.
+        store.reset(100);
+        store.record_step(110, 1, 0, 1, true, 1, 1, 8);
+        p = store.passes_after(0, 10);
+        QCOMPARE(p.size(), size_t(1));
+        QCOMPARE(p[0].index, uint64_t(3));
+        QCOMPARE(p[0].preemptions, 0u);
+    }
+
     void store_is_thread_safe() {
         // One writer (like the engine thread) and one reader polling snapshots
         // (like the GUI timer); the totals must add up exactly at the end.

@@ -9,6 +9,8 @@
 // usable; Stop ends a long test; the settings keep the key variable's name,
 // never the key.
 
+#include <qcustomplot.h>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -233,6 +235,38 @@ class UiLoad : public QObject {
         QVERIFY(lines[0].startsWith("step,offered_rate,concurrency,requests,completed"));
         QVERIFY(lines[1].startsWith("synchronous,,1,20,20,0,0,"));
         QVERIFY(lines[0].endsWith("cost_per_m_output_tokens"));
+
+        // Scheduler telemetry of the Server tab's engine: charted, per step
+        // in the JSON (its decode tokens are the step's output tokens by
+        // usage: the server served nothing else), and exported as CSV.
+        const std::vector<load::TelemetryRow> passes = t->runnerTelemetry();
+        QVERIFY(!passes.empty());
+        QVERIFY(charts->schedulerPlot()->isVisible());
+        QCOMPARE(charts->points("batch size"), int(passes.size()));
+        QCOMPARE(charts->points("KV blocks used"), int(passes.size()));
+        QVERIFY(doc["telemetry"]["available"].toBool());
+        qint64 decode = 0;
+        for (int i = 0; i < n; ++i) {
+            const QJsonObject st = doc["steps"][i].toObject();
+            const QJsonObject sc = st["scheduler"].toObject();
+            const double out = st["output_throughput"].toDouble() * st["duration_s"].toDouble();
+            QCOMPARE(sc["decode_tokens"].toInteger(), qint64(std::llround(out)));
+            QVERIFY(sc["batch_max"].toInt() >= 1);
+            decode += sc["decode_tokens"].toInteger();
+        }
+        const QString tel_path = dir_.filePath("telemetry.csv");
+        QVERIFY2(t->exportTelemetryCsv(tel_path), qPrintable(t->statusText()));
+        QFile tf(tel_path);
+        QVERIFY(tf.open(QIODevice::ReadOnly));
+        const QList<QByteArray> tl = tf.readAll().trimmed().split('\n');
+        QCOMPARE(tl.size(), int(passes.size()) + 1);
+        QVERIFY(tl[0].startsWith("step,t_s,index,duration_ms,batch,"));
+        qint64 csv_decode = 0;
+        for (int i = 1; i < tl.size(); ++i) {
+            const QList<QByteArray> f = tl[i].split(',');
+            if (!f[0].isEmpty()) csv_decode += f[6].toLongLong();  // passes within a step
+        }
+        QCOMPARE(csv_decode, decode);
 
         QVERIFY(charts->grab().save(QStringLiteral(WB_BINARY_DIR) + "/ui_load_curves.png"));
         QVERIFY(window_->grab().save(QStringLiteral(WB_BINARY_DIR) + "/ui_load.png"));
