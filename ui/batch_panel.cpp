@@ -36,6 +36,7 @@
 #include "core/settings_json.h"
 #include "cost/price.h"
 #include "engine_bridge.h"
+#include "price_fields.h"
 #include "run_recorder.h"
 #include "wrap_label.h"
 
@@ -103,20 +104,7 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     timeout_->setSpecialValueText(tr("none"));
     timeout_->setToolTip(tr("Total time a request may take from submission; 0 = no limit"));
     // Cost: a price per hour of engine busy time, or per million tokens.
-    const auto price_box = [](const QString& tip) {
-        auto* b = new QDoubleSpinBox;
-        b->setRange(0, 1e5);  // a narrow box: the tab fits a 1366 px wide window
-        b->setDecimals(3);
-        b->setSingleStep(0.1);
-        b->setSpecialValueText(tr("none"));
-        b->setToolTip(tip);
-        return b;
-    };
-    pricePerHour_ =
-        price_box(tr("Cost: price per hour (a GPU-hour), charged on the engine's busy "
-                     "time. Excludes the per-token prices."));
-    priceIn_ = price_box(tr("Cost: price per million input (prompt) tokens"));
-    priceOut_ = price_box(tr("Cost: price per million output (generated) tokens"));
+    prices_ = new PriceFields(tr("the engine's busy time"));
     skipInvalid_ = new QCheckBox(tr("Skip malformed lines"));
     run_ = new QPushButton(tr("Run"));
     run_->setToolTip(tr("Run every prompt of the set through the scheduler"));
@@ -133,15 +121,7 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     opts->addWidget(timeout_);
     opts->addStretch();
     layout->addLayout(opts);
-    auto* prices = new QHBoxLayout;
-    prices->addWidget(new QLabel(tr("Price per hour")));
-    prices->addWidget(pricePerHour_);
-    prices->addWidget(new QLabel(tr("per M input")));
-    prices->addWidget(priceIn_);
-    prices->addWidget(new QLabel(tr("per M output")));
-    prices->addWidget(priceOut_);
-    prices->addStretch();
-    layout->addLayout(prices);
+    layout->addWidget(prices_);
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(skipInvalid_);
     runRow->addStretch();
@@ -278,9 +258,7 @@ void BatchPanel::setConcurrency(int n) {
     concurrency_->setValue(n);
 }
 void BatchPanel::setPrice(double per_hour, double per_m_input, double per_m_output) {
-    pricePerHour_->setValue(per_hour);
-    priceIn_->setValue(per_m_input);
-    priceOut_->setValue(per_m_output);
+    prices_->setPrice(per_hour, per_m_input, per_m_output);
 }
 void BatchPanel::setMaxQueue(int n) {
     maxQueue_->setValue(n);
@@ -331,8 +309,7 @@ bool BatchPanel::run() {
     }
     std::optional<cost::Price> price;
     try {
-        price =
-            cost::price_from_fields(pricePerHour_->value(), priceIn_->value(), priceOut_->value());
+        price = prices_->price();
     } catch (const std::exception& e) {
         status_->setText(tr("Price: %1").arg(QString::fromUtf8(e.what())));
         return false;

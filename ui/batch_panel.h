@@ -35,7 +35,6 @@ class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
 class QSpinBox;
-class QDoubleSpinBox;
 class QTableView;
 
 namespace wb::core {
@@ -48,6 +47,8 @@ class RunRecorder;
 }  // namespace wb::gui
 
 namespace wb::ui {
+
+class PriceFields;
 
 class BatchResultsModel;
 
@@ -156,9 +157,7 @@ class BatchPanel : public QWidget {
     QSpinBox* concurrency_;
     QSpinBox* maxQueue_;
     QSpinBox* timeout_;
-    QDoubleSpinBox* pricePerHour_;
-    QDoubleSpinBox* priceIn_;
-    QDoubleSpinBox* priceOut_;
+    PriceFields* prices_;
     QCheckBox* skipInvalid_;
     QLineEdit* system_;
     QPushButton* run_;

@@ -15,6 +15,7 @@
 #include "args.h"
 #include "common_options.h"
 #include "compare/compare.h"
+#include "compare/compare_cost.h"
 #include "compare/compare_jobs.h"
 #include "model/load.h"
 
@@ -75,29 +76,6 @@ const CommandSpec kSpec{
     0,
     0,
 };
-
-/// What a pane's workload costs at `price`: one timed pass (every prompt
-/// once), the pass of median engine time. Requests run one at a time, each
-/// model alone, so a pass's engine busy time is the sum of its requests'
-/// end-to-end times.
-cost::Figures pane_cost(const compare::ModelReport& m, const cost::Price& price) {
-    std::vector<cost::Usage> passes;
-    for (const std::vector<compare::GreedyRun>& pass : m.timed_runs) {
-        cost::Usage u;
-        for (const compare::GreedyRun& g : pass) {
-            u.requests += 1;
-            u.input_tokens += g.n_prompt;
-            u.output_tokens += static_cast<double>(g.tokens.size());
-            u.seconds += g.e2e_ms / 1000.0;
-        }
-        u.seconds_kind = "engine time of one timed pass (the median)";
-        passes.push_back(u);
-    }
-    if (passes.empty()) return cost::figures(price, cost::Usage{});
-    std::sort(passes.begin(), passes.end(),
-              [](const cost::Usage& a, const cost::Usage& b) { return a.seconds < b.seconds; });
-    return cost::figures(price, passes[passes.size() / 2]);
-}
 
 }  // namespace
 
@@ -166,7 +144,7 @@ int cmd_compare(const std::vector<std::string>& argv) {
         if (price) {
             j["price"] = cost::to_json(*price);
             for (size_t i = 0; i < rep.models.size() && i < j["models"].size(); ++i)
-                j["models"][i]["cost"] = cost::to_json(pane_cost(rep.models[i], *price));
+                j["models"][i]["cost"] = cost::to_json(compare::model_cost(rep.models[i], *price));
         }
         std::cout << j.dump(1) << "\n";
     } else {
@@ -174,7 +152,7 @@ int cmd_compare(const std::vector<std::string>& argv) {
         // Cost per pane, one pass of the prompts priced (pane_cost).
         if (price) {
             for (const compare::ModelReport& m : rep.models) {
-                const cost::Figures c = pane_cost(m, *price);
+                const cost::Figures c = compare::model_cost(m, *price);
                 std::cout << "cost of " << m.label << ": " << c.per_request << " "
                           << price->currency << " a request, " << c.per_1k_requests
                           << " per 1k requests, " << c.per_m_output_tokens

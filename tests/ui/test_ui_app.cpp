@@ -33,6 +33,7 @@
 #include "common/data_dir.h"
 #include "common/process.h"
 #include "common/raw_sqlite.h"
+#include "compare/compare_pane.h"
 #include "compare/compare_tab.h"
 #include "engine_bridge.h"
 #include "live_charts.h"
@@ -573,6 +574,7 @@ void UiApp::timingFieldsMeanTheSameOnEverySurface() {
     compare->addModel(kModel);
     compare->setMaxTokens(6);
     compare->setPrompt("Once upon a time");
+    compare->setPrice(0, 1.0, 2.0);  // per M input / output tokens
     QSignalSpy compared(compare, &ui::compare::CompareTab::runLogged);
     compare->runPrompt();
     QVERIFY(compared.wait(300000));
@@ -586,6 +588,20 @@ void UiApp::timingFieldsMeanTheSameOnEverySurface() {
     recorder_->waitForIdle();
 
     const wbtest::RawSqlite raw(db);
+    // Each pane's cost of one pass of the prompt, by hand from its logged
+    // response's token counts (greedy: every timed pass has the same):
+    // (prompt tokens x 1 + output tokens x 2) / 1e6 a request.
+    const auto priced = raw.rows(
+        "SELECT r.prompt_tokens, r.output_tokens FROM responses r JOIN runs u ON u.id = r.run_id "
+        "WHERE u.id = " +
+        std::to_string(compared.at(0).at(0).toLongLong()) + " ORDER BY r.id");
+    QCOMPARE(priced.size(), size_t(2));
+    for (size_t i = 0; i < 2; ++i) {
+        const double want = (std::stod(priced[i][0]) + 2 * std::stod(priced[i][1])) / 1e6;
+        const QString cost = compare->panes()[i]->costText();
+        QVERIFY2(cost.startsWith(QString("cost %1 USD a request").arg(want, 0, 'g', 4)),
+                 qPrintable(cost + " want " + QString::number(want, 'g', 4)));
+    }
     // Every finished response that produced a token (a row still streaming
     // says "interrupted" and has no end yet), with its surface: the run kind,
     // and for batch the run (the tab's and the CLI's are two runs).

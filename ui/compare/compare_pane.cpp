@@ -94,6 +94,7 @@ void ComparePane::setLabel(const QString& label) {
 
 void ComparePane::startReply() {
     tokens_.clear();
+    costText_.clear();
     pieces_.clear();
     reply_->clear();
     status_->setText(tr("loading…"));
@@ -139,6 +140,19 @@ void ComparePane::showSpeed(const wb::compare::ModelReport& m, uint32_t repetiti
                          .arg(fig(m.decode_tps, 1), fig(m.prefill_tps, 1), fig(m.ttft_ms, 2))
                          .arg(repetitions));
     status_->setToolTip(speedNote(repetitions));
+    fit_wrapped_height(status_);
+}
+
+void ComparePane::showCost(const wb::cost::Figures& c, const wb::cost::Price& price) {
+    const QString cur = QString::fromStdString(price.currency);
+    costText_ = tr("cost %1 %2 a request, %3 per 1k requests, %4 per M output tokens")
+                    .arg(c.per_request, 0, 'g', 4)
+                    .arg(cur)
+                    .arg(c.per_1k_requests, 0, 'g', 4)
+                    .arg(c.per_m_output_tokens, 0, 'g', 4);
+    status_->setText(status_->text() + QStringLiteral("; ") + costText_);
+    status_->setToolTip(status_->toolTip() + QStringLiteral("\n") +
+                        tr("Cost: %1").arg(QString::fromStdString(c.formula)));
     fit_wrapped_height(status_);
 }
 

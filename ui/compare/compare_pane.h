@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compare/compare_jobs.h"
+#include "cost/price.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -50,6 +51,13 @@ class ComparePane : public QWidget {
     /// (wb::compare::ModelReport, app/compare/compare.h). The tooltip is
     /// speedNote(repetitions).
     void showSpeed(const wb::compare::ModelReport& m, uint32_t repetitions);
+    /// Adds the cost of one pass of the prompt on this model at `price`
+    /// (cost::Figures from compare::model_cost): per request, per 1k
+    /// requests and per M output tokens in the price's currency; the
+    /// formula is in the line's tooltip. Call after showSpeed().
+    void showCost(const wb::cost::Figures& c, const wb::cost::Price& price);
+    /// The cost line ("" before showCost()).
+    QString costText() const { return costText_; }
     /// How the speed figures were measured (compare::speed_method), for the
     /// panes' and the figures table's tooltips.
     static QString speedNote(uint32_t repetitions);
@@ -96,6 +104,7 @@ class ComparePane : public QWidget {
     QPlainTextEdit* reply_;
     QPushButton* remove_;
     DraftPicker* draft_;
+    QString costText_;
     std::vector<int32_t> tokens_;  // [n_generated] ids of this run
     QStringList pieces_;           // [n_generated] their text
 };

@@ -15,11 +15,13 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "compare/compare.h"
+#include "compare/compare_cost.h"
 #include "compare/compare_jobs.h"
 #include "compare/compare_pane.h"
 #include "compare/eval_inputs_dialog.h"
 #include "compare/report_table.h"
 #include "compare/token_diff_view.h"
+#include "price_fields.h"
 
 namespace wb::ui::compare {
 
@@ -110,8 +112,12 @@ CompareTab::CompareTab(QWidget* parent)
     vsplit->setChildrenCollapsible(false);
     vsplit->setObjectName("compareVSplit");
     paneSplit_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    // A price per model (one pass of the prompts priced, as `compare
+    // --price-*`): a row of its own, so the prompt row keeps its width.
+    prices_ = new PriceFields(tr("each model's engine time of one pass of the prompt"), this);
     auto* lay = new QVBoxLayout(this);
     lay->addLayout(input);
+    lay->addWidget(prices_);
     lay->addWidget(vsplit, 1);
     lay->addLayout(prog);
 
@@ -232,6 +238,10 @@ void CompareTab::cancel() {
     showStatus(tr("cancelling…"));
 }
 
+void CompareTab::setPrice(double per_hour, double per_m_input, double per_m_output) {
+    prices_->setPrice(per_hour, per_m_input, per_m_output);
+}
+
 void CompareTab::runPrompt() {
     if (busy_) return;
     if (panes_.size() < 2) {
@@ -241,6 +251,12 @@ void CompareTab::runPrompt() {
     const QString prompt = prompt_->text();
     if (prompt.isEmpty()) {
         showStatus(tr("Type a prompt first."));
+        return;
+    }
+    try {
+        price_ = prices_->price();
+    } catch (const std::invalid_argument& e) {
+        showStatus(tr("Price: %1").arg(QString::fromUtf8(e.what())));
         return;
     }
     cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -477,8 +493,12 @@ void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const Q
     report_ = std::move(r);
     table_->setReport(*report_);
     // Each pane's speed is its column's in the table: one set of figures.
-    for (size_t i = 0; i < panes_.size() && i < report_->models.size(); ++i)
+    for (size_t i = 0; i < panes_.size() && i < report_->models.size(); ++i) {
         panes_[i]->showSpeed(report_->models[i], report_->repetitions);
+        // The same figure as `compare --price-*` (compare::model_cost).
+        if (price_ && !report_->models[i].timed_runs.empty())
+            panes_[i]->showCost(wb::compare::model_cost(report_->models[i], *price_), *price_);
+    }
     setBusy(false);
     QString s = tr("done");
     for (const std::string& n : report_->notes)

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "compare/compare_jobs.h"
+#include "cost/price.h"
 #include "model/load.h"
 
 class QLabel;
@@ -39,6 +40,10 @@ class QStackedWidget;
 
 namespace wb::compare {
 struct CompareReport;
+}
+
+namespace wb::ui {
+class PriceFields;
 }
 
 namespace wb::ui::compare {
@@ -88,6 +93,12 @@ class CompareTab : public QWidget {
     /// compare::CompareOptions::repetitions), clamped to [1, 1000].
     void setRepetitions(int n) { repetitions_ = std::clamp(n, 1, 1000); }
     int repetitions() const { return repetitions_; }
+
+    /// The price each model is priced at (PriceFields: per hour of engine
+    /// time, or per million input / output tokens; all 0 = no cost). Each
+    /// pane then shows what one pass of the prompt cost on its model
+    /// (compare::model_cost, as `workbench-cli compare --price-*`).
+    void setPrice(double per_hour, double per_m_input, double per_m_output);
 
     void setPrompt(const QString& prompt);
     /// Greedy tokens per model, clamped to [1, 4096].
@@ -169,6 +180,8 @@ class CompareTab : public QWidget {
     QPushButton* cancelBtn_;
     QProgressBar* progress_;
     QLabel* status_;
+    PriceFields* prices_;
+    std::optional<cost::Price> price_;  // the running comparison's (none = no cost)
     ReportTable* table_;
     TokenDiffView* diff_;
 
