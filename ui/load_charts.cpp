@@ -147,6 +147,10 @@ void LoadCharts::setSteps(const std::vector<load::SweepStep>& steps, int best,
         f.setPointSize(8);
         text->setFont(f);
     }
+    rescale();
+}
+
+void LoadCharts::rescale() {
     for (QCustomPlot* p : {latency_, throughput_}) {
         p->rescaleAxes();
         p->xAxis->scaleRange(1.1, p->xAxis->range().center());
@@ -159,6 +163,28 @@ void LoadCharts::setSteps(const std::vector<load::SweepStep>& steps, int best,
         a->setRange(0, std::max(1e-9, a->range().upper * 1.15));
     }
     for (QCustomPlot* p : {latency_, throughput_}) p->replot();
+}
+
+void LoadCharts::setCompare(const std::vector<load::SweepStep>& steps) {
+    if (steps.empty()) return;
+    // Same colours as the first target's curves, dashed, with open squares.
+    const auto dashed = [](QCustomPlot* p, const QString& name, const QColor& c, bool right) {
+        QCPGraph* g = add_graph(p, name, c, true, right);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 6));
+        return g;
+    };
+    QCPGraph* ttft = dashed(latency_, tr("B TTFT p99"), QColor(0, 70, 140), false);
+    QCPGraph* e2e = dashed(latency_, tr("B e2e p99"), QColor(150, 0, 150), false);
+    QCPGraph* req = dashed(throughput_, tr("B requests/s"), QColor(0, 70, 140), false);
+    QCPGraph* good = dashed(throughput_, tr("B goodput"), QColor(0, 140, 0), false);
+    for (const load::SweepStep& st : steps) {
+        const double x = chart_rate(st.stats);
+        add_point(ttft, x, st.stats.ttft.p99);
+        add_point(e2e, x, st.stats.e2e.p99);
+        add_point(req, x, st.stats.request_throughput);
+        add_point(good, x, st.stats.goodput);
+    }
+    rescale();
 }
 
 void LoadCharts::setTelemetry(const std::vector<load::TelemetryRow>& rows) {

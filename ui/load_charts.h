@@ -32,6 +32,11 @@ class LoadCharts : public QWidget {
     void setSteps(const std::vector<load::SweepStep>& steps, int best, const load::Slo& slo);
     /// Clears every graph and mark.
     void clear();
+    /// Draws a second target's steps over the first's (compare under
+    /// load): "B TTFT p99", "B e2e p99" dashed on the latency chart, "B
+    /// requests/s" and "B goodput" dashed on the throughput chart. Call
+    /// after setSteps(); an empty `steps` draws nothing.
+    void setCompare(const std::vector<load::SweepStep>& steps);
     /// Draws the scheduler passes `rows` (load::TelemetryRow, any clock:
     /// x = seconds since the first); hides the chart when `rows` is empty.
     void setTelemetry(const std::vector<load::TelemetryRow>& rows);
@@ -47,6 +52,9 @@ class LoadCharts : public QWidget {
     QCustomPlot* schedulerPlot() const { return scheduler_; }
 
   private:
+    /// Fits both rate charts' axes to their curves and replots.
+    void rescale();
+
     QCustomPlot* latency_;
     QCustomPlot* throughput_;
     QCustomPlot* scheduler_;

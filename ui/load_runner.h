@@ -36,6 +36,11 @@ struct LoadJob {
     int max_tokens = 16;               ///< max_tokens of each request
     std::string db_path;               ///< the run log; "" = not logged
     std::optional<cost::Price> price;  ///< the target's price (report().price), none = no cost
+    /// Compare under load: the same test on this second target after the
+    /// first (a sweep at the first one's rates); its model "" = the first
+    /// of its /v1/models. Its steps follow the first's in the signals,
+    /// labelled "B: ...".
+    std::optional<load::Target> compare_target;
 };
 
 /// Runs LoadJobs one at a time on its own thread (see the top of the file).
@@ -67,6 +72,9 @@ class LoadRunner : public QObject {
     /// when it reports none), on the steady clock, and the steps' spans on
     /// the same clock (for the telemetry CSV). Thread-safe.
     std::vector<load::TelemetryRow> telemetry() const;
+    /// The second target's report of a comparison (compare_target), once
+    /// it began; nullopt otherwise.
+    std::optional<load::Report> compareReport() const;
     std::vector<load::StepSpan> spans() const;
 
   signals:
@@ -84,12 +92,17 @@ class LoadRunner : public QObject {
 
   private:
     void work(LoadJob job);
+    /// One target's test; `second`: the comparison's second target (its
+    /// report is compare_, its steps' signal indexes follow the first's).
+    void runTarget(const LoadJob& job, const load::Target& target, bool second,
+                   const std::vector<double>& rates);
 
     std::thread thread_;
     std::atomic<bool> running_{false};
     std::atomic<bool> cancel_{false};
     mutable std::mutex mu_;
     load::Report report_;
+    std::optional<load::Report> compare_;
     std::vector<load::StepSpan> spans_;
     // The running test's poller (null between tests) and the rows of the
     // last one.

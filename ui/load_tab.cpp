@@ -91,6 +91,18 @@ void LoadTab::build() {
     keyEnv_->setToolTip(
         tr("The name of an environment variable that holds the API key, read when a "
            "test starts. The key itself is never saved or logged."));
+    compareUrl_ = new QLineEdit;
+    compareUrl_->setObjectName("loadCompareUrl");
+    compareUrl_->setPlaceholderText(tr("none: one target"));
+    compareUrl_->setToolTip(
+        tr("Compare under load: the same test runs on this second endpoint after the first "
+           "(a sweep at the first one's rates); both are drawn on the same charts, the "
+           "second dashed, and listed as B in the table."));
+    compareModel_ = new QLineEdit;
+    compareModel_->setPlaceholderText(tr("the first of its /v1/models"));
+    compareKeyEnv_ = new QLineEdit;
+    compareKeyEnv_->setPlaceholderText(tr("none"));
+    compareKeyEnv_->setToolTip(keyEnv_->toolTip());
     arrival_ = new QComboBox;
     arrival_->addItem(tr("Poisson"), "poisson");
     arrival_->addItem(tr("constant"), "constant");
@@ -162,12 +174,21 @@ void LoadTab::build() {
     int r = 0;
     form->addWidget(new QLabel(tr("Target URL:")), r, 0);
     form->addWidget(url_, r++, 1, 1, 3);
+    form->addWidget(new QLabel(tr("Compare with:")), r, 0);
+    form->addWidget(compareUrl_, r++, 1, 1, 3);
     const std::pair<QString, QWidget*> pairs[] = {
-        {tr("Model:"), model_},           {tr("API key env:"), keyEnv_},
-        {tr("Arrival:"), arrival_},       {tr("Rate (req/s):"), rate_},
-        {tr("Burstiness:"), burstiness_}, {tr("Concurrency:"), concurrency_},
-        {tr("Requests:"), requests_},     {tr("Duration (s):"), duration_},
-        {tr("Max tokens:"), maxTokens_},  {tr("Timeout (s):"), timeout_},
+        {tr("Model:"), model_},
+        {tr("API key env:"), keyEnv_},
+        {tr("B's model:"), compareModel_},
+        {tr("B's key env:"), compareKeyEnv_},
+        {tr("Arrival:"), arrival_},
+        {tr("Rate (req/s):"), rate_},
+        {tr("Burstiness:"), burstiness_},
+        {tr("Concurrency:"), concurrency_},
+        {tr("Requests:"), requests_},
+        {tr("Duration (s):"), duration_},
+        {tr("Max tokens:"), maxTokens_},
+        {tr("Timeout (s):"), timeout_},
     };
     int i = 0;
     for (const auto& [label, w] : pairs) {
@@ -367,8 +388,11 @@ bool LoadTab::start() {
     }
     job.target.model = model_->text().trimmed().toStdString();
     job.target.timeout_s = timeout_->value();
-    const QString var = keyEnv_->text().trimmed();
-    if (!var.isEmpty()) {
+    // A key from the environment variable a field names ("" = none); false
+    // (status says why) when the variable is not set.
+    const auto key_of = [this](const QLineEdit* field, std::string& into) {
+        const QString var = field->text().trimmed();
+        if (var.isEmpty()) return true;
         const char* key = std::getenv(var.toLocal8Bit().constData());
         if (key == nullptr || *key == '\0') {
             setStatus(tr("The environment variable %1 (API key variable) is not set or empty: "
@@ -377,7 +401,23 @@ bool LoadTab::start() {
                       true);
             return false;
         }
-        job.target.api_key = key;
+        into = key;
+        return true;
+    };
+    if (!key_of(keyEnv_, job.target.api_key)) return false;
+    if (const QString b = compareUrl_->text().trimmed(); !b.isEmpty()) {
+        load::Target t = job.target;
+        t.base_url = b.toStdString();
+        try {
+            load::check_base_url(t.base_url);
+        } catch (const std::invalid_argument& e) {
+            setStatus(tr("Compare with: %1").arg(QString::fromUtf8(e.what())), true);
+            return false;
+        }
+        t.model = compareModel_->text().trimmed().toStdString();
+        t.api_key.clear();
+        if (!key_of(compareKeyEnv_, t.api_key)) return false;
+        job.compare_target = std::move(t);
     }
     const QString kind = arrival_->currentData().toString();
     job.sweep = sweep_->value();
@@ -497,64 +537,84 @@ void LoadTab::onStepDone(int index) {
 
 void LoadTab::showResults() {
     const load::Report rep = runner_->report();
-    for (size_t i = 0; i < rep.steps.size(); ++i) {
-        const load::StepStats& s = rep.steps[i].stats;
-        const int row = static_cast<int>(i);
-        if (table_->rowCount() <= row) table_->setRowCount(row + 1);
-        const QString offered = s.offered_rate
-                                    ? num(*s.offered_rate, 2)
-                                    : QStringLiteral("c=%1").arg(s.concurrency.value_or(0));
-        const QString cells[] = {QString::fromStdString(rep.steps[i].label) +
-                                     (row == rep.best ? tr("  ← best within SLOs") : QString()),
-                                 offered,
-                                 num(s.achieved_rate, 2),
-                                 QString::number(s.completed),
-                                 QString::number(s.errors),
-                                 num(s.request_throughput, 2),
-                                 num(s.output_throughput, 1),
-                                 num(s.goodput, 2),
-                                 num(s.ttft.p50, 1),
-                                 num(s.ttft.p99, 1),
-                                 num(s.itl.p50, 1),
-                                 num(s.itl.p99, 1),
-                                 num(s.tpot.p50, 1),
-                                 num(s.e2e.p50, 1),
-                                 num(s.e2e.p99, 1),
-                                 num(s.queue_wait.p50, 1),
-                                 num(s.queue_wait.p99, 1)};
-        for (int c = 0; c < ColProgress; ++c) {
-            auto* item = new QTableWidgetItem(cells[c]);
-            if (c > ColStep) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            table_->setItem(row, c, item);
+    const std::optional<load::Report> other = runner_->compareReport();
+    // The first target's steps, then (a comparison) the second's as "B: ".
+    const auto fill = [this](const load::Report& r, int first_row, const QString& prefix) {
+        for (size_t i = 0; i < r.steps.size(); ++i) {
+            const load::StepStats& s = r.steps[i].stats;
+            const int row = first_row + static_cast<int>(i);
+            if (table_->rowCount() <= row) table_->setRowCount(row + 1);
+            const QString offered = s.offered_rate
+                                        ? num(*s.offered_rate, 2)
+                                        : QStringLiteral("c=%1").arg(s.concurrency.value_or(0));
+            const QString cells[] = {
+                prefix + QString::fromStdString(r.steps[i].label) +
+                    (static_cast<int>(i) == r.best ? tr("  ← best within SLOs") : QString()),
+                offered,
+                num(s.achieved_rate, 2),
+                QString::number(s.completed),
+                QString::number(s.errors),
+                num(s.request_throughput, 2),
+                num(s.output_throughput, 1),
+                num(s.goodput, 2),
+                num(s.ttft.p50, 1),
+                num(s.ttft.p99, 1),
+                num(s.itl.p50, 1),
+                num(s.itl.p99, 1),
+                num(s.tpot.p50, 1),
+                num(s.e2e.p50, 1),
+                num(s.e2e.p99, 1),
+                num(s.queue_wait.p50, 1),
+                num(s.queue_wait.p99, 1)};
+            for (int c = 0; c < ColProgress; ++c) {
+                auto* item = new QTableWidgetItem(cells[c]);
+                if (c > ColStep) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+                table_->setItem(row, c, item);
+            }
         }
-    }
+    };
+    fill(rep, 0, QString());
+    if (other) fill(*other, static_cast<int>(rep.steps.size()), QStringLiteral("B: "));
     charts_->setSteps(rep.steps, rep.best, rep.slo);
+    charts_->setCompare(other ? other->steps : std::vector<load::SweepStep>{});
     charts_->setTelemetry(runner_->telemetry());
-    if (rep.best >= 0) {
-        const load::SweepStep& b = rep.steps[static_cast<size_t>(rep.best)];
-        best_->setText(tr("Highest rate within the SLOs: %1 (%2 requests/s)")
-                           .arg(QString::fromStdString(b.label))
-                           .arg(b.stats.request_throughput, 0, 'f', 2));
-    } else if (rep.slo.any() && !rep.steps.empty()) {
-        best_->setText(tr("No step met the SLOs."));
-    } else {
-        best_->clear();
+    const auto best_text = [this](const load::Report& r) {
+        if (r.best >= 0) {
+            const load::SweepStep& b = r.steps[static_cast<size_t>(r.best)];
+            return tr("Highest rate within the SLOs: %1 (%2 requests/s)")
+                .arg(QString::fromStdString(b.label))
+                .arg(b.stats.request_throughput, 0, 'f', 2);
+        }
+        if (r.slo.any() && !r.steps.empty()) return tr("No step met the SLOs.");
+        return QString();
+    };
+    QString best = best_text(rep);
+    if (other && !other->steps.empty()) {
+        best = tr("A (%1): %2\nB (%3): %4")
+                   .arg(QString::fromStdString(rep.target), best.isEmpty() ? tr("–") : best,
+                        QString::fromStdString(other->target),
+                        best_text(*other).isEmpty() ? tr("–") : best_text(*other));
     }
+    best_->setText(best);
     // Cost per step (load::step_cost): one short line each, the formulas
     // in the tooltip, so the table stays in view.
     QStringList lines, formulas;
-    if (rep.price) {
-        for (const load::SweepStep& st : rep.steps) {
-            const cost::Figures c = load::step_cost(st.stats, *rep.price);
+    const auto costs = [&](const load::Report& r, const QString& prefix) {
+        if (!r.price) return;
+        for (const load::SweepStep& st : r.steps) {
+            const cost::Figures c = load::step_cost(st.stats, *r.price);
+            const QString label = prefix + QString::fromStdString(st.label);
             lines << tr("Cost of %1: %2 %3 a request, %4 per 1k requests, %5 per M output tokens")
-                         .arg(QString::fromStdString(st.label))
+                         .arg(label)
                          .arg(c.per_request, 0, 'g', 4)
-                         .arg(QString::fromStdString(rep.price->currency))
+                         .arg(QString::fromStdString(r.price->currency))
                          .arg(c.per_1k_requests, 0, 'g', 4)
                          .arg(c.per_m_output_tokens, 0, 'g', 4);
-            formulas << QString::fromStdString(st.label + ": " + c.formula);
+            formulas << label + QStringLiteral(": ") + QString::fromStdString(c.formula);
         }
-    }
+    };
+    costs(rep, QString());
+    if (other) costs(*other, QStringLiteral("B: "));
     cost_->setText(lines.join('\n'));
     cost_->setToolTip(formulas.join('\n'));
 }
@@ -581,8 +641,10 @@ void LoadTab::onFinished(const QString& error, bool stopped) {
 bool LoadTab::exportJson(const QString& path) {
     const load::Report rep = runner_->report();
     QFile f(path);
+    nlohmann::json doc = load::report_json(rep);
+    if (const auto other = runner_->compareReport()) doc["compare"] = load::report_json(*other);
     const std::string text =
-        load::report_json(rep).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
         f.write(text.data(), static_cast<qint64>(text.size())) !=
             static_cast<qint64>(text.size())) {
@@ -595,7 +657,11 @@ bool LoadTab::exportJson(const QString& path) {
 
 bool LoadTab::exportCsv(const QString& path) {
     try {
-        load::write_csv(path.toStdString(), runner_->steps(), runner_->report().price);
+        const auto other = runner_->compareReport();
+        load::write_csv(
+            path.toStdString(),
+            other ? load::compared_steps(runner_->steps(), other->steps) : runner_->steps(),
+            runner_->report().price);
     } catch (const std::exception& e) {
         setStatus(QString::fromUtf8(e.what()), true);
         return false;
@@ -624,6 +690,11 @@ bool LoadTab::exportTelemetryCsv(const QString& path) {
         tr("Exported %n scheduler pass(es) to %1", "", static_cast<int>(rows.size())).arg(path),
         false);
     return true;
+}
+
+void LoadTab::setCompareTarget(const QString& url, const QString& model) {
+    compareUrl_->setText(url);
+    compareModel_->setText(model);
 }
 
 void LoadTab::setTargetUrl(const QString& url) {
@@ -687,6 +758,9 @@ void LoadTab::saveSettings(QSettings& s) const {
     s.setValue("url", url_->text());
     s.setValue("model", model_->text());
     s.setValue("api_key_env", keyEnv_->text());  // the variable's name, never its value
+    s.setValue("compare_url", compareUrl_->text());
+    s.setValue("compare_model", compareModel_->text());
+    s.setValue("compare_api_key_env", compareKeyEnv_->text());
     s.setValue("arrival", arrival_->currentData().toString());
     s.setValue("rate", rate_->value());
     s.setValue("burstiness", burstiness_->value());
@@ -714,6 +788,10 @@ void LoadTab::restoreSettings(const QSettings& s) {
     if (s.contains("url")) url_->setText(s.value("url").toString());
     if (s.contains("model")) model_->setText(s.value("model").toString());
     if (s.contains("api_key_env")) keyEnv_->setText(s.value("api_key_env").toString());
+    if (s.contains("compare_url")) compareUrl_->setText(s.value("compare_url").toString());
+    if (s.contains("compare_model")) compareModel_->setText(s.value("compare_model").toString());
+    if (s.contains("compare_api_key_env"))
+        compareKeyEnv_->setText(s.value("compare_api_key_env").toString());
     if (s.contains("arrival")) setArrival(s.value("arrival").toString());
     const auto dbl = [&s](const char* key, QDoubleSpinBox* b) {
         if (s.contains(key)) b->setValue(s.value(key).toDouble());

@@ -87,6 +87,10 @@ class LoadTab : public QWidget {
     LoadCharts* charts() const { return charts_; }
     /// The last test's report (steps, best, SLOs, run id).
     load::Report report() const { return runner_->report(); }
+    /// The second target's report of a comparison under load (tests).
+    std::optional<load::Report> compareReport() const { return runner_->compareReport(); }
+    /// The "Compare with" target (URL, its model; "" = none).
+    void setCompareTarget(const QString& url, const QString& model = QString());
 
     /// Writes the last test as the CLI's --json / --csv would; false with
     /// the reason in the status line.
@@ -163,6 +167,10 @@ class LoadTab : public QWidget {
     QLineEdit* url_ = nullptr;
     QLineEdit* model_ = nullptr;
     QLineEdit* keyEnv_ = nullptr;
+    // Compare under load: a second target run after the first.
+    QLineEdit* compareUrl_ = nullptr;
+    QLineEdit* compareModel_ = nullptr;
+    QLineEdit* compareKeyEnv_ = nullptr;
     QComboBox* arrival_ = nullptr;
     QDoubleSpinBox* rate_ = nullptr;
     QDoubleSpinBox* burstiness_ = nullptr;

@@ -51,6 +51,11 @@ const CommandSpec kSpec{
             {"model", 0, "NAME",
              "the requests' \"model\" field (default: the first of GET /v1/models)"},
             {"api-key-env", 0, "VAR", "environment variable holding the API key"},
+            {"compare-target", 0, "URL",
+             "compare under load: the same test on a second endpoint (a sweep at the first's "
+             "rates)"},
+            {"compare-model", 0, "NAME", "the second endpoint's \"model\" field"},
+            {"compare-api-key-env", 0, "VAR", "environment variable holding the second's API key"},
             {"api", 0, "chat|completions",
              "route: /v1/chat/completions or /v1/completions (default: chat)"},
             {"local-model", 0, "FILE",
@@ -153,6 +158,235 @@ void print_scheduler(const std::vector<load::SweepStep>& steps,
                     static_cast<unsigned long long>(s.preemptions));
     }
     std::printf("(tokens per step; KV in blocks, used of total)\n");
+}
+
+// What every target of one `load` runs with.
+struct LoadSetup {
+    const std::vector<std::string>& prompts;
+    size_t n_step_prompts;  // the first ones; the rest are the warm-ups' own
+    size_t n_warm_prompts;
+    int max_tokens;
+    int sweep;  // rate steps; 0 = the plan as one step
+    int sweep_concurrency;
+    load::Slo slo;
+    load::TokenCounter count;
+    std::string local_model;
+    std::string api;
+};
+
+// One target's load test: its steps and everything reported about them.
+struct TargetRun {
+    std::vector<load::SweepStep> steps;
+    int best = -1;
+    std::vector<std::map<std::string, size_t>> reasons;
+    std::vector<load::SchedulerStats> scheduler;  // empty: no telemetry
+    std::string telemetry_unavailable;
+    std::vector<load::TelemetryRow> passes;
+    std::vector<load::StepSpan> spans;  // each step's span on the steady clock
+    std::optional<int64_t> run_id;
+    std::optional<std::string> db;
+};
+
+// Runs the test on `target` (a sweep at `rates` when given), logging each
+// request under a load_test run of its own unless --no-log.
+TargetRun run_target(const ParsedArgs& args, const load::Target& target, const load::StepPlan& plan,
+                     const LoadSetup& setup, const std::vector<double>& rates) {
+    TargetRun out;
+    out.reasons.resize(1);
+    std::unique_ptr<load::LoadLog> log;
+    if (!args.has("no-log")) {
+        json run_settings = {{"target", target.base_url},
+                             {"model", target.model},
+                             {"api", setup.api},
+                             {"arrival", load::to_string(plan.arrival)},
+                             {"rate", plan.rate},
+                             {"burstiness", plan.burstiness},
+                             {"requests", plan.requests},
+                             {"warmup", plan.warmup},
+                             {"max_tokens", setup.max_tokens},
+                             {"sweep", setup.sweep},
+                             {"seed", plan.seed}};
+        if (plan.concurrency) run_settings["concurrency"] = *plan.concurrency;
+        if (plan.max_in_flight) run_settings["max_in_flight"] = *plan.max_in_flight;
+        if (plan.duration_s) run_settings["duration_s"] = *plan.duration_s;
+        if (setup.slo.ttft_p99_ms) run_settings["slo_ttft_p99_ms"] = *setup.slo.ttft_p99_ms;
+        if (setup.slo.itl_p99_ms) run_settings["slo_itl_p99_ms"] = *setup.slo.itl_p99_ms;
+        if (setup.slo.e2e_p99_ms) run_settings["slo_e2e_p99_ms"] = *setup.slo.e2e_p99_ms;
+        if (args.get("compare-target"))
+            run_settings["compare_target"] = *args.get("compare-target");
+        log = std::make_unique<load::LoadLog>(run_log_path(args), target.base_url, target.model,
+                                              setup.local_model, run_settings);
+        out.run_id = log->run_id();
+        out.db = log->path();
+    }
+
+    // Per step: label, error reasons, a send counter for the user field.
+    std::mutex mu;
+    std::string step_label = "single";
+    size_t step_index = 0;
+    size_t errors_printed = 0;
+    const auto make = [&](size_t i, bool warm) {
+        load::RequestSpec s;
+        s.prompt = warm && setup.n_warm_prompts > 0
+                       ? setup.prompts[setup.n_step_prompts + i % setup.n_warm_prompts]
+                       : setup.prompts[i % setup.n_step_prompts];
+        s.max_tokens = setup.max_tokens;
+        std::lock_guard lock(mu);
+        s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);
+        return s;
+    };
+    const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,
+                               const load::RequestResult& r) {
+        std::string label;
+        {
+            std::lock_guard lock(mu);
+            label = step_label;
+            if (!r.ok) {
+                out.reasons[step_index][r.error]++;
+                if (errors_printed < 10 && !args.has("json")) {
+                    std::fprintf(stderr, "request %s: error: %s\n", s.user.c_str(),
+                                 r.error.c_str());
+                    if (++errors_printed == 10)
+                        std::fprintf(stderr, "(further errors are counted, not printed)\n");
+                }
+            }
+        }
+        // Queued for the log's writer thread; a failed write is counted.
+        if (log) {
+            log->log(s, r,
+                     {{"step", label},
+                      {"warmup", warm},
+                      {"target", target.base_url},
+                      {"model", target.model}});
+        }
+    };
+
+    // Scheduler telemetry, where the target reports it (our server does).
+    load::TelemetryPoller telemetry(target);
+    const bool with_telemetry = telemetry.start();
+
+    if (setup.sweep > 0) {
+        const auto on_step = [&](size_t index, const std::string& label) {
+            std::lock_guard lock(mu);
+            out.spans.push_back({label, load::steady_now_ms(), 0});
+            step_index = index;
+            step_label = label;
+            if (out.reasons.size() <= index) out.reasons.resize(index + 1);
+            if (!args.has("json")) std::fprintf(stderr, "step %zu: %s\n", index + 1, label.c_str());
+        };
+        const auto on_step_done = [&](size_t, const load::SweepStep&) {
+            std::lock_guard lock(mu);
+            out.spans.back().end_ms = load::steady_now_ms();
+        };
+        load::SweepResult res =
+            load::run_sweep(target, plan, setup.sweep, setup.sweep_concurrency, setup.slo, make,
+                            on_result, setup.count, on_step, on_step_done, rates);
+        out.steps = std::move(res.steps);
+        out.best = res.best;
+    } else {
+        load::SweepStep st;
+        st.label = plan.concurrency ? "concurrency" : load::to_string(plan.arrival);
+        step_label = st.label;
+        out.spans.push_back({st.label, load::steady_now_ms(), 0});
+        st.stats =
+            load::step_stats(load::run_step(target, plan, make, on_result, setup.count), setup.slo);
+        out.spans.back().end_ms = load::steady_now_ms();
+        if (plan.concurrency) {
+            st.stats.concurrency = plan.concurrency;
+        } else {
+            st.stats.offered_rate = plan.rate;
+        }
+        out.steps.push_back(std::move(st));
+        out.best = load::best_step(out.steps, setup.slo);
+    }
+    if (log) {
+        log->end();
+        if (const size_t n = log->write_errors(); n > 0) {
+            std::fprintf(stderr, "warning: run log: %zu rows could not be written: %s\n", n,
+                         log->first_write_error().c_str());
+        }
+    }
+    telemetry.stop();
+    out.telemetry_unavailable = telemetry.unavailable();
+    out.passes = telemetry.rows();
+    if (with_telemetry) {
+        for (const load::StepSpan& sp : out.spans)
+            out.scheduler.push_back(load::scheduler_stats(out.passes, sp.begin_ms, sp.end_ms));
+    }
+    return out;
+}
+
+// The second target of a comparison: --compare-target's URL, its own
+// --compare-model and --compare-api-key-env, the first target's API and
+// timeouts.
+load::Target compare_target(const ParsedArgs& args, const load::Target& first,
+                            const std::string& url) {
+    load::Target t = first;
+    t.base_url = url;
+    try {
+        load::check_base_url(url);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("load: --compare-target: ") + e.what());
+    }
+    t.api_key.clear();
+    if (const auto var = args.get("compare-api-key-env")) {
+        const char* key = std::getenv(var->c_str());
+        if (key == nullptr || *key == '\0') {
+            throw UsageError("load: --compare-api-key-env: the environment variable " + *var +
+                             " is not set or empty");
+        }
+        t.api_key = key;
+    }
+    t.model = args.get("compare-model").value_or("");
+    if (t.model.empty()) t.model = load::first_model_id(t);
+    return t;
+}
+
+load::Report report_of(const TargetRun& r, const load::Target& target, const std::string& api,
+                       const load::Slo& slo, const std::optional<cost::Price>& price) {
+    load::Report rep;
+    rep.target = target.base_url;
+    rep.model = target.model;
+    rep.api = api;
+    rep.steps = r.steps;
+    rep.reasons = r.reasons;
+    rep.best = r.best;
+    rep.slo = slo;
+    rep.price = price;
+    rep.scheduler = r.scheduler;
+    rep.telemetry_unavailable = r.telemetry_unavailable;
+    rep.run_id = r.run_id;
+    rep.db = r.db;
+    return rep;
+}
+
+// The table, the best step, the cost lines and the run of one target
+// (`heading` above them when comparing).
+void print_run(const TargetRun& r, const std::string& heading, const load::Slo& slo,
+               const std::optional<cost::Price>& price) {
+    if (!heading.empty()) std::printf("%s\n", heading.c_str());
+    print_table(r.steps, r.best);
+    print_scheduler(r.steps, r.scheduler);
+    if (r.best >= 0) {
+        std::printf("highest rate within the SLOs: %s (%.2f requests/s)\n",
+                    r.steps[static_cast<size_t>(r.best)].label.c_str(),
+                    r.steps[static_cast<size_t>(r.best)].stats.request_throughput);
+    } else if (slo.any()) {
+        std::printf("no step met the SLOs\n");
+    }
+    if (price) {
+        for (const load::SweepStep& st : r.steps) {
+            const cost::Figures c = load::step_cost(st.stats, *price);
+            std::printf(
+                "cost of %s: %s %s a request, %s per 1k requests, %s per M output "
+                "tokens (%s)\n",
+                st.label.c_str(), fmt(c.per_request, 6).c_str(), price->currency.c_str(),
+                fmt(c.per_1k_requests, 4).c_str(), fmt(c.per_m_output_tokens, 4).c_str(),
+                c.formula.c_str());
+        }
+    }
+    if (r.run_id && r.db)
+        std::printf("run log: run %lld in %s\n", static_cast<long long>(*r.run_id), r.db->c_str());
 }
 
 }  // namespace
@@ -285,176 +519,46 @@ int cmd_load(const std::vector<std::string>& argv) {
     if (n_warm_prompts >= prompts.size()) n_warm_prompts = 0;
     const size_t n_step_prompts = prompts.size() - n_warm_prompts;
 
-    std::unique_ptr<load::LoadLog> log;
-    if (!args.has("no-log")) {
-        json run_settings = {{"target", target.base_url},
-                             {"model", target.model},
-                             {"api", api},
-                             {"arrival", load::to_string(plan.arrival)},
-                             {"rate", plan.rate},
-                             {"burstiness", plan.burstiness},
-                             {"requests", plan.requests},
-                             {"warmup", plan.warmup},
-                             {"max_tokens", max_tokens},
-                             {"sweep", sweep},
-                             {"seed", plan.seed}};
-        if (plan.concurrency) run_settings["concurrency"] = *plan.concurrency;
-        if (plan.max_in_flight) run_settings["max_in_flight"] = *plan.max_in_flight;
-        if (plan.duration_s) run_settings["duration_s"] = *plan.duration_s;
-        if (slo.ttft_p99_ms) run_settings["slo_ttft_p99_ms"] = *slo.ttft_p99_ms;
-        if (slo.itl_p99_ms) run_settings["slo_itl_p99_ms"] = *slo.itl_p99_ms;
-        if (slo.e2e_p99_ms) run_settings["slo_e2e_p99_ms"] = *slo.e2e_p99_ms;
-        log = std::make_unique<load::LoadLog>(run_log_path(args), target.base_url, target.model,
-                                              local_model, run_settings);
+    const LoadSetup setup{prompts, n_step_prompts, n_warm_prompts, max_tokens, sweep, sweep_conc,
+                          slo,     count,          local_model,    api};
+    // Compare under load: the same prompts, schedule and SLOs on a second
+    // target; a sweep runs it at the first target's rates (one x axis).
+    std::optional<load::Target> target_b;
+    if (const auto url = args.get("compare-target")) target_b = compare_target(args, target, *url);
+    const TargetRun a = run_target(args, target, plan, setup, {});
+    std::optional<TargetRun> b;
+    if (target_b) {
+        if (!args.has("json"))
+            std::fprintf(stderr, "compare target: %s\n", target_b->base_url.c_str());
+        b = run_target(args, *target_b, plan, setup,
+                       sweep > 0 ? load::offered_rates(a.steps) : std::vector<double>{});
     }
 
-    // Per step: label, error reasons, a send counter for the user field.
-    std::mutex mu;
-    std::string step_label = "single";
-    size_t step_index = 0;
-    std::vector<std::map<std::string, size_t>> reasons(1);
-    size_t errors_printed = 0;
-    const auto make = [&](size_t i, bool warm) {
-        load::RequestSpec s;
-        s.prompt = warm && n_warm_prompts > 0 ? prompts[n_step_prompts + i % n_warm_prompts]
-                                              : prompts[i % n_step_prompts];
-        s.max_tokens = max_tokens;
-        std::lock_guard lock(mu);
-        s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);
-        return s;
-    };
-    const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,
-                               const load::RequestResult& r) {
-        std::string label;
-        {
-            std::lock_guard lock(mu);
-            label = step_label;
-            if (!r.ok) {
-                reasons[step_index][r.error]++;
-                if (errors_printed < 10 && !args.has("json")) {
-                    std::fprintf(stderr, "request %s: error: %s\n", s.user.c_str(),
-                                 r.error.c_str());
-                    if (++errors_printed == 10)
-                        std::fprintf(stderr, "(further errors are counted, not printed)\n");
-                }
-            }
-        }
-        // Queued for the log's writer thread; a failed write is counted.
-        if (log) {
-            log->log(s, r,
-                     {{"step", label},
-                      {"warmup", warm},
-                      {"target", target.base_url},
-                      {"model", target.model}});
-        }
-    };
-
-    // Scheduler telemetry, where the target reports it (our server does).
-    load::TelemetryPoller telemetry(target);
-    const bool with_telemetry = telemetry.start();
-    std::vector<load::StepSpan> spans;  // each step's span on the steady clock
-
-    std::vector<load::SweepStep> steps;
-    int best = -1;
-    if (sweep > 0) {
-        const auto on_step = [&](size_t index, const std::string& label) {
-            std::lock_guard lock(mu);
-            spans.push_back({label, load::steady_now_ms(), 0});
-            step_index = index;
-            step_label = label;
-            if (reasons.size() <= index) reasons.resize(index + 1);
-            if (!args.has("json")) std::fprintf(stderr, "step %zu: %s\n", index + 1, label.c_str());
-        };
-        const auto on_step_done = [&](size_t, const load::SweepStep&) {
-            std::lock_guard lock(mu);
-            spans.back().end_ms = load::steady_now_ms();
-        };
-        load::SweepResult res = load::run_sweep(target, plan, sweep, sweep_conc, slo, make,
-                                                on_result, count, on_step, on_step_done);
-        steps = std::move(res.steps);
-        best = res.best;
-    } else {
-        load::SweepStep st;
-        st.label = plan.concurrency ? "concurrency" : load::to_string(plan.arrival);
-        step_label = st.label;
-        spans.push_back({st.label, load::steady_now_ms(), 0});
-        st.stats = load::step_stats(load::run_step(target, plan, make, on_result, count), slo);
-        spans.back().end_ms = load::steady_now_ms();
-        if (plan.concurrency) {
-            st.stats.concurrency = plan.concurrency;
-        } else {
-            st.stats.offered_rate = plan.rate;
-        }
-        steps.push_back(std::move(st));
-        best = load::best_step(steps, slo);
-    }
-    if (log) {
-        log->end();
-        if (const size_t n = log->write_errors(); n > 0) {
-            std::fprintf(stderr, "warning: run log: %zu rows could not be written: %s\n", n,
-                         log->first_write_error().c_str());
-        }
-    }
-
-    telemetry.stop();
-    std::vector<load::SchedulerStats> scheduler;
-    const std::vector<load::TelemetryRow> passes = telemetry.rows();
-    if (with_telemetry) {
-        for (const load::StepSpan& sp : spans)
-            scheduler.push_back(load::scheduler_stats(passes, sp.begin_ms, sp.end_ms));
-    }
     if (const auto path = args.get("telemetry-csv")) {
-        if (!with_telemetry) {
+        if (a.passes.empty() && !a.telemetry_unavailable.empty()) {
             std::fprintf(stderr, "warning: --telemetry-csv: no file written: %s\n",
-                         telemetry.unavailable().c_str());
+                         a.telemetry_unavailable.c_str());
         } else {
-            load::write_telemetry_csv(*path, passes, spans);
+            load::write_telemetry_csv(*path, a.passes, a.spans);
         }
     }
-
-    if (const auto csv = args.get("csv")) load::write_csv(*csv, steps, price);
+    if (const auto csv = args.get("csv")) {
+        if (b) {
+            load::write_csv(*csv, load::compared_steps(a.steps, b->steps), price);
+        } else {
+            load::write_csv(*csv, a.steps, price);
+        }
+    }
     if (args.has("json")) {
-        load::Report rep;
-        rep.target = target.base_url;
-        rep.model = target.model;
-        rep.api = api;
-        rep.steps = steps;
-        rep.reasons = reasons;
-        rep.best = best;
-        rep.slo = slo;
-        rep.price = price;
-        rep.scheduler = scheduler;
-        rep.telemetry_unavailable = telemetry.unavailable();
-        if (log) {
-            rep.run_id = log->run_id();
-            rep.db = log->path();
-        }
-        const json out = load::report_json(rep);
+        json out = load::report_json(report_of(a, target, api, slo, price));
+        if (b) out["compare"] = load::report_json(report_of(*b, *target_b, api, slo, price));
         std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
-    } else {
-        print_table(steps, best);
-        print_scheduler(steps, scheduler);
-        if (best >= 0) {
-            std::printf("highest rate within the SLOs: %s (%.2f requests/s)\n",
-                        steps[static_cast<size_t>(best)].label.c_str(),
-                        steps[static_cast<size_t>(best)].stats.request_throughput);
-        } else if (slo.any()) {
-            std::printf("no step met the SLOs\n");
-        }
-        if (price) {
-            for (const load::SweepStep& st : steps) {
-                const cost::Figures c = load::step_cost(st.stats, *price);
-                std::printf(
-                    "cost of %s: %s %s a request, %s per 1k requests, %s per M output "
-                    "tokens (%s)\n",
-                    st.label.c_str(), fmt(c.per_request, 6).c_str(), price->currency.c_str(),
-                    fmt(c.per_1k_requests, 4).c_str(), fmt(c.per_m_output_tokens, 4).c_str(),
-                    c.formula.c_str());
-            }
-        }
-        if (log)
-            std::printf("run log: run %lld in %s\n", static_cast<long long>(log->run_id()),
-                        log->path().c_str());
+        return 0;
+    }
+    print_run(a, b ? "A: " + target.base_url : std::string(), slo, price);
+    if (b) {
+        std::printf("\n");
+        print_run(*b, "B: " + target_b->base_url, slo, price);
     }
     return 0;
 }

@@ -189,6 +189,20 @@ std::string steps_csv(const std::vector<SweepStep>& steps,
     return out;
 }
 
+std::vector<SweepStep> compared_steps(const std::vector<SweepStep>& a,
+                                      const std::vector<SweepStep>& b) {
+    std::vector<SweepStep> out;
+    for (SweepStep st : a) {
+        st.label = "A: " + st.label;
+        out.push_back(std::move(st));
+    }
+    for (SweepStep st : b) {
+        st.label = "B: " + st.label;
+        out.push_back(std::move(st));
+    }
+    return out;
+}
+
 void write_csv(const std::string& path, const std::vector<SweepStep>& steps,
                const std::optional<cost::Price>& price) {
     std::ofstream out(path);

@@ -78,6 +78,11 @@ nlohmann::json report_json(const Report& r);
 std::string steps_csv(const std::vector<SweepStep>& steps,
                       const std::optional<cost::Price>& price = std::nullopt);
 
+/// The steps of a comparison under load as one list for steps_csv: the
+/// first target's labelled "A: ...", then the second's "B: ...".
+std::vector<SweepStep> compared_steps(const std::vector<SweepStep>& a,
+                                      const std::vector<SweepStep>& b);
+
 /// Writes steps_csv(steps, price) to `path`. Throws std::runtime_error
 /// naming the path when it cannot be written.
 void write_csv(const std::string& path, const std::vector<SweepStep>& steps,

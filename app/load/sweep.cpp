@@ -32,10 +32,22 @@ int best_step(const std::vector<SweepStep>& steps, const Slo& slo) {
     return best;
 }
 
+std::vector<double> offered_rates(const std::vector<SweepStep>& steps) {
+    std::vector<double> r;
+    for (const SweepStep& s : steps) {
+        if (s.stats.offered_rate) r.push_back(*s.stats.offered_rate);
+    }
+    return r;
+}
+
 SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int throughput_concurrency,
                       const Slo& slo, const MakeRequest& make, const OnResult& on_result,
                       const TokenCounter& count, const OnStep& on_step,
-                      const OnStepDone& on_step_done) {
+                      const OnStepDone& on_step_done, const std::vector<double>& rates) {
+    for (const double r : rates) {
+        if (!(std::isfinite(r) && r > 0))
+            throw std::invalid_argument("sweep rates must be finite and > 0 requests/s");
+    }
     SweepResult out;
     const auto step = [&](const std::string& label, StepPlan plan) {
         if (on_step) on_step(out.steps.size(), label);
@@ -67,7 +79,7 @@ SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int thr
             "the sweep's synchronous or throughput step had no successful request; see the "
             "errors above");
     }
-    for (const double r : sweep_rates(sync_rate, max_rate, n)) {
+    for (const double r : rates.empty() ? sweep_rates(sync_rate, max_rate, n) : rates) {
         StepPlan p = base;
         p.concurrency.reset();
         p.rate = r;

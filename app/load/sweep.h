@@ -48,10 +48,18 @@ std::vector<double> sweep_rates(double sync_rate, double max_rate, int n);
 /// std::runtime_error when the synchronous or throughput step has no
 /// successful request (there is no rate to sweep). When base.cancel is
 /// set, it returns after the step that saw it (cancelled = true).
+/// `rates` (requests/s, each finite and > 0), when not empty, are the rate
+/// steps run instead of the n between the measured rates: a comparison
+/// runs its second target at the first one's rates, so both curves share
+/// their x values.
 SweepResult run_sweep(const Target& target, const StepPlan& base, int n, int throughput_concurrency,
                       const Slo& slo, const MakeRequest& make, const OnResult& on_result,
                       const TokenCounter& count, const OnStep& on_step,
-                      const OnStepDone& on_step_done = {});
+                      const OnStepDone& on_step_done = {}, const std::vector<double>& rates = {});
+
+/// The offered rates of the open-loop steps of `steps`, in order (what a
+/// comparison passes as run_sweep's `rates`).
+std::vector<double> offered_rates(const std::vector<SweepStep>& steps);
 
 /// Index of the step with the highest achieved request rate among those
 /// meeting `slo` (-1 when none does or `slo` is empty). Rate of a closed

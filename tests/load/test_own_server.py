@@ -14,6 +14,9 @@ CPU backend, 127.0.0.1):
     its passes' decode tokens equal the output tokens the client counted
     from the usage blocks, prefill + cached tokens the prompt tokens, the
     batch never exceeds --parallel, and the CSV has a row per pass;
+  - compare under load: the same sweep against a second server with one
+    slot runs the second at the first's rates, and each target's telemetry
+    is its own (batch size 1 on the second, up to 4 on the first);
   - the queue wait the server reports in each answer (its "timings"
     extension), which the client logs and summarizes, equals the queue wait
     the server logged for that request, and is <= the client's TTFT.
@@ -97,6 +100,23 @@ with Server(CLI, MODEL, ["--parallel", "4"], db=server_db) as s:
     # (all 30 prompts are distinct synthetic ones, so few are cached).
     check(sched["prefill_tokens"] <= in_tokens, "telemetry: %d prefill tokens > %d prompt tokens"
           % (sched["prefill_tokens"], in_tokens))
+
+    # Compare under load: a second server with a single slot.
+    with Server(CLI, MODEL, ["--parallel", "1"]) as s1:
+        cmp = load(s.url, "--compare-target", s1.url, "--sweep", "1", "--requests", "12",
+                   "--max-tokens", "4", "--sweep-concurrency", "4", "--no-log")
+    other = cmp.get("compare") or {}
+    check(other.get("target") == s1.url + "/v1" or other.get("target") == s1.url,
+          "compare: target %s, expected %s" % (other.get("target"), s1.url))
+    check([x["offered_rate"] for x in other.get("steps", [])][2:] ==
+          [x["offered_rate"] for x in cmp["steps"]][2:],
+          "compare: the second target's rates are not the first's")
+    for x in cmp["steps"] + other.get("steps", []):
+        check(x["completed"] == 12 and x["errors"] == 0, "compare step %s: %s" % (x["label"], x))
+    check(all(x["scheduler"]["batch_max"] == 1 for x in other["steps"]),
+          "compare: a pass of the one-slot server ran more than one sequence")
+    check(cmp["steps"][1]["scheduler"]["batch_max"] > 1,
+          "compare: the throughput step on 4 slots never batched")
 
     # The sweep (runs while the server is up; its requests are not logged).
     sweep = load(s.url, "--sweep", "3", "--requests", "40", "--max-tokens", "8",

@@ -272,6 +272,59 @@ class UiLoad : public QObject {
         QVERIFY(window_->grab().save(QStringLiteral(WB_BINARY_DIR) + "/ui_load.png"));
     }
 
+    // Compare under load: the Server tab's server against itself, a sweep of
+    // one rate step. B's steps follow A's in the table, at A's rates; both
+    // are on the charts (B dashed) and in the JSON and CSV exports; each
+    // target is its own load_test run.
+    void compareUnderLoadDrawsBothTargets() {
+        ui::LoadTab* t = tab();
+        t->setTargetUrl({});
+        t->setCompareTarget(serverUrl_ + "/v1");
+        t->setSweepSteps(1);
+        t->setSweepConcurrency(4);
+        t->setRequests(8);
+        t->setMaxTokens(4);
+        t->setLogEnabled(true);
+        t->setPrice(0, 0, 0);
+        QVERIFY2(run(t), qPrintable(t->statusText()));
+        t->setCompareTarget({});  // the other tests run one target
+        QVERIFY2(t->statusText().startsWith("Done"), qPrintable(t->statusText()));
+        const load::Report a = t->report();
+        const std::optional<load::Report> b = t->compareReport();
+        QVERIFY(b);
+        QCOMPARE(a.steps.size(), size_t(3));
+        QCOMPARE(b->steps.size(), size_t(3));
+        QCOMPARE(*b->steps[2].stats.offered_rate, *a.steps[2].stats.offered_rate);
+        for (const auto& st : b->steps) QCOMPARE(st.stats.completed, size_t(8));
+        QTableWidget* table = t->table();
+        QCOMPARE(table->rowCount(), 6);
+        QVERIFY(table->item(3, ui::LoadTab::ColStep)->text().startsWith("B: synchronous"));
+        QCOMPARE(table->item(5, ui::LoadTab::ColDone)->text(), QString("8"));
+        for (const char* g : {"B TTFT p99", "B e2e p99", "B requests/s", "B goodput"})
+            QVERIFY2(t->charts()->points(g) == 3, g);
+        QVERIFY(a.run_id && b->run_id && *a.run_id != *b->run_id);
+        QCOMPARE(query_rows(db_, "SELECT COUNT(*) FROM responses WHERE run_id = " +
+                                     QString::number(*b->run_id)),
+                 (QList<QStringList>{{"24"}}));
+
+        const QString json_path = dir_.filePath("compare.json");
+        const QString csv_path = dir_.filePath("compare.csv");
+        QVERIFY2(t->exportJson(json_path), qPrintable(t->statusText()));
+        QVERIFY2(t->exportCsv(csv_path), qPrintable(t->statusText()));
+        QFile jf(json_path);
+        QVERIFY(jf.open(QIODevice::ReadOnly));
+        const QJsonObject doc = QJsonDocument::fromJson(jf.readAll()).object();
+        QCOMPARE(doc["compare"]["steps"].toArray().size(), 3);
+        QCOMPARE(doc["compare"]["run_id"].toInteger(), *b->run_id);
+        QFile cf(csv_path);
+        QVERIFY(cf.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = cf.readAll().trimmed().split('\n');
+        QCOMPARE(lines.size(), 7);
+        QVERIFY(lines[1].startsWith("A: synchronous,"));
+        QVERIFY(lines[4].startsWith("B: synchronous,"));
+        QVERIFY(t->charts()->grab().save(QStringLiteral(WB_BINARY_DIR) + "/ui_load_compare.png"));
+    }
+
     // Nothing listening: the actionable error; the tab stays usable.
     void refusedConnectionIsActionable() {
         ui::LoadTab* t = tab();
