@@ -97,8 +97,8 @@ std::optional<load::Report> LoadRunner::compareReport() const {
 void LoadRunner::runTarget(const LoadJob& job, const load::Target& target, bool second,
                            const std::vector<double>& rates) {
     // The first target's report and telemetry feed the live charts; the
-    // second's go to compare_.
-    size_t offset = 0;  // the second target's steps follow the first's in the signals
+    // second's go to compare_, its steps' signal indexes after the first's.
+    size_t offset = 0;
     {
         std::lock_guard lock(mu_);
         load::Report& rep = second ? *compare_ : report_;
@@ -111,76 +111,32 @@ void LoadRunner::runTarget(const LoadJob& job, const load::Target& target, bool 
         if (second) offset = report_.steps.size();
     }
     const std::string prefix = second ? "B: " : "";
-    std::unique_ptr<load::LoadLog> log;
-    if (!job.db_path.empty()) {
-        // The run's settings as the CLI writes them; never the key.
-        nlohmann::json settings = {{"target", target.base_url},
-                                   {"model", target.model},
-                                   {"api", job.api},
-                                   {"arrival", load::to_string(job.plan.arrival)},
-                                   {"rate", job.plan.rate},
-                                   {"burstiness", job.plan.burstiness},
-                                   {"requests", job.plan.requests},
-                                   {"warmup", job.plan.warmup},
-                                   {"max_tokens", job.max_tokens},
-                                   {"sweep", job.sweep},
-                                   {"seed", job.plan.seed},
-                                   {"front_end", "gui"}};
-        if (job.plan.concurrency) settings["concurrency"] = *job.plan.concurrency;
-        if (job.plan.duration_s) settings["duration_s"] = *job.plan.duration_s;
-        if (job.slo.ttft_p99_ms) settings["slo_ttft_p99_ms"] = *job.slo.ttft_p99_ms;
-        if (job.slo.itl_p99_ms) settings["slo_itl_p99_ms"] = *job.slo.itl_p99_ms;
-        if (job.slo.e2e_p99_ms) settings["slo_e2e_p99_ms"] = *job.slo.e2e_p99_ms;
-        if (job.compare_target) settings["compare_target"] = job.compare_target->base_url;
-        log = std::make_unique<load::LoadLog>(job.db_path, target.base_url, target.model, "",
-                                              settings);
-        std::lock_guard lock(mu_);
-        load::Report& rep = second ? *compare_ : report_;
-        rep.run_id = log->run_id();
-        rep.db = log->path();
-    }
 
-    // Scheduler telemetry, where the target reports it (our server).
-    load::TelemetryPoller poller(target);
-    const bool with_telemetry = poller.start();
-    {
-        std::lock_guard lock(mu_);
-        if (!second) poller_ = with_telemetry ? &poller : nullptr;
-        (second ? *compare_ : report_).telemetry_unavailable = poller.unavailable();
-    }
-    // Whatever ends the test (a throw included), the poller is gone with
-    // this scope: the GUI thread must not reach it after.
-    struct Detach {
-        LoadRunner* r;
-        ~Detach() {
-            std::lock_guard lock(r->mu_);
-            r->poller_ = nullptr;
-        }
-    } detach{this};
-    std::vector<load::StepSpan> spans;
+    load::TargetPlan p;
+    p.target = target;
+    p.api = job.api;
+    p.plan = job.plan;
+    p.sweep = job.sweep;
+    p.sweep_concurrency = job.sweep_concurrency;
+    p.rates = rates;
+    p.slo = job.slo;
+    p.max_tokens = job.max_tokens;
+    p.prompt = [&job](size_t i, bool) { return job.prompts[i % job.prompts.size()]; };
+    p.db_path = job.db_path;
+    if (job.compare_target) p.compare_target = job.compare_target->base_url;
+    p.extra_settings = {{"front_end", "gui"}};
 
-    // Shared with the request threads: the step now running and the
-    // refused-connection count.
-    size_t step_index = 0;
-    std::string step_label = "single";
+    // Refused connections before any success end the test (kRefusedToStop).
     size_t refused = 0;
     bool any_ok = false;
-    const auto make = [&](size_t i, bool warm) {
-        load::RequestSpec s;
-        s.prompt = job.prompts[i % job.prompts.size()];
-        s.max_tokens = job.max_tokens;
-        std::lock_guard lock(mu_);
-        s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);
-        return s;
+    load::TargetHooks hooks;
+    hooks.step_started = [&](size_t index, const std::string& label, const load::StepPlan& plan) {
+        emit stepStarted(static_cast<int>(offset + index), QString::fromStdString(prefix + label),
+                         expected(plan, index == 0));
     };
-    const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,
-                               const load::RequestResult& r) {
-        std::string label;
-        size_t index = 0;
+    hooks.result = [&](size_t index, bool, const load::RequestSpec&, const load::RequestResult& r) {
         {
             std::lock_guard lock(mu_);
-            label = step_label;
-            index = step_index;
             if (r.ok) {
                 any_ok = true;
             } else {
@@ -194,84 +150,34 @@ void LoadRunner::runTarget(const LoadJob& job, const load::Target& target, bool 
                 }
             }
         }
-        if (log) {
-            log->log(s, r,
-                     {{"step", label},
-                      {"warmup", warm},
-                      {"target", target.base_url},
-                      {"model", target.model}});
-        }
         emit requestDone(static_cast<int>(offset + index), r.ok);
     };
-    const auto begin_step = [&](size_t index, const std::string& label,
-                                const load::StepPlan& plan) {
+    hooks.step_done = [&](size_t index, const load::SweepStep& step) {
         {
             std::lock_guard lock(mu_);
-            step_index = index;
-            step_label = label;
-            load::Report& rep = second ? *compare_ : report_;
-            if (rep.reasons.size() <= index) rep.reasons.resize(index + 1);
-            spans.push_back({label, load::steady_now_ms(), 0});
-            if (!second) spans_ = spans;
-        }
-        emit stepStarted(static_cast<int>(offset + index), QString::fromStdString(prefix + label),
-                         expected(plan, index == 0));
-    };
-    const auto end_step = [&](size_t index, const load::SweepStep& step) {
-        {
-            std::lock_guard lock(mu_);
-            if (!spans.empty()) spans.back().end_ms = load::steady_now_ms();
-            if (!second) spans_ = spans;
             load::Report& rep = second ? *compare_ : report_;
             rep.steps.push_back(step);
             rep.best = load::best_step(rep.steps, job.slo);
         }
         emit stepDone(static_cast<int>(offset + index));
     };
-
-    if (job.sweep > 0) {
-        // The sweep's own plans: its synchronous and throughput steps
-        // are closed loops, the rest open loops at its rates.
-        const auto on_step = [&](size_t index, const std::string& label) {
-            load::StepPlan p = job.plan;
-            if (index == 0) p.concurrency = 1;
-            if (index == 1) p.concurrency = job.sweep_concurrency;
-            if (index > 1) p.concurrency.reset();
-            begin_step(index, label, p);
-        };
-        load::SweepResult res =
-            load::run_sweep(target, job.plan, job.sweep, job.sweep_concurrency, job.slo, make,
-                            on_result, {}, on_step, end_step, rates);
-        std::lock_guard lock(mu_);
-        (second ? *compare_ : report_).best = res.best;
-    } else {
-        load::SweepStep st;
-        st.label = job.plan.concurrency ? "concurrency" : load::to_string(job.plan.arrival);
-        {
-            std::lock_guard lock(mu_);
-            step_label = st.label;
-        }
-        begin_step(0, st.label, job.plan);
-        st.stats = load::step_stats(load::run_step(target, job.plan, make, on_result, {}), job.slo);
-        if (job.plan.concurrency) {
-            st.stats.concurrency = job.plan.concurrency;
-        } else {
-            st.stats.offered_rate = job.plan.rate;
-        }
-        end_step(0, st);
-    }
-    if (log) log->end();
-    poller.stop();
-    std::lock_guard lock(mu_);
     if (!second) {
-        poller_ = nullptr;
-        rows_ = poller.rows();
+        hooks.telemetry = [this](const load::TelemetryPoller* poller) {
+            std::lock_guard lock(mu_);
+            poller_ = poller;
+        };
     }
+    const load::TargetOutcome o = load::run_target(p, hooks);
+    std::lock_guard lock(mu_);
     load::Report& rep = second ? *compare_ : report_;
-    if (with_telemetry) {
-        const std::vector<load::TelemetryRow> rows = poller.rows();
-        for (const load::StepSpan& sp : spans)
-            rep.scheduler.push_back(load::scheduler_stats(rows, sp.begin_ms, sp.end_ms));
+    rep.best = o.best;
+    rep.scheduler = o.scheduler;
+    rep.telemetry_unavailable = o.telemetry_unavailable;
+    rep.run_id = o.run_id;
+    rep.db = o.db;
+    if (!second) {
+        rows_ = o.passes;
+        spans_ = o.spans;
     }
 }
 

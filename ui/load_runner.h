@@ -20,6 +20,7 @@
 
 #include "cost/price.h"
 #include "load/report.h"
+#include "load/target_run.h"
 #include "load/telemetry.h"
 
 namespace wb::ui {
@@ -106,7 +107,7 @@ class LoadRunner : public QObject {
     std::vector<load::StepSpan> spans_;
     // The running test's poller (null between tests) and the rows of the
     // last one.
-    load::TelemetryPoller* poller_ = nullptr;
+    const load::TelemetryPoller* poller_ = nullptr;
     std::vector<load::TelemetryRow> rows_;
     std::string fatal_;  ///< why the test was stopped early (refused connections)
 };

@@ -25,6 +25,7 @@
 #include "load/report.h"
 #include "load/step_stats.h"
 #include "load/sweep.h"
+#include "load/target_run.h"
 #include "load/telemetry.h"
 #include "tokenizer/tokenizer.h"
 
@@ -174,144 +175,54 @@ struct LoadSetup {
     std::string api;
 };
 
-// One target's load test: its steps and everything reported about them.
-struct TargetRun {
-    std::vector<load::SweepStep> steps;
-    int best = -1;
-    std::vector<std::map<std::string, size_t>> reasons;
-    std::vector<load::SchedulerStats> scheduler;  // empty: no telemetry
-    std::string telemetry_unavailable;
-    std::vector<load::TelemetryRow> passes;
-    std::vector<load::StepSpan> spans;  // each step's span on the steady clock
-    std::optional<int64_t> run_id;
-    std::optional<std::string> db;
-};
+using TargetRun = load::TargetOutcome;
 
 // Runs the test on `target` (a sweep at `rates` when given), logging each
-// request under a load_test run of its own unless --no-log.
+// request under a load_test run of its own unless --no-log; prints the
+// steps and the first ten errors to stderr unless --json.
 TargetRun run_target(const ParsedArgs& args, const load::Target& target, const load::StepPlan& plan,
                      const LoadSetup& setup, const std::vector<double>& rates) {
-    TargetRun out;
-    out.reasons.resize(1);
-    std::unique_ptr<load::LoadLog> log;
-    if (!args.has("no-log")) {
-        json run_settings = {{"target", target.base_url},
-                             {"model", target.model},
-                             {"api", setup.api},
-                             {"arrival", load::to_string(plan.arrival)},
-                             {"rate", plan.rate},
-                             {"burstiness", plan.burstiness},
-                             {"requests", plan.requests},
-                             {"warmup", plan.warmup},
-                             {"max_tokens", setup.max_tokens},
-                             {"sweep", setup.sweep},
-                             {"seed", plan.seed}};
-        if (plan.concurrency) run_settings["concurrency"] = *plan.concurrency;
-        if (plan.max_in_flight) run_settings["max_in_flight"] = *plan.max_in_flight;
-        if (plan.duration_s) run_settings["duration_s"] = *plan.duration_s;
-        if (setup.slo.ttft_p99_ms) run_settings["slo_ttft_p99_ms"] = *setup.slo.ttft_p99_ms;
-        if (setup.slo.itl_p99_ms) run_settings["slo_itl_p99_ms"] = *setup.slo.itl_p99_ms;
-        if (setup.slo.e2e_p99_ms) run_settings["slo_e2e_p99_ms"] = *setup.slo.e2e_p99_ms;
-        if (args.get("compare-target"))
-            run_settings["compare_target"] = *args.get("compare-target");
-        log = std::make_unique<load::LoadLog>(run_log_path(args), target.base_url, target.model,
-                                              setup.local_model, run_settings);
-        out.run_id = log->run_id();
-        out.db = log->path();
-    }
+    load::TargetPlan p;
+    p.target = target;
+    p.api = setup.api;
+    p.plan = plan;
+    p.sweep = setup.sweep;
+    p.sweep_concurrency = setup.sweep_concurrency;
+    p.rates = rates;
+    p.slo = setup.slo;
+    p.max_tokens = setup.max_tokens;
+    p.prompt = [&setup](size_t i, bool warm) {
+        return warm && setup.n_warm_prompts > 0
+                   ? setup.prompts[setup.n_step_prompts + i % setup.n_warm_prompts]
+                   : setup.prompts[i % setup.n_step_prompts];
+    };
+    p.count = setup.count;
+    if (!args.has("no-log")) p.db_path = run_log_path(args);
+    p.local_model = setup.local_model;
+    p.compare_target = args.get("compare-target").value_or("");
 
-    // Per step: label, error reasons, a send counter for the user field.
+    const bool quiet = args.has("json");
     std::mutex mu;
-    std::string step_label = "single";
-    size_t step_index = 0;
     size_t errors_printed = 0;
-    const auto make = [&](size_t i, bool warm) {
-        load::RequestSpec s;
-        s.prompt = warm && setup.n_warm_prompts > 0
-                       ? setup.prompts[setup.n_step_prompts + i % setup.n_warm_prompts]
-                       : setup.prompts[i % setup.n_step_prompts];
-        s.max_tokens = setup.max_tokens;
+    load::TargetHooks hooks;
+    hooks.step_started = [quiet, &setup](size_t index, const std::string& label,
+                                         const load::StepPlan&) {
+        if (!quiet && setup.sweep > 0)
+            std::fprintf(stderr, "step %zu: %s\n", index + 1, label.c_str());
+    };
+    hooks.result = [&](size_t, bool, const load::RequestSpec& s, const load::RequestResult& r) {
+        if (r.ok || quiet) return;
         std::lock_guard lock(mu);
-        s.user = load::request_user(log ? log->run_id() : 0, step_index, warm, i);
-        return s;
-    };
-    const auto on_result = [&](size_t, bool warm, const load::RequestSpec& s,
-                               const load::RequestResult& r) {
-        std::string label;
-        {
-            std::lock_guard lock(mu);
-            label = step_label;
-            if (!r.ok) {
-                out.reasons[step_index][r.error]++;
-                if (errors_printed < 10 && !args.has("json")) {
-                    std::fprintf(stderr, "request %s: error: %s\n", s.user.c_str(),
-                                 r.error.c_str());
-                    if (++errors_printed == 10)
-                        std::fprintf(stderr, "(further errors are counted, not printed)\n");
-                }
-            }
-        }
-        // Queued for the log's writer thread; a failed write is counted.
-        if (log) {
-            log->log(s, r,
-                     {{"step", label},
-                      {"warmup", warm},
-                      {"target", target.base_url},
-                      {"model", target.model}});
+        if (errors_printed < 10) {
+            std::fprintf(stderr, "request %s: error: %s\n", s.user.c_str(), r.error.c_str());
+            if (++errors_printed == 10)
+                std::fprintf(stderr, "(further errors are counted, not printed)\n");
         }
     };
-
-    // Scheduler telemetry, where the target reports it (our server does).
-    load::TelemetryPoller telemetry(target);
-    const bool with_telemetry = telemetry.start();
-
-    if (setup.sweep > 0) {
-        const auto on_step = [&](size_t index, const std::string& label) {
-            std::lock_guard lock(mu);
-            out.spans.push_back({label, load::steady_now_ms(), 0});
-            step_index = index;
-            step_label = label;
-            if (out.reasons.size() <= index) out.reasons.resize(index + 1);
-            if (!args.has("json")) std::fprintf(stderr, "step %zu: %s\n", index + 1, label.c_str());
-        };
-        const auto on_step_done = [&](size_t, const load::SweepStep&) {
-            std::lock_guard lock(mu);
-            out.spans.back().end_ms = load::steady_now_ms();
-        };
-        load::SweepResult res =
-            load::run_sweep(target, plan, setup.sweep, setup.sweep_concurrency, setup.slo, make,
-                            on_result, setup.count, on_step, on_step_done, rates);
-        out.steps = std::move(res.steps);
-        out.best = res.best;
-    } else {
-        load::SweepStep st;
-        st.label = plan.concurrency ? "concurrency" : load::to_string(plan.arrival);
-        step_label = st.label;
-        out.spans.push_back({st.label, load::steady_now_ms(), 0});
-        st.stats =
-            load::step_stats(load::run_step(target, plan, make, on_result, setup.count), setup.slo);
-        out.spans.back().end_ms = load::steady_now_ms();
-        if (plan.concurrency) {
-            st.stats.concurrency = plan.concurrency;
-        } else {
-            st.stats.offered_rate = plan.rate;
-        }
-        out.steps.push_back(std::move(st));
-        out.best = load::best_step(out.steps, setup.slo);
-    }
-    if (log) {
-        log->end();
-        if (const size_t n = log->write_errors(); n > 0) {
-            std::fprintf(stderr, "warning: run log: %zu rows could not be written: %s\n", n,
-                         log->first_write_error().c_str());
-        }
-    }
-    telemetry.stop();
-    out.telemetry_unavailable = telemetry.unavailable();
-    out.passes = telemetry.rows();
-    if (with_telemetry) {
-        for (const load::StepSpan& sp : out.spans)
-            out.scheduler.push_back(load::scheduler_stats(out.passes, sp.begin_ms, sp.end_ms));
+    TargetRun out = load::run_target(p, hooks);
+    if (out.log_write_errors > 0) {
+        std::fprintf(stderr, "warning: run log: %zu rows could not be written: %s\n",
+                     out.log_write_errors, out.first_write_error.c_str());
     }
     return out;
 }

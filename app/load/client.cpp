@@ -89,27 +89,6 @@ bool is_server_header(const std::string& name) {
 
 }  // namespace
 
-std::string first_model_id(const Target& target) {
-    const Url url = parse_url(target.base_url);
-    httplib::Client cli(url.scheme_host_port);
-    cli.set_connection_timeout(static_cast<time_t>(std::ceil(target.connect_timeout_s)));
-    cli.set_read_timeout(static_cast<time_t>(std::ceil(target.timeout_s)));
-#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
-    if (!target.ca_cert_path.empty()) cli.set_ca_cert_path(target.ca_cert_path);
-    cli.enable_server_certificate_verification(true);
-#endif
-    httplib::Headers h;
-    if (!target.api_key.empty()) h.emplace("Authorization", "Bearer " + target.api_key);
-    const httplib::Result res = cli.Get(url.prefix + "/v1/models", h);
-    if (!res || res->status != 200 || res->body.size() > target.max_line_bytes) return "";
-    const json j = json::parse(res->body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return "";
-    const auto data = j.find("data");
-    if (data == j.end() || !data->is_array() || data->empty() || !(*data)[0].is_object()) return "";
-    const auto id = (*data)[0].find("id");
-    return id != (*data)[0].end() && id->is_string() ? id->get<std::string>() : "";
-}
-
 GetResult get_path(const Target& target, const std::string& path, size_t max_bytes) {
     const Url url = parse_url(target.base_url);
     httplib::Client cli(url.scheme_host_port);
@@ -140,6 +119,17 @@ GetResult get_path(const Target& target, const std::string& path, size_t max_byt
         out.status = res->status;
     }
     return out;
+}
+
+std::string first_model_id(const Target& target) {
+    const GetResult g = get_path(target, "/v1/models", target.max_line_bytes);
+    if (!g.error.empty() || g.status != 200) return "";
+    const json j = json::parse(g.body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return "";
+    const auto data = j.find("data");
+    if (data == j.end() || !data->is_array() || data->empty() || !(*data)[0].is_object()) return "";
+    const auto id = (*data)[0].find("id");
+    return id != (*data)[0].end() && id->is_string() ? id->get<std::string>() : "";
 }
 
 void check_base_url(const std::string& base_url) {

@@ -38,6 +38,30 @@ int64_t remote_model_version(runlog::RunLog& log, const std::string& url,
 
 }  // namespace
 
+nlohmann::json load_run_settings(const Target& target, const std::string& api, const StepPlan& plan,
+                                 int max_tokens, int sweep, const Slo& slo,
+                                 const std::string& compare_target) {
+    nlohmann::json j = {{"target", target.base_url},
+                        {"model", target.model},
+                        {"api", api},
+                        {"arrival", to_string(plan.arrival)},
+                        {"rate", plan.rate},
+                        {"burstiness", plan.burstiness},
+                        {"requests", plan.requests},
+                        {"warmup", plan.warmup},
+                        {"max_tokens", max_tokens},
+                        {"sweep", sweep},
+                        {"seed", plan.seed}};
+    if (plan.concurrency) j["concurrency"] = *plan.concurrency;
+    if (plan.max_in_flight) j["max_in_flight"] = *plan.max_in_flight;
+    if (plan.duration_s) j["duration_s"] = *plan.duration_s;
+    if (slo.ttft_p99_ms) j["slo_ttft_p99_ms"] = *slo.ttft_p99_ms;
+    if (slo.itl_p99_ms) j["slo_itl_p99_ms"] = *slo.itl_p99_ms;
+    if (slo.e2e_p99_ms) j["slo_e2e_p99_ms"] = *slo.e2e_p99_ms;
+    if (!compare_target.empty()) j["compare_target"] = compare_target;
+    return j;
+}
+
 LoadLog::LoadLog(const std::string& db_path, const std::string& target_url,
                  const std::string& model_id, const std::string& local_model,
                  const nlohmann::json& run_settings)

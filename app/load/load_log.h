@@ -22,9 +22,20 @@
 #include <thread>
 
 #include "load/client.h"
+#include "load/driver.h"
+#include "load/step_stats.h"
 #include "runlog/run_log.h"
 
 namespace wb::load {
+
+/// The settings of a load_test run (runs.settings), one definition for
+/// `workbench-cli load` and the Load tab: target URL and model (never the
+/// key), api, the plan (arrival, rate, burstiness, requests, warm-up, seed;
+/// concurrency, max_in_flight and duration_s when set), max_tokens, sweep
+/// steps, the SLOs given, and `compare_target` when a comparison names one.
+nlohmann::json load_run_settings(const Target& target, const std::string& api, const StepPlan& plan,
+                                 int max_tokens, int sweep, const Slo& slo,
+                                 const std::string& compare_target = "");
 
 /// The run-log writer of one load test (see above). Thread-safe.
 class LoadLog {
