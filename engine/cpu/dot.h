@@ -38,9 +38,8 @@ struct WeightKernel {
 const WeightKernel* weight_kernel(uint32_t type, Isa isa) noexcept;
 
 namespace detail {
-// Per-ISA tables (dot_scalar.cpp, dot_avx2.cpp, dot_avxvnni.cpp): nullptr
-// for no kernel (AvxVnni: the types whose kernel differs from AVX2's, the
-// 32-value-block ones; the rest use avx2_kernel).
+// Per-ISA lookups (dot_scalar.cpp, dot_avx2.cpp, dot_avxvnni.cpp), each
+// built from the rows of cpu/kernels.def: nullptr for a type without a row.
 const WeightKernel* scalar_kernel(uint32_t type) noexcept;
 const WeightKernel* avx2_kernel(uint32_t type) noexcept;
 const WeightKernel* avxvnni_kernel(uint32_t type) noexcept;

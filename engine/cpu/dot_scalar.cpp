@@ -317,50 +317,32 @@ void dot_q6_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt
     }
 }
 
-const WeightKernel kF32{ActKind::F32, dot_f32};
-const WeightKernel kF16{ActKind::F32, dot_f16};
-const WeightKernel kQ8_0{ActKind::Q8_0, dot_q8_0};
-const WeightKernel kQ4_0{ActKind::Q8_0, dot_q4_0};
-const WeightKernel kQ4_1{ActKind::Q8_0, dot_legacy<20, true, false, 0>};
-const WeightKernel kQ5_0{ActKind::Q8_0, dot_legacy<22, false, true, 16>};
-const WeightKernel kQ5_1{ActKind::Q8_0, dot_legacy<24, true, true, 0>};
-const WeightKernel kIQ4_NL{ActKind::Q8_0, dot_iq4_nl};
-const WeightKernel kQ2_K{ActKind::Q8_K, dot_q2_k};
-const WeightKernel kQ3_K{ActKind::Q8_K, dot_q3_k};
-const WeightKernel kQ4_K{ActKind::Q8_K, dot_q4_k};
-const WeightKernel kQ5_K{ActKind::Q8_K, dot_q5_k};
-const WeightKernel kQ6_K{ActKind::Q8_K, dot_q6_k};
+// The legacy types the one template covers (block bytes, min, 5th bit, offset).
+void dot_q4_1(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    dot_legacy<20, true, false, 0>(n, w, act, as, nt, out, os);
+}
+void dot_q5_0(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    dot_legacy<22, false, true, 16>(n, w, act, as, nt, out, os);
+}
+void dot_q5_1(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    dot_legacy<24, true, true, 0>(n, w, act, as, nt, out, os);
+}
 
 }  // namespace
 
 const WeightKernel* scalar_kernel(uint32_t type) noexcept {
+    // One entry per row of kernels.def, built on first use.
     switch (static_cast<ggml::Type>(type)) {
-        case ggml::Type::F32:
-            return &kF32;
-        case ggml::Type::F16:
-            return &kF16;
-        case ggml::Type::Q8_0:
-            return &kQ8_0;
-        case ggml::Type::Q4_0:
-            return &kQ4_0;
-        case ggml::Type::Q4_1:
-            return &kQ4_1;
-        case ggml::Type::Q5_0:
-            return &kQ5_0;
-        case ggml::Type::Q5_1:
-            return &kQ5_1;
-        case ggml::Type::IQ4_NL:
-            return &kIQ4_NL;
-        case ggml::Type::Q2_K:
-            return &kQ2_K;
-        case ggml::Type::Q3_K:
-            return &kQ3_K;
-        case ggml::Type::Q4_K:
-            return &kQ4_K;
-        case ggml::Type::Q5_K:
-            return &kQ5_K;
-        case ggml::Type::Q6_K:
-            return &kQ6_K;
+#define WB_KERNEL(T, A, fn)                          \
+    case ggml::Type::T: {                            \
+        static const WeightKernel k{ActKind::A, fn}; \
+        return &k;                                   \
+    }
+#include "cpu/kernels.def"
+#undef WB_KERNEL
         default:
             return nullptr;
     }
