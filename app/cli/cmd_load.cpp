@@ -143,8 +143,11 @@ void print_table(const std::vector<load::SweepStep>& steps, int best) {
 
 // Scheduler telemetry per step (when the target reports it).
 void print_scheduler(const std::vector<load::SweepStep>& steps,
-                     const std::vector<load::SchedulerStats>& sched) {
-    if (sched.empty()) return;
+                     const std::vector<load::SchedulerStats>& sched, const std::string& why_not) {
+    if (sched.empty()) {
+        std::printf("scheduler telemetry: unavailable (%s)\n", why_not.c_str());
+        return;
+    }
     std::printf("\nscheduler (the target's forward passes in each step):\n");
     std::printf("%-14s %8s %10s %9s %10s %10s %12s %8s\n", "step", "passes", "batch mean",
                 "batch max", "prefill t", "decode t", "KV used max", "preempt");
@@ -277,7 +280,7 @@ void print_run(const TargetRun& r, const std::string& heading, const load::Slo& 
                const std::optional<cost::Price>& price) {
     if (!heading.empty()) std::printf("%s\n", heading.c_str());
     print_table(r.steps, r.best);
-    print_scheduler(r.steps, r.scheduler);
+    print_scheduler(r.steps, r.scheduler, r.telemetry_unavailable);
     if (r.best >= 0) {
         std::printf("highest rate within the SLOs: %s (%.2f requests/s)\n",
                     r.steps[static_cast<size_t>(r.best)].label.c_str(),
@@ -446,11 +449,23 @@ int cmd_load(const std::vector<std::string>& argv) {
     }
 
     if (const auto path = args.get("telemetry-csv")) {
-        if (a.passes.empty() && !a.telemetry_unavailable.empty()) {
+        // A comparison's passes: both targets', their steps labelled "A: "
+        // and "B: " as in --csv.
+        std::vector<load::TelemetryRow> rows = a.passes;
+        std::vector<load::StepSpan> spans = a.spans;
+        if (b) {
+            for (load::StepSpan& sp : spans) sp.label = "A: " + sp.label;
+            rows.insert(rows.end(), b->passes.begin(), b->passes.end());
+            for (load::StepSpan sp : b->spans) {
+                sp.label = "B: " + sp.label;
+                spans.push_back(std::move(sp));
+            }
+        }
+        if (a.scheduler.empty() && (!b || b->scheduler.empty())) {
             std::fprintf(stderr, "warning: --telemetry-csv: no file written: %s\n",
                          a.telemetry_unavailable.c_str());
         } else {
-            load::write_telemetry_csv(*path, a.passes, a.spans);
+            load::write_telemetry_csv(*path, rows, spans);
         }
     }
     if (const auto csv = args.get("csv")) {

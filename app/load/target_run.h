@@ -60,11 +60,13 @@ struct TargetOutcome {
     int best = -1;  ///< index into steps of the highest rate within the SLOs, -1 = none
     bool cancelled = false;
     std::vector<std::map<std::string, size_t>> reasons;  ///< per step: error -> count
-    std::vector<SchedulerStats> scheduler;               ///< per step; empty: no telemetry
-    std::string telemetry_unavailable;                   ///< why there is none ("" = there is)
-    std::vector<TelemetryRow> passes;                    ///< the target's passes, steady clock
-    std::vector<StepSpan> spans;                         ///< each step's span, steady clock
-    std::optional<int64_t> run_id;                       ///< the load_test run when logged
+    /// Per step (the passes from its start to the next step's); empty: no
+    /// telemetry.
+    std::vector<SchedulerStats> scheduler;
+    std::string telemetry_unavailable;  ///< why there is none ("" = there is)
+    std::vector<TelemetryRow> passes;   ///< the target's passes, steady clock
+    std::vector<StepSpan> spans;        ///< each step's span, steady clock
+    std::optional<int64_t> run_id;      ///< the load_test run when logged
     std::optional<std::string> db;
     size_t log_write_errors = 0;  ///< rows the run log could not take
     std::string first_write_error;

@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -98,7 +99,8 @@ class TelemetryPoller {
     void stop();
     /// Why telemetry is unavailable ("" while it is available).
     std::string unavailable() const;
-    /// The passes fetched so far, in index order.
+    /// The passes fetched so far, in index order, on our clock (each pass's
+    /// end plus the offset of the fetch with the shortest round trip).
     std::vector<TelemetryRow> rows() const;
 
   private:
@@ -114,7 +116,9 @@ class TelemetryPoller {
     std::condition_variable cv_;
     bool stop_ = false;
     std::string why_;
-    std::vector<TelemetryRow> rows_;
+    std::vector<metrics::PassTelemetry> passes_;  // as fetched, on the engine's clock
+    double offset_ = 0;  // engine clock -> ours (ms), from the shortest round trip
+    double best_rtt_ = std::numeric_limits<double>::infinity();
     std::thread thread_;
 };
 

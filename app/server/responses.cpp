@@ -179,7 +179,7 @@ json passes_json(const std::string& model, const std::vector<metrics::PassTeleme
     return {{"object", "scheduler.passes"},
             {"model", model},
             {"now_ms", now_ms},
-            {"next", passes.empty() ? from : passes.back().index + 1},
+            {"next", passes.empty() ? std::min(from, end) : passes.back().index + 1},
             {"end", end},
             {"columns",
              {"index", "end_ms", "duration_ms", "batch", "prefill_tokens", "decode_tokens",

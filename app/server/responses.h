@@ -93,7 +93,8 @@ nlohmann::json usage_chunk(const AnswerIds& ids, const core::FinishedRequest& f)
 /// "duration_ms", "batch", "prefill_tokens", "decode_tokens", "queued",
 /// "kv_blocks_used", "kv_blocks_total", "preemptions"], "passes": one array
 /// per pass in that order (metrics::PassTelemetry)}. `next` is the last
-/// pass's index + 1, or `from` when there is none.
+/// pass's index + 1, or min(`from`, `end`) when there is none (never past
+/// the passes recorded).
 nlohmann::json passes_json(const std::string& model,
                            const std::vector<metrics::PassTelemetry>& passes, double now_ms,
                            uint64_t from, uint64_t end);

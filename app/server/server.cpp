@@ -233,11 +233,13 @@ void Server::Impl::setup() {
             const std::string v = req.get_param_value("from");
             const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), from);
             if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
-                set_error(res, status_error(400,
-                                            "query parameter 'from' must be a pass index "
-                                            "(a whole number >= 0), not '" +
-                                                v.substr(0, 40) + "'",
-                                            "invalid_request_error", "invalid_value"));
+                ApiError e = status_error(400,
+                                          "query parameter 'from' must be a pass index "
+                                          "(a whole number >= 0), not '" +
+                                              v.substr(0, 40) + "'",
+                                          "invalid_request_error", "invalid_value");
+                e.param = "from";
+                set_error(res, e);
                 refused(400, req.path);
                 return;
             }

@@ -199,6 +199,15 @@ class TestServerParts : public QObject {
         QCOMPARE(server::timings_json(f), t);
         QCOMPARE(server::finish_chunk(ids, f, req, false)["timings"], t);
         QCOMPARE(server::full_response(ids, f, req)["timings"], t);
+        // Scheduler passes: "next" follows the last pass, and never points
+        // past the passes recorded ("end") when there are none to give.
+        wb::metrics::PassTelemetry pt;
+        pt.index = 4;
+        pt.batch = 2;
+        QCOMPARE(server::passes_json("m", {pt}, 1.0, 4, 9)["next"], json(5));
+        QCOMPARE(server::passes_json("m", {}, 1.0, 99999, 9)["next"], json(9));
+        QCOMPARE(server::passes_json("m", {}, 1.0, 3, 9)["next"], json(3));
+        QCOMPARE(server::passes_json("m", {pt}, 1.0, 4, 9)["passes"][0][3], json(2));
         const json first = server::text_chunk(ids, "a", true, true);
         QCOMPARE(first["choices"][0]["delta"],
                  json::parse(R"({"role":"assistant","content":"a"})"));

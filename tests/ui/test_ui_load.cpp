@@ -245,15 +245,19 @@ class UiLoad : public QObject {
         QCOMPARE(charts->points("batch size"), int(passes.size()));
         QCOMPARE(charts->points("KV blocks used"), int(passes.size()));
         QVERIFY(doc["telemetry"]["available"].toBool());
-        qint64 decode = 0;
+        // Over the whole sweep: a pass that ends within a clock offset's
+        // error of a step boundary may be counted in the next step, so the
+        // per-step sums are compared in total.
+        qint64 decode = 0, out_tokens = 0;
         for (int i = 0; i < n; ++i) {
             const QJsonObject st = doc["steps"][i].toObject();
             const QJsonObject sc = st["scheduler"].toObject();
-            const double out = st["output_throughput"].toDouble() * st["duration_s"].toDouble();
-            QCOMPARE(sc["decode_tokens"].toInteger(), qint64(std::llround(out)));
+            out_tokens +=
+                std::llround(st["output_throughput"].toDouble() * st["duration_s"].toDouble());
             QVERIFY(sc["batch_max"].toInt() >= 1);
             decode += sc["decode_tokens"].toInteger();
         }
+        QCOMPARE(decode, out_tokens);
         const QString tel_path = dir_.filePath("telemetry.csv");
         QVERIFY2(t->exportTelemetryCsv(tel_path), qPrintable(t->statusText()));
         QFile tf(tel_path);
