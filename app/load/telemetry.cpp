@@ -36,27 +36,29 @@ bool TelemetryPoller::fetch(bool skip) {
         const double sent = steady_now_ms();
         const GetResult g = get_path(target_, "/scheduler/passes?from=" + std::to_string(next_));
         const double got = steady_now_ms();
-        std::lock_guard lock(mu_);
+        // The answer is checked and parsed before the lock: the GUI's
+        // rows() never waits on a 4096-pass parse.
+        std::string why;
+        PassPage p;
         if (!g.error.empty()) {
-            why_ = g.error;
-            return false;
-        }
-        if (g.status == 404) {
-            why_ =
+            why = g.error;
+        } else if (g.status == 404) {
+            why =
                 "the target does not report scheduler telemetry (GET /scheduler/passes: 404; "
                 "workbench-cli serve does)";
-            return false;
+        } else if (g.status != 200) {
+            why = "GET /scheduler/passes: HTTP " + std::to_string(g.status) + ": " +
+                  http_error_text(g.body);
+        } else {
+            try {
+                p = parse_passes(g.body);
+            } catch (const std::runtime_error& e) {
+                why = e.what();
+            }
         }
-        if (g.status != 200) {
-            why_ = "GET /scheduler/passes: HTTP " + std::to_string(g.status) + ": " +
-                   http_error_text(g.body);
-            return false;
-        }
-        PassPage p;
-        try {
-            p = parse_passes(g.body);
-        } catch (const std::runtime_error& e) {
-            why_ = e.what();
+        std::lock_guard lock(mu_);
+        if (!why.empty()) {
+            why_ = std::move(why);
             return false;
         }
         // The engine's clock to ours: its now_ms was read between our send
