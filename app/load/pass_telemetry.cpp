@@ -23,6 +23,10 @@ constexpr const char* kColumns[] = {
     "index",         "end_ms", "duration_ms",    "batch",           "prefill_tokens",
     "decode_tokens", "queued", "kv_blocks_used", "kv_blocks_total", "preemptions"};
 
+// Passes one answer may hold: the server's page is 4096; a little room for
+// another build's larger page, never an unbounded list.
+constexpr size_t kMaxPassesPerPage = 16384;
+
 [[noreturn]] void bad(const std::string& what) {
     throw std::runtime_error("scheduler telemetry: " + what);
 }
@@ -76,6 +80,9 @@ PassPage parse_passes(std::string_view body) {
     p.end = whole(*end, "'end'");
     const auto rows = j.find("passes");
     if (rows == j.end() || !rows->is_array()) bad("'passes' is not an array");
+    if (rows->size() > kMaxPassesPerPage)
+        bad("the answer holds " + std::to_string(rows->size()) + " passes; a page holds at most " +
+            std::to_string(kMaxPassesPerPage));
     p.passes.reserve(rows->size());
     for (size_t i = 0; i < rows->size(); ++i) {
         const json& r = (*rows)[i];

@@ -34,7 +34,10 @@ bool TelemetryPoller::fetch(bool skip) {
     // its page size; 64 pages bound one round).
     for (int page = 0; page < 64; ++page) {
         const double sent = steady_now_ms();
-        const GetResult g = get_path(target_, "/scheduler/passes?from=" + std::to_string(next_));
+        // A page is at most 4096 passes of about 70 bytes: 1 MiB bounds a
+        // server that answers more (the parse, its memory and its time).
+        const GetResult g =
+            get_path(target_, "/scheduler/passes?from=" + std::to_string(next_), 1u << 20);
         const double got = steady_now_ms();
         // The answer is checked and parsed before the lock: the GUI's
         // rows() never waits on a 4096-pass parse.

@@ -30,9 +30,9 @@ struct PassPage {
     uint64_t end = 0;  ///< the index after the last pass the engine has recorded
 };
 
-/// Parses a /scheduler/passes body. Throws std::runtime_error saying what
-/// is wrong ("pass 3: 'batch' is not a whole number >= 0") for anything
-/// but the documented shape; reads one level of arrays, never recursively.
+/// Parses a /scheduler/passes body (at most 16384 passes). Throws
+/// std::runtime_error saying what is wrong ("pass 3: 'batch' is not a whole number >= 0") for
+/// anything but the documented shape; reads one level of arrays, never recursively.
 PassPage parse_passes(std::string_view body);
 
 /// A pass on the client's clock: `t_ms` = its end, ms since the load

@@ -256,6 +256,12 @@ class TestLoadParts : public QObject {
               std::string(R"({"columns":["end_ms"],"now_ms":1,"next":1,"end":1,"passes":[]})")}) {
             QVERIFY_THROWS_EXCEPTION(std::runtime_error, parse_passes(bad));
         }
+        // More passes than a page holds (16384): refused, whatever the body.
+        std::string many = "{" + cols + R"(,"now_ms":1,"next":20000,"end":20000,"passes":[)";
+        for (int i = 0; i < 16385; ++i)
+            many += (i ? ",[" : "[") + std::to_string(i) + ",1,1,1,0,1,0,1,2,0]";
+        many += "]}";
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, parse_passes(many));
         // On the client's clock the passes end at 1010, 1020, 1030 ms; the
         // step spans [1015, 1030]: passes 6 and 7.
         std::vector<TelemetryRow> rows;
