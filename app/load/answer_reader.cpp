@@ -113,6 +113,7 @@ bool AnswerReader::on_event(std::string_view data) {
             last_content_ = now;
             ++chunks_;
             r_.output += text;
+            if (on_content_) on_content_(text);
         }
     }
     return true;
@@ -131,6 +132,7 @@ std::string AnswerReader::read_body(std::string_view body) {
     }
     const json& c0 = (*ch)[0];
     r_.output = choice_text(c0);
+    if (on_content_ && !r_.output.empty()) on_content_(r_.output);
     if (auto f = c0.find("finish_reason"); f != c0.end() && f->is_string()) {
         r_.finish_reason = *f;
     }

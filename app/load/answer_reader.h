@@ -48,6 +48,10 @@ class AnswerReader {
     /// and TPOT; call once the answer is complete.
     void finish_counts();
 
+    /// Called with each content chunk's text as it is read (streamed or a
+    /// whole body's text once); may be empty.
+    void set_on_content(std::function<void(const std::string&)> f) { on_content_ = std::move(f); }
+
     RequestResult& result() { return r_; }
     /// Why reading stopped ("" while fine).
     const std::string& failure() const { return failure_; }
@@ -59,6 +63,7 @@ class AnswerReader {
     void absorb_common(const nlohmann::json& j);
 
     TokenCounter count_;
+    std::function<void(const std::string&)> on_content_;
     std::function<double()> now_ms_;
     double t0_ = 0;
     RequestResult r_;

@@ -68,7 +68,14 @@ std::string body_json(const Target& t, const RequestSpec& spec) {
     json b = json::object();
     if (!t.model.empty()) b["model"] = t.model;
     if (t.api == Api::Chat) {
-        b["messages"] = json::array({{{"role", "user"}, {"content", spec.prompt}}});
+        if (spec.messages.empty()) {
+            b["messages"] = json::array({{{"role", "user"}, {"content", spec.prompt}}});
+        } else {
+            json m = json::array();
+            for (const ChatMessage& msg : spec.messages)
+                m.push_back({{"role", msg.role}, {"content", msg.content}});
+            b["messages"] = std::move(m);
+        }
     } else {
         b["prompt"] = spec.prompt;
     }
@@ -77,6 +84,9 @@ std::string body_json(const Target& t, const RequestSpec& spec) {
     b["stream_options"] = {{"include_usage", true}};
     if (!spec.user.empty()) b["user"] = spec.user;
     if (spec.seed) b["seed"] = *spec.seed;
+    if (spec.temperature) b["temperature"] = *spec.temperature;
+    if (spec.top_p) b["top_p"] = *spec.top_p;
+    if (!spec.stop.empty()) b["stop"] = spec.stop;
     // A prompt file's invalid UTF-8 is sent as U+FFFD, not thrown.
     return b.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -140,6 +150,7 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
                            const TokenCounter& count) {
     const Url url = parse_url(target.base_url);
     AnswerReader rd(count);
+    if (spec.on_content) rd.set_on_content(spec.on_content);
 
     httplib::Client cli(url.scheme_host_port);
     const auto to_timeval = [](double s, auto setter) {
@@ -190,6 +201,10 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
         const double now = steady_now_ms();
         last_data = now;
+        if (spec.cancel && spec.cancel->load()) {
+            rd.set_failure("cancelled");
+            return false;
+        }
         if (now - rd.t0() > target.timeout_s * 1000.0) {
             rd.set_failure("timed out: the response took longer than " + seconds(target.timeout_s));
             rd.result().timed_out = true;

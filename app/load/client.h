@@ -11,9 +11,11 @@
 // max_tokens plus one line) is a result with ok = false and a reason;
 // nothing throws for what a server does.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,12 +44,33 @@ struct Target {
     size_t max_line_bytes = 1u << 20;
 };
 
+/// One chat message as the OpenAI API sends it ({"role", "content"}).
+struct ChatMessage {
+    std::string role;  ///< "system", "user" or "assistant"
+    std::string content;
+};
+
 /// What one request asks for.
 struct RequestSpec {
+    /// The text sent: Api::Completions' "prompt", or Api::Chat's one user
+    /// message when `messages` is empty.
     std::string prompt;
+    /// Api::Chat: the whole conversation (the endpoint renders it with its
+    /// own template); empty = one user message holding `prompt`.
+    std::vector<ChatMessage> messages;
     int max_tokens = 16;
     std::string user;  ///< the OpenAI "user" field ("" = none); lets a server's log be matched
     std::optional<uint64_t> seed;
+    std::optional<double> temperature;  ///< "temperature"; nullopt = the endpoint's default
+    std::optional<double> top_p;        ///< "top_p"; nullopt = the endpoint's default
+    std::vector<std::string> stop;      ///< "stop" strings (none sent when empty)
+    /// Called on the sending thread with each content chunk's text as it
+    /// arrives (a chat's streamed reply); may be empty.
+    std::function<void(const std::string& piece)> on_content;
+    /// Set from any thread to stop reading: the request ends at the next
+    /// data it receives (or at the read timeout on a silent stream) with
+    /// ok = false and error "cancelled". May be null.
+    std::shared_ptr<std::atomic<bool>> cancel;
 };
 
 /// Counts the tokens of a text with a local tokenizer (the model the

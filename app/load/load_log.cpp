@@ -14,7 +14,8 @@ int64_t utc_now_ms() {
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-// The model_versions row of a remote model (see the header), created once.
+}  // namespace
+
 int64_t remote_model_version(runlog::RunLog& log, const std::string& url,
                              const std::string& model) {
     const std::string sha = runlog::sha256_hex("remote-model\n" + url + "\n" + model);
@@ -35,8 +36,6 @@ int64_t remote_model_version(runlog::RunLog& log, const std::string& url,
     });
     return id;
 }
-
-}  // namespace
 
 nlohmann::json load_run_settings(const Target& target, const std::string& api, const StepPlan& plan,
                                  int max_tokens, int sweep, const Slo& slo,
@@ -117,11 +116,9 @@ std::string LoadLog::first_write_error() const {
     return first_error_;
 }
 
-void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::json row_settings) {
+runlog::ResponseRecord remote_record(const RequestSpec& spec, const RequestResult& r,
+                                     nlohmann::json row_settings) {
     runlog::ResponseRecord rec;
-    rec.run_id = run_;
-    rec.model_version_id = model_version_;
-    rec.environment_id = environment_;
     if (!r.response_id.empty()) row_settings["response_id"] = r.response_id;
     if (!r.served_model.empty()) row_settings["served_model"] = r.served_model;
     row_settings["http_status"] = r.http_status;
@@ -138,6 +135,8 @@ void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::jso
     rec.output_tokens = r.output_tokens;
     if (r.ok) {
         rec.finish_reason = r.finish_reason == "length" ? "length" : "stop";
+    } else if (r.error == "cancelled") {
+        rec.finish_reason = "cancelled";
     } else {
         rec.finish_reason = r.timed_out ? "timeout" : "error";
         rec.error = r.error;
@@ -152,6 +151,14 @@ void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::jso
     const double e2e = r.e2e_ms.value_or(0);
     rec.finished_ms = static_cast<int64_t>(now_wall);
     rec.started_ms = static_cast<int64_t>(now_wall - e2e);
+    return rec;
+}
+
+void LoadLog::log(const RequestSpec& spec, const RequestResult& r, nlohmann::json row_settings) {
+    runlog::ResponseRecord rec = remote_record(spec, r, std::move(row_settings));
+    rec.run_id = run_;
+    rec.model_version_id = model_version_;
+    rec.environment_id = environment_;
     log_.log_response(rec);
 }
 

@@ -37,6 +37,22 @@ nlohmann::json load_run_settings(const Target& target, const std::string& api, c
                                  int max_tokens, int sweep, const Slo& slo,
                                  const std::string& compare_target = "");
 
+/// The model_versions row of remote model `model` at `url` (described in
+/// this file's head), created the first time; returns its id. Throws what
+/// the run log throws.
+int64_t remote_model_version(runlog::RunLog& log, const std::string& url, const std::string& model);
+
+/// The response row of one request to an endpoint (ids left 0 for the
+/// caller): prompt, output, tokens, client-side TTFT, TPOT and e2e, finish
+/// reason ("stop"/"length" as the server said, "cancelled" when the client
+/// stopped it, "timeout" for a timed-out request, "error" with the reason
+/// otherwise) and settings = `row_settings` plus the response id, served
+/// model, HTTP status, server headers, ITL count and token-count source.
+/// The key is never in it (neither argument holds one). Never throws but
+/// std::bad_alloc.
+runlog::ResponseRecord remote_record(const RequestSpec& spec, const RequestResult& r,
+                                     nlohmann::json row_settings);
+
 /// The run-log writer of one load test (see above). Thread-safe.
 class LoadLog {
   public:
