@@ -12,6 +12,9 @@ packages=(
   # Qt 6: Widgets, Sql (+ SQLite driver), Concurrent, Network, Test, HttpServer
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-httpserver-dev
   qt6-websockets-dev libgl-dev
+  # remote targets' API keys in the desktop's secret store; the GUI tests
+  # run a private GNOME Keyring in their own D-Bus session
+  qtkeychain-qt6-dev gnome-keyring dbus
   # charts
   libqcustomplot-dev libqcustomplot2.1-qt6
   # SQLite C API for the run log; JSON for the CLI and exports

@@ -36,8 +36,11 @@
 #include "core/settings_json.h"
 #include "cost/price.h"
 #include "engine_bridge.h"
+#include "metrics/metrics_store.h"
 #include "price_fields.h"
+#include "remote_client.h"
 #include "run_recorder.h"
+#include "target_picker.h"
 #include "wrap_label.h"
 
 namespace wb::ui {
@@ -47,6 +50,11 @@ BatchPanel::BatchPanel(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     : QWidget(parent), bridge_(bridge), recorder_(recorder), settings_(std::move(settings)) {
     qRegisterMetaType<Progress>();
     auto* layout = new QVBoxLayout(this);
+
+    picker_ = new TargetPicker(QStringLiteral("batch"));
+    layout->addWidget(picker_);
+    remote_ = new gui::RemoteClient(recorder_, this);
+    connect(remote_, &gui::RemoteClient::requestFinished, this, &BatchPanel::onRemoteFinished);
 
     auto* fileRow = new QHBoxLayout;
     auto* open = new QPushButton(tr("Open prompt set…"));
@@ -299,7 +307,7 @@ BatchPanel::~BatchPanel() = default;
 bool BatchPanel::run() {
     if (running_) return false;
     const std::shared_ptr<core::EngineSession> session = bridge_->session();
-    if (!session) {
+    if (!session && !picker_->isRemote()) {
         status_->setText(tr("Load a model first."));
         return false;
     }
@@ -320,6 +328,7 @@ bool BatchPanel::run() {
                              .arg(set_.errors.size()));
         return false;
     }
+    if (picker_->isRemote()) return runRemote(price);
     // The run `workbench-cli batch` makes of these settings: each prompt's
     // seed is the base seed + its index (a fresh base unless the seed is
     // fixed), its own max_tokens and stop strings, the run's timeout.
@@ -341,22 +350,9 @@ bool BatchPanel::run() {
         recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), run_settings) : 0;
     bo.base.run_id = run_id_;
 
-    results_->clear();
-    ownMaxTokens_.clear();
-    progress_ = Progress{};
-    progress_.total = static_cast<int>(set_.items.size());
-    progress_.queued = progress_.total;
-    summary_ = gui::BatchSummary{};
-    summary_.concurrency = concurrency_->value();
-    summary_.price = price;
-    summaryBox_->hide();
+    remoteRun_ = false;
+    beginProgress(price);
     runStartMs_ = bridge_->metricsNowMs();
-    running_ = true;
-    clock_.start();
-    bar_->setRange(0, progress_.total);
-    run_->setEnabled(false);
-    cancel_->setEnabled(true);
-    emit runStarted();
     job_ = bridge_->runBatch(set_.entries, bo, this,
                              [this](const core::BatchEvent& e) { onEvent(e); });
     // The one rule's note (chat::choose_template) when prompts are rendered
@@ -372,9 +368,116 @@ bool BatchPanel::run() {
     return job_ != nullptr;
 }
 
+void BatchPanel::beginProgress(const std::optional<cost::Price>& price) {
+    results_->clear();
+    ownMaxTokens_.clear();
+    progress_ = Progress{};
+    progress_.total = static_cast<int>(set_.items.size());
+    progress_.queued = progress_.total;
+    summary_ = gui::BatchSummary{};
+    summary_.concurrency = concurrency_->value();
+    summary_.price = price;
+    summaryBox_->hide();
+    running_ = true;
+    clock_.start();
+    bar_->setRange(0, progress_.total);
+    run_->setEnabled(false);
+    cancel_->setEnabled(true);
+    emit runStarted();
+}
+
+bool BatchPanel::runRemote(const std::optional<cost::Price>& price) {
+    if (price && price->basis == cost::Price::Basis::PerHour) {
+        status_->setText(
+            tr("A remote endpoint is priced per million tokens: its busy time is not known "
+               "here. Clear the per-hour price or give token prices."));
+        return false;
+    }
+    QString err;
+    const std::optional<QString> key = picker_->apiKey(&err);
+    if (!key) {
+        status_->setText(tr("Not started: %1").arg(err));
+        return false;
+    }
+    const gui::RemoteTarget target = picker_->remote();
+    gui::GenSettings s = settings_();
+    if (!s.fixed_seed) s.seed = gui::GenSettings::drawSeed();
+    run_settings_ = s;
+    const int concurrency = concurrency_->value();
+    const std::string system = system_->text().toStdString();
+    nlohmann::json rs = {{"target", target.base_url.toStdString()},
+                         {"model", target.model.toStdString()},
+                         {"api", "chat"},
+                         {"concurrency", concurrency},
+                         {"max_tokens", s.max_tokens},
+                         {"temperature", s.temperature},
+                         {"top_p", s.top_p},
+                         {"seed", s.seed},
+                         {"seed_policy", "base_plus_index"}};
+    if (!system.empty()) rs["system_prompt"] = system;
+    run_id_ = recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), rs) : 0;
+
+    remoteRun_ = true;
+    remoteMetrics_ = std::make_unique<metrics::MetricsStore>(0.0);
+    remote_->setMaxParallel(concurrency);
+    templateNote_.clear();
+    beginProgress(price);
+    runStartMs_ = 0;
+    for (size_t i = 0; i < set_.entries.size(); ++i) {
+        const core::PromptEntry& e = set_.entries[i];
+        gui::RequestSpec spec;
+        spec.id = QString::fromStdString(e.id);
+        spec.run_id = run_id_;
+        // The endpoint renders messages with its own template: a prompt
+        // line is one user message, after the system prompt when set.
+        if (!system.empty()) spec.messages.push_back({"system", system});
+        if (e.messages.empty())
+            spec.messages.push_back({"user", e.prompt});
+        else
+            spec.messages.insert(spec.messages.end(), e.messages.begin(), e.messages.end());
+        spec.settings = s;
+        spec.settings.max_tokens = e.max_tokens.value_or(s.max_tokens);
+        spec.settings.seed = s.seed + i;  // as the CLI's batch: base + index, sent
+        spec.settings.fixed_seed = true;
+        spec.stop = e.stop;
+        ownMaxTokens_.insert(spec.id, e.max_tokens.has_value());
+        if (!remote_->submit(target, *key, spec, &err)) {
+            // The URL is the same for every line: nothing was sent.
+            running_ = false;
+            cancel_->setEnabled(false);
+            showSet();
+            status_->setText(tr("Not started: %1").arg(err));
+            if (recorder_ && run_id_ != 0) recorder_->endRun(run_id_);
+            return false;
+        }
+    }
+    updateProgress();
+    return true;
+}
+
 void BatchPanel::cancel() {
-    if (!running_ || !job_) return;
+    if (!running_) return;
+    if (remoteRun_) {
+        remote_->cancelAll();  // each ends "cancelled"; the unsent ones at once
+        return;
+    }
+    if (!job_) return;
     job_->cancel();  // every unfinished prompt ends "cancelled" (its events follow)
+}
+
+void BatchPanel::countFinished(const gui::RequestResult& r) {
+    results_->append(r);
+    summary_.addFinish(r.finish_reason);
+    ++summary_.requests_submitted;
+    if (r.prompt_cached_tokens >= 0) {
+        progress_.prompt_tokens += r.prompt_tokens;
+        progress_.cached_tokens += r.prompt_cached_tokens;
+    }
+    // "context": the request ran into the context size but delivered its output.
+    if (r.finish_reason == "stop" || r.finish_reason == "length" || r.finish_reason == "context")
+        ++progress_.done;
+    else
+        ++progress_.failed;
 }
 
 void BatchPanel::onEvent(const core::BatchEvent& e) {
@@ -383,21 +486,40 @@ void BatchPanel::onEvent(const core::BatchEvent& e) {
         const gui::RequestResult r = gui::toResult(*e.result, run_settings_);
         if (e.index < set_.entries.size())
             ownMaxTokens_.insert(r.id, set_.entries[e.index].max_tokens.has_value());
-        results_->append(r);
-        summary_.addFinish(r.finish_reason);
-        ++summary_.requests_submitted;
-        if (r.prompt_cached_tokens >= 0) {
-            progress_.prompt_tokens += r.prompt_tokens;
-            progress_.cached_tokens += r.prompt_cached_tokens;
-        }
-        // "context": the request ran into the context size but delivered its output.
-        if (r.finish_reason == "stop" || r.finish_reason == "length" ||
-            r.finish_reason == "context")
-            ++progress_.done;
-        else
-            ++progress_.failed;
+        countFinished(r);
     }
     if (e.type != core::BatchEvent::Type::Token) updateProgress();
+    endRunIfDone();
+}
+
+void BatchPanel::onRemoteFinished(const gui::RequestResult& r) {
+    if (!running_ || !remoteRun_ || r.run_id != run_id_) return;
+    // The client's samples on the run's clock (ms since Run), placed back
+    // from the finish: sent at finish - e2e, first token TTFT after that.
+    const double finish = static_cast<double>(clock_.elapsed());
+    const double sent = std::max(0.0, finish - r.e2e_ms);
+    metrics::RequestMetrics m;
+    m.queue_wait_ms = 0;  // the client sends at once; the endpoint's queue is inside TTFT
+    if (r.ttft_ms >= 0) {
+        m.ttft_ms = r.ttft_ms;
+        remoteMetrics_->record_first_token(sent + r.ttft_ms, r.ttft_ms);
+        double at = sent + r.ttft_ms;
+        for (double itl : r.itl_ms) {
+            at += itl;
+            remoteMetrics_->record_inter_token(at, itl);
+        }
+    }
+    m.itl_ms = r.itl_ms;
+    if (r.tpot_ms >= 0) m.tpot_ms = r.tpot_ms;
+    m.e2e_ms = r.e2e_ms;
+    m.prompt_tokens = r.prompt_tokens;
+    m.generated_tokens = r.generated_tokens;
+    remoteMetrics_->record_finished(finish, m, r.finish_reason.toStdString());
+    // Tokens for the run's throughput; the endpoint's busy time is unknown (0).
+    remoteMetrics_->record_step(finish, 0.0, static_cast<uint32_t>(std::max(0, r.prompt_tokens)),
+                                static_cast<uint32_t>(std::max(0, r.generated_tokens)));
+    countFinished(r);
+    updateProgress();
     endRunIfDone();
 }
 
@@ -416,7 +538,12 @@ void BatchPanel::endRunIfDone() {
 void BatchPanel::showSummary() {
     // The store's samples over the run: every request of it has finished,
     // so its TTFT / ITL / e2e samples are in.
-    summary_.stats = bridge_->spanStats(runStartMs_);
+    if (remoteRun_ && remoteMetrics_) {
+        const double now = std::max(1e-3, remoteMetrics_->last_sample_ms());
+        summary_.stats = remoteMetrics_->snapshot(now, now + 1.0).window;
+    } else {
+        summary_.stats = bridge_->spanStats(runStartMs_);
+    }
     summaryView_->setPlainText(summary_.text());
     summaryBox_->show();
 }
@@ -464,7 +591,10 @@ void BatchPanel::exportSummaryDialog(const QString& format) {
 
 void BatchPanel::updateProgress() {
     const int finished = progress_.done + progress_.failed;
-    progress_.running = running_ && job_ ? static_cast<int>(job_->progress().running) : 0;
+    if (remoteRun_)
+        progress_.running = running_ ? std::min(remote_->inFlight(), concurrency_->value()) : 0;
+    else
+        progress_.running = running_ && job_ ? static_cast<int>(job_->progress().running) : 0;
     progress_.queued = std::max(0, progress_.total - finished - progress_.running);
     bar_->setValue(finished);
     QString eta;

@@ -14,6 +14,11 @@
 // run starts. A progress bar with done, failed,
 // running, queued and an ETA; a sortable results table that fills as
 // requests finish, with a detail view of one response.
+// "Send to" (TargetPicker) runs the set against a remote OpenAI-compatible
+// endpoint instead: the same prompts, ids, seeds (base + index), per-line
+// max_tokens and stop strings, at most `concurrency` requests at once,
+// timed on the client and logged with the endpoint's URL; the summary's
+// table comes from those client-side times.
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -22,6 +27,7 @@
 #include <memory>
 
 #include "batch_summary.h"
+#include "cost/price.h"
 #include "gen_settings.h"
 #include "prompt_set.h"
 #include "request_types.h"
@@ -40,15 +46,20 @@ class QTableView;
 namespace wb::core {
 struct BatchEvent;
 }
+namespace wb::metrics {
+class MetricsStore;
+}
 namespace wb::gui {
 class BatchJob;
 class EngineBridge;
+class RemoteClient;
 class RunRecorder;
 }  // namespace wb::gui
 
 namespace wb::ui {
 
 class PriceFields;
+class TargetPicker;
 
 class BatchResultsModel;
 
@@ -97,8 +108,10 @@ class BatchPanel : public QWidget {
     int timeoutMs() const;    ///< total time per request, 0 = none
 
     /// Starts a run. Returns false (with the reason in the status line) when
-    /// no model is loaded, a run is going, the set is empty, or it has
-    /// malformed lines and "Skip malformed lines" is off.
+    /// no model is loaded (and no remote endpoint is chosen), a run is
+    /// going, the set is empty, it has malformed lines and "Skip malformed
+    /// lines" is off, or a remote endpoint is priced per hour (its busy time
+    /// is not known here) or its key cannot be read.
     bool run();
     /// Cancels every request of the run (finish reason "cancelled").
     void cancel();
@@ -116,6 +129,8 @@ class BatchPanel : public QWidget {
     QString detailHtml(int row) const;
     /// The list of malformed lines and warnings shown under the file name.
     QListWidget* problemList() const { return errors_; }
+    /// Where the prompts go: the loaded model or a remote endpoint.
+    TargetPicker* targetPicker() const { return picker_; }
     /// The status line under the progress bar.
     QLabel* statusLabel() const { return status_; }
     /// The summary as shown (and copied).
@@ -136,6 +151,13 @@ class BatchPanel : public QWidget {
     void exportSummaryDialog(const QString& format);
     void showSet();
     void onEvent(const core::BatchEvent& e);
+    /// run() against the chosen remote endpoint.
+    bool runRemote(const std::optional<cost::Price>& price);
+    /// Resets the progress, table and summary for a run that starts now.
+    void beginProgress(const std::optional<cost::Price>& price);
+    /// Counts one finished request (the table, summary and progress).
+    void countFinished(const gui::RequestResult& r);
+    void onRemoteFinished(const gui::RequestResult& r);
     void endRunIfDone();
     void updateProgress();
     void showDetail(const QModelIndex& proxy_index);
@@ -147,7 +169,12 @@ class BatchPanel : public QWidget {
 
     bool running_ = false;
     std::shared_ptr<gui::BatchJob> job_;  // the run on the session
-    gui::GenSettings run_settings_;       // the settings panel's values at Run
+    bool remoteRun_ = false;              // the run goes to picker_'s endpoint
+    // The remote run's client-side samples (ms since Run: clock_), for the summary.
+    std::unique_ptr<metrics::MetricsStore> remoteMetrics_;
+    TargetPicker* picker_;
+    gui::RemoteClient* remote_;
+    gui::GenSettings run_settings_;  // the settings panel's values at Run
     qint64 run_id_ = 0;
     Progress progress_;
     QElapsedTimer clock_;

@@ -22,8 +22,10 @@
 
 #include "draft_picker.h"
 #include "engine_bridge.h"
+#include "remote_client.h"
 #include "run_recorder.h"
 #include "settings_store.h"
+#include "target_picker.h"
 #include "wrap_label.h"
 
 namespace wb::ui {
@@ -47,6 +49,11 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
                    std::function<gui::GenSettings()> settings, QWidget* parent)
     : QWidget(parent), bridge_(bridge), recorder_(recorder), settings_(std::move(settings)) {
     auto* layout = new QVBoxLayout(this);
+
+    // Where messages go: the loaded model or a remote endpoint.
+    picker_ = new TargetPicker(QStringLiteral("chat"));
+    layout->addWidget(picker_);
+    remote_ = new gui::RemoteClient(recorder_, this);
 
     // Template in use and where it comes from; the system prompt beside it.
     auto* templateRow = new QHBoxLayout;
@@ -186,6 +193,17 @@ ChatView::ChatView(gui::EngineBridge* bridge, gui::RunRecorder* recorder,
     connect(bridge_, &gui::EngineBridge::tokenArrived, this, &ChatView::onToken);
     connect(bridge_, &gui::EngineBridge::requestFinished, this, &ChatView::onFinished);
     connect(bridge_, &gui::EngineBridge::stateChanged, this, [this] { updateButtons(); });
+    connect(remote_, &gui::RemoteClient::tokenArrived, this, &ChatView::onToken);
+    connect(remote_, &gui::RemoteClient::requestFinished, this, &ChatView::onFinished);
+    connect(picker_, &TargetPicker::changed, this, [this] {
+        // A conversation's run has one target: the next message starts a
+        // new run (the transcript stays, and goes to the new target).
+        endRun();
+        updateButtons();
+        updateMeter();
+        setStatus(picker_->isRemote() ? tr("Messages now go to %1.").arg(picker_->remote().label())
+                                      : tr("Messages now go to the loaded model."));
+    });
     if (bridge_->hasModel()) onModelLoaded(bridge_->modelInfo());
     fillTemplateBox();
     updateButtons();
@@ -228,6 +246,11 @@ void ChatView::setStatus(const QString& text) {
 void ChatView::setStore(gui::SettingsStore* store) {
     store_ = store;
     if (store_) draft_->setChoice(store_->chatDraft());
+    {
+        const QSignalBlocker block(picker_);  // restoring the choice starts no run
+        picker_->setStore(store_);
+    }
+    updateButtons();
     if (bridge_->hasModel()) onModelLoaded(bridge_->modelInfo());
 }
 
@@ -332,7 +355,62 @@ bool ChatView::send(const QString& text) {
     return sendTurn(text, false);
 }
 
+bool ChatView::sendRemote(const QString& text, bool new_seed) {
+    QString err;
+    const std::optional<QString> key = picker_->apiKey(&err);
+    if (!key) {
+        setStatus(tr("The message was not sent: %1").arg(err));
+        return false;
+    }
+    const gui::RemoteTarget target = picker_->remote();
+    QList<Turn>& turns = conv_.turns();
+    hideDropOffer();
+    gui::RequestSpec spec;
+    // The endpoint renders the conversation with its own template.
+    spec.messages = conv_.messages(turns, text);
+    turns.append({true, text, {}, {}, {}});
+    turns.append({false, {}, {}, {}, {}});
+    const QString id = QStringLiteral("chat-%1").arg(++counter_);
+    active_id_ = id;
+    render();
+    gui::GenSettings s = settings_();
+    if (new_seed) s.fixed_seed = false;  // no seed sent: the endpoint draws one
+    if (run_id_ == 0 && recorder_ != nullptr)
+        run_id_ = recorder_->beginRun("chat", tr("chat with %1").arg(target.label()), s);
+    spec.id = id;
+    spec.settings = s;
+    spec.run_id = run_id_;
+    last_sent_ = {};
+    setStatus({});
+    updateButtons();
+    updateMeter();
+    if (!remote_->submit(target, *key, spec, &err)) {
+        active_id_.clear();
+        turns.removeLast();
+        turns.removeLast();
+        render();
+        updateButtons();
+        updateMeter();
+        setStatus(tr("The message was not sent: %1").arg(err));
+        return false;
+    }
+    return true;
+}
+
+void ChatView::cancelActive() {
+    if (!isStreaming()) return;
+    bridge_->cancel(active_id_);
+    remote_->cancel(active_id_);
+}
+
 bool ChatView::sendTurn(const QString& text, bool new_seed) {
+    if (picker_->isRemote()) {
+        if (isStreaming()) {
+            setStatus(tr("A reply is still being generated: wait for it or press Esc to stop it."));
+            return false;
+        }
+        return sendRemote(text, new_seed);
+    }
     if (!bridge_->hasModel()) {
         setStatus(tr("No model loaded: open one with Ctrl+O (File > Open model)."));
         return false;
@@ -404,7 +482,7 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
 }
 
 void ChatView::stop() {
-    if (isStreaming()) bridge_->cancel(active_id_);
+    cancelActive();
 }
 
 void ChatView::regenerate() {
@@ -506,7 +584,7 @@ bool ChatView::editAndResend(int index, const QString& text) {
 }
 
 void ChatView::newChat() {
-    if (isStreaming()) bridge_->cancel(active_id_);
+    cancelActive();
     active_id_.clear();
     endRun();
     conv_.turns().clear();
@@ -574,7 +652,7 @@ void ChatView::onLink(const QUrl& url) {
 }
 
 void ChatView::updateButtons() {
-    const bool model = bridge_->hasModel();
+    const bool model = bridge_->hasModel() || picker_->isRemote();
     const bool streaming = isStreaming();
     const QList<Turn>& turns = conv_.turns();
     send_->setEnabled(model && !streaming);
@@ -582,7 +660,7 @@ void ChatView::updateButtons() {
     const bool has_reply = !turns.isEmpty() && !turns.last().user;
     regen_->setEnabled(model && !streaming && has_reply);
     copy_->setEnabled(has_reply);
-    promptButton_->setEnabled(model);
+    promptButton_->setEnabled(bridge_->hasModel() && !picker_->isRemote());
 }
 
 void ChatView::scheduleMeter() {
@@ -591,6 +669,14 @@ void ChatView::scheduleMeter() {
 
 void ChatView::updateMeter() {
     meterTimer_->stop();
+    if (picker_->isRemote()) {
+        // The endpoint renders and counts the prompt; its count comes back
+        // in each reply's footer.
+        meter_->setRange(0, 1);
+        meter_->setValue(0);
+        meterLabel_->setText(tr("Prompt tokens: counted by the endpoint (shown under each reply)"));
+        return;
+    }
     if (!conv_.hasModel()) {
         meter_->setRange(0, 1);
         meter_->setValue(0);
@@ -715,9 +801,18 @@ void ChatView::onFinished(const gui::RequestResult& r) {
     if (r.past_n_ctx_train)
         footer += tr(" · past the model's %1-token training context: output past it is unreliable")
                       .arg(r.n_ctx_train);
-    footer +=
-        QStringLiteral(" · %1 on %2 · %3")
-            .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());
+    if (!r.target_url.isEmpty()) {
+        // A remote reply: client-side times; the token count is the
+        // endpoint's, or counted from the stream's chunks (approximate).
+        if (r.tokens_source != "usage") footer += tr(" · tokens approximate (no usage block)");
+        footer += QStringLiteral(" · %1 at %2 · %3")
+                      .arg(r.served_model.isEmpty() ? tr("remote model") : r.served_model,
+                           r.target_url, r.settings.summary());
+    } else {
+        footer +=
+            QStringLiteral(" · %1 on %2 · %3")
+                .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());
+    }
     footer += speculation_footer(r.speculative_asked, r.speculative);
     reply.footer = footer;
     render();

@@ -21,6 +21,10 @@
 //   TTFT, tokens/s, finish reason, model and settings.
 // - Opening another model file starts a new chat (the status line says
 //   so); reloading the same file (a new context size) keeps it.
+// - "Send to" above the template picks the loaded model or a remote
+//   OpenAI-compatible endpoint (TargetPicker): a remote reply streams the
+//   same way, rendered by the endpoint's own template, timed on the client
+//   and logged with the endpoint's URL and model id, never its key.
 // - A conversation that no longer fits the context (a reply ended by the
 //   context, or a prompt the scheduler refuses as longer than it) gets an
 //   offer to drop its oldest turns, saying how many tokens that frees.
@@ -45,6 +49,7 @@ class QUrl;
 
 namespace wb::gui {
 class EngineBridge;
+class RemoteClient;
 class RunRecorder;
 class SettingsStore;
 }  // namespace wb::gui
@@ -52,6 +57,7 @@ class SettingsStore;
 namespace wb::ui {
 
 class DraftPicker;
+class TargetPicker;
 
 /// Chat tab.
 class ChatView : public QWidget {
@@ -145,6 +151,10 @@ class ChatView : public QWidget {
     DraftPicker* draftPicker() const { return draft_; }
     /// The draft model file the session should be loaded with ("" = none).
     QString draftFile() const;
+    /// Where messages go: the loaded model or a remote endpoint.
+    TargetPicker* targetPicker() const { return picker_; }
+    /// The remote endpoints' client (its requests in flight).
+    gui::RemoteClient* remoteClient() const { return remote_; }
     /// The transcript (its per-message links: copy:N, edit:N, regen:N).
     QTextBrowser* transcript() const { return transcript_; }
 
@@ -183,6 +193,10 @@ class ChatView : public QWidget {
     /// Appends `text` as a user turn and submits the conversation, drawing
     /// a new seed when `new_seed` even if the seed is fixed.
     bool sendTurn(const QString& text, bool new_seed);
+    /// sendTurn() to the remote endpoint the picker has chosen.
+    bool sendRemote(const QString& text, bool new_seed);
+    /// Stops the reply being generated, wherever it runs.
+    void cancelActive();
     void submitCurrent();
     void render();
     void updateButtons();
@@ -213,6 +227,8 @@ class ChatView : public QWidget {
     QString model_path_;
     ChatPromptText last_sent_;
 
+    TargetPicker* picker_;
+    gui::RemoteClient* remote_;
     QComboBox* templateBox_;
     QLabel* templateInfo_;
     QLabel* notice_;

@@ -23,6 +23,7 @@
 #include "cost/price.h"
 #include "load/prompts.h"
 #include "load_charts.h"
+#include "remote_target.h"
 #include "run_recorder.h"
 #include "scroll_page.h"
 #include "server_tab.h"
@@ -90,7 +91,9 @@ void LoadTab::build() {
     keyEnv_->setPlaceholderText(tr("none"));
     keyEnv_->setToolTip(
         tr("The name of an environment variable that holds the API key, read when a "
-           "test starts. The key itself is never saved or logged."));
+           "test starts; empty: the key the desktop's secret store holds for this URL (an "
+           "endpoint added under \"Send to\" in the Chat or Batch tab), else none. The key "
+           "itself is never saved or logged."));
     compareUrl_ = new QLineEdit;
     compareUrl_->setObjectName("loadCompareUrl");
     compareUrl_->setPlaceholderText(tr("none: one target"));
@@ -388,11 +391,20 @@ bool LoadTab::start() {
     }
     job.target.model = model_->text().trimmed().toStdString();
     job.target.timeout_s = timeout_->value();
-    // A key from the environment variable a field names ("" = none); false
-    // (status says why) when the variable is not set.
-    const auto key_of = [this](const QLineEdit* field, std::string& into) {
+    // A key from the environment variable a field names; with none named,
+    // the key the desktop's secret store holds for the URL (an endpoint
+    // added under "Send to" in the Chat or Batch tab), if any. False
+    // (status says why) when a named variable is not set.
+    const auto key_of = [this](const QLineEdit* field, const std::string& url, std::string& into) {
         const QString var = field->text().trimmed();
-        if (var.isEmpty()) return true;
+        if (var.isEmpty()) {
+            // No stored key (or no store): the requests go without one,
+            // and a 401 names the key variable.
+            if (const std::optional<QString> k =
+                    gui::KeyStore().read(gui::key_account(QString::fromStdString(url))))
+                into = k->toStdString();
+            return true;
+        }
         const char* key = std::getenv(var.toLocal8Bit().constData());
         if (key == nullptr || *key == '\0') {
             setStatus(tr("The environment variable %1 (API key variable) is not set or empty: "
@@ -404,7 +416,7 @@ bool LoadTab::start() {
         into = key;
         return true;
     };
-    if (!key_of(keyEnv_, job.target.api_key)) return false;
+    if (!key_of(keyEnv_, job.target.base_url, job.target.api_key)) return false;
     if (const QString b = compareUrl_->text().trimmed(); !b.isEmpty()) {
         load::Target t = job.target;
         t.base_url = b.toStdString();
@@ -416,7 +428,7 @@ bool LoadTab::start() {
         }
         t.model = compareModel_->text().trimmed().toStdString();
         t.api_key.clear();
-        if (!key_of(compareKeyEnv_, t.api_key)) return false;
+        if (!key_of(compareKeyEnv_, t.base_url, t.api_key)) return false;
         job.compare_target = std::move(t);
     }
     const QString kind = arrival_->currentData().toString();

@@ -16,6 +16,7 @@
 #include "run_recorder.h"
 #include "server_tab.h"
 #include "settings_store.h"
+#include "target_picker.h"
 
 namespace wb::ui {
 
@@ -49,7 +50,9 @@ TabHooks chat_hooks() {
 }
 
 QWidget* make_batch(const TabContext& c) {
-    return new BatchPanel(c.bridge, c.recorder, c.settings);
+    auto* batch = new BatchPanel(c.bridge, c.recorder, c.settings);
+    batch->targetPicker()->setStore(c.store);
+    return batch;
 }
 
 // Cancelling submits nothing more, so the run ends (and is marked ended in

@@ -10,6 +10,7 @@
 #include <QString>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "chat/chat_template.h"
@@ -42,6 +43,9 @@ struct RequestSpec {
     /// with the settings below; else messages / prompt are rendered again.
     std::shared_ptr<const core::PreparedRequest> prepared;
     GenSettings settings;  ///< sampling settings; settings.max_tokens is the limit
+    /// Stop strings sent to a remote target (RemoteClient); the local
+    /// session takes a batch line's own through core::BatchRunner.
+    std::vector<std::string> stop;
     /// How the request's seed is chosen: Fixed = settings.seed, Random = a
     /// fresh draw by the session (reported back in the result's settings
     /// and logged as seed_policy "random").
@@ -101,6 +105,18 @@ struct RequestResult {
     /// What speculation did (drafted, accepted, passes, draft / verify ms);
     /// empty drafter when the request did not speculate.
     scheduler::SpeculativeStats speculative;
+    /// A remote target's request (RemoteClient): the endpoint's base URL;
+    /// "" for the loaded model.
+    QString target_url;
+    /// The model the endpoint says it ran (the answer's "model"); "" locally.
+    QString served_model;
+    /// Where generated_tokens came from on a remote target: "usage" (the
+    /// endpoint's count), "tokenizer" or "chunks" (content chunks counted:
+    /// approximate); "" locally (the engine's own count).
+    QString tokens_source;
+    /// A remote request's inter-token latencies as the client saw them (ms,
+    /// gaps between content chunks); empty locally (the metrics store has them).
+    std::vector<double> itl_ms;
 };
 
 /// Engine memory by purpose (bytes) and what the driver reports, if anything.

@@ -9,6 +9,9 @@
 
 #include "core/finished_request.h"
 #include "core/response_log.h"
+#include "load/client.h"
+#include "load/load_log.h"
+#include "runlog/environment.h"
 #include "runlog/retention.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
@@ -168,6 +171,30 @@ void RunRecorder::purgeTextOlderThanDays(int days) {
             const runlog::PurgeResult r = runlog::purge_text_older_than(
                 *log, runlog::now_utc_ms() - int64_t{days} * 86400000);
             emit purged(r.responses, r.bytes_before, r.bytes_after, days);
+        } catch (const std::exception& e) {
+            emit failed(QString::fromUtf8(e.what()));
+        }
+    });
+}
+
+void RunRecorder::logRemote(qint64 run_id, const QString& request_id, const std::string& url,
+                            const std::string& model, const load::RequestSpec& spec,
+                            const load::RequestResult& result, nlohmann::json row_settings) {
+    if (!logger_ || run_id <= 0) return;
+    // The row is built now (its times are "now"); the worker only writes it.
+    auto rec = std::make_shared<runlog::ResponseRecord>(
+        load::remote_record(spec, result, std::move(row_settings)));
+    rec->run_id = run_id;
+    rec->request_id = request_id.toStdString();
+    auto log = log_;
+    (void)QtConcurrent::run(&pool_, [this, log, rec, url, model, request_id] {
+        try {
+            rec->model_version_id = load::remote_model_version(*log, url, model);
+            // The client machine's environment; it computes on the CPU.
+            rec->environment_id = log->ensure_environment(runlog::collect_environment("cpu"));
+            log->log_response(*rec);
+            ++logged_;
+            emit logged(request_id);
         } catch (const std::exception& e) {
             emit failed(QString::fromUtf8(e.what()));
         }

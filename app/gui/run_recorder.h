@@ -30,6 +30,11 @@ class ResponseLogger;
 class RequestRecorder;
 }  // namespace wb::core
 
+namespace wb::load {
+struct RequestSpec;
+struct RequestResult;
+}  // namespace wb::load
+
 namespace wb::gui {
 
 /// The app's run-log writer.
@@ -116,6 +121,18 @@ class RunRecorder : public QObject {
     /// from the session's delivery thread. Stays valid (and records
     /// nothing) after this recorder is gone.
     std::shared_ptr<core::RequestRecorder> requestRecorder();
+
+    /// One request to a remote OpenAI-compatible endpoint (a Chat or Batch
+    /// target): its row (load::remote_record) under run `run_id`, with the
+    /// endpoint's model version (load::remote_model_version of `url` and
+    /// `model`: the target's URL, never its key) and this machine's
+    /// environment, written on the worker in order with the other writes.
+    /// `row_settings` must not hold a key. Emits logged(request_id), or
+    /// failed() with the reason. Nothing when run_id is 0 or the log is
+    /// closed or read-only.
+    void logRemote(qint64 run_id, const QString& request_id, const std::string& url,
+                   const std::string& model, const load::RequestSpec& spec,
+                   const load::RequestResult& result, nlohmann::json row_settings);
 
     /// Responses written since open().
     qint64 loggedCount() const { return logged_.load(); }
