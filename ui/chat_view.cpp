@@ -661,6 +661,10 @@ void ChatView::updateButtons() {
     regen_->setEnabled(model && !streaming && has_reply);
     copy_->setEnabled(has_reply);
     promptButton_->setEnabled(bridge_->hasModel() && !picker_->isRemote());
+    // The endpoint renders the conversation and decodes as it does: the
+    // template and the draft are the loaded model's.
+    templateBox_->setEnabled(conv_.hasModel() && !picker_->isRemote());
+    draft_->setEnabled(!picker_->isRemote());
 }
 
 void ChatView::scheduleMeter() {
@@ -805,9 +809,17 @@ void ChatView::onFinished(const gui::RequestResult& r) {
         // A remote reply: client-side times; the token count is the
         // endpoint's, or counted from the stream's chunks (approximate).
         if (r.tokens_source != "usage") footer += tr(" · tokens approximate (no usage block)");
+        // What was sent: the OpenAI fields (top-k, min-p and the repetition
+        // penalty are not among them: the endpoint uses its own).
+        const QString sent = tr("temp %1 · top-p %2 · %3 · max %4 tok")
+                                 .arg(r.settings.temperature, 0, 'f', 2)
+                                 .arg(r.settings.top_p, 0, 'f', 2)
+                                 .arg(r.settings.fixed_seed ? tr("seed %1").arg(r.settings.seed)
+                                                            : tr("no seed sent"))
+                                 .arg(r.settings.max_tokens);
         footer += QStringLiteral(" · %1 at %2 · %3")
                       .arg(r.served_model.isEmpty() ? tr("remote model") : r.served_model,
-                           r.target_url, r.settings.summary());
+                           r.target_url, sent);
     } else {
         footer +=
             QStringLiteral(" · %1 on %2 · %3")

@@ -97,6 +97,7 @@ QWidget* make_compare(const TabContext& c) {
     compare->setBackend(c.store->backend().isEmpty() ? QStringLiteral("cpu") : c.store->backend(),
                         c.store->device());
     if (c.recorder && c.recorder->isOpen()) compare->setRunLogPath(c.recorder->path());
+    compare->setStore(c.store);  // the endpoints saved under "Send to"
     if (c.recorder) compare->setNoTextSource([rec = c.recorder] { return rec->noText(); });
     QObject::connect(
         c.modelBar, &ModelBar::deviceChanged, compare, [compare](const gui::DeviceEntry& d) {

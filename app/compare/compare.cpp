@@ -134,8 +134,11 @@ struct Plan {
 // the report's settings and per-model file figures. Bad input throws here,
 // before any model is loaded or run.
 Plan plan(const CompareOptions& opts, CompareReport& r) {
-    if (opts.models.size() < 2) {
-        throw std::invalid_argument("compare needs at least two models (A = reference, B...)");
+    // One model is A against itself: its speed, cost and perplexity (the
+    // Compare tab beside remote panes, which have no logits). The CLI asks
+    // for two.
+    if (opts.models.empty()) {
+        throw std::invalid_argument("compare needs at least one model (A = reference, B...)");
     }
     if (opts.repetitions == 0) {
         throw std::invalid_argument("compare needs at least one timed repetition");

@@ -167,7 +167,8 @@ struct CompareReport {
 /// The prompts' speed runs go one at a time, each model alone: every
 /// model's kWarmupPasses untimed passes, then opts.repetitions timed
 /// passes, pass k of every model before pass k + 1 of any.
-/// Throws std::invalid_argument for fewer than 2 models or 0 repetitions,
+/// Throws std::invalid_argument for no model or 0 repetitions (one model
+/// is A against itself),
 /// TestSetError /
 /// TextTooShort for bad workloads and gguf::Error for unreadable model
 /// files (all before any model is loaded), what `loader` throws (gguf::Error,

@@ -9,7 +9,10 @@
 // status line names; a restarted picker finds the endpoint and its key.
 // The Batch tab runs the sample set against the same endpoint: every row is
 // the text the server logged, each logged with its seed (base + index), and
-// the summary counts every request from the client's times.
+// the summary counts every request from the client's times. The Compare
+// tab puts the endpoint beside the same model run locally: the endpoint's
+// greedy text is the local one's (up to where it stopped), and both rows
+// are logged under one compare run.
 
 #include <QFile>
 #include <QLabel>
@@ -26,6 +29,9 @@
 #include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
+#include "compare/compare.h"
+#include "compare/compare_pane.h"
+#include "compare/compare_tab.h"
 #include "load_tab.h"
 #include "main_window.h"
 #include "remote_client.h"
@@ -142,6 +148,7 @@ class UiRemote : public QObject {
         QVERIFY(r.ttft_ms >= 0 && r.ttft_ms <= r.e2e_ms);
         QCOMPARE(r.tokens_source, QStringLiteral("usage"));
         QVERIFY(chat()->transcript()->toPlainText().contains(url_));
+        window_->grab().save(QStringLiteral(WB_BINARY_DIR "/ui_remote_chat.png"));
         recorder_->waitForIdle();
 
         // The server's own row for this request: its output is the reply.
@@ -295,6 +302,79 @@ class UiRemote : public QObject {
         QCOMPARE(int(rep.steps.size()), 1);
         QCOMPARE(int(rep.steps[0].stats.errors), 0);
         QCOMPARE(int(rep.steps[0].stats.completed), 4);
+    }
+
+    // The Compare tab: stories260K here (A) beside the endpoint serving it
+    // (B). Both greedy on the same raw prompt: B's text is A's, up to where
+    // the endpoint stopped (A runs on past an end-of-text token).
+    void compareLocalBesideRemote() {
+        auto* tab = window_->findChild<ui::compare::CompareTab*>();
+        QVERIFY(tab);
+        window_->tabs()->setCurrentWidget(tab);
+        tab->setBackend("cpu");
+        tab->addModel(kModel);
+        gui::RemoteTarget t;
+        t.base_url = url_;
+        t.has_key = true;
+        tab->addRemote(t, kKey);
+        QCOMPARE(int(tab->panes().size()), 2);
+        QVERIFY(tab->panes()[1]->isRemote());
+        tab->setPrompt("Once upon a time");
+        tab->setMaxTokens(24);
+        QSignalSpy ready(tab, &ui::compare::CompareTab::reportReady);
+        QSignalSpy logged(tab, &ui::compare::CompareTab::runLogged);
+        tab->runPrompt();
+        QVERIFY2(ready.wait(300000), qPrintable(tab->statusText()));
+        const QString a = tab->panes()[0]->replyText();
+        const QString b = tab->panes()[1]->replyText();
+        QVERIFY(!b.isEmpty());
+        QVERIFY2(a.startsWith(b), qPrintable(a + " | " + b));
+        const QString line = tab->panes()[1]->statusText();
+        QVERIFY2(line.contains(b == a ? "the same text as A" : "where this reply stopped"),
+                 qPrintable(line));
+        // The figures are the local model's alone (A against itself).
+        QCOMPARE(int(tab->report()->models.size()), 1);
+        QCOMPARE(QString::fromStdString(tab->report()->models[0].label), QStringLiteral("A"));
+        QVERIFY(logged.wait(30000) || !logged.isEmpty());
+        const qint64 run = logged.first().first().toLongLong();
+        const auto rows = wbtest::query_rows(
+            db_,
+            QStringLiteral("SELECT r.request_id, m.architecture, r.output FROM responses r JOIN "
+                           "model_versions m ON r.model_version_id = m.id WHERE r.run_id = %1 "
+                           "ORDER BY r.request_id")
+                .arg(run));
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0][0], QStringLiteral("A/p0"));
+        QVERIFY(rows[0][1] != "remote");
+        QCOMPARE(rows[1][0], QStringLiteral("B/p0"));
+        QCOMPARE(rows[1][1], QStringLiteral("remote"));
+        QCOMPARE(rows[1][2], b);
+        for (const QString& f : {db_, db_ + "-wal"})
+            QVERIFY2(!file_bytes(f).contains(kKey.toUtf8()), qPrintable(f));
+        window_->grab().save(QStringLiteral(WB_BINARY_DIR "/ui_remote_compare.png"));
+        // Remote panes only: no figures (no logits), the replies compared
+        // as text and logged under a run of their own.
+        tab->removeModel(tab->panes()[0]);
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        tab->addRemote(t, kKey);
+        QCOMPARE(int(tab->panes().size()), 2);
+        QSignalSpy logged2(tab, &ui::compare::CompareTab::runLogged);
+        tab->runPrompt();
+        QVERIFY2(logged2.wait(120000), qPrintable(tab->statusText()));
+        QVERIFY2(tab->statusText().contains("remote endpoints only"),
+                 qPrintable(tab->statusText()));
+        QVERIFY2(tab->panes()[1]->statusText().contains("the same text as A"),
+                 qPrintable(tab->panes()[1]->statusText()));
+        const qint64 run2 = logged2.first().first().toLongLong();
+        QVERIFY(run2 != run);
+        const auto rows2 = wbtest::query_rows(
+            db_, QStringLiteral("SELECT r.request_id, r.output FROM responses r WHERE r.run_id = "
+                                "%1 ORDER BY r.request_id")
+                     .arg(run2));
+        QCOMPARE(rows2.size(), 2);
+        QCOMPARE(rows2[0][0], QStringLiteral("A/p0"));
+        QCOMPARE(rows2[0][1], b);
+        QCOMPARE(rows2[1][1], b);
     }
 
     // A picker made afresh (the app restarted) finds the endpoints, the

@@ -12,6 +12,7 @@
 
 #include "compare/compare.h"
 #include "draft_picker.h"
+#include "load/client.h"
 #include "wrap_label.h"
 
 namespace wb::ui::compare {
@@ -88,8 +89,42 @@ void ComparePane::setLabel(const QString& label) {
     title_->setText(QStringLiteral("<b>%1</b>%2 %3")
                         .arg(label.toHtmlEscaped(),
                              label == QLatin1String("A") ? tr(" (reference)") : QString(),
-                             breakable(QFileInfo(path_).fileName()).toHtmlEscaped()));
+                             breakable(remote_ ? tr("remote: %1").arg(remote_->label())
+                                               : QFileInfo(path_).fileName())
+                                 .toHtmlEscaped()));
     fit_wrapped_height(title_);
+}
+
+void ComparePane::setRemote(const gui::RemoteTarget& target, const QString& api_key) {
+    remote_ = target;
+    apiKey_ = api_key;
+    path_ = target.base_url;
+    title_->setToolTip(target.base_url);
+    draft_->hide();
+    setLabel(label_);
+}
+
+void ComparePane::showRemoteResult(const wb::load::RequestResult& r, const QString& versus_a) {
+    if (!r.ok) {
+        finishReply(QString::fromStdString(r.error));
+        return;
+    }
+    const QString source = r.output_tokens_source == "usage" ? tr("the endpoint's count")
+                                                             : tr("approximate: chunks counted");
+    auto ms = [](const std::optional<double>& v) {
+        return v ? QString::number(*v, 'f', 1) + QStringLiteral(" ms") : QStringLiteral("—");
+    };
+    QString line = tr("%n token(s) (%1); client-side TTFT %2, e2e %3; %4", nullptr,
+                      static_cast<int>(r.output_tokens))
+                       .arg(source, ms(r.ttft_ms), ms(r.e2e_ms),
+                            r.served_model.empty() ? tr("remote model")
+                                                   : QString::fromStdString(r.served_model));
+    if (!versus_a.isEmpty()) line += QStringLiteral("; ") + versus_a;
+    status_->setText(breakable(line));
+    status_->setToolTip(
+        tr("A remote endpoint gives text, not logits: it is not in the figures table. Times "
+           "are the client's, over the network, while the other panes run here."));
+    fit_wrapped_height(status_);
 }
 
 void ComparePane::startReply() {

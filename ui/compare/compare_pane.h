@@ -2,14 +2,19 @@
 // One model's pane in the Compare tab: the GGUF path (label "A" = the
 // reference, "B", "C"... variants), a Remove button, and the reply that
 // streams in token by token while the model generates on a worker thread.
+// A remote pane (setRemote) is an OpenAI-compatible endpoint instead of a
+// file: its greedy reply streams through the endpoint's completions API,
+// timed on the client, and its text is compared with A's.
 
 #include <QString>
 #include <QWidget>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "compare/compare_jobs.h"
 #include "cost/price.h"
+#include "remote_target.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -17,6 +22,9 @@ class QPushButton;
 
 namespace wb::compare {
 struct ModelReport;
+}
+namespace wb::load {
+struct RequestResult;
 }
 
 namespace wb::ui {
@@ -31,7 +39,21 @@ class ComparePane : public QWidget {
     /// `path`: the GGUF file this pane runs.
     explicit ComparePane(const QString& path, QWidget* parent = nullptr);
 
+    /// The GGUF path, or a remote pane's base URL.
     QString path() const { return path_; }
+
+    /// Makes this a remote endpoint's pane: `target` names it (the title is
+    /// its label), `api_key` ("" = none) is kept in memory for its runs
+    /// only. The draft picker is hidden (the endpoint decodes as it does).
+    void setRemote(const gui::RemoteTarget& target, const QString& api_key);
+    bool isRemote() const { return remote_.has_value(); }
+    /// The endpoint (meaningful when isRemote()).
+    gui::RemoteTarget remote() const { return remote_.value_or(gui::RemoteTarget{}); }
+    QString apiKey() const { return apiKey_; }
+    /// A remote reply's finish line: tokens and where the count came from,
+    /// client-side TTFT and e2e (ms), the model the endpoint ran, and
+    /// `versus_a` (how its text compares with A's); or its error.
+    void showRemoteResult(const wb::load::RequestResult& r, const QString& versus_a);
     /// "A" for the reference, "B", "C"... for variants (set by the tab).
     void setLabel(const QString& label);
     QString label() const { return label_; }
@@ -99,6 +121,8 @@ class ComparePane : public QWidget {
   private:
     QString path_;
     QString label_;
+    std::optional<gui::RemoteTarget> remote_;
+    QString apiKey_;
     QLabel* title_;
     QLabel* status_;
     QPlainTextEdit* reply_;

@@ -5,6 +5,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -13,6 +15,7 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <nlohmann/json.hpp>
 
 #include "compare/compare.h"
 #include "compare/compare_cost.h"
@@ -21,7 +24,11 @@
 #include "compare/eval_inputs_dialog.h"
 #include "compare/report_table.h"
 #include "compare/token_diff_view.h"
+#include "load/load_log.h"
 #include "price_fields.h"
+#include "runlog/environment.h"
+#include "runlog/run_log.h"
+#include "settings_store.h"
 
 namespace wb::ui::compare {
 
@@ -38,6 +45,7 @@ CompareTab::CompareTab(QWidget* parent)
       prompt_(new QLineEdit(this)),
       maxTokens_(new QSpinBox(this)),
       addBtn_(new QPushButton(tr("Add model…"), this)),
+      addRemoteBtn_(new QPushButton(tr("Add endpoint…"), this)),
       runBtn_(new QPushButton(tr("Run"), this)),
       testBtn_(new QPushButton(tr("Run test set…"), this)),
       cancelBtn_(new QPushButton(tr("Cancel"), this)),
@@ -69,8 +77,18 @@ CompareTab::CompareTab(QWidget* parent)
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+    // The models row, then the prompt with its run buttons: the prompt keeps
+    // the width of the tab however many buttons the models row has.
+    auto* modelsRow = new QHBoxLayout;
+    modelsRow->addWidget(addBtn_);
+    modelsRow->addWidget(addRemoteBtn_);
+    modelsRow->addStretch(1);
     auto* input = new QHBoxLayout;
-    input->addWidget(addBtn_);
+    addRemoteBtn_->setToolTip(
+        tr("Add a remote OpenAI-compatible endpoint saved under \"Send to\" in the Chat or "
+           "Batch tab: its greedy reply streams beside the local models' and its text is "
+           "compared with A's (no logits: not in the figures table)"));
+    input->addWidget(new QLabel(tr("Prompt"), this));
     input->addWidget(prompt_, 1);
     input->addWidget(new QLabel(tr("max tokens"), this));
     input->addWidget(maxTokens_);
@@ -116,6 +134,7 @@ CompareTab::CompareTab(QWidget* parent)
     // --price-*`): a row of its own, so the prompt row keeps its width.
     prices_ = new PriceFields(tr("each model's engine time of one pass of the prompt"), this);
     auto* lay = new QVBoxLayout(this);
+    lay->addLayout(modelsRow);
     lay->addLayout(input);
     lay->addWidget(prices_);
     lay->addWidget(vsplit, 1);
@@ -127,6 +146,7 @@ CompareTab::CompareTab(QWidget* parent)
                                          tr("GGUF models (*.gguf);;All files (*)"));
         if (!p.isEmpty()) addModel(p);
     });
+    connect(addRemoteBtn_, &QPushButton::clicked, this, &CompareTab::addEndpointMenu);
     connect(runBtn_, &QPushButton::clicked, this, &CompareTab::runPrompt);
     connect(prompt_, &QLineEdit::returnPressed, this, &CompareTab::runPrompt);
     connect(testBtn_, &QPushButton::clicked, this, &CompareTab::runTestSet);
@@ -148,6 +168,53 @@ ComparePane* CompareTab::addModel(const QString& path) {
     connect(pane, &ComparePane::removeRequested, this, &CompareTab::removeModel);
     relabel();
     return pane;
+}
+
+ComparePane* CompareTab::addRemote(const gui::RemoteTarget& target, const QString& api_key) {
+    ComparePane* pane = addModel(target.base_url);
+    pane->setRemote(target, api_key);
+    return pane;
+}
+
+std::vector<ComparePane*> CompareTab::localPanes() const {
+    std::vector<ComparePane*> out;
+    for (ComparePane* p : panes_)
+        if (!p->isRemote()) out.push_back(p);
+    return out;
+}
+
+void CompareTab::addEndpointMenu() {
+    const QList<gui::RemoteTarget> targets =
+        store_ ? gui::read_remote_targets(store_->raw()) : QList<gui::RemoteTarget>{};
+    if (targets.isEmpty()) {
+        QMessageBox::information(
+            this, tr("No endpoint saved"),
+            tr("Add an endpoint first: \"Add endpoint…\" beside \"Send to\" in the Chat or "
+               "Batch tab (its base URL, model id and API key)."));
+        return;
+    }
+    QMenu menu(this);
+    for (qsizetype i = 0; i < targets.size(); ++i)
+        menu.addAction(targets[i].label())->setData(static_cast<int>(i));
+    const QAction* chosen =
+        menu.exec(addRemoteBtn_->mapToGlobal(QPoint(0, addRemoteBtn_->height())));
+    if (!chosen) return;
+    const gui::RemoteTarget t = targets[chosen->data().toInt()];
+    QString key;
+    if (t.has_key) {
+        QString err;
+        const std::optional<QString> k = gui::KeyStore().read(gui::key_account(t.base_url), &err);
+        if (!k) {
+            QMessageBox::warning(this, tr("Endpoint not added"),
+                                 err.isEmpty() ? tr("No API key is stored for %1 any more: add "
+                                                    "the endpoint again with its key.")
+                                                     .arg(t.base_url)
+                                               : err);
+            return;
+        }
+        key = *k;
+    }
+    addRemote(t, key);
 }
 
 void CompareTab::removeModel(ComparePane* pane) {
@@ -268,11 +335,16 @@ void CompareTab::runPrompt() {
     paneVocab_.assign(panes_.size(), 0);
     paneError_.assign(panes_.size(), QString());
     streamed_.assign(panes_.size(), StreamedModel{});
+    remoteReplies_.assign(panes_.size(), std::nullopt);
     streamedPrompt_ = prompt;
     showStatus(tr("generating on %n model(s)…", nullptr, pending_));
     const uint32_t n_predict = static_cast<uint32_t>(maxTokens_->value());
     for (size_t i = 0; i < panes_.size(); ++i) {
         ComparePane* pane = panes_[i];
+        if (pane->isRemote()) {
+            startRemoteReply(static_cast<int>(i), gen, prompt, n_predict);
+            continue;
+        }
         pane->startReply();
         const std::string path = pane->path().toStdString();
         streamed_[i].path = path;
@@ -315,21 +387,114 @@ void CompareTab::runPrompt() {
     }
 }
 
+void CompareTab::startRemoteReply(int index, quint64 gen, const QString& prompt,
+                                  uint32_t n_predict) {
+    ComparePane* pane = panes_[size_t(index)];
+    pane->startReply();
+    const gui::RemoteTarget target = pane->remote();
+    load::Target t;
+    t.base_url = target.base_url.toStdString();
+    t.model = target.model.toStdString();
+    t.api_key = pane->apiKey().toStdString();
+    // The raw prompt, as the local panes run it (BOS as the model asks),
+    // not a chat template's rendering of it.
+    t.api = load::Api::Completions;
+    t.timeout_s = 120;
+    load::RequestSpec s;
+    s.prompt = prompt.toStdString();
+    s.max_tokens = static_cast<int>(n_predict);
+    s.temperature = 0.0;  // greedy, as the local panes
+    s.cancel = cancel_;
+    s.on_content = [this, gen, index](const std::string& piece) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, gen, index, p = QString::fromStdString(piece)] {
+                if (gen == gen_ && index < static_cast<int>(panes_.size()))
+                    panes_[size_t(index)]->appendToken(-1, p);
+            },
+            Qt::QueuedConnection);
+    };
+    const std::string label = pane->label().toStdString();
+    (void)QtConcurrent::run(&pool_, [this, gen, index, t, s, target, label]() mutable {
+        if (t.model.empty()) t.model = load::first_model_id(t);
+        load::RequestResult r = load::send_request(t, s, load::steady_now_ms(), {});
+        s.on_content = nullptr;
+        s.cancel.reset();
+        RemoteReply reply{target, t.model, label, std::move(s), std::move(r)};
+        QMetaObject::invokeMethod(
+            this,
+            [this, gen, index, reply = std::move(reply)]() mutable {
+                if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
+                const load::RequestResult& res = reply.result;
+                const QString error = res.ok ? QString() : QString::fromStdString(res.error);
+                paneError_[size_t(index)] = error;
+                if (!res.ok) panes_[size_t(index)]->finishReply(error);
+                remoteReplies_[size_t(index)] = std::move(reply);
+                onReplyDone(index, gen, error, !res.ok && res.error == "cancelled");
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+namespace {
+
+// How a remote reply's text compares with A's (both greedy, same prompt).
+QString versus_reference(const QString& a, const QString& text) {
+    if (text == a) return QObject::tr("the same text as A");
+    qsizetype i = 0;
+    while (i < a.size() && i < text.size() && a[i] == text[i]) ++i;
+    if (i == text.size())
+        return QObject::tr("A's text up to character %1 of %2, where this reply stopped")
+            .arg(i)
+            .arg(a.size());
+    if (i == a.size())
+        return QObject::tr("A's text, then %1 more characters").arg(text.size() - a.size());
+    return QObject::tr("differs from A at character %1 (\"%2\" against A's \"%3\")")
+        .arg(i)
+        .arg(text.mid(i, 12), a.mid(i, 12));
+}
+
+}  // namespace
+
 void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bool cancelled) {
     if (gen != gen_) return;
     if (!error.isEmpty() || cancelled) anyError_ = true;
     if (--pending_ > 0) return;
-    // Every reply is in: the per-token view from the streamed tokens.
+    // Every reply is in: the per-token view from the local panes' tokens
+    // (a remote pane has text, not token ids).
     std::vector<TokenRow> rows;
+    size_t ref = panes_.size();
     for (size_t i = 0; i < panes_.size() && i < paneVocab_.size(); ++i) {
+        if (panes_[i]->isRemote()) continue;
+        if (ref == panes_.size()) ref = i;
         rows.push_back(TokenRow{panes_[i]->label(), panes_[i]->tokens(), panes_[i]->pieces(),
-                                paneVocab_[i] == paneVocab_[0], paneError_[i]});
+                                paneVocab_[i] == paneVocab_[ref], paneError_[i]});
     }
     diff_->setRows(rows);
+    // The remote panes' text against A's (A itself when it is remote).
+    const QString a_text = panes_.empty() ? QString() : panes_[0]->replyText();
+    std::vector<RemoteReply> remote;
+    for (size_t i = 0; i < panes_.size() && i < remoteReplies_.size(); ++i) {
+        if (!remoteReplies_[i]) continue;
+        const RemoteReply& r = *remoteReplies_[i];
+        if (r.result.ok)
+            panes_[i]->showRemoteResult(
+                r.result, i == 0
+                              ? QString()
+                              : versus_reference(a_text, QString::fromStdString(r.result.output)));
+        remote.push_back(r);
+    }
+    remoteReplies_.clear();
     emit repliesFinished();
-    std::vector<StreamedModel> streamed = std::move(streamed_);
+    std::vector<StreamedModel> all = std::move(streamed_);
     streamed_.clear();
-    for (const StreamedModel& m : streamed) anyError_ = anyError_ || !m.model;
+    std::vector<StreamedModel> streamed;  // the local panes' models, in order
+    for (size_t i = 0; i < all.size() && i < panes_.size(); ++i) {
+        if (panes_[i]->isRemote()) continue;
+        anyError_ = anyError_ || !all[i].model;
+        streamed.push_back(std::move(all[i]));
+    }
+    all.clear();
     if (anyError_) {
         streamed.clear();  // the failed run's models are not needed any more
         setBusy(false);
@@ -339,15 +504,20 @@ void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bo
         return;
     }
     // The figures use the prompt the panes streamed (the box may have been
-    // edited since): the models' contexts were sized for it.
+    // edited since): the models' contexts were sized for it. Remote panes
+    // only: no figures, their rows are logged under a run of their own.
     startComparison(tr("compare: %1").arg(streamedPrompt_.left(60)), {streamedPrompt_},
-                    std::nullopt, std::nullopt, std::move(streamed));
+                    std::nullopt, std::nullopt, std::move(streamed), std::move(remote));
 }
 
 void CompareTab::runTestSet() {
     if (busy_) return;
     if (panes_.size() < 2) {
         showStatus(tr("Add at least two models: A (reference) and a variant."));
+        return;
+    }
+    if (localPanes().empty()) {
+        showStatus(tr("A test set needs a local model: remote endpoints give no logits."));
         return;
     }
     QString text = textFile_.value_or(QString());
@@ -387,13 +557,40 @@ void CompareTab::runTestSet() {
                     testset.isEmpty() ? std::nullopt : std::optional<QString>(testset), {});
 }
 
+int64_t CompareTab::logRemoteReplies(const std::string& db, int64_t run_id, const std::string& name,
+                                     const std::vector<RemoteReply>& remote, bool no_text) {
+    runlog::RunLog log = runlog::RunLog::open(db);
+    const bool own_run = run_id == 0;
+    if (own_run)
+        run_id = log.begin_run("compare", name, nlohmann::json{{"remote_only", true}}, no_text);
+    // The client machine's environment: it computes nothing but the client.
+    const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
+    for (const RemoteReply& r : remote) {
+        const std::string url = r.target.base_url.toStdString();
+        runlog::ResponseRecord rec = load::remote_record(r.spec, r.result,
+                                                         {{"target", url},
+                                                          {"model", r.model},
+                                                          {"api", "completions"},
+                                                          {"temperature", 0.0},
+                                                          {"compare_label", r.label}});
+        rec.run_id = run_id;
+        rec.request_id = r.label + "/p0";
+        rec.model_version_id = load::remote_model_version(log, url, r.model);
+        rec.environment_id = env;
+        log.log_response(rec);
+    }
+    if (own_run) log.end_run(run_id);
+    return run_id;
+}
+
 void CompareTab::startComparison(const QString& name, const QStringList& prompts,
                                  const std::optional<QString>& text,
                                  const std::optional<QString>& testset,
-                                 std::vector<StreamedModel> streamed) {
+                                 std::vector<StreamedModel> streamed,
+                                 std::vector<RemoteReply> remote) {
     wb::compare::CompareOptions o;
     if (streamed.empty()) {
-        for (ComparePane* p : panes_) o.models.push_back(p->path().toStdString());
+        for (ComparePane* p : localPanes()) o.models.push_back(p->path().toStdString());
     } else {
         for (const StreamedModel& m : streamed) o.models.push_back(m.path);
     }
@@ -410,9 +607,46 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
     const std::string db = runLogPath_.toStdString();
     const bool no_text = noText_ && noText_();
     const quint64 gen = gen_;
+    // The figures' models carry their panes' letters (a remote A leaves the
+    // first local model as the figures' reference).
+    std::vector<std::string> labels;
+    for (ComparePane* p : localPanes()) labels.push_back(p->label().toStdString());
     showStatus(tr("computing figures…"));
-    (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, no_text, gen, name,
-                                     streamed = std::move(streamed)]() mutable {
+    if (o.models.empty()) {
+        // Remote panes only: their text and client times are all there is.
+        (void)QtConcurrent::run(&pool_, [this, db, no_text, gen, name, remote = std::move(remote)] {
+            QString log_error;
+            qint64 run_id = 0;
+            if (!db.empty() && !remote.empty()) {
+                try {
+                    run_id = logRemoteReplies(db, 0, name.toStdString(), remote, no_text);
+                } catch (const std::exception& e) {
+                    log_error = QString::fromStdString(e.what());
+                }
+            }
+            const int n = static_cast<int>(remote.size());
+            QMetaObject::invokeMethod(
+                this,
+                [this, gen, log_error, run_id, n] {
+                    if (gen != gen_) return;
+                    setBusy(false);
+                    QString s =
+                        tr("done: remote endpoints only, so no figures (they need a "
+                           "local model's logits)");
+                    if (!log_error.isEmpty())
+                        s += tr("; not logged: %1").arg(log_error);
+                    else if (run_id > 0)
+                        s += tr("; %n response(s) logged as run %1", nullptr, n).arg(run_id);
+                    showStatus(s);
+                    if (run_id > 0) emit runLogged(run_id, n);
+                },
+                Qt::QueuedConnection);
+        });
+        return;
+    }
+    (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, no_text, gen, name, labels,
+                                     streamed = std::move(streamed),
+                                     remote = std::move(remote)]() mutable {
         std::shared_ptr<wb::compare::CompareReport> rep;
         QString error, log_error;
         qint64 run_id = 0;
@@ -451,10 +685,20 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
             error = QString::fromStdString(e.what());
         }
         streamed.clear();  // the models' memory goes back now, not when the task is deleted
+        if (rep && labels.size() == rep->models.size()) {
+            for (size_t i = 0; i < labels.size(); ++i) rep->models[i].label = labels[i];
+            if (!labels.empty() && labels[0] != "A")
+                rep->notes.push_back("the figures are against " + labels[0] +
+                                     ", the first local model: A is a remote endpoint (no logits)");
+        }
         if (rep && !db.empty()) {
             try {
                 run_id = log_comparison(db, name.toStdString(), *rep, lo, no_text);
                 n_logged = static_cast<int>(responses_in(*rep));
+                if (!remote.empty()) {
+                    logRemoteReplies(db, run_id, name.toStdString(), remote, no_text);
+                    n_logged += static_cast<int>(remote.size());
+                }
             } catch (const std::exception& e) {
                 log_error = QString::fromStdString(e.what());
             }
@@ -492,12 +736,14 @@ void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const Q
                           qint64 run_id, int n_logged) {
     report_ = std::move(r);
     table_->setReport(*report_);
-    // Each pane's speed is its column's in the table: one set of figures.
-    for (size_t i = 0; i < panes_.size() && i < report_->models.size(); ++i) {
-        panes_[i]->showSpeed(report_->models[i], report_->repetitions);
+    // Each local pane's speed is its column's in the table: one set of
+    // figures (remote panes keep their client-side line).
+    const std::vector<ComparePane*> local = localPanes();
+    for (size_t i = 0; i < local.size() && i < report_->models.size(); ++i) {
+        local[i]->showSpeed(report_->models[i], report_->repetitions);
         // The same figure as `compare --price-*` (compare::model_cost).
         if (price_ && !report_->models[i].timed_runs.empty())
-            panes_[i]->showCost(wb::compare::model_cost(report_->models[i], *price_), *price_);
+            local[i]->showCost(wb::compare::model_cost(report_->models[i], *price_), *price_);
     }
     setBusy(false);
     QString s = tr("done");

@@ -9,6 +9,11 @@
 // differ from A's. The streamed replies are not timed (the models share
 // the machine while they stream); each pane's speed is the table's:
 // measured model by model after a warm-up (compare::speed_method).
+// "Add endpoint…" adds a remote OpenAI-compatible endpoint saved under
+// "Send to" (docs/remote.md) as a pane: its greedy reply (temperature 0,
+// the same prompt through the completions API) streams beside the local
+// ones and its text is compared with A's; it gives no logits, so the
+// figures table and the test set are the local models' only.
 // "Run test set…" scores perplexity / KL divergence on a text file and
 // accuracy on a JSONL test set, with progress and Cancel. Every response of
 // a finished comparison is written to the run log under one "compare" run.
@@ -28,7 +33,9 @@
 
 #include "compare/compare_jobs.h"
 #include "cost/price.h"
+#include "load/client.h"
 #include "model/load.h"
+#include "remote_target.h"
 
 class QLabel;
 class QLineEdit;
@@ -44,6 +51,9 @@ struct CompareReport;
 
 namespace wb::ui {
 class PriceFields;
+}
+namespace wb::gui {
+class SettingsStore;
 }
 
 namespace wb::ui::compare {
@@ -61,6 +71,13 @@ class CompareTab : public QWidget {
 
     /// Adds a pane for the GGUF at `path` (the first pane is A).
     ComparePane* addModel(const QString& path);
+    /// Adds a pane for the remote endpoint `target` with `api_key` ("" =
+    /// none; kept in memory only). A remote first pane is A: the others'
+    /// text is compared with its text, the figures table with the first
+    /// local model.
+    ComparePane* addRemote(const gui::RemoteTarget& target, const QString& api_key);
+    /// Where "Add endpoint…" finds the saved endpoints (may be null).
+    void setStore(gui::SettingsStore* store) { store_ = store; }
     /// Removes `pane` (ignored while a run is going).
     void removeModel(ComparePane* pane);
     const std::vector<ComparePane*>& panes() const { return panes_; }
@@ -149,6 +166,25 @@ class CompareTab : public QWidget {
         std::shared_ptr<model::Model> model;
         double load_ms = 0;
     };
+    /// A remote pane's reply, logged with the comparison.
+    struct RemoteReply {
+        gui::RemoteTarget target;
+        std::string model;  ///< the model id sent (the endpoint's first when none was given)
+        std::string label;  ///< the pane's letter
+        load::RequestSpec spec;
+        load::RequestResult result;
+    };
+    /// Panes that are local models, in order (the figures' models).
+    std::vector<ComparePane*> localPanes() const;
+    /// "Add endpoint…": a menu of the saved endpoints.
+    void addEndpointMenu();
+    /// Writes `remote` to the run log at `db` under compare run `run_id`, or
+    /// under a new compare run named `name` when run_id is 0 (ended after
+    /// them). Returns the run id. Throws what the run log throws.
+    static int64_t logRemoteReplies(const std::string& db, int64_t run_id, const std::string& name,
+                                    const std::vector<RemoteReply>& remote, bool no_text);
+    /// Streams `pane`'s reply from its endpoint on a worker.
+    void startRemoteReply(int index, quint64 gen, const QString& prompt, uint32_t n_predict);
 
     /// Letters A, B, … in order, and the status hint for that many models.
     void relabel();
@@ -159,7 +195,7 @@ class CompareTab : public QWidget {
     /// file itself through loadFn_.
     void startComparison(const QString& name, const QStringList& prompts,
                          const std::optional<QString>& text, const std::optional<QString>& testset,
-                         std::vector<StreamedModel> streamed);
+                         std::vector<StreamedModel> streamed, std::vector<RemoteReply> remote = {});
     void onProgress(const QString& msg);
     /// After a prompt run's figures: each "target + draft" pane's reply again
     /// with its draft, alone, then ComparePane::showDraftSpeed.
@@ -175,6 +211,9 @@ class CompareTab : public QWidget {
     QLineEdit* prompt_;
     QSpinBox* maxTokens_;
     QPushButton* addBtn_;
+    QPushButton* addRemoteBtn_;
+    gui::SettingsStore* store_ = nullptr;
+    std::vector<std::optional<RemoteReply>> remoteReplies_;  // [n_panes] this run's remote replies
     QPushButton* runBtn_;
     QPushButton* testBtn_;
     QPushButton* cancelBtn_;
