@@ -439,6 +439,14 @@ int cmd_load(const std::vector<std::string>& argv) {
     // target; a sweep runs it at the first target's rates (one x axis).
     std::optional<load::Target> target_b;
     if (const auto url = args.get("compare-target")) target_b = compare_target(args, target, *url);
+    // A model the endpoint does not list is said before the test, not only
+    // as a 404 on every request (the test still runs: some servers answer
+    // for models they do not list).
+    for (const load::Target* t : {&target, target_b ? &*target_b : nullptr}) {
+        if (!t) continue;
+        if (const std::string w = load::unlisted_model_warning(*t); !w.empty())
+            std::fprintf(stderr, "warning: %s\n", w.c_str());
+    }
     const TargetRun a = run_target(args, target, plan, setup, {});
     std::optional<TargetRun> b;
     if (target_b) {

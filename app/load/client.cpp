@@ -131,15 +131,38 @@ GetResult get_path(const Target& target, const std::string& path, size_t max_byt
     return out;
 }
 
-std::string first_model_id(const Target& target) {
+std::optional<std::vector<std::string>> model_ids(const Target& target) {
     const GetResult g = get_path(target, "/v1/models", target.max_line_bytes);
-    if (!g.error.empty() || g.status != 200) return "";
+    if (!g.error.empty() || g.status != 200) return std::nullopt;
     const json j = json::parse(g.body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return "";
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
     const auto data = j.find("data");
-    if (data == j.end() || !data->is_array() || data->empty() || !(*data)[0].is_object()) return "";
-    const auto id = (*data)[0].find("id");
-    return id != (*data)[0].end() && id->is_string() ? id->get<std::string>() : "";
+    if (data == j.end() || !data->is_array()) return std::nullopt;
+    std::vector<std::string> ids;
+    for (const json& m : *data) {
+        if (!m.is_object()) continue;
+        const auto id = m.find("id");
+        if (id != m.end() && id->is_string()) ids.push_back(id->get<std::string>());
+    }
+    return ids;
+}
+
+std::string first_model_id(const Target& target) {
+    const std::optional<std::vector<std::string>> ids = model_ids(target);
+    return ids && !ids->empty() ? ids->front() : "";
+}
+
+std::string unlisted_model_warning(const Target& target) {
+    if (target.model.empty()) return "";
+    const std::optional<std::vector<std::string>> ids = model_ids(target);
+    if (!ids || ids->empty()) return "";
+    if (std::find(ids->begin(), ids->end(), target.model) != ids->end()) return "";
+    std::string list;
+    for (size_t i = 0; i < ids->size() && i < 8; ++i) list += (i ? ", " : "") + (*ids)[i];
+    if (ids->size() > 8) list += ", ... (" + std::to_string(ids->size()) + " in all)";
+    return target.base_url + " lists the models " + shorten(list, 400) + "; '" +
+           shorten(target.model, 120) +
+           "' is not one of them: each request will likely fail (HTTP 404)";
 }
 
 void check_base_url(const std::string& base_url) {

@@ -133,6 +133,18 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
 /// server does; throws std::invalid_argument for a bad base URL).
 std::string first_model_id(const Target& target);
 
+/// The model ids GET <base>/v1/models lists, in its order; nullopt when
+/// the endpoint does not answer that route with a model list (never throws
+/// for what the server does; throws std::invalid_argument for a bad base
+/// URL).
+std::optional<std::vector<std::string>> model_ids(const Target& target);
+
+/// A warning when the endpoint lists its models and target.model is not
+/// one of them ("http://h:8000 lists the models a, b; 'x' is not one of
+/// them: each request will likely fail (HTTP 404)"); "" when it is, when
+/// no model is named, or when the endpoint lists none. Throws as model_ids.
+std::string unlisted_model_warning(const Target& target);
+
 /// Steady-clock now in ms (the clock send_request times with).
 double steady_now_ms();
 

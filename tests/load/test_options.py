@@ -142,6 +142,17 @@ p = run(["--target", url, "--concurrency", "1", "--requests", "1", "--no-log",
 check(p.returncode == 0 and "per 1k requests" in p.stdout and "USD/h x" in p.stdout,
       "hourly price in the table: %s %s" % (p.stdout, p.stderr))
 
+# A model the endpoint does not list (the server lists "m"): said before
+# the test, which still runs; a listed one, or none named, says nothing.
+for model, warned in (("no-such-model", True), ("m", False)):
+    for flag in ("--model", "--compare-model"):
+        extra = ["--compare-target", url] if flag == "--compare-model" else []
+        p = run(["--target", url, "--concurrency", "1", "--requests", "1", "--no-log", flag,
+                 model] + extra)
+        said = "'%s' is not one of them" % model in p.stderr and "lists the models m" in p.stderr
+        check(p.returncode == 0 and said == warned,
+              "%s %s: warned=%s, exit %d: %s" % (flag, model, said, p.returncode, p.stderr))
+
 # A prompt file with invalid UTF-8: sent (as U+FFFD) and logged, no crash.
 bad = os.path.join(TMP, "bad-utf8.txt")
 with open(bad, "wb") as f:
