@@ -346,6 +346,7 @@ bool BatchPanel::run() {
     run_settings["concurrency"] = bo.concurrency;
     run_settings["max_queue"] = bo.max_queue;
     if (!bo.system_prompt.empty()) run_settings["system_prompt"] = bo.system_prompt;
+    if (price) run_settings["price"] = cost::to_json(*price);  // the exports price each row
     run_id_ =
         recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), run_settings) : 0;
     bo.base.run_id = run_id_;
@@ -415,6 +416,7 @@ bool BatchPanel::runRemote(const std::optional<cost::Price>& price) {
                          {"seed", s.seed},
                          {"seed_policy", "base_plus_index"}};
     if (!system.empty()) rs["system_prompt"] = system;
+    if (price) rs["price"] = cost::to_json(*price);
     run_id_ = recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), rs) : 0;
 
     remoteRun_ = true;

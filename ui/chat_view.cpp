@@ -385,16 +385,21 @@ bool ChatView::sendRemote(const QString& text, bool new_seed) {
     updateButtons();
     updateMeter();
     if (!remote_->submit(target, *key, spec, &err)) {
-        active_id_.clear();
-        turns.removeLast();
-        turns.removeLast();
-        render();
-        updateButtons();
-        updateMeter();
-        setStatus(tr("The message was not sent: %1").arg(err));
+        withdrawTurn(tr("The message was not sent: %1").arg(err));
         return false;
     }
     return true;
+}
+
+void ChatView::withdrawTurn(const QString& status) {
+    active_id_.clear();
+    QList<Turn>& turns = conv_.turns();
+    turns.removeLast();  // the empty reply
+    turns.removeLast();  // the user message
+    render();
+    updateButtons();
+    updateMeter();
+    setStatus(status);
 }
 
 void ChatView::cancelActive() {
@@ -469,13 +474,7 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     updateButtons();
     updateMeter();
     if (!bridge_->submit(spec)) {
-        active_id_.clear();
-        turns.removeLast();
-        turns.removeLast();
-        render();
-        updateButtons();
-        updateMeter();
-        setStatus(tr("The engine did not take the message: load a model first."));
+        withdrawTurn(tr("The engine did not take the message: load a model first."));
         return false;
     }
     return true;

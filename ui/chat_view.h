@@ -195,6 +195,9 @@ class ChatView : public QWidget {
     bool sendTurn(const QString& text, bool new_seed);
     /// sendTurn() to the remote endpoint the picker has chosen.
     bool sendRemote(const QString& text, bool new_seed);
+    /// Takes back the user turn and empty reply a send appended, when the
+    /// request was not taken, and says `status`.
+    void withdrawTurn(const QString& status);
     /// Stops the reply being generated, wherever it runs.
     void cancelActive();
     void submitCurrent();

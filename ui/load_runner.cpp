@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 
+#include "cost/price.h"
 #include "load/driver.h"
 #include "load/load_log.h"
 
@@ -125,6 +126,7 @@ void LoadRunner::runTarget(const LoadJob& job, const load::Target& target, bool 
     p.db_path = job.db_path;
     if (job.compare_target) p.compare_target = job.compare_target->base_url;
     p.extra_settings = {{"front_end", "gui"}};
+    if (job.price) p.extra_settings["price"] = cost::to_json(*job.price);
 
     // Refused connections before any success end the test (kRefusedToStop).
     size_t refused = 0;

@@ -34,6 +34,7 @@
 #include "core/response_log.h"
 #include "core/session_run.h"
 #include "core/settings_json.h"
+#include "cost/price.h"
 #include "cost/run_usage.h"
 #include "draft_options.h"
 #include "runlog/run_log.h"
@@ -326,6 +327,8 @@ int cmd_batch(const std::vector<std::string>& argv) {
     run_settings["concurrency"] = concurrency;
     run_settings["max_queue"] = max_queue;
     if (!bo.system_prompt.empty()) run_settings["system_prompt"] = bo.system_prompt;
+    // The price, so the run log's exports can price each row (runlog/exporter.h).
+    if (price) run_settings["price"] = cost::to_json(*price);
     std::shared_ptr<core::ResponseLogger> logger;
     if (log) {
         logger = std::make_shared<core::ResponseLogger>(log);

@@ -133,7 +133,7 @@ int cmd_compare(const std::vector<std::string>& argv) {
         model::LoadOptions base;
         base.backend = backend;
         base.device = device;
-        const int64_t run_id = compare::log_comparison(db, name, rep, base);
+        const int64_t run_id = compare::log_comparison(db, name, rep, base, false, price);
         if (!quiet) {
             std::fprintf(stderr, "compare: logged %zu responses as run %lld in %s\n",
                          compare::responses_in(rep), static_cast<long long>(run_id), db.c_str());

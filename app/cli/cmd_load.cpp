@@ -176,6 +176,7 @@ struct LoadSetup {
     load::TokenCounter count;
     std::string local_model;
     std::string api;
+    std::optional<cost::Price> price;  // recorded in each run's settings
 };
 
 using TargetRun = load::TargetOutcome;
@@ -194,6 +195,7 @@ TargetRun run_target(const ParsedArgs& args, const load::Target& target, const l
     p.rates = rates;
     p.slo = setup.slo;
     p.max_tokens = setup.max_tokens;
+    if (setup.price) p.extra_settings["price"] = cost::to_json(*setup.price);
     p.prompt = [&setup](size_t i, bool warm) {
         return warm && setup.n_warm_prompts > 0
                    ? setup.prompts[setup.n_step_prompts + i % setup.n_warm_prompts]
@@ -434,7 +436,7 @@ int cmd_load(const std::vector<std::string>& argv) {
     const size_t n_step_prompts = prompts.size() - n_warm_prompts;
 
     const LoadSetup setup{prompts, n_step_prompts, n_warm_prompts, max_tokens, sweep, sweep_conc,
-                          slo,     count,          local_model,    api};
+                          slo,     count,          local_model,    api,        price};
     // Compare under load: the same prompts, schedule and SLOs on a second
     // target; a sweep runs it at the first target's rates (one x axis).
     std::optional<load::Target> target_b;

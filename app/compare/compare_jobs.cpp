@@ -166,22 +166,24 @@ size_t responses_in(const CompareReport& r) {
 }
 
 int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
-                       const model::LoadOptions& base, bool no_text) {
+                       const model::LoadOptions& base, bool no_text,
+                       const std::optional<cost::Price>& price) {
     core::ResponseLogger logger(std::make_shared<runlog::RunLog>(runlog::RunLog::open(db_path)));
     nlohmann::json models = nlohmann::json::array();
     for (const auto& m : r.models) models.push_back(m.label + "=" + m.path);
-    const nlohmann::json run_settings = {{"models", models},
-                                         {"n_predict", r.n_predict},
-                                         {"repetitions", r.repetitions},
-                                         {"warmup_passes", kWarmupPasses},
-                                         {"speed_method", speed_method(r.repetitions)},
-                                         {"kv_type", r.kv_type},
-                                         {"sampling", "greedy"},
-                                         {"text_file", r.text_file.value_or("")},
-                                         {"ppl_ctx", r.ppl_ctx},
-                                         {"testset_file", r.testset_file.value_or("")},
-                                         {"backend", base.backend},
-                                         {"device", base.device}};
+    nlohmann::json run_settings = {{"models", models},
+                                   {"n_predict", r.n_predict},
+                                   {"repetitions", r.repetitions},
+                                   {"warmup_passes", kWarmupPasses},
+                                   {"speed_method", speed_method(r.repetitions)},
+                                   {"kv_type", r.kv_type},
+                                   {"sampling", "greedy"},
+                                   {"text_file", r.text_file.value_or("")},
+                                   {"ppl_ctx", r.ppl_ctx},
+                                   {"testset_file", r.testset_file.value_or("")},
+                                   {"backend", base.backend},
+                                   {"device", base.device}};
+    if (price) run_settings["price"] = cost::to_json(*price);
     const int64_t run = logger.begin_run("compare", name, run_settings, no_text);
     const uint32_t n_ubatch = CompareOptions{}.n_ubatch;
     for (const auto& m : r.models) {

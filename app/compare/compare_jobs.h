@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "compare/compare.h"
+#include "cost/price.h"
 #include "model/load.h"
 #include "scheduler/request.h"
 
@@ -87,10 +89,13 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
 /// correct for items), each tagged with its model's version and the
 /// environment of the device it ran on. With `no_text` the run is a
 /// no-text run (RunLog::begin_run: rows without prompt and output text).
+/// With `price`, the run's settings carry it (cost::to_json) and the run
+/// log's exports price each row by it.
 /// Returns the run id. Throws runlog::OpenError when the log cannot be
 /// opened and what the run log's writes throw.
 int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
-                       const model::LoadOptions& base, bool no_text = false);
+                       const model::LoadOptions& base, bool no_text = false,
+                       const std::optional<cost::Price>& price = std::nullopt);
 
 /// The UTC submit time (ms since the epoch) of a run that took `e2e_ms`
 /// and ended at `ended_utc_ms`, rounded as FinishedRequest::finished_utc_ms

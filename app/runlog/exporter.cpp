@@ -80,6 +80,21 @@ constexpr Column kColumns[] = {
     {"decode_tps", "r.decode_tps", Kind::Real},
     {"prompt_cached_tokens", "r.prompt_cached_tokens", Kind::Int},
     {"preemptions", "r.preemptions", Kind::Int},
+    // The price a Batch, Load or Compare run was priced at (its settings'
+    // "price", cost::to_json), and the row's cost by it when it is per
+    // million tokens: (per_m_input x prompt tokens + per_m_output x output
+    // tokens) / 1e6. A per-hour price prices a run's busy or wall time,
+    // not a row: its rows' cost is empty.
+    {"price",
+     "CASE WHEN json_type(u.settings, '$.price') = 'object' THEN json_extract(u.settings, "
+     "'$.price') END",
+     Kind::Json},
+    {"cost",
+     "CASE WHEN json_extract(u.settings, '$.price.basis') = 'per_m_tokens' THEN "
+     "(coalesce(json_extract(u.settings, '$.price.per_m_input'), 0) * coalesce(r.prompt_tokens, "
+     "0) + coalesce(json_extract(u.settings, '$.price.per_m_output'), 0) * "
+     "coalesce(r.output_tokens, 0)) / 1e6 END",
+     Kind::Real},
 };
 constexpr int kNumColumns = static_cast<int>(std::size(kColumns));
 

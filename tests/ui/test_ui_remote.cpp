@@ -15,6 +15,8 @@
 // are logged under one compare run.
 
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QSettings>
 #include <QSignalSpy>
@@ -23,6 +25,7 @@
 #include <QtTest>
 #include <cmath>
 #include <memory>
+#include <sstream>
 
 #include "batch_panel.h"
 #include "batch_results_model.h"
@@ -37,6 +40,7 @@
 #include "remote_client.h"
 #include "remote_target.h"
 #include "run_recorder.h"
+#include "runlog/exporter.h"
 #include "server_tab.h"
 #include "settings_store.h"
 #include "target_picker.h"
@@ -47,6 +51,14 @@ namespace {
 
 const QString kModel = QString::fromStdString(wbtest::data_dir()) + "/models/stories260K.gguf";
 const QString kKey = QStringLiteral("sk-wb-remote-4f1c9a7e");
+
+// The batch run's id (the one batch run of the log).
+int64_t rows_run_id(const QString& db) {
+    return wbtest::query_rows(db, "SELECT id FROM runs WHERE kind = 'batch'")
+        .value(0)
+        .value(0)
+        .toLongLong();
+}
 
 QByteArray file_bytes(const QString& path) {
     QFile f(path);
@@ -275,6 +287,26 @@ class UiRemote : public QObject {
             (tokens[0][0].toDouble() * 1.0 + tokens[0][1].toDouble() * 2.0) / 1e6;
         QVERIFY2(std::abs(cost->total - expected) < 1e-12,
                  qPrintable(QString::number(cost->total, 'g', 17)));
+        // The run log's export prices each row by the run's price, worked
+        // here from the row's own token counts.
+        std::ostringstream out;
+        wb::runlog::ExportFilter f;
+        f.run_id = rows_run_id(db_);
+        QCOMPARE(wb::runlog::export_responses_readonly(db_.toStdString(), f,
+                                                       wb::runlog::ExportFormat::Jsonl, out),
+                 qint64(n));
+        std::istringstream lines(out.str());
+        int priced = 0;
+        for (std::string line; std::getline(lines, line);) {
+            const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
+            QCOMPARE(o["price"].toObject()["basis"].toString(), QStringLiteral("per_m_tokens"));
+            const double want =
+                (o["prompt_tokens"].toDouble() * 1.0 + o["output_tokens"].toDouble() * 2.0) / 1e6;
+            QVERIFY2(std::abs(o["cost"].toDouble() - want) < 1e-15,
+                     qPrintable(QString::number(o["cost"].toDouble(), 'g', 17)));
+            ++priced;
+        }
+        QCOMPARE(priced, n);
         batch->setPrice(0, 0, 0);
         picker->setCurrent(0);
     }

@@ -644,8 +644,9 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
         });
         return;
     }
+    const std::optional<cost::Price> price = price_;
     (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, no_text, gen, name, labels,
-                                     streamed = std::move(streamed),
+                                     price, streamed = std::move(streamed),
                                      remote = std::move(remote)]() mutable {
         std::shared_ptr<wb::compare::CompareReport> rep;
         QString error, log_error;
@@ -693,7 +694,7 @@ void CompareTab::startComparison(const QString& name, const QStringList& prompts
         }
         if (rep && !db.empty()) {
             try {
-                run_id = log_comparison(db, name.toStdString(), *rep, lo, no_text);
+                run_id = log_comparison(db, name.toStdString(), *rep, lo, no_text, price);
                 n_logged = static_cast<int>(responses_in(*rep));
                 if (!remote.empty()) {
                     logRemoteReplies(db, run_id, name.toStdString(), remote, no_text);
