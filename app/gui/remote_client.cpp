@@ -79,6 +79,10 @@ bool RemoteClient::submit(const RemoteTarget& target, const QString& api_key,
     t.model = target.model.toStdString();
     t.api_key = api_key.toStdString();
     t.api = load::Api::Chat;
+    // A long reply from a slow endpoint is not a stall: the whole request
+    // may take 5 minutes (a silent one is stopped by Stop or the app's
+    // close at once: RequestSpec::cancel).
+    t.timeout_s = 300;
     try {
         load::check_base_url(t.base_url);
     } catch (const std::invalid_argument& e) {

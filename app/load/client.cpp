@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "load/answer_reader.h"
 #include "load/sse.h"
@@ -267,11 +270,42 @@ RequestResult send_request(const Target& target, const RequestSpec& spec, double
     last_data = rd.t0();
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
+    // A cancellable request is watched: cancelling shuts its socket down
+    // (httplib's stop() is made for another thread), so a connect or a
+    // stream that sends nothing ends at once, not at the read timeout.
+    std::mutex watch_mu;
+    std::condition_variable watch_cv;
+    bool finished = false;
+    std::thread watcher;
+    if (spec.cancel) {
+        watcher = std::thread([&] {
+            std::unique_lock lock(watch_mu);
+            while (!finished) {
+                if (spec.cancel->load()) {
+                    cli.stop();
+                    return;
+                }
+                watch_cv.wait_for(lock, std::chrono::milliseconds(50));
+            }
+        });
+    }
     const bool sent = cli.send(req, res, err);
+    if (watcher.joinable()) {
+        {
+            std::lock_guard lock(watch_mu);
+            finished = true;
+        }
+        watch_cv.notify_all();
+        watcher.join();
+    }
     const double end = steady_now_ms();
     rd.result().e2e_ms = end - rd.t0();
     RequestResult& r = rd.result();
 
+    if (spec.cancel && spec.cancel->load() && !(sent && rd.done())) {
+        r.error = "cancelled";
+        return r;
+    }
     if (!rd.failure().empty()) {
         r.error = rd.failure();
         return r;

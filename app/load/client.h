@@ -67,9 +67,10 @@ struct RequestSpec {
     /// Called on the sending thread with each content chunk's text as it
     /// arrives (a chat's streamed reply); may be empty.
     std::function<void(const std::string& piece)> on_content;
-    /// Set from any thread to stop reading: the request ends at the next
-    /// data it receives (or at the read timeout on a silent stream) with
-    /// ok = false and error "cancelled". May be null.
+    /// Set from any thread to stop the request: within about 50 ms its
+    /// socket is shut down (a silent stream or a slow connect too), and it
+    /// ends with ok = false and error "cancelled". May be null; when set, a
+    /// watcher thread runs beside the request.
     std::shared_ptr<std::atomic<bool>> cancel;
 };
 

@@ -20,6 +20,8 @@
 #include <QLabel>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QtTest>
@@ -429,6 +431,35 @@ class UiRemote : public QObject {
         QVERIFY2(err.isEmpty(), qPrintable(err));
         QCOMPARE(gui::KeyStore().read(gui::key_account(url_)).value_or(QString()), kKey);
         QVERIFY(!file_bytes(ini_).contains(kKey.toUtf8()));
+    }
+
+    // Stop on an endpoint that accepts the connection and never answers:
+    // the reply ends "cancelled" at once, not at the 5-minute timeout.
+    void stopEndsASilentEndpoint() {
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress::LocalHost, 0));
+        QList<QTcpSocket*> held;  // accepted, never answered
+        connect(&silent, &QTcpServer::newConnection, this, [&] {
+            while (QTcpSocket* c = silent.nextPendingConnection()) held << c;
+        });
+        ui::TargetPicker* picker = chat()->targetPicker();
+        QString err;
+        QVERIFY2(
+            picker->addTarget(
+                {QStringLiteral("http://127.0.0.1:%1/v1").arg(silent.serverPort()), "m", false},
+                QString(), &err),
+            qPrintable(err));
+        QSignalSpy done(chat(), &ui::ChatView::replyFinished);
+        QVERIFY(chat()->send("Hello?"));
+        QTRY_VERIFY_WITH_TIMEOUT(!held.isEmpty(), 10000);
+        QTest::qWait(300);
+        QVERIFY(chat()->isStreaming());
+        chat()->stop();
+        QVERIFY(done.wait(5000));
+        const auto r = done.first().first().value<gui::RequestResult>();
+        QCOMPARE(r.finish_reason, QStringLiteral("cancelled"));
+        QVERIFY2(r.e2e_ms < 5000, qPrintable(QString::number(r.e2e_ms)));
+        QVERIFY(!chat()->isStreaming());
     }
 };
 
