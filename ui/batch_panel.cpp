@@ -41,6 +41,7 @@
 #include "remote_client.h"
 #include "run_recorder.h"
 #include "target_picker.h"
+#include "tokenizer/vocab.h"
 #include "wrap_label.h"
 
 namespace wb::ui {
@@ -422,6 +423,14 @@ bool BatchPanel::runRemote(const std::optional<cost::Price>& price) {
     remoteRun_ = true;
     remoteMetrics_ = std::make_unique<metrics::MetricsStore>(0.0);
     remote_->setMaxParallel(concurrency);
+    // Without a usage block, the loaded model's tokenizer counts the
+    // replies (approximate), else their chunks.
+    if (std::shared_ptr<const tokenizer::Vocab> vocab = bridge_->vocab())
+        remote_->setTokenCounter([vocab](const std::string& text) {
+            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
+        });
+    else
+        remote_->setTokenCounter({});
     templateNote_.clear();
     beginProgress(price);
     runStartMs_ = 0;

@@ -26,6 +26,7 @@
 #include "run_recorder.h"
 #include "settings_store.h"
 #include "target_picker.h"
+#include "tokenizer/vocab.h"
 #include "wrap_label.h"
 
 namespace wb::ui {
@@ -263,6 +264,12 @@ QString ChatView::modelKey() const {
 }
 
 void ChatView::onModelLoaded(const gui::ModelInfo& info) {
+    // An endpoint without a usage block: its replies counted with this
+    // model's tokenizer (immutable, so any thread may use it), marked approximate.
+    if (std::shared_ptr<const tokenizer::Vocab> vocab = bridge_->vocab())
+        remote_->setTokenCounter([vocab](const std::string& text) {
+            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
+        });
     // Another model file: its conversation starts afresh (the old turns were
     // written for, and tokenized by, the other model). A reload of the same
     // file (a new context size) keeps the conversation.

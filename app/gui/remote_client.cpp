@@ -114,7 +114,7 @@ bool RemoteClient::submit(const RemoteTarget& target, const QString& api_key,
     load::RequestSpec logged = s;
     logged.prompt = sent_prompt(s);
     logged.on_content = nullptr;
-    (void)QtConcurrent::run(&pool_, [self, target, t, s, logged, spec]() mutable {
+    (void)QtConcurrent::run(&pool_, [self, target, t, s, logged, spec, count = count_]() mutable {
         // No model id given: the endpoint's first listed model (vLLM and
         // our server require the field), as `workbench-cli load` does.
         const qint64 start = QDateTime::currentMSecsSinceEpoch();
@@ -123,7 +123,7 @@ bool RemoteClient::submit(const RemoteTarget& target, const QString& api_key,
             r.error = "cancelled";  // cancelled while it waited for a thread: never sent
         } else {
             if (t.model.empty()) t.model = load::first_model_id(t);
-            r = load::send_request(t, s, load::steady_now_ms(), load::TokenCounter{});
+            r = load::send_request(t, s, load::steady_now_ms(), count);
         }
         const RequestResult out = to_result(spec, target, logged, r, start);
         QMetaObject::invokeMethod(

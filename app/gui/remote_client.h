@@ -5,10 +5,11 @@
 // chunk, then requestFinished with a RequestResult. Timing is the
 // client's, from the response stream, as `workbench-cli load` measures it
 // (load::send_request: TTFT send -> first content chunk, TPOT, e2e; ms);
-// tokens come from the endpoint's usage block, else from counting chunks
-// (RequestResult::tokens_source says which). Each request with a run id is
-// logged through the run recorder (RunRecorder::logRemote: the target URL
-// and model id, never the key).
+// tokens come from the endpoint's usage block, else from the loaded model's
+// tokenizer (setTokenCounter), else from counting chunks
+// (RequestResult::tokens_source says which; all but "usage" are approximate). Each request with a
+// run id is logged through the run recorder (RunRecorder::logRemote: the target URL and model id,
+// never the key).
 
 #include <QObject>
 #include <QString>
@@ -18,6 +19,7 @@
 #include <map>
 #include <memory>
 
+#include "load/client.h"
 #include "remote_target.h"
 #include "request_types.h"
 
@@ -52,6 +54,11 @@ class RemoteClient : public QObject {
     void cancelAll();
     /// Requests sent and not yet finished.
     int inFlight() const { return static_cast<int>(cancels_.size()); }
+    /// Counts a reply's tokens when the endpoint sends no usage block (the
+    /// loaded model's tokenizer: approximate unless it is the endpoint's
+    /// model); empty = chunks are counted. Used by requests sent after it;
+    /// called on their worker threads, so it must be thread-safe.
+    void setTokenCounter(load::TokenCounter count) { count_ = std::move(count); }
     /// Most requests sent at once (the rest wait in order); >= 1.
     void setMaxParallel(int n) { pool_.setMaxThreadCount(std::max(1, n)); }
 
@@ -62,6 +69,7 @@ class RemoteClient : public QObject {
 
   private:
     RunRecorder* recorder_;
+    load::TokenCounter count_;
     QThreadPool pool_;
     std::map<QString, std::shared_ptr<std::atomic<bool>>> cancels_;  // by request id
 };

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <nlohmann/json.hpp>
 
 namespace wb::load {
@@ -143,12 +144,19 @@ std::string AnswerReader::read_body(std::string_view body) {
 void AnswerReader::finish_counts() {
     if (usage_seen_) {
         r_.output_tokens_source = "usage";
-    } else if (count_) {
-        r_.output_tokens = count_(r_.output);
-        r_.output_tokens_source = "tokenizer";
     } else {
-        r_.output_tokens = chunks_;
-        r_.output_tokens_source = "chunks";
+        // The tokenizer's count; a counter that fails (a tokenizer's match
+        // limit on hostile text) or gives no count falls back to chunks.
+        int64_t counted = -1;
+        if (count_) {
+            try {
+                counted = count_(r_.output);
+            } catch (const std::exception&) {
+                counted = -1;
+            }
+        }
+        r_.output_tokens = counted >= 0 ? counted : chunks_;
+        r_.output_tokens_source = counted >= 0 ? "tokenizer" : "chunks";
     }
     if (r_.ttft_ms && r_.e2e_ms && r_.output_tokens > 1) {
         r_.tpot_ms = (*r_.e2e_ms - *r_.ttft_ms) / static_cast<double>(r_.output_tokens - 1);

@@ -75,7 +75,8 @@ struct RequestSpec {
 };
 
 /// Counts the tokens of a text with a local tokenizer (the model the
-/// endpoint serves), for servers that send no usage block.
+/// endpoint serves), for servers that send no usage block. A negative
+/// count or a std::exception means "no count": the chunks are counted.
 using TokenCounter = std::function<int64_t(const std::string& text)>;
 
 /// The outcome and client-side timing of one request. Durations in ms on

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost/price.h"
@@ -314,6 +316,26 @@ class TestLoadParts : public QObject {
         QCOMPARE(best_step(steps, slo), -1);  // no SLO given: nothing called out
         slo.ttft_p99_ms = 100;
         QCOMPARE(best_step(steps, slo), 2);
+    }
+
+    // Without a usage block: the counter's count ("tokenizer"); a counter
+    // that throws or gives no count falls back to the content chunks.
+    void token_count_sources() {
+        const std::string chunk = R"({"choices":[{"delta":{"content":"ab"}}]})";
+        auto counted = [&](wb::load::TokenCounter count) {
+            wb::load::AnswerReader a(std::move(count), [] { return 0.0; });
+            a.start(0);
+            for (int i = 0; i < 3; ++i) a.on_event(chunk);
+            a.finish_counts();
+            return std::make_pair(a.result().output_tokens, a.result().output_tokens_source);
+        };
+        QCOMPARE(counted([](const std::string& t) { return int64_t(t.size()); }),
+                 std::make_pair(int64_t(6), std::string("tokenizer")));
+        QCOMPARE(counted(nullptr), std::make_pair(int64_t(3), std::string("chunks")));
+        QCOMPARE(counted([](const std::string&) -> int64_t { throw std::runtime_error("limit"); }),
+                 std::make_pair(int64_t(3), std::string("chunks")));
+        QCOMPARE(counted([](const std::string&) { return int64_t(-1); }),
+                 std::make_pair(int64_t(3), std::string("chunks")));
     }
 
     void sse_reader() {
