@@ -115,13 +115,13 @@ bool RemoteClient::submit(const RemoteTarget& target, const QString& api_key,
     logged.prompt = sent_prompt(s);
     logged.on_content = nullptr;
     (void)QtConcurrent::run(&pool_, [self, target, t, s, logged, spec, count = count_]() mutable {
-        // No model id given: the endpoint's first listed model (vLLM and
-        // our server require the field), as `workbench-cli load` does.
         const qint64 start = QDateTime::currentMSecsSinceEpoch();
         load::RequestResult r;
         if (s.cancel->load()) {
             r.error = "cancelled";  // cancelled while it waited for a thread: never sent
         } else {
+            // No model id given: the endpoint's first listed model (vLLM and
+            // our server require the field), as `workbench-cli load` does.
             if (t.model.empty()) t.model = load::first_model_id(t);
             r = load::send_request(t, s, load::steady_now_ms(), count);
         }
