@@ -5,7 +5,9 @@
 // are multiplied in integers within a block, scaled in f32 per block, as
 // ggml's CPU backend does (ggml-cpu quants: vec_dot_<type>_q8_<0|K>); each
 // weight block is decoded once for all the tile's tokens. Types without a
-// kernel here go through the dequantize-row fallback in matmul.cpp.
+// kernel here go through the dequantize-row fallback in matmul.cpp. Types
+// with an interleaved form (cpu/interleave.h) also have a kernel for groups
+// of 8 rows, which sums the 8 rows in the lanes of one register.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,10 +27,18 @@ inline constexpr int kMaxTile = 4;
 using DotFn = void (*)(int64_t n, const uint8_t* w, const uint8_t* act, size_t act_stride,
                        int n_tok, float* out, size_t out_stride);
 
+/// out[t * out_stride + r] = sum_k W_r[k] * A_t[k] for the 8 rows r < 8 of
+/// one interleaved group (cpu/interleave.h) and t < n_tok (1..kMaxTile).
+/// group: 8 * row_bytes bytes (any alignment); act, n: as DotFn.
+using DotX8Fn = void (*)(int64_t n, const uint8_t* group, const uint8_t* act, size_t act_stride,
+                         int n_tok, float* out, size_t out_stride);
+
 /// How rows of one weight type are multiplied.
 struct WeightKernel {
     ActKind act;  ///< the activations' form
-    DotFn dot;
+    DotFn dot;    ///< rows in ggml's layout
+    /// Groups of 8 interleaved rows; nullptr for a type without that form.
+    DotX8Fn dot_x8;
 };
 
 /// The kernel for ggml type id `type` on `isa`, or nullptr when the type

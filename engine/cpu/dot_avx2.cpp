@@ -522,6 +522,101 @@ WB_AVX2 void dot_q6_k_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t 
     for (int t = 0; t < NT; ++t) out[t * os] = hsum(acc[t]) - corr[t];
 }
 
+/// acc + the 8 int32 sums of four products u[i] * s[i] (u unsigned, s
+/// signed bytes): one vpdpbusd with VNNI, else mul_sum_us8 and an add.
+WB_AVX2 inline __m256i dp_acc(__m256i acc, __m256i u, __m256i s) {
+#ifdef WB_DOT_VNNI
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+    return _mm256_add_epi32(acc, mul_sum_us8(u, s));
+#endif
+}
+
+/// Four activation bytes (values k..k+3 of a block) in every lane.
+WB_AVX2 inline __m256i bcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Groups of 8 interleaved rows (cpu/interleave.h): lane r of every int32
+// sum is row r, so a block's 8 row sums need no horizontal add and its 8
+// scales are one vector; per slice and token one (VNNI) or three
+// instructions for 32 products.
+template <int NT>
+WB_AVX2 void dot_x8_q4_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                           size_t os) {
+    __m256 acc[NT];
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = g + 144 * b;
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+        __m256i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
+        for (int l = 0; l < 4; ++l) {
+            const __m256i v = load256(blk + 16 + 32 * l);
+            const __m256i lo = _mm256_and_si256(v, low4);                        // values 4l + j
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // 16 + 4l + j
+            for (int t = 0; t < NT; ++t) {
+                isum[t] = dp_acc(isum[t], lo, bcast4(a[t][b].qs + 4 * l));
+                isum[t] = dp_acc(isum[t], hi, bcast4(a[t][b].qs + 16 + 4 * l));
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            // sum (q - 8) a = sum q a - 8 sum a, exact in int32
+            const __m256i q = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(8 * a[t][b].sum));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q),
+                                     _mm256_mul_ps(dw, _mm256_set1_ps(a[t][b].d)), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
+}
+
+template <int NT>
+WB_AVX2 void dot_x8_q8_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                           size_t os) {
+    __m256 acc[NT];
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = g + 272 * b;
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+        __m256i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
+        for (int l = 0; l < 8; ++l) {
+            const __m256i u = load256(blk + 16 + 32 * l);  // q + 128
+#ifdef WB_DOT_VNNI
+            for (int t = 0; t < NT; ++t) isum[t] = dp_acc(isum[t], u, bcast4(a[t][b].qs + 4 * l));
+#else
+            // vpmaddubsw would saturate on (q + 128) * a pairs: use |q| and
+            // a with q's sign instead, the sums being the same
+            const __m256i q = _mm256_xor_si256(u, _mm256_set1_epi8(static_cast<char>(0x80)));
+            const __m256i qabs = _mm256_sign_epi8(q, q);
+            for (int t = 0; t < NT; ++t)
+                isum[t] = dp_acc(isum[t], qabs, _mm256_sign_epi8(bcast4(a[t][b].qs + 4 * l), q));
+#endif
+        }
+        for (int t = 0; t < NT; ++t) {
+#ifdef WB_DOT_VNNI
+            const __m256i q = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(128 * a[t][b].sum));
+#else
+            const __m256i q = isum[t];
+#endif
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q),
+                                     _mm256_mul_ps(dw, _mm256_set1_ps(a[t][b].d)), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
+}
+
 // DotFn for a kernel template: dispatch on the tile's token count.
 #define WB_TILED(name)                                                                        \
     void name(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out, \
@@ -550,6 +645,8 @@ WB_TILED(dot_q3_k)
 WB_TILED(dot_q4_k)
 WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
+WB_TILED(dot_x8_q4_0)
+WB_TILED(dot_x8_q8_0)
 #undef WB_TILED
 
 }  // namespace
@@ -557,10 +654,10 @@ WB_TILED(dot_q6_k)
 const WeightKernel* WB_DOT_TABLE(uint32_t type) noexcept {
     // One entry per row of kernels.def, built on first use.
     switch (static_cast<ggml::Type>(type)) {
-#define WB_KERNEL(T, A, fn)                          \
-    case ggml::Type::T: {                            \
-        static const WeightKernel k{ActKind::A, fn}; \
-        return &k;                                   \
+#define WB_KERNEL(T, A, fn, x8)                          \
+    case ggml::Type::T: {                                \
+        static const WeightKernel k{ActKind::A, fn, x8}; \
+        return &k;                                       \
     }
 #include "cpu/kernels.def"
 #undef WB_KERNEL

@@ -331,15 +331,57 @@ void dot_q5_1(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt
     dot_legacy<24, true, true, 0>(n, w, act, as, nt, out, os);
 }
 
+// The interleaved groups (cpu/interleave.h): per block, the 8 rows' scales,
+// then 32-byte slices with 4 bytes of each row. kFlip undoes Q8_0's stored
+// q + 128; Q4_0's nibbles give values 4L + j (low) and 16 + 4L + j (high).
+template <bool kNibbles>
+void dot_x8(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+            size_t os) {
+    constexpr int kSlices = kNibbles ? 4 : 8;
+    constexpr size_t kGroupBlock = 16 + 32 * kSlices;
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_0*>(act + static_cast<size_t>(t) * as);
+        float s[8] = {};
+        for (int64_t b = 0; b < n / 32; ++b) {
+            const uint8_t* blk = g + kGroupBlock * static_cast<size_t>(b);
+            for (int r = 0; r < 8; ++r) {
+                int32_t is = 0;
+                for (int l = 0; l < kSlices; ++l) {
+                    for (int j = 0; j < 4; ++j) {
+                        const uint8_t v = blk[16 + 32 * l + 4 * r + j];
+                        if (kNibbles) {
+                            is += ((v & 0xF) - 8) * a[b].qs[4 * l + j];
+                            is += ((v >> 4) - 8) * a[b].qs[16 + 4 * l + j];
+                        } else {
+                            is += static_cast<int8_t>(v ^ 0x80) * a[b].qs[4 * l + j];
+                        }
+                    }
+                }
+                s[r] += f16_at(blk + 2 * r) * a[b].d * static_cast<float>(is);
+            }
+        }
+        for (int r = 0; r < 8; ++r) out[static_cast<size_t>(t) * os + r] = s[r];
+    }
+}
+
+void dot_x8_q4_0(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
+    dot_x8<true>(n, g, act, as, nt, out, os);
+}
+void dot_x8_q8_0(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
+    dot_x8<false>(n, g, act, as, nt, out, os);
+}
+
 }  // namespace
 
 const WeightKernel* scalar_kernel(uint32_t type) noexcept {
     // One entry per row of kernels.def, built on first use.
     switch (static_cast<ggml::Type>(type)) {
-#define WB_KERNEL(T, A, fn)                          \
-    case ggml::Type::T: {                            \
-        static const WeightKernel k{ActKind::A, fn}; \
-        return &k;                                   \
+#define WB_KERNEL(T, A, fn, x8)                          \
+    case ggml::Type::T: {                                \
+        static const WeightKernel k{ActKind::A, fn, x8}; \
+        return &k;                                       \
     }
 #include "cpu/kernels.def"
 #undef WB_KERNEL

@@ -30,6 +30,7 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
     for (const WeightPart& p : w.parts) {
         const WeightKernel* k = weight_kernel(p.type, isa);
         if (k != nullptr && k->act != ActKind::F32 && !int8_acts) k = nullptr;
+        if (k != nullptr && p.layout == Layout::Interleaved8 && k->dot_x8 == nullptr) k = nullptr;
         kernels.push_back(k);
         need[static_cast<int>(k ? k->act : ActKind::F32)] = true;
     }
@@ -53,7 +54,9 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
     // Chunks of rows: several per thread so that a thread slowed by other
     // load takes fewer; at least 16 rows so a chunk's work dwarfs its
     // scheduling cost.
-    const uint64_t target = std::max<uint64_t>(16, w.rows / (uint64_t{pool.size()} * 8));
+    // A multiple of 8 so that chunks start and end on interleaved groups.
+    const uint64_t target =
+        (std::max<uint64_t>(16, w.rows / (uint64_t{pool.size()} * 8)) + 7) / 8 * 8;
     std::vector<Chunk> chunks;
     uint64_t base = 0;
     for (uint32_t p = 0; p < w.parts.size(); ++p) {
@@ -70,11 +73,14 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
         if (k != nullptr) {
             const int a = static_cast<int>(k->act);
             const auto* act = reinterpret_cast<const uint8_t*>(s.act[a].data());
+            const bool x8 = part.layout == Layout::Interleaved8;
+            const uint64_t step = x8 ? kGroupRows : 1;
             for (size_t t0 = 0; t0 < n_tok; t0 += kMaxTile) {
                 const int nt = static_cast<int>(std::min<size_t>(kMaxTile, n_tok - t0));
-                for (uint64_t r = ch.r0; r < ch.r1; ++r) {
-                    k->dot(n, part.data + r * part.row_bytes, act + t0 * stride[a], stride[a], nt,
-                           y + t0 * ldy + ch.base + r, ldy);
+                for (uint64_t r = ch.r0; r < ch.r1; r += step) {
+                    (x8 ? k->dot_x8 : k->dot)(n, part.data + r * part.row_bytes,
+                                              act + t0 * stride[a], stride[a], nt,
+                                              y + t0 * ldy + ch.base + r, ldy);
                 }
             }
             return;
@@ -82,10 +88,18 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
         // Fallback: dequantize each row once, then f32 dots for every token.
         std::vector<float>& row = s.rows[thread];
         row.resize(static_cast<size_t>(n));
+        std::vector<uint8_t> bytes;  // one row in ggml's layout, for an interleaved part
+        if (part.layout == Layout::Interleaved8) bytes.resize(part.row_bytes);
         const auto* act = reinterpret_cast<const uint8_t*>(s.act[0].data());
         for (uint64_t r = ch.r0; r < ch.r1; ++r) {
-            ggml::dequantize_row(part.type, part.data + r * part.row_bytes, row.data(),
-                                 static_cast<uint64_t>(n));
+            const uint8_t* src = part.data + r * part.row_bytes;
+            if (part.layout == Layout::Interleaved8) {
+                deinterleave_row(part.type,
+                                 part.data + r / kGroupRows * kGroupRows * part.row_bytes,
+                                 part.row_bytes, static_cast<int>(r % kGroupRows), bytes.data());
+                src = bytes.data();
+            }
+            ggml::dequantize_row(part.type, src, row.data(), static_cast<uint64_t>(n));
             const auto* wr = reinterpret_cast<const uint8_t*>(row.data());
             for (size_t t0 = 0; t0 < n_tok; t0 += kMaxTile) {
                 const int nt = static_cast<int>(std::min<size_t>(kMaxTile, n_tok - t0));

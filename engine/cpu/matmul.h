@@ -4,24 +4,28 @@
 // form each weight type's kernel reads (act_quant.h); every thread then
 // takes chunks of output rows and multiplies each row with up to kMaxTile
 // tokens per kernel call, so in a prefill each weight block is decoded once
-// for several tokens while the chunk's rows stay in cache.
+// for several tokens while the chunk's rows stay in cache. Interleaved
+// parts (cpu/interleave.h) are multiplied 8 rows at a time.
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "cpu/interleave.h"
 #include "cpu/isa.h"
 #include "cpu/thread_pool.h"
 
 namespace wb::cpu {
 
 /// Consecutive rows of a weight matrix of one ggml type, in ggml's block
-/// layout (any alignment; read in place, e.g. from a GGUF mapping).
+/// layout (any alignment; read in place, e.g. from a GGUF mapping) or in
+/// groups of 8 interleaved rows (cpu/interleave.h; repacked at load).
 struct WeightPart {
     uint32_t type = 0;              ///< ggml type id
     const uint8_t* data = nullptr;  ///< rows * row_bytes bytes
-    uint64_t rows = 0;
-    size_t row_bytes = 0;  ///< ggml::row_bytes(type, ne0)
+    uint64_t rows = 0;              ///< a multiple of 8 when interleaved
+    size_t row_bytes = 0;           ///< ggml::row_bytes(type, ne0)
+    Layout layout = Layout::Rows;
 };
 
 /// A weight matrix [rows, ne0]: its parts stacked by rows, in order.

@@ -3,7 +3,9 @@
 
 #include "model/cpu_exec_model.h"
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "cpu/axpy.h"
 #include "ggml/types.h"
@@ -24,7 +26,28 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
         w.rows = m.rows;
         for (uint32_t p : m.parts) {
             const TensorRef& t = desc_.tensors[p];
-            w.parts.push_back({t.type, t.data, t.ne1, ggml::row_bytes(t.type, t.ne0)});
+            const cpu::WeightPart part{t.type, t.data, t.ne1, ggml::row_bytes(t.type, t.ne0)};
+            const cpu::WeightKernel* k = cpu::weight_kernel(t.type, isa_);
+            if (!opts.repack || !k || !k->dot_x8 || part.rows < cpu::kGroupRows) {
+                w.parts.push_back(part);
+                continue;
+            }
+            // Whole groups go to a repacked copy; the rest stay in the mapping.
+            const uint64_t groups = part.rows / cpu::kGroupRows;
+            const size_t group_bytes = cpu::kGroupRows * part.row_bytes;
+            std::vector<uint8_t>& copy = repacked_.emplace_back(groups * group_bytes);
+            pool_->run(static_cast<uint32_t>(groups), [&](uint32_t g, unsigned) {
+                cpu::interleave_group(t.type, part.data + g * group_bytes, part.row_bytes,
+                                      copy.data() + g * group_bytes);
+            });
+            cpu::WeightPart packed = part;
+            packed.data = copy.data();
+            packed.rows = groups * cpu::kGroupRows;
+            packed.layout = cpu::Layout::Interleaved8;
+            w.parts.push_back(packed);
+            if (packed.rows < part.rows)
+                w.parts.push_back({t.type, part.data + packed.rows * part.row_bytes,
+                                   part.rows - packed.rows, part.row_bytes});
         }
         mats_.push_back(std::move(w));
     }
@@ -51,6 +74,11 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
 }
 
 CpuExecModel::~CpuExecModel() = default;
+
+bool CpuExecOptions::default_repack() noexcept {
+    const char* v = std::getenv("WB_CPU_REPACK");
+    return v == nullptr || std::string_view(v) != "0";
+}
 
 MemoryReport CpuExecModel::memory_report() const {
     MemoryReport r;

@@ -1,7 +1,8 @@
 #pragma once
 // The CPU executor: the architecture's graph (engine/model/arch/) run on
 // the host with the weights left in their GGUF types, read in place from
-// the file's mapping (no f32 copy), activations quantized per block for
+// the file's mapping (no f32 copy) or, for the types with 8-row kernels,
+// interleaved into a copy of the same size at load; activations quantized per block for
 // integer dot products, and a thread pool splitting each matmul's output
 // rows and each attention's heads (engine/cpu). This is what `--backend
 // cpu` runs; the float reference (CpuModel, backend "cpu-ref") stays the
@@ -34,6 +35,14 @@ struct CpuExecOptions {
     /// false: quantized weights meet f32 activations (each row dequantized,
     /// much slower); tests use it to tell activation rounding from the rest.
     bool int8_activations = true;
+    /// true: Q4_0 and Q8_0 matrices are copied at load into groups of 8
+    /// interleaved rows (cpu/interleave.h; the same bytes, in memory instead
+    /// of the mapping) for the 8-row kernels; a matrix's last rows % 8 stay
+    /// in the mapping. false: every weight is read in place (WB_CPU_REPACK=0
+    /// in the environment sets this default, to compare the two).
+    bool repack = default_repack();
+    /// false when WB_CPU_REPACK is "0", else true.
+    static bool default_repack() noexcept;
 };
 
 class CpuExecModel : public Model {
@@ -55,7 +64,7 @@ class CpuExecModel : public Model {
     uint32_t n_free_cells() const override { return cells_.n_free(); }
     KvCells& kv_cells() override { return cells_; }
     const KvCells& kv_cells() const override { return cells_; }
-    /// Host bytes: weights (the mapped tensor bytes plus the f32 vectors)
+    /// Host bytes: weights (the tensor bytes, mapped or repacked, plus the f32 vectors)
     /// and KV cache (2 * n_layer * cells * kv_dim elements of the context's
     /// KvType: 4 bytes f32, 2 bytes f16); activations are not counted;
     /// on_device false.
@@ -88,9 +97,10 @@ class CpuExecModel : public Model {
     std::shared_ptr<cpu::ThreadPool> pool_;  // the process's pool of this size (ThreadPool::shared)
     cpu::MatmulScratch scratch_;
     bool profiling_ = false;
-    vk::Profile profile_;                   // summed since clear_profile(), while profiling_
-    std::vector<cpu::Weight> mats_;         // [n_mats] parts in the mapping
-    std::vector<std::vector<float>> vecs_;  // [n_vecs][n] f32
+    vk::Profile profile_;                         // summed since clear_profile(), while profiling_
+    std::vector<cpu::Weight> mats_;               // [n_mats] parts in the mapping or in repacked_
+    std::vector<std::vector<uint8_t>> repacked_;  // interleaved copies of parts (opts.repack)
+    std::vector<std::vector<float>> vecs_;        // [n_vecs][n] f32
     // [n_layer][pool cells, kv_dim] elements of ctx_.kv_type (f32 or f16 bits)
     std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
     const cpu::WeightKernel* k_dot_ = nullptr;      // q . k over one cached key row, f32 or f16

@@ -41,8 +41,17 @@ class CpuExecOps final : public HostOps {
             size_t p = 0;
             while (r >= w.parts[p].rows) r -= w.parts[p++].rows;
             float* yt = row(y, t);
-            ggml::dequantize_row(w.parts[p].type, w.parts[p].data + r * w.parts[p].row_bytes, yt,
-                                 y.width);
+            const cpu::WeightPart& part = w.parts[p];
+            const uint8_t* src = part.data + r * part.row_bytes;
+            std::vector<uint8_t> bytes;  // the row in ggml's layout, from an interleaved group
+            if (part.layout == cpu::Layout::Interleaved8) {
+                bytes.resize(part.row_bytes);
+                cpu::deinterleave_row(
+                    part.type, part.data + r / cpu::kGroupRows * cpu::kGroupRows * part.row_bytes,
+                    part.row_bytes, static_cast<int>(r % cpu::kGroupRows), bytes.data());
+                src = bytes.data();
+            }
+            ggml::dequantize_row(part.type, src, yt, y.width);
             for (uint32_t i = 0; i < y.width; ++i) yt[i] *= scale;
         }
     }
@@ -148,8 +157,10 @@ void CpuExecModel::decode(const Batch& batch, std::vector<float>& logits) {
             std::string name = "matmul";
             uint32_t last = ~0u;
             for (const cpu::WeightPart& p : mats_[w].parts) {
-                if (p.type != last)
-                    name += std::string(last == ~0u ? " " : "+") + ggml::type_name(p.type);
+                if (p.type != last) {
+                    name += last == ~0u ? ' ' : '+';
+                    name += ggml::type_name(p.type);
+                }
                 last = p.type;
             }
             return name;

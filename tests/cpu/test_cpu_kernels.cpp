@@ -10,9 +10,12 @@
 //    double, within f32 rounding of the per-block sums (the integer part is
 //    exact), and against sum(w_deq * x) with the unquantized activations,
 //    within that plus the bound of activation rounding sum |w_i| d_i / 2;
+//  - interleaved groups of 8 rows (Q4_0, Q8_0): the layout's bytes where
+//    cpu/interleave.h puts them, every row back unchanged, and the 8-row
+//    kernels against the same float64 references per row;
 //  - matmul: threaded results bit-identical to one thread, stacked parts
-//    of different types, types without a kernel (dequantize fallback), token
-//    counts off the tile width;
+//    of different types and layouts, types without a kernel (dequantize
+//    fallback), token counts off the tile width;
 //  - axpy (attention's value sum): f32 and f16 rows against double sums;
 //  - ThreadPool: every task runs exactly once, many runs in a row; the
 //    process-wide shared pool with two callers at once.
@@ -31,6 +34,7 @@
 #include "cpu/act_quant.h"
 #include "cpu/axpy.h"
 #include "cpu/dot.h"
+#include "cpu/interleave.h"
 #include "cpu/isa.h"
 #include "cpu/matmul.h"
 #include "cpu/thread_pool.h"
@@ -316,6 +320,112 @@ class TestCpuKernels : public QObject {
         }
     }
 
+    void interleave_layout_and_round_trip() {
+        // The documented positions (cpu/interleave.h), checked byte by byte
+        // on a hand-made group: block b's scale of row r at 2r, quant byte
+        // 4l + j of row r at 16 + 32l + 4r + j (Q8_0's XOR 0x80); and each
+        // row read back unchanged.
+        struct Form {
+            Type t;
+            size_t block;
+            int slices;
+            uint8_t flip;
+        };
+        for (const Form f : {Form{Type::Q4_0, 18, 4, 0}, Form{Type::Q8_0, 34, 8, 0x80}}) {
+            const size_t nb = 3, rb = nb * f.block;
+            std::vector<uint8_t> src(8 * rb), group(8 * rb + 1, 0xEE), back(rb);
+            for (uint8_t& v : src) v = static_cast<uint8_t>(rng_());
+            interleave_group(id(f.t), src.data(), rb, group.data());
+            QCOMPARE(group[8 * rb], uint8_t{0xEE});  // nothing past the group
+            for (size_t b = 0; b < nb; ++b) {
+                const uint8_t* gb = group.data() + b * 8 * f.block;
+                for (int r = 0; r < 8; ++r) {
+                    const uint8_t* blk = src.data() + r * rb + b * f.block;
+                    QCOMPARE(gb[2 * r], blk[0]);
+                    QCOMPARE(gb[2 * r + 1], blk[1]);
+                    for (int l = 0; l < f.slices; ++l)
+                        for (int j = 0; j < 4; ++j)
+                            QCOMPARE(gb[16 + 32 * l + 4 * r + j],
+                                     static_cast<uint8_t>(blk[2 + 4 * l + j] ^ f.flip));
+                }
+            }
+            for (int r = 0; r < 8; ++r) {
+                deinterleave_row(id(f.t), group.data(), rb, r, back.data());
+                QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
+            }
+        }
+    }
+
+    void dot_x8_kernels_data() {
+        QTest::addColumn<uint32_t>("type");
+        QTest::addColumn<int>("isa");
+        QTest::addColumn<int>("n");
+        for (Isa isa : isas())
+            for (Type t : {Type::Q4_0, Type::Q8_0})
+                for (int n : {32, 96, 2048, 5632 + 32})
+                    QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
+                                   " n=" + std::to_string(n))
+                                      .c_str())
+                        << id(t) << static_cast<int>(isa) << n;
+    }
+
+    // The 8-row kernels: each row's result within the same bounds as the
+    // one-row kernels' (dot_kernels), from a group at odd byte offsets,
+    // written at a stride with poisoned gaps.
+    void dot_x8_kernels() {
+        QFETCH(uint32_t, type);
+        QFETCH(int, isa);
+        QFETCH(int, n);
+        const WeightKernel* k = weight_kernel(type, static_cast<Isa>(isa));
+        QVERIFY(k != nullptr && k->dot_x8 != nullptr);
+        const size_t rb = wb::ggml::row_bytes(type, static_cast<uint64_t>(n));
+        for (size_t misalign : {0u, 1u, 3u}) {
+            std::vector<WRow> rows;
+            std::vector<uint8_t> src(8 * rb), buf(8 * rb + misalign);
+            for (int r = 0; r < 8; ++r) {
+                rows.push_back(make_weight(type, random_row(rng_, static_cast<size_t>(n)), 0));
+                std::memcpy(src.data() + r * rb, rows.back().data, rb);
+            }
+            interleave_group(type, src.data(), rb, buf.data() + misalign);
+            std::vector<std::vector<float>> x;
+            for (int t = 0; t < kMaxTile; ++t)
+                x.push_back(random_row(rng_, static_cast<size_t>(n)));
+            const Acts a = make_acts(k->act, x);
+            for (int nt = 1; nt <= kMaxTile; ++nt) {
+                const size_t os = 11;  // 8 rows, then 3 poisoned floats per token
+                std::vector<float> out(static_cast<size_t>(nt) * os, NAN);
+                k->dot_x8(n, buf.data() + misalign, reinterpret_cast<const uint8_t*>(a.buf.data()),
+                          a.stride, nt, out.data(), os);
+                for (int t = 0; t < nt; ++t) {
+                    for (int r = 0; r < 8; ++r) {
+                        double ref_q = 0.0, ref_x = 0.0, mag = 0.0, act_bound = 0.0;
+                        for (int i = 0; i < n; ++i) {
+                            const double wv = rows[size_t(r)].deq[size_t(i)];
+                            ref_q += wv * a.deq[t][i];
+                            ref_x += wv * double{x[t][i]};
+                            mag += std::fabs(wv * a.deq[t][i]);
+                            act_bound += std::fabs(wv) * a.half[t][i];
+                        }
+                        const double f32_tol = 4.0 * 0x1p-24 * (n / 8.0 + 16.0) * mag + 1e-30;
+                        const double got = out[static_cast<size_t>(t) * os + size_t(r)];
+                        const std::string msg =
+                            " type " + wb::ggml::type_upper_name(type) + " n " + std::to_string(n) +
+                            " tile " + std::to_string(nt) + " token " + std::to_string(t) +
+                            " row " + std::to_string(r) + " misalign " + std::to_string(misalign) +
+                            ": got " + std::to_string(got) + " want " + std::to_string(ref_q);
+                        QVERIFY2(std::fabs(got - ref_q) <= f32_tol,
+                                 where("vs quantized inputs" + msg).c_str());
+                        QVERIFY2(std::fabs(got - ref_x) <= f32_tol + act_bound * (1 + 1e-6),
+                                 where("vs f32 activations" + msg).c_str());
+                    }
+                    for (size_t g = 8; g < os; ++g)
+                        QVERIFY2(std::isnan(out[static_cast<size_t>(t) * os + g]),
+                                 "wrote between the token's rows");
+                }
+            }
+        }
+    }
+
     void best_isa_follows_env() {
         qputenv("WB_CPU_ISA", "scalar");
         QCOMPARE(best_isa(), Isa::Scalar);
@@ -442,6 +552,11 @@ class TestCpuKernels : public QObject {
             add("Q2_K+Q3_K", 512);
             // no kernel: the dequantize-row fallback (stacked with a kernel part)
             add("BF16+Q8_0", 256);
+            // "x8": interleaved groups of 8 rows (cpu/interleave.h), beside
+            // parts in ggml's layout as a matrix's last rows % 8 are
+            add("Q4_0x8+Q4_0", 512);
+            add("Q8_0x8+Q6_K+Q4_0x8", 512);
+            add("Q8_0x8", 544);
         }
     }
 
@@ -455,11 +570,15 @@ class TestCpuKernels : public QObject {
         std::vector<WRow> rows;  // keeps the bytes alive
         std::vector<std::vector<float>> deq;
         std::vector<std::vector<uint8_t>> parts;
-        for (const QString& tn : types.split('+')) {
+        bool interleaved = false;
+        for (QString tn : types.split('+')) {
+            const bool x8 = tn.endsWith("x8");
+            if (x8) tn.chop(2);
+            interleaved |= x8;
             const auto* tr = wb::ggml::type_by_name(tn.toStdString());
             QVERIFY(tr != nullptr);
             const uint32_t t = static_cast<uint32_t>(tr->type);
-            const uint64_t n_rows = 37 + rng_() % 20;
+            const uint64_t n_rows = x8 ? 8 * (3 + rng_() % 5) : 37 + rng_() % 20;
             const size_t rb = wb::ggml::row_bytes(t, n);
             parts.emplace_back(rb * n_rows);
             for (uint64_t r = 0; r < n_rows; ++r) {
@@ -467,7 +586,15 @@ class TestCpuKernels : public QObject {
                 std::memcpy(parts.back().data() + r * rb, wr.data, rb);
                 deq.push_back(wr.deq);
             }
-            w.parts.push_back({t, parts.back().data(), n_rows, rb});
+            if (x8) {
+                std::vector<uint8_t> packed(parts.back().size());
+                for (uint64_t g = 0; g < n_rows / 8; ++g)
+                    interleave_group(t, parts.back().data() + g * 8 * rb, rb,
+                                     packed.data() + g * 8 * rb);
+                parts.back() = std::move(packed);
+            }
+            w.parts.push_back(
+                {t, parts.back().data(), n_rows, rb, x8 ? Layout::Interleaved8 : Layout::Rows});
             w.rows += n_rows;
         }
         for (size_t n_tok : {1u, 3u, 9u}) {
@@ -477,13 +604,31 @@ class TestCpuKernels : public QObject {
                 const std::vector<float> r = random_row(rng_, n);
                 std::copy(r.begin(), r.end(), x.begin() + static_cast<ptrdiff_t>(t * ldx));
             }
-            std::vector<float> y1(n_tok * ldy, NAN), y3(n_tok * ldy, NAN);
+            std::vector<float> y1(n_tok * ldy, NAN), y3(n_tok * ldy, NAN), yf(n_tok * ldy, NAN);
             ThreadPool one(1), three(3);
-            MatmulScratch s1, s3;
+            MatmulScratch s1, s3, sf;
             wb::cpu::matmul(one, static_cast<Isa>(isa), w, x.data(), ldx, n_tok, y1.data(), ldy,
                             s1);
             wb::cpu::matmul(three, static_cast<Isa>(isa), w, x.data(), ldx, n_tok, y3.data(), ldy,
                             s3);
+            // f32 activations (the dequantize fallback, which reads single
+            // rows out of interleaved groups): within f32 rounding
+            if (interleaved) {
+                wb::cpu::matmul(three, static_cast<Isa>(isa), w, x.data(), ldx, n_tok, yf.data(),
+                                ldy, sf, false);
+                for (size_t t = 0; t < n_tok; ++t) {
+                    for (uint64_t r = 0; r < w.rows; ++r) {
+                        double ref = 0.0, mag = 0.0;
+                        for (size_t i = 0; i < n; ++i) {
+                            ref += double{deq[r][i]} * double{x[t * ldx + i]};
+                            mag += std::fabs(double{deq[r][i]} * double{x[t * ldx + i]});
+                        }
+                        QVERIFY2(std::fabs(double{yf[t * ldy + r]} - ref) <= 1e-5 * mag + 1e-20,
+                                 where("f32-activation matmul vs float64, row " + std::to_string(r))
+                                     .c_str());
+                    }
+                }
+            }
             for (size_t t = 0; t < n_tok; ++t) {
                 for (uint64_t r = 0; r < w.rows; ++r) {
                     const float a = y1[t * ldy + r], b = y3[t * ldy + r];

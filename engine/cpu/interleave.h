@@ -1,0 +1,52 @@
+#pragma once
+// Weights repacked at load so that one SIMD register holds eight rows: the
+// matrix x matrix and matrix x vector kernels then sum eight output rows in
+// the eight int32 lanes of one register (one vpdpbusd per four values of
+// eight rows, the activations' four bytes broadcast), with no horizontal
+// sum per row and the block scales applied as one vector. This is the idea
+// of ggml's CPU "repack" buffers (block_q4_0x8 and friends); the layout
+// below is this engine's own and only ever lives in memory.
+//
+// A group is 8 consecutive rows of n values (n a multiple of 32); its bytes
+// are the 8 rows' bytes (8 * row_bytes), reordered block by block. For
+// block b (values 32b .. 32b+31):
+//  - Q4_0 (18 bytes a row-block, 144 a group-block): the 8 rows' f16 scales
+//    d_0..d_7 (16 bytes), then 4 slices L = 0..3 of 32 bytes; slice L holds
+//    bytes 4L..4L+3 of each row's 16 nibble bytes, row r at 4r. A byte's low
+//    nibble is value 4L + j, its high nibble value 16 + 4L + j (ggml's order).
+//  - Q8_0 (34 bytes a row-block, 272 a group-block): the 8 scales, then 8
+//    slices L = 0..7 of 32 bytes; slice L holds int8 values 4L..4L+3 of each
+//    row, row r at 4r, stored as q + 128 (q XOR 0x80, 0..255) so the kernels
+//    can take them as vpdpbusd's unsigned operand and subtract 128 sum(a).
+
+#include <cstddef>
+#include <cstdint>
+
+namespace wb::cpu {
+
+/// How the rows of a weight part are stored.
+enum class Layout : uint8_t {
+    Rows,          ///< ggml's layout, row after row
+    Interleaved8,  ///< groups of 8 rows as above (rows a multiple of 8)
+};
+
+/// Rows in one interleaved group.
+inline constexpr int kGroupRows = 8;
+
+/// True for the ggml types with an interleaved form (Q4_0, Q8_0).
+bool has_interleaved_form(uint32_t type) noexcept;
+
+/// Writes the group form of 8 rows: src holds 8 rows of `type`, row_bytes
+/// each (ggml layout, consecutive); dst receives 8 * row_bytes bytes. The
+/// type must have an interleaved form and row_bytes be whole blocks
+/// (checked by the caller).
+void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept;
+
+/// The inverse for one row: writes row r (0..7) of the group at `group` in
+/// ggml's layout into dst (row_bytes bytes). Used where single rows are
+/// read (an embedding lookup from a tied output matrix, the dequantizing
+/// fallback).
+void deinterleave_row(uint32_t type, const uint8_t* group, size_t row_bytes, int r,
+                      uint8_t* dst) noexcept;
+
+}  // namespace wb::cpu
