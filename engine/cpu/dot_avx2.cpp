@@ -617,6 +617,89 @@ WB_AVX2 void dot_x8_q8_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size
     for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
 }
 
+// Q4_K groups (cpu/interleave.h): per block the 8 rows' sub-block scales
+// and mins are unpacked lane-wise from the 12 scale bytes (byte k of the
+// 8 rows is one 8-byte load); per sub-block the 8 row sums come from 8
+// slices, are scaled by the sub-block's scales (int32, exact: at most
+// 8 * 63 * 32 * 15 * 128) and summed; the mins term is sum_j m_j bsum_j.
+// At most 2 tokens a pass keeps the sums in registers.
+template <int NT>
+WB_AVX2 void dot_x8_q4_k_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                           size_t os) {
+    __m256 acc[NT];
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF);
+    const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
+    for (int64_t b = 0; b < n / 256; ++b) {
+        const uint8_t* blk = g + 1152 * b;
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+        const __m256 dmin =
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
+        __m256i sb[12];  // scale byte k of the 8 rows, one per lane
+        for (int k = 0; k < 12; ++k)
+            sb[k] = _mm256_cvtepu8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 32 + 8 * k)));
+        __m256i sc[8], mn[8];  // as scales_q4_k in dot_scalar.cpp, lane-wise
+        for (int j = 0; j < 4; ++j) {
+            sc[j] = _mm256_and_si256(sb[j], m63);
+            mn[j] = _mm256_and_si256(sb[j + 4], m63);
+        }
+        for (int j = 4; j < 8; ++j) {
+            sc[j] = _mm256_or_si256(_mm256_and_si256(sb[j + 4], m15),
+                                    _mm256_slli_epi32(_mm256_srli_epi32(sb[j - 4], 6), 4));
+            mn[j] = _mm256_or_si256(_mm256_srli_epi32(sb[j + 4], 4),
+                                    _mm256_slli_epi32(_mm256_srli_epi32(sb[j], 6), 4));
+        }
+        __m256i tot[NT];
+        for (int t = 0; t < NT; ++t) tot[t] = _mm256_setzero_si256();
+        for (int gi = 0; gi < 4; ++gi) {
+            __m256i lo_s[NT], hi_s[NT];
+            for (int t = 0; t < NT; ++t) lo_s[t] = hi_s[t] = _mm256_setzero_si256();
+            for (int l = 0; l < 8; ++l) {
+                const __m256i v = load256(blk + 128 + 32 * (8 * gi + l));
+                const __m256i lo = _mm256_and_si256(v, low4);
+                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+                for (int t = 0; t < NT; ++t) {
+                    lo_s[t] = dp_acc(lo_s[t], lo, bcast4(a[t][b].qs + 64 * gi + 4 * l));
+                    hi_s[t] = dp_acc(hi_s[t], hi, bcast4(a[t][b].qs + 64 * gi + 32 + 4 * l));
+                }
+            }
+            for (int t = 0; t < NT; ++t)
+                tot[t] = _mm256_add_epi32(
+                    tot[t], _mm256_add_epi32(_mm256_mullo_epi32(lo_s[t], sc[2 * gi]),
+                                             _mm256_mullo_epi32(hi_s[t], sc[2 * gi + 1])));
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8_K& y = a[t][b];
+            __m256i ms = _mm256_setzero_si256();
+            for (int j = 0; j < 8; ++j)
+                ms = _mm256_add_epi32(
+                    ms, _mm256_mullo_epi32(mn[j],
+                                           _mm256_set1_epi32(y.bsums[2 * j] + y.bsums[2 * j + 1])));
+            const __m256 da = _mm256_set1_ps(y.d);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot[t]), _mm256_mul_ps(d, da), acc[t]);
+            acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(ms), _mm256_mul_ps(dmin, da), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
+}
+
+// Tiles of 3 and 4 tokens as passes of 2 (+1): the weights are unpacked
+// again per pass, from L1, which costs less than spilling the sums.
+void dot_x8_q4_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
+    for (int t0 = 0; t0 < nt; t0 += 2) {
+        if (nt - t0 >= 2)
+            dot_x8_q4_k_t<2>(n, w, act + t0 * as, as, out + t0 * os, os);
+        else
+            dot_x8_q4_k_t<1>(n, w, act + t0 * as, as, out + t0 * os, os);
+    }
+}
+
 // DotFn for a kernel template: dispatch on the tile's token count.
 #define WB_TILED(name)                                                                        \
     void name(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out, \

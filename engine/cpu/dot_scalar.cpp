@@ -373,6 +373,42 @@ void dot_x8_q8_0(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int
     dot_x8<false>(n, g, act, as, nt, out, os);
 }
 
+// Q4_K's group-block: d[8], dmin[8], scale byte k of row r at 32 + 8k + r,
+// then slice 8g + L at 128 + 32 (8g + L) with row r's 4 bytes at 4r.
+void dot_x8_q4_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8_K*>(act + static_cast<size_t>(t) * as);
+        float s[8] = {};
+        for (int64_t b = 0; b < n / 256; ++b) {
+            const uint8_t* blk = g + 1152 * static_cast<size_t>(b);
+            for (int r = 0; r < 8; ++r) {
+                uint8_t packed[12];
+                for (int k = 0; k < 12; ++k) packed[k] = blk[32 + 8 * k + r];
+                int sc[8], m[8];
+                scales_q4_k(packed, sc, m);
+                int32_t isum = 0, msum = 0;
+                for (int gi = 0; gi < 4; ++gi) {
+                    int32_t lo = 0, hi = 0;
+                    for (int l = 0; l < 8; ++l) {
+                        for (int j = 0; j < 4; ++j) {
+                            const uint8_t v = blk[128 + 32 * (8 * gi + l) + 4 * r + j];
+                            lo += (v & 0xF) * a[b].qs[64 * gi + 4 * l + j];
+                            hi += (v >> 4) * a[b].qs[64 * gi + 32 + 4 * l + j];
+                        }
+                    }
+                    isum += sc[2 * gi] * lo + sc[2 * gi + 1] * hi;
+                }
+                for (int j = 0; j < 8; ++j)
+                    msum += m[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+                s[r] += f16_at(blk + 2 * r) * a[b].d * static_cast<float>(isum) -
+                        f16_at(blk + 16 + 2 * r) * a[b].d * static_cast<float>(msum);
+            }
+        }
+        for (int r = 0; r < 8; ++r) out[static_cast<size_t>(t) * os + r] = s[r];
+    }
+}
+
 }  // namespace
 
 const WeightKernel* scalar_kernel(uint32_t type) noexcept {

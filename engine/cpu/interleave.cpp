@@ -29,14 +29,45 @@ bool form_of(uint32_t type, Form& f) noexcept {
     }
 }
 
+// Q4_K's group-block (header comment): scales, then 32 slices.
+constexpr size_t kQ4K = 144;  // one row's block: f16 d, f16 dmin, 12 scale bytes, 128 nibble bytes
+
+void interleave_q4_k(const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept {
+    for (size_t b = 0; b < row_bytes / kQ4K; ++b) {
+        uint8_t* out = dst + b * kGroupRows * kQ4K;
+        for (int r = 0; r < kGroupRows; ++r) {
+            const uint8_t* blk = src + r * row_bytes + b * kQ4K;
+            std::memcpy(out + 2 * r, blk, 2);           // d
+            std::memcpy(out + 16 + 2 * r, blk + 2, 2);  // dmin
+            for (int k = 0; k < 12; ++k) out[32 + 8 * k + r] = blk[4 + k];
+            for (int sl = 0; sl < 32; ++sl)
+                std::memcpy(out + 128 + 32 * sl + 4 * r, blk + 16 + 4 * sl, 4);
+        }
+    }
+}
+
+void deinterleave_q4_k(const uint8_t* group, size_t row_bytes, int r, uint8_t* dst) noexcept {
+    for (size_t b = 0; b < row_bytes / kQ4K; ++b) {
+        const uint8_t* in = group + b * kGroupRows * kQ4K;
+        uint8_t* blk = dst + b * kQ4K;
+        std::memcpy(blk, in + 2 * r, 2);
+        std::memcpy(blk + 2, in + 16 + 2 * r, 2);
+        for (int k = 0; k < 12; ++k) blk[4 + k] = in[32 + 8 * k + r];
+        for (int sl = 0; sl < 32; ++sl)
+            std::memcpy(blk + 16 + 4 * sl, in + 128 + 32 * sl + 4 * r, 4);
+    }
+}
+
 }  // namespace
 
 bool has_interleaved_form(uint32_t type) noexcept {
     Form f{};
-    return form_of(type, f);
+    return form_of(type, f) || static_cast<ggml::Type>(type) == ggml::Type::Q4_K;
 }
 
 void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept {
+    if (static_cast<ggml::Type>(type) == ggml::Type::Q4_K)
+        return interleave_q4_k(src, row_bytes, dst);
     Form f{};
     if (!form_of(type, f)) return;
     const size_t nb = row_bytes / f.block_bytes;
@@ -54,6 +85,8 @@ void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8
 
 void deinterleave_row(uint32_t type, const uint8_t* group, size_t row_bytes, int r,
                       uint8_t* dst) noexcept {
+    if (static_cast<ggml::Type>(type) == ggml::Type::Q4_K)
+        return deinterleave_q4_k(group, row_bytes, r, dst);
     Form f{};
     if (!form_of(type, f)) return;
     const size_t nb = row_bytes / f.block_bytes;

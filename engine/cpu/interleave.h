@@ -18,6 +18,13 @@
 //    slices L = 0..7 of 32 bytes; slice L holds int8 values 4L..4L+3 of each
 //    row, row r at 4r, stored as q + 128 (q XOR 0x80, 0..255) so the kernels
 //    can take them as vpdpbusd's unsigned operand and subtract 128 sum(a).
+//  - Q4_K (144 bytes a row-block of 256 values, 1152 a group-block): the 8
+//    rows' f16 d (16 bytes), their f16 dmin (16 bytes), their 12 packed
+//    scale bytes with byte k of row r at 8k + r (96 bytes: eight rows'
+//    byte k load as one 8-byte vector and unpack lane-wise), then 32 slices
+//    sl = 8g + L (g = 0..3, L = 0..7) of 32 bytes: bytes 32g + 4L .. +3 of
+//    each row's 128 nibble bytes, row r at 4r. Low nibbles are sub-block 2g,
+//    values 4L + j; high nibbles sub-block 2g + 1, values 4L + j.
 
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +40,7 @@ enum class Layout : uint8_t {
 /// Rows in one interleaved group.
 inline constexpr int kGroupRows = 8;
 
-/// True for the ggml types with an interleaved form (Q4_0, Q8_0).
+/// True for the ggml types with an interleaved form (Q4_0, Q8_0, Q4_K).
 bool has_interleaved_form(uint32_t type) noexcept;
 
 /// Writes the group form of 8 rows: src holds 8 rows of `type`, row_bytes

@@ -10,7 +10,7 @@
 //    double, within f32 rounding of the per-block sums (the integer part is
 //    exact), and against sum(w_deq * x) with the unquantized activations,
 //    within that plus the bound of activation rounding sum |w_i| d_i / 2;
-//  - interleaved groups of 8 rows (Q4_0, Q8_0): the layout's bytes where
+//  - interleaved groups of 8 rows (Q4_0, Q8_0, Q4_K): the layout's bytes where
 //    cpu/interleave.h puts them, every row back unchanged, and the 8-row
 //    kernels against the same float64 references per row;
 //  - matmul: threaded results bit-identical to one thread, stacked parts
@@ -354,6 +354,29 @@ class TestCpuKernels : public QObject {
                 QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
             }
         }
+        // Q4_K: d at 2r, dmin at 16 + 2r, scale byte k at 32 + 8k + r,
+        // nibble byte 4 sl + j at 128 + 32 sl + 4r + j.
+        const size_t nb = 2, rb = nb * 144;
+        std::vector<uint8_t> src(8 * rb), group(8 * rb + 1, 0xEE), back(rb);
+        for (uint8_t& v : src) v = static_cast<uint8_t>(rng_());
+        interleave_group(id(Type::Q4_K), src.data(), rb, group.data());
+        QCOMPARE(group[8 * rb], uint8_t{0xEE});
+        for (size_t b = 0; b < nb; ++b) {
+            const uint8_t* gb = group.data() + b * 8 * 144;
+            for (int r = 0; r < 8; ++r) {
+                const uint8_t* blk = src.data() + r * rb + b * 144;
+                QVERIFY(std::memcmp(gb + 2 * r, blk, 2) == 0);
+                QVERIFY(std::memcmp(gb + 16 + 2 * r, blk + 2, 2) == 0);
+                for (int k = 0; k < 12; ++k) QCOMPARE(gb[32 + 8 * k + r], blk[4 + k]);
+                for (int sl = 0; sl < 32; ++sl)
+                    for (int j = 0; j < 4; ++j)
+                        QCOMPARE(gb[128 + 32 * sl + 4 * r + j], blk[16 + 4 * sl + j]);
+            }
+        }
+        for (int r = 0; r < 8; ++r) {
+            deinterleave_row(id(Type::Q4_K), group.data(), rb, r, back.data());
+            QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
+        }
     }
 
     void dot_x8_kernels_data() {
@@ -361,8 +384,9 @@ class TestCpuKernels : public QObject {
         QTest::addColumn<int>("isa");
         QTest::addColumn<int>("n");
         for (Isa isa : isas())
-            for (Type t : {Type::Q4_0, Type::Q8_0})
-                for (int n : {32, 96, 2048, 5632 + 32})
+            for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_K})
+                for (int n : t == Type::Q4_K ? std::vector<int>{256, 768, 2048, 5632}
+                                             : std::vector<int>{32, 96, 2048, 5632 + 32})
                     QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
                                    " n=" + std::to_string(n))
                                       .c_str())
@@ -557,6 +581,7 @@ class TestCpuKernels : public QObject {
             add("Q4_0x8+Q4_0", 512);
             add("Q8_0x8+Q6_K+Q4_0x8", 512);
             add("Q8_0x8", 544);
+            add("Q4_Kx8+Q6_K+Q4_Kx8+Q4_K", 512);  // Q|K|V of a Q4_K_M layer, repacked
         }
     }
 
