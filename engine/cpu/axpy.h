@@ -6,15 +6,24 @@
 // the scalar version converted one half per call and was a fifth of a
 // decode step's time at a few hundred cached tokens.
 
+#include <cstddef>
 #include <cstdint>
 
 #include "cpu/isa.h"
 
 namespace wb::cpu {
 
-/// y[i] += a * x[i] for i < n. x: n values, f32 or f16 bits by the kernel
-/// (any alignment); y: n floats. Never throws.
-using AxpyFn = void (*)(int64_t n, float a, const uint8_t* x, float* y);
+/// Outputs one AxpyFn call updates at most.
+inline constexpr int kMaxAxpyOutputs = 8;
+
+/// y_h[i] += a[h] * x[i] for i < n and h < n_y (1..kMaxAxpyOutputs), with
+/// y_h = y + h * y_stride floats: one cached value row added into the
+/// outputs of the n_y query heads that share it (grouped-query attention),
+/// each x element converted once. x: n values, f32 or f16 bits by the
+/// kernel (any alignment); y_h: n floats each. Each y_h gets exactly what
+/// a call with n_y = 1 gives it. Never throws.
+using AxpyFn = void (*)(int64_t n, const float* a, int n_y, const uint8_t* x, float* y,
+                        size_t y_stride);
 
 /// The kernel for x of f16 (`x_f16`) or f32 on `isa` (Scalar when `isa`
 /// is not available on this CPU). The AVX2 kernel rounds a * x[i] + y[i]

@@ -92,9 +92,18 @@ class CpuExecOps final : public HostOps {
         const size_t elt = kv_type_bytes(m_.ctx_.kv_type), row_bytes = size_t{kv_dim} * elt;
         const cpu::DotFn k_dot = m_.k_dot_->dot;
         const cpu::AxpyFn v_axpy = m_.v_axpy_;
+        // A task is one token and `sub` query heads sharing one kv head, so
+        // each cached key and value row is read and converted once for all
+        // of them (grouped-query attention); the group is split in halves
+        // while there are fewer than two tasks per thread.
+        uint32_t sub = group;
+        while (sub % 2 == 0 &&
+               batch_.size() * a.n_head_kv * (group / sub) < 2 * size_t{m_.pool_->size()})
+            sub /= 2;
+        const uint32_t per_token = a.n_head / sub;  // tasks a token
         const auto task = [&](uint32_t i, unsigned thread) {
-            const size_t t = i / a.n_head;
-            const uint32_t h = i % a.n_head;
+            const size_t t = i / per_token;
+            const uint32_t h0 = (i % per_token) * sub;  // first query head of the task
             // The token's sequence's cells by position; a window keeps the last ones.
             uint32_t first = table_.spans[2 * t], n_span = table_.spans[2 * t + 1];
             if (a.window > 0 && n_span > a.window) {
@@ -103,32 +112,50 @@ class CpuExecOps final : public HostOps {
             }
             const uint32_t* span = &table_.cells[first];
             std::vector<float>& p = m_.attn_scratch_[thread];
-            p.resize(n_span);
-            const float* qh = row(q, t) + size_t{h} * hd;
-            const size_t kv_col = size_t{h / group} * hd * elt;  // byte offset of the kv head
-            float mx = -INFINITY;
+            p.resize(size_t{sub} * n_span +
+                     sub);  // [sub, n_span] scores, then weights; [sub] 1/sum
+            const auto* qh = reinterpret_cast<const uint8_t*>(row(q, t) + size_t{h0} * hd);
+            const size_t kv_col = size_t{h0 / group} * hd * elt;  // byte offset of the kv head
             for (uint32_t j = 0; j < n_span; ++j) {
-                float s = 0.0f;
-                k_dot(hd, kc + span[j] * row_bytes + kv_col, reinterpret_cast<const uint8_t*>(qh),
-                      0, 1, &s, 0);
-                s *= a.scale;
-                if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-                p[j] = s;
-                mx = std::max(mx, s);
+                const uint8_t* kj = kc + span[j] * row_bytes + kv_col;  // K_j: [hd]
+                for (uint32_t h = 0; h < sub; h += cpu::kMaxTile)
+                    k_dot(hd, kj, qh + size_t{h} * hd * sizeof(float), hd * sizeof(float),
+                          static_cast<int>(std::min<uint32_t>(cpu::kMaxTile, sub - h)),
+                          &p[size_t{h} * n_span + j], n_span);
             }
-            float sum = 0.0f;
-            for (uint32_t j = 0; j < n_span; ++j) {
-                p[j] = std::exp(p[j] - mx);
-                sum += p[j];
+            float* inv = &p[size_t{sub} * n_span];  // 1 / sum per head
+            for (uint32_t h = 0; h < sub; ++h) {
+                float* ph = &p[size_t{h} * n_span];
+                float mx = -INFINITY;
+                for (uint32_t j = 0; j < n_span; ++j) {
+                    float s = ph[j] * a.scale;
+                    if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
+                    ph[j] = s;
+                    mx = std::max(mx, s);
+                }
+                float sum = 0.0f;
+                for (uint32_t j = 0; j < n_span; ++j) {
+                    ph[j] = std::exp(ph[j] - mx);
+                    sum += ph[j];
+                }
+                inv[h] = 1.0f / sum;
             }
-            float* oh = row(o, t) + size_t{h} * hd;
-            std::fill(oh, oh + hd, 0.0f);
-            for (uint32_t j = 0; j < n_span; ++j)  // oh += p_j * V_j, V_j: [hd]
-                v_axpy(hd, p[j], vc + span[j] * row_bytes + kv_col, oh);
-            const float inv = 1.0f / sum;
-            for (uint32_t d = 0; d < hd; ++d) oh[d] *= inv;
+            float* oh = row(o, t) + size_t{h0} * hd;  // [sub, hd]
+            std::fill(oh, oh + size_t{sub} * hd, 0.0f);
+            for (uint32_t j = 0; j < n_span; ++j) {  // oh_h += p_hj * V_j, V_j: [hd]
+                const uint8_t* vj = vc + span[j] * row_bytes + kv_col;
+                for (uint32_t h = 0; h < sub; h += cpu::kMaxAxpyOutputs) {
+                    const int n_y =
+                        static_cast<int>(std::min<uint32_t>(cpu::kMaxAxpyOutputs, sub - h));
+                    float w[cpu::kMaxAxpyOutputs];
+                    for (int y = 0; y < n_y; ++y) w[y] = p[size_t{h + uint32_t(y)} * n_span + j];
+                    v_axpy(hd, w, n_y, vj, oh + size_t{h} * hd, hd);
+                }
+            }
+            for (uint32_t h = 0; h < sub; ++h)
+                for (uint32_t d = 0; d < hd; ++d) oh[size_t{h} * hd + d] *= inv[h];
         };
-        m_.pool_->run(static_cast<uint32_t>(batch_.size() * a.n_head), task);
+        m_.pool_->run(static_cast<uint32_t>(batch_.size() * per_token), task);
     }
 
   protected:

@@ -511,7 +511,38 @@ class TestCpuKernels : public QObject {
                     std::vector<double> want(static_cast<size_t>(n));
                     for (size_t i = 0; i < size_t(n); ++i)
                         want[i] = double(y[i]) + double(a) * xv[i];
-                    axpy(n, a, x.data() + 1, y.data());
+                    // the same row into 1..8 outputs at once (the query heads
+                    // sharing a kv head), rows n + 3 apart: each against
+                    // double, and head 0 bit for bit what a lone call gives
+                    const int n_y = 1 + static_cast<int>(n % kMaxAxpyOutputs);
+                    const size_t ys_stride = size_t(n) + 3;
+                    std::vector<float> ys(static_cast<size_t>(n_y) * ys_stride, NAN);
+                    std::vector<float> as(static_cast<size_t>(n_y));
+                    for (int h = 0; h < n_y; ++h) {
+                        as[size_t(h)] = h == 0 ? a : u(rng);
+                        for (size_t i = 0; i < size_t(n); ++i)
+                            ys[size_t(h) * ys_stride + i] = h == 0 ? y[i] : u(rng);
+                    }
+                    const std::vector<float> ys0 = ys;
+                    axpy(n, &a, 1, x.data() + 1, y.data(), 0);
+                    axpy(n, as.data(), n_y, x.data() + 1, ys.data(), ys_stride);
+                    for (int h = 0; h < n_y; ++h) {
+                        for (size_t i = 0; i < size_t(n); ++i) {
+                            const size_t k = size_t(h) * ys_stride + i;
+                            const double w = double(ys0[k]) + double(as[size_t(h)]) * xv[i];
+                            QVERIFY2(std::abs(double(ys[k]) - w) <= 1e-6 * (1 + std::abs(w)),
+                                     qPrintable(QString("multi-output head %1 of %2, n=%3 i=%4")
+                                                    .arg(h)
+                                                    .arg(n_y)
+                                                    .arg(n)
+                                                    .arg(i)));
+                        }
+                        for (size_t i = size_t(n); i < ys_stride && h + 1 < n_y; ++i)
+                            QVERIFY2(std::isnan(ys[size_t(h) * ys_stride + i]),
+                                     "wrote between the outputs");
+                    }
+                    for (size_t i = 0; i < size_t(n); ++i)
+                        QVERIFY2(ys[i] == y[i], "head 0 of a multi-output call differs from alone");
                     for (size_t i = 0; i < size_t(n); ++i)
                         QVERIFY2(std::abs(double(y[i]) - want[i]) <= 1e-6 * (1 + std::abs(want[i])),
                                  qPrintable(QString("%1 %2 n=%3 i=%4: %5 vs %6")
