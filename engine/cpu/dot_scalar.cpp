@@ -3,8 +3,10 @@
 // path for CPUs without AVX2).
 
 #include <cstring>
+#include <vector>
 
 #include "cpu/dot.h"
+#include "cpu/interleave.h"
 #include "ggml/fp16.h"
 #include "ggml/iq4nl.h"
 #include "ggml/types.h"
@@ -406,6 +408,18 @@ void dot_x8_q4_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int
             }
         }
         for (int r = 0; r < 8; ++r) out[static_cast<size_t>(t) * os + r] = s[r];
+    }
+}
+
+// Q6_K groups: each row taken back to ggml's layout (cpu/interleave.h),
+// then dot_q6_k's sums.
+void dot_x8_q6_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
+    const size_t rb = static_cast<size_t>(n / 256) * 210;
+    std::vector<uint8_t> row(rb);
+    for (int r = 0; r < 8; ++r) {
+        deinterleave_row(static_cast<uint32_t>(ggml::Type::Q6_K), g, rb, r, row.data());
+        dot_q6_k(n, row.data(), act, as, nt, out + r, os);
     }
 }
 

@@ -58,16 +58,49 @@ void deinterleave_q4_k(const uint8_t* group, size_t row_bytes, int r, uint8_t* d
     }
 }
 
+// Q6_K's group-block (header comment): d, scales, ql slices, qh slices.
+constexpr size_t kQ6K = 210;  // one row's block: 128 ql, 64 qh, 16 int8 scales, f16 d
+
+void interleave_q6_k(const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept {
+    for (size_t b = 0; b < row_bytes / kQ6K; ++b) {
+        uint8_t* out = dst + b * kGroupRows * kQ6K;
+        for (int r = 0; r < kGroupRows; ++r) {
+            const uint8_t* blk = src + r * row_bytes + b * kQ6K;
+            std::memcpy(out + 2 * r, blk + 208, 2);
+            for (int k = 0; k < 16; ++k) out[16 + 8 * k + r] = blk[192 + k];
+            for (int sl = 0; sl < 32; ++sl)
+                std::memcpy(out + 144 + 32 * sl + 4 * r, blk + 4 * sl, 4);
+            for (int sl = 0; sl < 16; ++sl)
+                std::memcpy(out + 1168 + 32 * sl + 4 * r, blk + 128 + 4 * sl, 4);
+        }
+    }
+}
+
+void deinterleave_q6_k(const uint8_t* group, size_t row_bytes, int r, uint8_t* dst) noexcept {
+    for (size_t b = 0; b < row_bytes / kQ6K; ++b) {
+        const uint8_t* in = group + b * kGroupRows * kQ6K;
+        uint8_t* blk = dst + b * kQ6K;
+        std::memcpy(blk + 208, in + 2 * r, 2);
+        for (int k = 0; k < 16; ++k) blk[192 + k] = in[16 + 8 * k + r];
+        for (int sl = 0; sl < 32; ++sl) std::memcpy(blk + 4 * sl, in + 144 + 32 * sl + 4 * r, 4);
+        for (int sl = 0; sl < 16; ++sl)
+            std::memcpy(blk + 128 + 4 * sl, in + 1168 + 32 * sl + 4 * r, 4);
+    }
+}
+
 }  // namespace
 
 bool has_interleaved_form(uint32_t type) noexcept {
     Form f{};
-    return form_of(type, f) || static_cast<ggml::Type>(type) == ggml::Type::Q4_K;
+    const auto t = static_cast<ggml::Type>(type);
+    return form_of(type, f) || t == ggml::Type::Q4_K || t == ggml::Type::Q6_K;
 }
 
 void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept {
     if (static_cast<ggml::Type>(type) == ggml::Type::Q4_K)
         return interleave_q4_k(src, row_bytes, dst);
+    if (static_cast<ggml::Type>(type) == ggml::Type::Q6_K)
+        return interleave_q6_k(src, row_bytes, dst);
     Form f{};
     if (!form_of(type, f)) return;
     const size_t nb = row_bytes / f.block_bytes;
@@ -87,6 +120,8 @@ void deinterleave_row(uint32_t type, const uint8_t* group, size_t row_bytes, int
                       uint8_t* dst) noexcept {
     if (static_cast<ggml::Type>(type) == ggml::Type::Q4_K)
         return deinterleave_q4_k(group, row_bytes, r, dst);
+    if (static_cast<ggml::Type>(type) == ggml::Type::Q6_K)
+        return deinterleave_q6_k(group, row_bytes, r, dst);
     Form f{};
     if (!form_of(type, f)) return;
     const size_t nb = row_bytes / f.block_bytes;

@@ -25,6 +25,11 @@
 //    sl = 8g + L (g = 0..3, L = 0..7) of 32 bytes: bytes 32g + 4L .. +3 of
 //    each row's 128 nibble bytes, row r at 4r. Low nibbles are sub-block 2g,
 //    values 4L + j; high nibbles sub-block 2g + 1, values 4L + j.
+//  - Q6_K (210 bytes a row-block of 256 values, 1680 a group-block): the 8
+//    rows' f16 d (16 bytes), their 16 int8 scales with scale k of row r at
+//    16 + 8k + r (128 bytes), 32 slices of the 128 low-bit bytes (ql; slice
+//    sl at 144 + 32 sl holds bytes 4sl .. +3 of each row, row r at 4r), then
+//    16 slices of the 64 high-bit bytes (qh; at 1168 + 32 sl, likewise).
 
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +45,7 @@ enum class Layout : uint8_t {
 /// Rows in one interleaved group.
 inline constexpr int kGroupRows = 8;
 
-/// True for the ggml types with an interleaved form (Q4_0, Q8_0, Q4_K).
+/// True for the ggml types with an interleaved form (Q4_0, Q8_0, Q4_K, Q6_K).
 bool has_interleaved_form(uint32_t type) noexcept;
 
 /// Writes the group form of 8 rows: src holds 8 rows of `type`, row_bytes

@@ -10,7 +10,7 @@
 //    double, within f32 rounding of the per-block sums (the integer part is
 //    exact), and against sum(w_deq * x) with the unquantized activations,
 //    within that plus the bound of activation rounding sum |w_i| d_i / 2;
-//  - interleaved groups of 8 rows (Q4_0, Q8_0, Q4_K): the layout's bytes where
+//  - interleaved groups of 8 rows (Q4_0, Q8_0, Q4_K, Q6_K): the layout's bytes where
 //    cpu/interleave.h puts them, every row back unchanged, and the 8-row
 //    kernels against the same float64 references per row;
 //  - matmul: threaded results bit-identical to one thread, stacked parts
@@ -377,6 +377,32 @@ class TestCpuKernels : public QObject {
             deinterleave_row(id(Type::Q4_K), group.data(), rb, r, back.data());
             QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
         }
+        // Q6_K: d (block bytes 208..209) at 2r, scale k (192 + k) at 16 + 8k + r,
+        // ql byte 4 sl + j at 144 + 32 sl + 4r + j, qh byte 4 sl + j (128 + ...)
+        // at 1168 + 32 sl + 4r + j.
+        const size_t rb6 = 2 * 210;
+        std::vector<uint8_t> src6(8 * rb6), group6(8 * rb6 + 1, 0xEE), back6(rb6);
+        for (uint8_t& v : src6) v = static_cast<uint8_t>(rng_());
+        interleave_group(id(Type::Q6_K), src6.data(), rb6, group6.data());
+        QCOMPARE(group6[8 * rb6], uint8_t{0xEE});
+        for (size_t b = 0; b < 2; ++b) {
+            const uint8_t* gb = group6.data() + b * 8 * 210;
+            for (int r = 0; r < 8; ++r) {
+                const uint8_t* blk = src6.data() + r * rb6 + b * 210;
+                QVERIFY(std::memcmp(gb + 2 * r, blk + 208, 2) == 0);
+                for (int k = 0; k < 16; ++k) QCOMPARE(gb[16 + 8 * k + r], blk[192 + k]);
+                for (int sl = 0; sl < 32; ++sl)
+                    for (int j = 0; j < 4; ++j)
+                        QCOMPARE(gb[144 + 32 * sl + 4 * r + j], blk[4 * sl + j]);
+                for (int sl = 0; sl < 16; ++sl)
+                    for (int j = 0; j < 4; ++j)
+                        QCOMPARE(gb[1168 + 32 * sl + 4 * r + j], blk[128 + 4 * sl + j]);
+            }
+        }
+        for (int r = 0; r < 8; ++r) {
+            deinterleave_row(id(Type::Q6_K), group6.data(), rb6, r, back6.data());
+            QVERIFY(std::memcmp(back6.data(), src6.data() + r * rb6, rb6) == 0);
+        }
     }
 
     void dot_x8_kernels_data() {
@@ -384,9 +410,10 @@ class TestCpuKernels : public QObject {
         QTest::addColumn<int>("isa");
         QTest::addColumn<int>("n");
         for (Isa isa : isas())
-            for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_K})
-                for (int n : t == Type::Q4_K ? std::vector<int>{256, 768, 2048, 5632}
-                                             : std::vector<int>{32, 96, 2048, 5632 + 32})
+            for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K})
+                for (int n : t == Type::Q4_K || t == Type::Q6_K
+                                 ? std::vector<int>{256, 768, 2048, 5632}
+                                 : std::vector<int>{32, 96, 2048, 5632 + 32})
                     QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
                                    " n=" + std::to_string(n))
                                       .c_str())
@@ -612,7 +639,8 @@ class TestCpuKernels : public QObject {
             add("Q4_0x8+Q4_0", 512);
             add("Q8_0x8+Q6_K+Q4_0x8", 512);
             add("Q8_0x8", 544);
-            add("Q4_Kx8+Q6_K+Q4_Kx8+Q4_K", 512);  // Q|K|V of a Q4_K_M layer, repacked
+            add("Q4_Kx8+Q6_Kx8+Q4_Kx8+Q4_K", 512);  // Q|K|V of a Q4_K_M layer, repacked
+            add("Q6_Kx8+Q6_K", 768);
         }
     }
 
