@@ -542,10 +542,17 @@ WB_AVX2 inline __m256i bcast4(const int8_t* p) {
 // Groups of 8 interleaved rows (cpu/interleave.h): lane r of every int32
 // sum is row r, so a block's 8 row sums need no horizontal add and its 8
 // scales are one vector; per slice and token one (VNNI) or three
-// instructions for 32 products.
-template <int NT>
-WB_AVX2 void dot_x8_q4_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
-                           size_t os) {
+// instructions for 32 products. Q4_0 (kQ8 false): 4 slices of nibbles,
+// q - 8 in 0..15 - 8; Q8_0: 8 slices of q + 128.
+template <int NT, bool kQ8>
+WB_AVX2 void dot_x8_legacy_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                             size_t os) {
+    constexpr int kSlices = kQ8 ? 8 : 4;
+#ifdef WB_DOT_VNNI
+    constexpr int32_t kOff = kQ8 ? 128 : 8;  // what the unsigned weights carry
+#else
+    constexpr int32_t kOff = kQ8 ? 0 : 8;  // Q8_0 goes through |q| and signs
+#endif
     __m256 acc[NT];
     const ActQ8_0* a[NT];
     for (int t = 0; t < NT; ++t) {
@@ -554,22 +561,37 @@ WB_AVX2 void dot_x8_q4_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size
     }
     const __m256i low4 = _mm256_set1_epi8(0xF);
     for (int64_t b = 0; b < n / 32; ++b) {
-        const uint8_t* blk = g + 144 * b;
+        const uint8_t* blk = g + (16 + 32 * kSlices) * b;
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
         __m256i isum[NT];
         for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
-        for (int l = 0; l < 4; ++l) {
+        for (int l = 0; l < kSlices; ++l) {
             const __m256i v = load256(blk + 16 + 32 * l);
-            const __m256i lo = _mm256_and_si256(v, low4);                        // values 4l + j
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // 16 + 4l + j
-            for (int t = 0; t < NT; ++t) {
-                isum[t] = dp_acc(isum[t], lo, bcast4(a[t][b].qs + 4 * l));
-                isum[t] = dp_acc(isum[t], hi, bcast4(a[t][b].qs + 16 + 4 * l));
+            if constexpr (kQ8) {
+#ifdef WB_DOT_VNNI
+                for (int t = 0; t < NT; ++t)
+                    isum[t] = dp_acc(isum[t], v, bcast4(a[t][b].qs + 4 * l));
+#else
+                // vpmaddubsw would saturate on (q + 128) * a pairs: use |q|
+                // and a with q's sign instead, the sums being the same
+                const __m256i q = _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80)));
+                const __m256i qabs = _mm256_sign_epi8(q, q);
+                for (int t = 0; t < NT; ++t)
+                    isum[t] =
+                        dp_acc(isum[t], qabs, _mm256_sign_epi8(bcast4(a[t][b].qs + 4 * l), q));
+#endif
+            } else {
+                const __m256i lo = _mm256_and_si256(v, low4);                        // 4l + j
+                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // 16 + 4l + j
+                for (int t = 0; t < NT; ++t) {
+                    isum[t] = dp_acc(isum[t], lo, bcast4(a[t][b].qs + 4 * l));
+                    isum[t] = dp_acc(isum[t], hi, bcast4(a[t][b].qs + 16 + 4 * l));
+                }
             }
         }
         for (int t = 0; t < NT; ++t) {
-            // sum (q - 8) a = sum q a - 8 sum a, exact in int32
-            const __m256i q = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(8 * a[t][b].sum));
+            // sum (q - kOff) a = sum q a - kOff sum a, exact in int32
+            const __m256i q = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(kOff * a[t][b].sum));
             acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q),
                                      _mm256_mul_ps(dw, _mm256_set1_ps(a[t][b].d)), acc[t]);
         }
@@ -578,43 +600,15 @@ WB_AVX2 void dot_x8_q4_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size
 }
 
 template <int NT>
+WB_AVX2 void dot_x8_q4_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                           size_t os) {
+    dot_x8_legacy_t<NT, false>(n, g, act, as, out, os);
+}
+
+template <int NT>
 WB_AVX2 void dot_x8_q8_0_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
                            size_t os) {
-    __m256 acc[NT];
-    const ActQ8_0* a[NT];
-    for (int t = 0; t < NT; ++t) {
-        acc[t] = _mm256_setzero_ps();
-        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
-    }
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const uint8_t* blk = g + 272 * b;
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
-        __m256i isum[NT];
-        for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
-        for (int l = 0; l < 8; ++l) {
-            const __m256i u = load256(blk + 16 + 32 * l);  // q + 128
-#ifdef WB_DOT_VNNI
-            for (int t = 0; t < NT; ++t) isum[t] = dp_acc(isum[t], u, bcast4(a[t][b].qs + 4 * l));
-#else
-            // vpmaddubsw would saturate on (q + 128) * a pairs: use |q| and
-            // a with q's sign instead, the sums being the same
-            const __m256i q = _mm256_xor_si256(u, _mm256_set1_epi8(static_cast<char>(0x80)));
-            const __m256i qabs = _mm256_sign_epi8(q, q);
-            for (int t = 0; t < NT; ++t)
-                isum[t] = dp_acc(isum[t], qabs, _mm256_sign_epi8(bcast4(a[t][b].qs + 4 * l), q));
-#endif
-        }
-        for (int t = 0; t < NT; ++t) {
-#ifdef WB_DOT_VNNI
-            const __m256i q = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(128 * a[t][b].sum));
-#else
-            const __m256i q = isum[t];
-#endif
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q),
-                                     _mm256_mul_ps(dw, _mm256_set1_ps(a[t][b].d)), acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
+    dot_x8_legacy_t<NT, true>(n, g, act, as, out, os);
 }
 
 // Q4_K groups (cpu/interleave.h): per block the 8 rows' sub-block scales
