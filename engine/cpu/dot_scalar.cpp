@@ -416,7 +416,8 @@ void dot_x8_q4_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int
 void dot_x8_q6_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
                  size_t os) {
     const size_t rb = static_cast<size_t>(n / 256) * 210;
-    std::vector<uint8_t> row(rb);
+    thread_local std::vector<uint8_t> row;  // one row in ggml's layout, reused by the thread
+    row.resize(rb);
     for (int r = 0; r < 8; ++r) {
         deinterleave_row(static_cast<uint32_t>(ggml::Type::Q6_K), g, rb, r, row.data());
         dot_q6_k(n, row.data(), act, as, nt, out + r, os);

@@ -54,10 +54,6 @@ size_t group_at(const Piece& p, int r, int c, int k) noexcept {
 
 }  // namespace
 
-bool has_interleaved_form(uint32_t type) noexcept {
-    return form_of(type) != nullptr;
-}
-
 void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept {
     const Form* f = form_of(type);
     if (f == nullptr) return;

@@ -45,13 +45,11 @@ enum class Layout : uint8_t {
 /// Rows in one interleaved group.
 inline constexpr int kGroupRows = 8;
 
-/// True for the ggml types with an interleaved form (Q4_0, Q8_0, Q4_K, Q6_K).
-bool has_interleaved_form(uint32_t type) noexcept;
-
 /// Writes the group form of 8 rows: src holds 8 rows of `type`, row_bytes
 /// each (ggml layout, consecutive); dst receives 8 * row_bytes bytes. The
-/// type must have an interleaved form and row_bytes be whole blocks
-/// (checked by the caller).
+/// type must have an interleaved form (Q4_0, Q8_0, Q4_K, Q6_K: the types
+/// whose kernels.def row names an 8-row kernel; others are left alone) and
+/// row_bytes be whole blocks (checked by the caller).
 void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept;
 
 /// The inverse for one row: writes row r (0..7) of the group at `group` in
