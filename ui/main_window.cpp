@@ -486,12 +486,13 @@ void MainWindow::openModel(const QString& path, bool force_cpu) {
     const gui::GenSettings s = settingsPanel_->settings();
     req.n_ctx = s.poolSize(trainedContextOf(path));
     req.n_parallel = s.n_parallel;
+    req.kv_type = s.kv_type;
     req.draft_model = chat_->draftFile();
     if (force_cpu) modelBar_->selectDevice("cpu", {});
     // What it will need, shown before the load (which may fail for lack of memory).
     modelBar_->setPlan(gui::plan_text(path, req.n_ctx, req.n_parallel,
                                       req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu",
-                                      req.backend == "cpu"));
+                                      req.backend == "cpu", req.kv_type));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
 }
@@ -522,9 +523,10 @@ void MainWindow::onModelLoaded(const gui::ModelInfo& info) {
     eventCursor_ = {};
     const gui::LoadRequest& loaded = bridge_->loadedRequest();
     QString loadedText =
-        tr("Loaded %1 on %2 (KV pool %3 tokens, n_parallel %4%5).")
+        tr("Loaded %1 on %2 (KV pool %3 tokens, %4 KV cache, n_parallel %5%6).")
             .arg(info.fileName(), bridge_->backendName())
             .arg(loaded.n_ctx)
+            .arg(loaded.kv_type)
             .arg(loaded.n_parallel)
             .arg(info.n_ctx_train > 0 ? tr("; trained context %1 per request").arg(info.n_ctx_train)
                                       : QString());
@@ -606,7 +608,7 @@ void MainWindow::applyContextSettings() {
     }
     gui::LoadRequest req = bridge_->loadedRequest();
     const int pool = s.poolSize(bridge_->modelInfo().n_ctx_train);
-    if (req.n_ctx == pool && req.n_parallel == s.n_parallel &&
+    if (req.n_ctx == pool && req.n_parallel == s.n_parallel && req.kv_type == s.kv_type &&
         req.draft_model == chat_->draftFile()) {
         reloadPending_ = false;  // e.g. focus left the field without a change
         return;
@@ -619,11 +621,12 @@ void MainWindow::applyContextSettings() {
     // Same file and device as loaded (also a CPU fallback the picker shows).
     req.n_ctx = pool;
     req.n_parallel = s.n_parallel;
+    req.kv_type = s.kv_type;
     req.draft_model = chat_->draftFile();
     const gui::DeviceEntry d = modelBar_->currentDevice();
     modelBar_->setPlan(gui::plan_text(req.path, req.n_ctx, req.n_parallel,
                                       req.backend == "cpu" ? 0 : d.memory_bytes, d.type == "cpu",
-                                      req.backend == "cpu"));
+                                      req.backend == "cpu", req.kv_type));
     bridge_->loadModel(req);
     statusBar()->showMessage(tr("Loading %1 again with context size %2 and n_parallel %3…")
                                  .arg(bridge_->modelInfo().fileName())

@@ -1,6 +1,7 @@
 #include "settings_panel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -67,6 +68,15 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
                           "the KV pool; more wait in the queue. The loaded model is loaded "
                           "again with it when you finish editing"));
     nParallel_->setObjectName("nParallel");
+    kvType_ = new QComboBox;
+    kvType_->setObjectName("kvType");
+    for (const char* t : {"f16", "f32", "q8_0", "q4_0"}) kvType_->addItem(QString::fromLatin1(t));
+    kvType_->setToolTip(
+        tr("KV cache type (llama.cpp's -ctk/-ctv): f16 (default) holds each cached key and value "
+           "in 2 bytes; f32 in 4 (exact, twice the memory); q8_0 and q4_0 in 8.5 and 4.5 bits "
+           "(blocks of 32 with one scale), for longer contexts in the same memory, on the CPU "
+           "backend only and for models whose head dimension is a multiple of 32. The loaded "
+           "model is loaded again with it"));
     // A reload costs seconds: typing "4096" must not reload at "4", "40"...
     for (QSpinBox* s : {nCtx_, nParallel_}) s->setKeyboardTracking(false);
 
@@ -82,6 +92,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Max tokens"), maxTokens_);
     form->addRow(tr("Context (KV pool)"), nCtx_);
     form->addRow(tr("Max concurrent (n_parallel)"), nParallel_);
+    form->addRow(tr("KV cache type"), kvType_);
     auto* reset = new QPushButton(tr("Defaults"));
     reset->setToolTip(tr("Restore the default settings"));
     form->addRow(QString(), reset);
@@ -101,6 +112,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
         connect(s, &QSpinBox::valueChanged, this, [this] { emitChanged(false); });
         connect(s, &QSpinBox::editingFinished, this, [this] { emitChanged(true); });
     }
+    connect(kvType_, &QComboBox::activated, this, [this] { emitChanged(true); });
     // The run log's data (prompts and answers are often customer data).
     noText_ = new QCheckBox(tr("Do not log text"));
     noText_->setObjectName("noText");
@@ -142,6 +154,7 @@ gui::GenSettings SettingsPanel::settings() const {
     s.max_tokens = maxTokens_->value();
     s.n_ctx = nCtx_->value();
     s.n_parallel = nParallel_->value();
+    s.kv_type = kvType_->currentText();
     return s;
 }
 
@@ -158,6 +171,7 @@ void SettingsPanel::setSettings(const gui::GenSettings& s) {
     maxTokens_->setValue(s.max_tokens);
     nCtx_->setValue(s.n_ctx);
     nParallel_->setValue(s.n_parallel);
+    kvType_->setCurrentText(s.kv_type);
     quiet_ = false;
 }
 

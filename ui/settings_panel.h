@@ -14,6 +14,7 @@ class QDoubleSpinBox;
 class QSpinBox;
 class QLineEdit;
 class QCheckBox;
+class QComboBox;
 
 namespace wb::ui {
 
@@ -56,6 +57,7 @@ class SettingsPanel : public QWidget {
     QSpinBox* maxTokens_;
     QSpinBox* nCtx_;
     QSpinBox* nParallel_;
+    QComboBox* kvType_;  // "f16", "f32", "q8_0", "q4_0"
     QCheckBox* noText_;
     QSpinBox* retentionDays_;
     bool quiet_ = false;

@@ -87,7 +87,6 @@ int cmd_info(const std::vector<std::string>& argv) {
     const std::string path = resolve_model_path(given);
     const model::KvType kv_type = kv_type_from_args(args);
     const std::string kv_name = model::kv_type_name(kv_type);
-    const uint64_t kv_elem_bytes = model::kv_type_bytes(kv_type);
 
     gguf::File f = gguf::File::open(path);
     const RunVerdict verdict = check_runnable(f);
@@ -158,15 +157,23 @@ int cmd_info(const std::vector<std::string>& argv) {
         n_params += t.n_elements();
         weight_bytes += t.nbytes;
     }
+    // A block type the head dimension does not divide has no size: say why.
+    const std::string kv_problem = model::kv_type_problem(kv_type, hp.head_dim);
     const uint64_t kv_bytes =
-        2ull * hp.n_layer * n_ctx * hp.n_head_kv * hp.head_dim * kv_elem_bytes;
+        kv_problem.empty() ? 2ull * hp.n_layer * n_ctx *
+                                 model::kv_row_bytes(kv_type, uint64_t{hp.n_head_kv} * hp.head_dim)
+                           : 0;
     std::printf("\nparameters:      %" PRIu64 "\n", n_params);
     std::printf("weights:         %" PRIu64 " bytes (%s)\n", weight_bytes,
                 human_bytes(weight_bytes).c_str());
-    std::printf("kv cache:        %" PRIu64 " bytes (%s) at n_ctx %" PRIu64 ", %s\n", kv_bytes,
-                human_bytes(kv_bytes).c_str(), n_ctx, kv_name.c_str());
-    std::printf("total:           %" PRIu64 " bytes (%s)\n", weight_bytes + kv_bytes,
-                human_bytes(weight_bytes + kv_bytes).c_str());
+    if (!kv_problem.empty()) {
+        std::printf("kv cache:        not possible: %s\n", kv_problem.c_str());
+    } else {
+        std::printf("kv cache:        %" PRIu64 " bytes (%s) at n_ctx %" PRIu64 ", %s\n", kv_bytes,
+                    human_bytes(kv_bytes).c_str(), n_ctx, kv_name.c_str());
+        std::printf("total:           %" PRIu64 " bytes (%s)\n", weight_bytes + kv_bytes,
+                    human_bytes(weight_bytes + kv_bytes).c_str());
+    }
 
     // The backend generate, batch, bench and compare use without --backend.
     std::printf("backend:         %s\n", default_backend_line().c_str());

@@ -82,7 +82,8 @@ model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx
 
 OptionSpec kv_type_option() {
     return {"kv-type", 0, "TYPE",
-            std::string("KV cache element type f32|f16 (default: ") +
+            std::string("KV cache type f32|f16|q8_0|q4_0 (q8_0/q4_0: CPU backend, llama.cpp's "
+                        "-ctk/-ctv; default: ") +
                 model::kv_type_name(model::ContextParams{}.kv_type) + ")"};
 }
 
@@ -90,7 +91,7 @@ model::KvType kv_type_from_args(const ParsedArgs& args) {
     const std::optional<std::string> given = args.get("kv-type");
     if (!given) return model::ContextParams{}.kv_type;
     if (const std::optional<model::KvType> t = model::parse_kv_type(*given)) return *t;
-    throw UsageError("--kv-type: '" + *given + "' is not f32 or f16");
+    throw UsageError("--kv-type: '" + *given + "' is not f32, f16, q8_0 or q4_0");
 }
 
 sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {

@@ -250,8 +250,9 @@ void measure(const CompareOptions& opts, const Plan& p, std::span<model::Model* 
         if (mem.on_device) m.device_bytes = mem.total();
         m.n_ctx = models[i]->context().n_ctx;
         const model::HParams& hp = models[i]->hparams();
-        const uint64_t elt = model::kv_type_bytes(models[i]->context().kv_type);
-        m.kv_bytes = 2ull * hp.n_layer * m.n_ctx * hp.n_head_kv * hp.head_dim * elt;
+        m.kv_bytes =
+            2ull * hp.n_layer * m.n_ctx *
+            model::kv_row_bytes(models[i]->context().kv_type, uint64_t{hp.n_head_kv} * hp.head_dim);
     }
 
     // 3. Prompts. Speed first, as llama-bench measures it: one request at a

@@ -19,7 +19,7 @@ namespace wb::core {
 struct EngineFacts {
     uint32_t n_ctx = 0;          ///< ContextParams::n_ctx (tokens, the shared KV pool)
     uint32_t n_parallel = 0;     ///< most requests at once (ContextParams::n_seq_max)
-    std::string kv_type;         ///< "f32" | "f16"
+    std::string kv_type;         ///< "f32" | "f16" | "q8_0" | "q4_0"
     std::string backend;         ///< "vulkan" | "cpu" (the device is in the environment row)
     uint32_t prefill_chunk = 0;  ///< prompt tokens of one request per step
     uint32_t step_tokens = 0;    ///< token budget of one ubatch

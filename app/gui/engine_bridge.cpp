@@ -203,6 +203,8 @@ void EngineBridge::loadModel(const LoadRequest& req) {
             so.load.device = req.device == "cpu" ? std::string() : req.device.toStdString();
             so.load.context.n_ctx = static_cast<uint32_t>(req.n_ctx);
             so.load.context.n_seq_max = static_cast<uint32_t>(std::max(req.n_parallel, 1));
+            so.load.context.kv_type =
+                model::parse_kv_type(req.kv_type.toStdString()).value_or(model::KvType::F16);
             so.draft_model = req.draft_model.toStdString();
             try {
                 std::shared_ptr<core::EngineSession> s = core::EngineSession::open(

@@ -3,6 +3,7 @@
 #include <QRandomGenerator>
 
 #include "core/context_size.h"
+#include "model/model.h"
 
 namespace wb::gui {
 
@@ -20,6 +21,7 @@ QJsonObject GenSettings::toJson() const {
     o["max_tokens"] = max_tokens;
     o["n_ctx"] = n_ctx;
     o["n_parallel"] = n_parallel;
+    o["kv_type"] = kv_type;
     if (!logit_bias.isEmpty()) {
         QJsonObject bias;
         for (auto it = logit_bias.begin(); it != logit_bias.end(); ++it)
@@ -49,6 +51,10 @@ GenSettings GenSettings::fromJson(const QJsonObject& o) {
     s.max_tokens = o.value("max_tokens").toInt(s.max_tokens);
     s.n_ctx = o.value("n_ctx").toInt(s.n_ctx);
     s.n_parallel = o.value("n_parallel").toInt(s.n_parallel);
+    // A name this build does not know (an older or newer settings file)
+    // keeps the default rather than failing every load.
+    const QString kv = o.value("kv_type").toString(s.kv_type);
+    if (model::parse_kv_type(kv.toStdString())) s.kv_type = kv;
     const QJsonObject bias = o.value("logit_bias").toObject();
     for (auto it = bias.begin(); it != bias.end(); ++it) {
         bool ok = false;

@@ -38,6 +38,10 @@ struct GenSettings {
     /// CLI's rule).
     int n_ctx = 0;
     int n_parallel = 4;  ///< most requests running at once (sequences in the pool)
+    /// KV cache type as model::kv_type_name spells it: "f16" (the default,
+    /// as llama.cpp), "f32", or "q8_0" / "q4_0" (CPU backend only; half and
+    /// a quarter of f16's bytes).
+    QString kv_type = QStringLiteral("f16");
 
     /// The settings as a JSON object with the field names above (used for
     /// the run log's settings column and the reply footer).

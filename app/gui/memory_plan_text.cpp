@@ -23,7 +23,7 @@ QString context_fit_text(uint32_t fit, uint32_t n_ctx_train) {
 }
 
 PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_bytes, bool cpu_device,
-                   bool host_backend) {
+                   bool host_backend, const QString& kv_type) {
     PlanText out;
     try {
         const gguf::File f = gguf::File::open(path.toStdString());
@@ -31,6 +31,7 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
         model::ContextParams cp;
         cp.n_ctx = static_cast<uint32_t>(std::max(n_ctx, 1));
         cp.n_seq_max = static_cast<uint32_t>(std::max(n_seq, 1));
+        cp.kv_type = model::parse_kv_type(kv_type.toStdString()).value_or(model::KvType::F16);
         const vk::KernelConfig k{64, cpu_device, cpu_device};
         const model::MemoryNeed need = host_backend
                                            ? model::plan_memory_host(d, cp)

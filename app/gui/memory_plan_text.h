@@ -27,14 +27,14 @@ struct PlanText {
 /// Never throws.
 QString context_fit_text(uint32_t fit, uint32_t n_ctx_train);
 
-/// Plan of `path` with `n_ctx` KV cells shared by `n_seq` sequences and the
-/// default KV type (model::ContextParams, f16), against `device_bytes` (0 =
+/// Plan of `path` with `n_ctx` KV cells shared by `n_seq` sequences and KV
+/// type `kv_type` (model::kv_type_name; unknown = f16), against `device_bytes` (0 =
 /// unknown device: no fit verdict). `cpu_device`: lavapipe-like attention
 /// splits. `host_backend`: the CPU backend, planned as its own accounting
 /// counts (model::plan_memory_host), so the figure is the one the status
 /// bar shows once the model is loaded. Never throws: a file the planner
 /// cannot read gives an empty text and the reason as tooltip.
 PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_bytes, bool cpu_device,
-                   bool host_backend = false);
+                   bool host_backend = false, const QString& kv_type = QStringLiteral("f16"));
 
 }  // namespace wb::gui

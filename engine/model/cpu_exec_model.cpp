@@ -20,6 +20,8 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
       isa_(opts.isa),
       int8_acts_(opts.int8_activations),
       pool_(cpu::ThreadPool::shared(opts.threads)) {
+    if (const std::string p = kv_type_problem(ctx.kv_type, desc_.hp.head_dim); !p.empty())
+        throw std::invalid_argument(p);
     for (const MatDesc& m : desc_.mats) {
         cpu::Weight w;
         w.ne0 = m.ne0;
@@ -62,15 +64,20 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
         vecs_.push_back(std::move(out));
     }
     // The cache holds what its type holds (an f16 cache is half the bytes
-    // of an f32 one), and keys are read by the weight kernel of that type.
-    const size_t kv = size_t{cells_.size()} * desc_.hp.kv_dim() * kv_type_bytes(ctx_.kv_type);
+    // of an f32 one, a q8_0 one 34 bytes per 32 values), and keys are read
+    // by the weight kernel of that type: a block-quantized key row meets the
+    // query quantized to int8, as a weight row meets activations (llama.cpp's
+    // CPU flash attention converts q to the K type's vec_dot type likewise).
+    const size_t kv = size_t{cells_.size()} * kv_row_bytes(ctx_.kv_type, desc_.hp.kv_dim());
     k_cache_.assign(desc_.hp.n_layer, std::vector<uint8_t>(kv, 0));
     v_cache_.assign(desc_.hp.n_layer, std::vector<uint8_t>(kv, 0));
-    const auto k_type = ctx_.kv_type == KvType::F16 ? ggml::Type::F16 : ggml::Type::F32;
-    k_dot_ = cpu::weight_kernel(static_cast<uint32_t>(k_type), isa_);
+    k_dot_ = cpu::weight_kernel(kv_ggml_type(ctx_.kv_type), isa_);
     if (!k_dot_) throw std::logic_error("CpuExecModel: no dot kernel for the KV cache type");
+    // Block-quantized value rows are expanded to f32 (one head's row, per
+    // task) and added by the f32 kernel.
     v_axpy_ = cpu::axpy_kernel(ctx_.kv_type == KvType::F16, isa_);
     attn_scratch_.resize(pool_->size());
+    attn_qbuf_.resize(pool_->size());
 }
 
 CpuExecModel::~CpuExecModel() = default;

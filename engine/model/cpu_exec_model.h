@@ -65,8 +65,9 @@ class CpuExecModel : public Model {
     KvCells& kv_cells() override { return cells_; }
     const KvCells& kv_cells() const override { return cells_; }
     /// Host bytes: weights (the tensor bytes, mapped or repacked, plus the f32 vectors)
-    /// and KV cache (2 * n_layer * cells * kv_dim elements of the context's
-    /// KvType: 4 bytes f32, 2 bytes f16); activations are not counted;
+    /// and KV cache (2 * n_layer * cells * kv_row_bytes(KvType, kv_dim):
+    /// 4 bytes a value f32, 2 f16, 34/32 q8_0, 18/32 q4_0); activations are
+    /// not counted;
     /// on_device false.
     MemoryReport memory_report() const override;
     /// Backend "cpu", every device field empty (as the float reference).
@@ -101,10 +102,12 @@ class CpuExecModel : public Model {
     std::vector<cpu::Weight> mats_;               // [n_mats] parts in the mapping or in repacked_
     std::vector<std::vector<uint8_t>> repacked_;  // interleaved copies of parts (opts.repack)
     std::vector<std::vector<float>> vecs_;        // [n_vecs][n] f32
-    // [n_layer][pool cells, kv_dim] elements of ctx_.kv_type (f32 or f16 bits)
+    // [n_layer][pool cells, kv_row_bytes(ctx_.kv_type, kv_dim)]: f32, f16
+    // bits, or ggml q8_0 / q4_0 blocks (a head's values are whole blocks)
     std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
-    const cpu::WeightKernel* k_dot_ = nullptr;      // q . k over one cached key row, f32 or f16
-    cpu::AxpyFn v_axpy_ = nullptr;                  // out += p * one cached value row, f32 or f16
+    const cpu::WeightKernel* k_dot_ = nullptr;  // q . k over one cached key row of the cache type
+    cpu::AxpyFn v_axpy_ = nullptr;  // out += p * one value row, f32 or f16 (q8_0/q4_0: expanded)
+    std::vector<std::vector<uint8_t>> attn_qbuf_;   // [threads] queries as k_dot_'s activations
     HostActs acts_;                                 // named activations, by Act::buf
     std::vector<std::vector<float>> attn_scratch_;  // [threads][positions] scores
 };

@@ -65,13 +65,19 @@ class CpuExecOps final : public HostOps {
 
     void kv_write(uint32_t layer, Act k, Act v) override {
         const uint32_t kv_dim = hp_.kv_dim();
-        const size_t elt = kv_type_bytes(m_.ctx_.kv_type);
+        const KvType type = m_.ctx_.kv_type;
+        const size_t row_bytes = kv_row_bytes(type, kv_dim);
         for (size_t t = 0; t < batch_.size(); ++t) {
-            uint8_t* kc = &m_.k_cache_[layer][size_t{slots_[t]} * kv_dim * elt];  // [kv_dim]
-            uint8_t* vc = &m_.v_cache_[layer][size_t{slots_[t]} * kv_dim * elt];  // [kv_dim]
-            if (elt == sizeof(float)) {
+            uint8_t* kc = &m_.k_cache_[layer][size_t{slots_[t]} * row_bytes];  // [kv_dim]
+            uint8_t* vc = &m_.v_cache_[layer][size_t{slots_[t]} * row_bytes];  // [kv_dim]
+            if (type == KvType::F32) {
                 std::memcpy(kc, row(k, t), kv_dim * sizeof(float));
                 std::memcpy(vc, row(v, t), kv_dim * sizeof(float));
+                continue;
+            }
+            if (type != KvType::F16) {  // blocks of 32 by ggml's reference quantizer
+                ggml::quantize_row(kv_ggml_type(type), row(k, t), kc, kv_dim, "K cache");
+                ggml::quantize_row(kv_ggml_type(type), row(v, t), vc, kv_dim, "V cache");
                 continue;
             }
             const float* kt = row(k, t);
@@ -86,11 +92,17 @@ class CpuExecOps final : public HostOps {
 
     void attention(Act o, Act q, const AttnParams& a) override {
         const uint32_t hd = a.head_dim, kv_dim = a.n_head_kv * hd;
-        const uint32_t group = a.n_head / a.n_head_kv;    // query heads per kv head (GQA)
-        const uint8_t* kc = m_.k_cache_[a.layer].data();  // [n_ctx, kv_dim] f32 or f16
-        const uint8_t* vc = m_.v_cache_[a.layer].data();  // [n_ctx, kv_dim] f32 or f16
-        const size_t elt = kv_type_bytes(m_.ctx_.kv_type), row_bytes = size_t{kv_dim} * elt;
+        const uint32_t group = a.n_head / a.n_head_kv;  // query heads per kv head (GQA)
+        const KvType type = m_.ctx_.kv_type;
+        const uint8_t* kc = m_.k_cache_[a.layer].data();  // [n_ctx, kv_dim] of the cache type
+        const uint8_t* vc = m_.v_cache_[a.layer].data();  // [n_ctx, kv_dim] of the cache type
+        const size_t row_bytes = kv_row_bytes(type, kv_dim);
+        const size_t head_bytes = kv_row_bytes(type, hd);  // one kv head's part of a row
         const cpu::DotFn k_dot = m_.k_dot_->dot;
+        const cpu::ActKind q_kind = m_.k_dot_->act;  // F32, or Q8_0 for a block-quantized K
+        const size_t q_bytes =                       // one query head as k_dot reads it
+            q_kind == cpu::ActKind::F32 ? hd * sizeof(float) : cpu::act_row_bytes(q_kind, hd);
+        const bool v_blocks = type == KvType::Q8_0 || type == KvType::Q4_0;
         const cpu::AxpyFn v_axpy = m_.v_axpy_;
         // A task is one token and `sub` query heads sharing one kv head, so
         // each cached key and value row is read and converted once for all
@@ -112,14 +124,22 @@ class CpuExecOps final : public HostOps {
             }
             const uint32_t* span = &table_.cells[first];
             std::vector<float>& p = m_.attn_scratch_[thread];
-            p.resize(size_t{sub} * n_span +
-                     sub);  // [sub, n_span] scores, then weights; [sub] 1/sum
+            // [sub, n_span] scores, then weights; [sub] 1/sum; [hd] a value row as f32
+            p.resize(size_t{sub} * n_span + sub + hd);
             const auto* qh = reinterpret_cast<const uint8_t*>(row(q, t) + size_t{h0} * hd);
-            const size_t kv_col = size_t{h0 / group} * hd * elt;  // byte offset of the kv head
+            if (q_kind != cpu::ActKind::F32) {  // [sub] query heads as int8 blocks
+                std::vector<uint8_t>& qq = m_.attn_qbuf_[thread];
+                qq.resize(size_t{sub} * q_bytes);
+                for (uint32_t h = 0; h < sub; ++h)
+                    cpu::quantize_act(q_kind, row(q, t) + size_t{h0 + h} * hd, &qq[h * q_bytes],
+                                      hd);
+                qh = qq.data();
+            }
+            const size_t kv_col = size_t{h0 / group} * head_bytes;  // byte offset of the kv head
             for (uint32_t j = 0; j < n_span; ++j) {
                 const uint8_t* kj = kc + span[j] * row_bytes + kv_col;  // K_j: [hd]
                 for (uint32_t h = 0; h < sub; h += cpu::kMaxTile)
-                    k_dot(hd, kj, qh + size_t{h} * hd * sizeof(float), hd * sizeof(float),
+                    k_dot(hd, kj, qh + size_t{h} * q_bytes, q_bytes,
                           static_cast<int>(std::min<uint32_t>(cpu::kMaxTile, sub - h)),
                           &p[size_t{h} * n_span + j], n_span);
             }
@@ -144,6 +164,11 @@ class CpuExecOps final : public HostOps {
             std::fill(oh, oh + size_t{sub} * hd, 0.0f);
             for (uint32_t j = 0; j < n_span; ++j) {  // oh_h += p_hj * V_j, V_j: [hd]
                 const uint8_t* vj = vc + span[j] * row_bytes + kv_col;
+                if (v_blocks) {  // V_j expanded to f32 once for the sub heads
+                    float* vf = &p[size_t{sub} * n_span + sub];
+                    ggml::dequantize_row(kv_ggml_type(type), vj, vf, hd, "V cache");
+                    vj = reinterpret_cast<const uint8_t*>(vf);
+                }
                 for (uint32_t h = 0; h < sub; h += cpu::kMaxAxpyOutputs) {
                     const int n_y =
                         static_cast<int>(std::min<uint32_t>(cpu::kMaxAxpyOutputs, sub - h));

@@ -85,6 +85,11 @@ class CpuOps final : public HostOps {
         for (size_t t = 0; t < batch_.size(); ++t) {
             float* kc = &m_.k_cache_[layer][size_t{slots_[t]} * kv_dim];  // [kv_dim]
             float* vc = &m_.v_cache_[layer][size_t{slots_[t]} * kv_dim];  // [kv_dim]
+            if (kv_block_values(m_.ctx_.kv_type) > 1) {  // q8_0 / q4_0: through the blocks
+                round_trip(row(k, t), kc, kv_dim);
+                round_trip(row(v, t), vc, kv_dim);
+                continue;
+            }
             for (uint32_t i = 0; i < kv_dim; ++i) {
                 kc[i] = to_cache(row(k, t)[i]);
                 vc[i] = to_cache(row(v, t)[i]);
@@ -147,6 +152,15 @@ class CpuOps final : public HostOps {
         return v;
     }
 
+    /// dst[n] = the values of src[n] as a block-quantized cache row holds
+    /// them: ggml's reference quantizer, then its dequantizer.
+    void round_trip(const float* src, float* dst, uint32_t n) const {
+        const uint32_t type = kv_ggml_type(m_.ctx_.kv_type);
+        std::vector<uint8_t> blocks(ggml::row_bytes(type, n));
+        ggml::quantize_row(type, src, blocks.data(), n, "K/V cache");
+        ggml::dequantize_row(type, blocks.data(), dst, n, "K/V cache");
+    }
+
     CpuModel& m_;
     const std::vector<uint32_t>& slots_;
     const KvCellTable& table_;
@@ -156,6 +170,8 @@ CpuModel::CpuModel(const gguf::File& f, const ContextParams& ctx)
     : desc_(ModelDesc::from_gguf(f)),
       ctx_(ctx),
       cells_(ctx.n_ctx, ctx.n_seq_max, desc_.hp.n_vocab, ctx.kv_block_size) {
+    if (const std::string p = kv_type_problem(ctx.kv_type, desc_.hp.head_dim); !p.empty())
+        throw std::invalid_argument(p);
     for (const MatDesc& m : desc_.mats) mats_.push_back(dequantize_parts(desc_, m.parts));
     for (const VecDesc& v : desc_.vecs) vecs_.push_back(dequantize_parts(desc_, v.parts));
     for (TensorRef& t : desc_.tensors) t.data = nullptr;  // the File may close

@@ -61,13 +61,15 @@ bool same_rope(const RopeConfig& a, const RopeConfig& b) {
 }  // namespace
 
 MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx) {
+    if (const std::string p = kv_type_problem(ctx.kv_type, d.hp.head_dim); !p.empty())
+        throw std::invalid_argument(p);
     MemoryNeed need;
     for (const MatDesc& m : d.mats)
         for (uint32_t p : m.parts)
             need.weights += d.tensors[p].ne1 * ggml::row_bytes(d.tensors[p].type, m.ne0);
     for (const VecDesc& v : d.vecs) need.weights += v.n * sizeof(float);
     const uint64_t cells = KvCells::pool_cells(ctx.n_ctx, ctx.kv_block_size);
-    need.kv_cache = 2 * uint64_t{d.hp.n_layer} * cells * d.hp.kv_dim() * kv_type_bytes(ctx.kv_type);
+    need.kv_cache = 2 * uint64_t{d.hp.n_layer} * cells * kv_row_bytes(ctx.kv_type, d.hp.kv_dim());
     return need;
 }
 
@@ -79,6 +81,8 @@ uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_o
 
 MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
                        const vk::KernelConfig& kernels) {
+    if (const std::string p = kv_type_vulkan_problem(ctx.kv_type); !p.empty())
+        throw std::invalid_argument(p);
     const HParams& hp = d.hp;
     MemoryNeed need;
     // Weights as VkModel uploads them: a matrix whose parts share a type
@@ -95,10 +99,10 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
         }
     }
     for (const VecDesc& v : d.vecs) need.weights += round4(v.n * sizeof(float));
-    const uint64_t elem = ctx.kv_type == KvType::F16 ? 2 : 4;
     // The pool: n_ctx rounded up to whole KV blocks (kv_cells.h).
     const uint64_t cells = KvCells::pool_cells(ctx.n_ctx, ctx.kv_block_size);
-    need.kv_cache = 2 * uint64_t{hp.n_layer} * round4(cells * hp.kv_dim() * elem);
+    need.kv_cache =
+        2 * uint64_t{hp.n_layer} * round4(cells * kv_row_bytes(ctx.kv_type, hp.kv_dim()));
 
     const uint64_t t = std::max<uint32_t>(shape.n_ubatch, 1);
     const uint64_t o = std::max<uint32_t>(shape.n_outputs ? shape.n_outputs : ctx.n_seq_max, 1);

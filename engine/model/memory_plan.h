@@ -35,6 +35,8 @@ struct PlanShape {
 /// Bytes VkModel allocates for `d` with `ctx` once it has run a ubatch of
 /// `shape` (buffers grow to the largest ubatch seen and stay). `kernels`
 /// decides the attention split (vk::Kernels::config_for of the device).
+/// Throws std::invalid_argument for a KV type the Vulkan backend does not
+/// have (kv_type_vulkan_problem).
 MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
                        const vk::KernelConfig& kernels);
 
@@ -42,8 +44,10 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
 /// holds for `d` with `ctx`, as its memory_report() counts them: weights =
 /// the matrices' bytes in their file types (read in place from the file's
 /// mapping, so page cache rather than allocations) plus the vectors as
-/// f32; kv_cache = 2 * n_layer * pool cells * kv_dim * element bytes;
-/// activations and staging 0 (not counted there either). Never throws.
+/// f32; kv_cache = 2 * n_layer * pool cells * kv_row_bytes(kv_type, kv_dim);
+/// activations and staging 0 (not counted there either). Throws
+/// std::invalid_argument when the KV type does not fit the model's head
+/// dimension (kv_type_problem).
 MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx);
 
 /// Bytes of the activation buffers the graph of `d` asks for with n_tok

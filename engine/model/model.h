@@ -23,14 +23,33 @@ namespace wb::model {
 /// Element type of the KV cache. F16 is the default, as in llama.cpp
 /// (`-ctk/-ctv f16`, and its golden `top10`): half the memory of F32 for
 /// no difference users can see. F32 is exact (golden `top10_f32_kv`).
-enum class KvType { F32, F16 };
+/// Q8_0 and Q4_0 (llama.cpp's `-ctk/-ctv q8_0|q4_0`) store each head's
+/// row in ggml's blocks of 32 (34 and 18 bytes a block: 8.5 and 4.5 bits
+/// a value); they need head_dim % 32 == 0 and run on the CPU backends.
+enum class KvType { F32, F16, Q8_0, Q4_0 };
 
-/// "f32" / "f16", as --kv-type, the run log and the JSON outputs spell them.
+/// "f32" / "f16" / "q8_0" / "q4_0", as --kv-type, the run log and the
+/// JSON outputs spell them.
 const char* kv_type_name(KvType t);
-/// Parses "f32" / "f16" (as kv_type_name prints them); nullopt otherwise.
+/// Parses the names kv_type_name prints; nullopt otherwise.
 std::optional<KvType> parse_kv_type(std::string_view name);
-/// Bytes of one KV element of type `t`: 4 (f32) or 2 (f16).
-uint32_t kv_type_bytes(KvType t);
+/// The ggml type id of a cache element (ggml/types.def: F32 0, F16 1,
+/// Q4_0 2, Q8_0 8).
+uint32_t kv_ggml_type(KvType t);
+/// Bytes of `n` cached values of type `t` (one cell's K or V row when n is
+/// kv_dim): 4n, 2n, 34n/32, 18n/32. n must be a multiple of 32 for the
+/// block types (std::invalid_argument otherwise).
+uint64_t kv_row_bytes(KvType t, uint64_t n);
+/// Values per block of `t`: 1 for F32/F16, 32 for Q8_0/Q4_0. A cache of
+/// that type needs head_dim to be a multiple of it.
+uint32_t kv_block_values(KvType t);
+/// Empty when a model of head_dim `head_dim` can cache K/V as `t`, else
+/// the reason, for an error a person can act on ("KV cache type q8_0
+/// needs a head dimension that is a multiple of 32 ...; this model's is 8").
+std::string kv_type_problem(KvType t, uint32_t head_dim);
+/// Empty when the Vulkan backend can cache K/V as `t` (f16, f32), else the
+/// reason (q8_0 and q4_0 run on the CPU backend only).
+std::string kv_type_vulkan_problem(KvType t);
 
 /// Per-context settings.
 struct ContextParams {

@@ -87,6 +87,8 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
                                     std::to_string(vk::Kernels::kMaxHeadDim));
     }
     const uint32_t kv_dim = hp_.kv_dim();
+    if (const std::string p = kv_type_vulkan_problem(ctx.kv_type); !p.empty())
+        throw std::invalid_argument(p);
     if (ctx.kv_type == KvType::F16 && kv_dim % 2 != 0) {
         throw std::invalid_argument("an F16 KV cache needs an even n_head_kv * head_dim");
     }
@@ -123,8 +125,7 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
             " cells shared by all sequences (the context size): lower the context size (-c), "
             "use an F16 KV cache, or a quantized model (workbench-cli plan shows what fits)");
     }
-    const uint64_t kv_bytes =
-        uint64_t{cells_.size()} * kv_dim * (ctx.kv_type == KvType::F16 ? 2 : 4);
+    const uint64_t kv_bytes = uint64_t{cells_.size()} * kv_row_bytes(ctx.kv_type, kv_dim);
     if (kv_bytes > c.binding_limit()) {
         throw std::invalid_argument("KV cache of one layer is " + std::to_string(kv_bytes) +
                                     " bytes, over the device's binding limit " +

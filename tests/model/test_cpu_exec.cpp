@@ -93,21 +93,30 @@ class TestCpuExec : public QObject {
 
   private slots:
     void matches_reference_data() {
-        QTest::addColumn<int>("target");   // quant::Target
-        QTest::addColumn<double>("tol");   // of max |logit|
-        QTest::addColumn<bool>("f32_kv");  // else the default f16 KV cache (stored as f16)
-        QTest::newRow("f16") << int(quant::Target::F16) << 1e-4 << false;
-        QTest::newRow("f16, f32 KV") << int(quant::Target::F16) << 1e-4 << true;
-        QTest::newRow("q8_0") << int(quant::Target::Q8_0) << 5e-2 << false;
-        QTest::newRow("q4_0") << int(quant::Target::Q4_0) << 5e-2 << false;
-        QTest::newRow("q4_k_m") << int(quant::Target::Q4_K_M) << 5e-2 << false;
-        QTest::newRow("q4_k_m, f32 KV") << int(quant::Target::Q4_K_M) << 5e-2 << true;
+        QTest::addColumn<int>("target");  // quant::Target
+        QTest::addColumn<double>("tol");  // of max |logit|
+        QTest::addColumn<int>("kv");      // KvType; the default is f16 (stored as f16)
+        const int f16 = int(KvType::F16), f32 = int(KvType::F32);
+        QTest::newRow("f16") << int(quant::Target::F16) << 1e-4 << f16;
+        QTest::newRow("f16, f32 KV") << int(quant::Target::F16) << 1e-4 << f32;
+        // A q8_0 / q4_0 cache: the reference stores each row through ggml's
+        // quantizer and dequantizer; the executor also quantizes the query
+        // to int8 for the key dots, hence the quantized files' bound. With
+        // F16 weights: int8 activations would move K/V by more than a q4_0
+        // step at rounding boundaries, which no bound on the kernels can
+        // separate from the cache's own rounding.
+        QTest::newRow("f16, q8_0 KV") << int(quant::Target::F16) << 5e-2 << int(KvType::Q8_0);
+        QTest::newRow("f16, q4_0 KV") << int(quant::Target::F16) << 5e-2 << int(KvType::Q4_0);
+        QTest::newRow("q8_0") << int(quant::Target::Q8_0) << 5e-2 << f16;
+        QTest::newRow("q4_0") << int(quant::Target::Q4_0) << 5e-2 << f16;
+        QTest::newRow("q4_k_m") << int(quant::Target::Q4_K_M) << 5e-2 << f16;
+        QTest::newRow("q4_k_m, f32 KV") << int(quant::Target::Q4_K_M) << 5e-2 << f32;
     }
 
     void matches_reference() {
         QFETCH(int, target);
         QFETCH(double, tol);
-        QFETCH(bool, f32_kv);
+        QFETCH(int, kv);
         QVERIFY(dir_.isValid());
         quant::SynthShape shape = *quant::find_synth_shape("tinyllama-1.1b");
         QCOMPARE(shape.n_embd, 2048u);
@@ -123,7 +132,7 @@ class TestCpuExec : public QObject {
         ContextParams cp;
         cp.n_ctx = 64;
         // The reference rounds an f16 cache's values as f16 storage does.
-        cp.kv_type = f32_kv ? KvType::F32 : KvType::F16;
+        cp.kv_type = KvType(kv);
         std::mt19937 rng{seed};
         std::uniform_int_distribution<int32_t> tok(0, int32_t(kVocab) - 1);
         std::vector<int32_t> prompt(8);
@@ -161,10 +170,15 @@ class TestCpuExec : public QObject {
             o.repack = v.repack;
             CpuExecModel m(gguf::File::open(path), cp, o);
             QCOMPARE(m.threads(), v.threads);
-            // The cache holds what its type holds: 2 or 4 bytes an element.
+            // The cache holds what its type holds: 4 or 2 bytes a value, or
+            // per 32 values a 2-byte scale and 32 or 16 bytes of quants.
             const HParams& hp = m.hparams();
+            const uint64_t per_32 = KvType(kv) == KvType::F32    ? 128
+                                    : KvType(kv) == KvType::F16  ? 64
+                                    : KvType(kv) == KvType::Q8_0 ? 2 + 32
+                                                                 : 2 + 16;
             QCOMPARE(m.memory_report().kv_cache,
-                     2ull * hp.n_layer * m.kv_cells().size() * hp.kv_dim() * (f32_kv ? 4 : 2));
+                     2ull * hp.n_layer * m.kv_cells().size() * hp.kv_dim() / 32 * per_32);
             const auto got = run(m, prompt, ref_ids);
             QCOMPARE(got.size(), ref_logits.size());
             double worst = 0.0;

@@ -6,6 +6,7 @@
 // end and the status bar says that. Real model (stories260K) on the CPU
 // reference, the real main window, offscreen.
 
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -52,6 +53,7 @@ class UiSettingsReload : public QObject {
   private slots:
     void contextSizeReloadsOnEnter();
     void reloadWaitsForTheRunningRequest();
+    void kvTypeReloadsAndThePlanFollows();
 };
 
 void UiSettingsReload::contextSizeReloadsOnEnter() {
@@ -140,3 +142,55 @@ void UiSettingsReload::reloadWaitsForTheRunningRequest() {
 
 QTEST_MAIN(UiSettingsReload)
 #include "test_ui_settings_reload.moc"
+
+// The KV cache type picker (llama.cpp's -ctk/-ctv): choosing q8_0 loads the
+// model again with a q8_0 cache, the status bar names it, the model bar's
+// plan is what the engine then holds (smaller than with f16), and the
+// choice is saved. A model whose head dimension (stories260K: 8) is not a
+// multiple of 32 cannot have one: the load fails saying so.
+void UiSettingsReload::kvTypeReloadsAndThePlanFollows() {
+    QTemporaryDir d;
+    gui::SettingsStore store(d.filePath("s.ini"));
+    store.setBackend("cpu");
+    ui::MainWindow w(&store, nullptr);
+    w.setInteractive(false);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
+    // golden2's tiny Llama 3 model: head_dim 64.
+    const QString tiny =
+        QString::fromStdString(wbtest::data_dir()) + "/golden2/llama3/llama3-f16.gguf";
+    w.openModel(tiny, true);
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(w.bridge()->loadedRequest().kv_type, QString("f16"));
+    auto* planned = w.findChild<QLabel*>("modelBarMemory");
+    auto* held = w.findChild<QLabel*>("statusMemory");
+    QVERIFY(planned && held);
+    QVERIFY(QTest::qWaitFor([&] { return !held->text().isEmpty(); }, 10000));
+    const QString f16_plan = planned->text();
+
+    auto* kv = w.settingsPanel()->findChild<QComboBox*>("kvType");
+    QVERIFY(kv);
+    QCOMPARE(kv->currentText(), QString("f16"));
+    kv->setCurrentText("q8_0");
+    emit kv->activated(kv->currentIndex());  // as a user's pick
+    QVERIFY(w.bridge()->isLoading());
+    QVERIFY(ready.wait(120000));
+    QCOMPARE(w.bridge()->loadedRequest().kv_type, QString("q8_0"));
+    QVERIFY2(w.statusBar()->currentMessage().contains("q8_0 KV cache"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QCOMPARE(store.gen().kv_type, QString("q8_0"));
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            return held->text().mid(QString("memory ").size()) ==
+                   planned->text().mid(QString("model needs ").size());
+        },
+        10000));
+    QVERIFY2(planned->text() != f16_plan, qPrintable(planned->text()));
+
+    QSignalSpy failed(&w, &ui::MainWindow::loadFailed);
+    w.openModel(kModel, true);
+    QVERIFY(failed.wait(120000));
+    QVERIFY2(w.statusBar()->currentMessage().contains("multiple of 32"),
+             qPrintable(w.statusBar()->currentMessage()));
+}
