@@ -32,7 +32,7 @@ class CpuModel : public Model {
 
     const HParams& hparams() const override { return desc_.hp; }
     const ContextParams& context() const override { return ctx_; }
-    std::string backend_name() const override { return "cpu"; }
+    std::string backend_name() const override { return "cpu-ref"; }
     void decode(const Batch& batch, std::vector<float>& logits) override;
     void seq_rm(int32_t seq_id) override { cells_.seq_rm(seq_id); }
     uint32_t n_free_cells() const override { return cells_.n_free(); }

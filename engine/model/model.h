@@ -108,7 +108,8 @@ class Model {
 
     virtual const HParams& hparams() const = 0;
     virtual const ContextParams& context() const = 0;
-    /// "cpu" or the Vulkan device name.
+    /// "cpu" (the threaded executor), "cpu-ref" (the f32 reference) or the
+    /// Vulkan device name: what reports and the run log name as the backend.
     virtual std::string backend_name() const = 0;
 
     /// Runs one forward pass over `batch`, appends its tokens' K/V to the

@@ -631,8 +631,8 @@ class TestCompare : public QObject {
         }
         QCOMPARE(rep.models[0].load_ms, 12.5);  // the caller's figure, nothing reloaded
         QCOMPARE(rep.models[1].load_ms, 7.25);
-        QCOMPARE(rep.models[1].n_ctx, 64u);  // the model's own context
-        QCOMPARE(rep.models[1].backend, std::string("cpu"));
+        QCOMPARE(rep.models[1].n_ctx, 64u);                       // the model's own context
+        QCOMPARE(rep.models[1].backend, std::string("cpu-ref"));  // the f32 reference, named so
         QVERIFY(rep.models[1].teacher_forced && rep.models[1].teacher_forced->total == 32);
         QCOMPARE(a->n_free_cells(), 64u);
         QCOMPARE(b->n_free_cells(), 64u);
