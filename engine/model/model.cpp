@@ -25,17 +25,22 @@ std::optional<KvType> parse_kv_type(std::string_view name) {
 }
 
 uint32_t kv_ggml_type(KvType t) {
+    ggml::Type g = ggml::Type::F32;
     switch (t) {
         case KvType::F32:
-            return 0;
+            g = ggml::Type::F32;
+            break;
         case KvType::F16:
-            return 1;
+            g = ggml::Type::F16;
+            break;
         case KvType::Q8_0:
-            return 8;
+            g = ggml::Type::Q8_0;
+            break;
         case KvType::Q4_0:
-            return 2;
+            g = ggml::Type::Q4_0;
+            break;
     }
-    return 0;
+    return static_cast<uint32_t>(g);
 }
 
 uint32_t kv_block_values(KvType t) {
