@@ -4,43 +4,39 @@
 
 namespace wb::model {
 
+namespace {
+
+// Every KV type once: its name (--kv-type, the run log) and its ggml type.
+struct KvTypeRow {
+    KvType type;
+    const char* name;
+    ggml::Type ggml;
+};
+constexpr KvTypeRow kKvTypes[] = {{KvType::F32, "f32", ggml::Type::F32},
+                                  {KvType::F16, "f16", ggml::Type::F16},
+                                  {KvType::Q8_0, "q8_0", ggml::Type::Q8_0},
+                                  {KvType::Q4_0, "q4_0", ggml::Type::Q4_0}};
+
+const KvTypeRow& row_of(KvType t) {
+    for (const KvTypeRow& r : kKvTypes)
+        if (r.type == t) return r;
+    return kKvTypes[0];  // unreachable: every enumerator has a row
+}
+
+}  // namespace
+
 const char* kv_type_name(KvType t) {
-    switch (t) {
-        case KvType::F32:
-            return "f32";
-        case KvType::F16:
-            return "f16";
-        case KvType::Q8_0:
-            return "q8_0";
-        case KvType::Q4_0:
-            return "q4_0";
-    }
-    return "?";
+    return row_of(t).name;
 }
 
 std::optional<KvType> parse_kv_type(std::string_view name) {
-    for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0})
-        if (name == kv_type_name(t)) return t;
+    for (const KvTypeRow& r : kKvTypes)
+        if (name == r.name) return r.type;
     return std::nullopt;
 }
 
 uint32_t kv_ggml_type(KvType t) {
-    ggml::Type g = ggml::Type::F32;
-    switch (t) {
-        case KvType::F32:
-            g = ggml::Type::F32;
-            break;
-        case KvType::F16:
-            g = ggml::Type::F16;
-            break;
-        case KvType::Q8_0:
-            g = ggml::Type::Q8_0;
-            break;
-        case KvType::Q4_0:
-            g = ggml::Type::Q4_0;
-            break;
-    }
-    return static_cast<uint32_t>(g);
+    return static_cast<uint32_t>(row_of(t).ggml);
 }
 
 uint32_t kv_block_values(KvType t) {

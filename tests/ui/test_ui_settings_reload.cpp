@@ -35,14 +35,15 @@ void type_into(QSpinBox* spin, const QString& text) {
     QTest::keyClicks(spin, text);
 }
 
-/// Shows `w` (non-interactive) and loads kModel in it; false when the
-/// window is not exposed or the model does not load within 2 minutes.
-bool show_and_load(ui::MainWindow& w) {
+/// Shows `w` (non-interactive) and loads `model` in it on the CPU; false
+/// when the window is not exposed or the model does not load within 2
+/// minutes.
+bool show_and_load(ui::MainWindow& w, const QString& model = kModel) {
     w.setInteractive(false);
     w.show();
     if (!QTest::qWaitForWindowExposed(&w)) return false;
     QSignalSpy ready(&w, &ui::MainWindow::modelReady);
-    w.openModel(kModel, true);
+    w.openModel(model, true);
     return ready.wait(120000);
 }
 
@@ -153,15 +154,10 @@ void UiSettingsReload::kvTypeReloadsAndThePlanFollows() {
     gui::SettingsStore store(d.filePath("s.ini"));
     store.setBackend("cpu");
     ui::MainWindow w(&store, nullptr);
-    w.setInteractive(false);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
     // golden2's tiny Llama 3 model: head_dim 64.
-    const QString tiny =
-        QString::fromStdString(wbtest::data_dir()) + "/golden2/llama3/llama3-f16.gguf";
-    w.openModel(tiny, true);
-    QVERIFY(ready.wait(120000));
+    QVERIFY(show_and_load(
+        w, QString::fromStdString(wbtest::data_dir()) + "/golden2/llama3/llama3-f16.gguf"));
+    QSignalSpy ready(&w, &ui::MainWindow::modelReady);
     QCOMPARE(w.bridge()->loadedRequest().kv_type, QString("f16"));
     auto* planned = w.findChild<QLabel*>("modelBarMemory");
     auto* held = w.findChild<QLabel*>("statusMemory");
