@@ -6,8 +6,8 @@
 
 #include "common_options.h"
 #include "gguf/gguf.h"
+#include "loader/load.h"
 #include "model/hparams.h"
-#include "model/load.h"
 
 namespace wb::cli {
 

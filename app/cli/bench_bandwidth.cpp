@@ -2,9 +2,9 @@
 
 #include <cstdio>
 
-#include "cpu/bandwidth.h"
-#include "cpu/isa.h"
-#include "cpu/thread_pool.h"
+#include "exec/cpu/bandwidth.h"
+#include "exec/cpu/isa.h"
+#include "exec/cpu/thread_pool.h"
 
 namespace wb::cli {
 

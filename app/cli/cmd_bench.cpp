@@ -30,10 +30,10 @@
 #include "bench_bandwidth.h"
 #include "bench_stats.h"
 #include "common_options.h"
-#include "cpu/isa.h"
+#include "exec/cpu/isa.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "model/model.h"
 #include "model/model_desc.h"
 #include "model/prefill.h"
@@ -98,7 +98,7 @@ Stats stats(std::vector<double> v) {
 
 /// Per-op GPU times and host phases of one prefill or one decode run.
 struct RunProfile {
-    vk::Profile ops;
+    model::Profile ops;
     model::HostTimes host;
 };
 
@@ -189,7 +189,7 @@ std::string fixed(double v, int decimals) {
 void print_profile(const char* title, const RunProfile& p, double per, bool gpu) {
     std::vector<std::vector<std::string>> rows{{"op", "calls", gpu ? "GPU ms" : "ms", "share"}};
     double total = 0;
-    for (const vk::ProfileRow& r : p.ops.rows()) {
+    for (const model::ProfileRow& r : p.ops.rows()) {
         rows.push_back({r.op, fixed(static_cast<double>(r.calls) / per, 0),
                         fixed(r.total_ms / per, 4), fixed(100.0 * r.share, 1) + "%"});
         total += r.total_ms / per;
@@ -209,7 +209,7 @@ void print_profile(const char* title, const RunProfile& p, double per, bool gpu)
 
 nlohmann::json profile_json(const RunProfile& p, double per, bool gpu) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const vk::ProfileRow& r : p.ops.rows())
+    for (const model::ProfileRow& r : p.ops.rows())
         rows.push_back({{"op", r.op},
                         {"calls", static_cast<double>(r.calls) / per},
                         {gpu ? "gpu_ms" : "ms", r.total_ms / per},

@@ -35,7 +35,7 @@
 #include "bench_stats.h"
 #include "common_options.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "runlog/sha256.h"
 #include "tokenizer/vocab.h"
 

@@ -17,7 +17,7 @@
 #include "compare/compare.h"
 #include "compare/compare_cost.h"
 #include "compare/compare_jobs.h"
-#include "model/load.h"
+#include "loader/load.h"
 
 namespace wb::cli {
 

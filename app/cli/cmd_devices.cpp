@@ -8,8 +8,10 @@
 
 #include "args.h"
 #include "common_options.h"
-#include "vk/context.h"
-#include "vk/device_info.h"
+#if WB_HAVE_VULKAN
+#include "exec/vk/context.h"
+#include "exec/vk/device_info.h"
+#endif
 
 namespace wb::cli {
 
@@ -33,6 +35,7 @@ const CommandSpec kSpec{
     0,
 };
 
+#if WB_HAVE_VULKAN
 std::string mib(uint64_t b) {
     char s[32];
     std::snprintf(s, sizeof s, "%.0f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
@@ -42,6 +45,7 @@ std::string mib(uint64_t b) {
 const char* yn(bool b) {
     return b ? "yes" : "no";
 }
+#endif
 
 }  // namespace
 
@@ -51,6 +55,11 @@ int cmd_devices(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
+#if !WB_HAVE_VULKAN
+    std::printf("no Vulkan device (this build has no Vulkan backend: -DWB_VULKAN=OFF)\n");
+    std::printf("default backend: %s\n", default_backend_line().c_str());
+    return 0;
+#else
     std::vector<vk::DeviceInfo> devs;
     try {
         devs = vk::list_devices();
@@ -90,6 +99,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
     }
     std::printf("default backend: %s\n", default_backend_line().c_str());
     return 0;
+#endif
 }
 
 }  // namespace wb::cli

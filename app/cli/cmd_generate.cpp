@@ -36,8 +36,8 @@
 #include "core/settings_json.h"
 #include "draft_options.h"
 #include "gguf/gguf.h"
+#include "loader/load.h"
 #include "model/hparams.h"
-#include "model/load.h"
 #include "model/prefill.h"
 #include "runlog/run_log.h"
 #include "sampling/sampler.h"
@@ -449,7 +449,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
                                                     g.n_ctx_train)
                          .c_str());
     if (args.has("profile")) {
-        const vk::Profile& prof = m.profile();
+        const model::Profile& prof = m.profile();
         std::fprintf(
             stderr, "\nper-op GPU time over the whole generation (prefill + decode):\n%s",
             prof.empty() ? "(the device has no compute timestamps)\n" : prof.table().c_str());

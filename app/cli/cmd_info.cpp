@@ -15,12 +15,14 @@
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
-#include "model/vk_model.h"
 #include "quant/file_info.h"
 #include "runnable.h"
 #include "tokenizer/vocab.h"
-#include "vk/context.h"
-#include "vk/kernels.h"
+#if WB_HAVE_VULKAN
+#include "exec/vk/context.h"
+#include "exec/vk/kernels.h"
+#include "exec/vk/vk_model.h"
+#endif
 
 namespace wb::cli {
 
@@ -180,6 +182,11 @@ int cmd_info(const std::vector<std::string>& argv) {
 
     // Where it would run: the Vulkan device and whether the model fits its
     // largest device-local heap (VkModel's own estimate, activations included).
+#if !WB_HAVE_VULKAN
+    std::printf(
+        "vulkan device:   not checked (this build has no Vulkan backend: -DWB_VULKAN=OFF)\n");
+    return 0;
+#else
     if (!verdict.runs_vulkan()) {
         std::printf(
             "vulkan device:   not checked (the Vulkan engine cannot run this file; see "
@@ -208,6 +215,7 @@ int cmd_info(const std::vector<std::string>& argv) {
         std::printf("vulkan device:   none usable (%s)\n", e.what());
     }
     return 0;
+#endif
 }
 
 }  // namespace wb::cli

@@ -19,8 +19,11 @@
 #include "model/host_memory.h"
 #include "model/memory_plan.h"
 #include "model/model_desc.h"
-#include "vk/context.h"
-#include "vk/kernels.h"
+#if WB_HAVE_VULKAN
+#include "exec/vk/context.h"
+#include "exec/vk/kernels.h"
+#include "exec/vk/vk_memory_plan.h"
+#endif
 
 namespace wb::cli {
 
@@ -74,6 +77,7 @@ std::string mib(uint64_t b) {
     return buf;
 }
 
+#if WB_HAVE_VULKAN
 /// One line of the fit table.
 void fit_line(const std::string& name, uint64_t budget, const model::ModelDesc& d,
               const model::ContextParams& cp, const model::PlanShape& shape,
@@ -88,6 +92,7 @@ void fit_line(const std::string& name, uint64_t budget, const model::ModelDesc& 
     std::printf("  %-44s %10s  %-8s largest pool %u tokens (%u per sequence of %u)\n", name.c_str(),
                 gib(budget).c_str(), fits ? "fits" : "too big", cells, cells / parallel, parallel);
 }
+#endif
 
 }  // namespace
 
@@ -106,6 +111,10 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (backend != "cpu" && backend != "vulkan")
         throw UsageError("--backend: '" + backend + "' is not cpu or vulkan");
     const bool host = backend == "cpu";
+#if !WB_HAVE_VULKAN
+    if (!host)
+        throw UsageError("--backend vulkan: this build has no Vulkan backend (-DWB_VULKAN=OFF)");
+#endif
     if (args.has("pure") && !args.get("shape"))
         throw UsageError("--pure applies to --shape with --type");
     model::PlanShape shape;
@@ -147,6 +156,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
 
     uint64_t params = 0;
     for (const model::TensorRef& t : d.tensors) params += t.ne0 * t.ne1;
+#if WB_HAVE_VULKAN
     const vk::KernelConfig gpu = vk::Kernels::config_for([] {
         vk::DeviceInfo g;  // a typical discrete GPU: subgroups of 32, 1024 invocations
         g.type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
@@ -156,6 +166,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
     }());
     const model::MemoryNeed need =
         host ? model::plan_memory_host(d, cp) : model::plan_memory(d, cp, shape, gpu);
+#else
+    const model::MemoryNeed need = model::plan_memory_host(d, cp);
+#endif
     if (as_json) {
         const nlohmann::json j = {{"model", what},
                                   {"backend", backend},
@@ -200,6 +213,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
         return 0;
     }
 
+#if WB_HAVE_VULKAN
     std::printf("\nvisible devices:\n");
     try {
         for (const vk::DeviceInfo& dev : vk::list_devices()) {
@@ -216,6 +230,7 @@ int cmd_plan(const std::vector<std::string>& argv) {
     for (uint32_t g : {8u, 12u, 16u, 24u, 48u, 80u, 141u}) {
         fit_line(std::to_string(g) + " GiB GPU", uint64_t{g} << 30, d, cp, shape, gpu, parallel);
     }
+#endif
     return 0;
 }
 

@@ -18,8 +18,8 @@
 #include "args.h"
 #include "core/context_size.h"
 #include "cost/price.h"
-#include "model/backend_choice.h"
-#include "model/load.h"
+#include "loader/backend_choice.h"
+#include "loader/load.h"
 #include "runlog/run_log.h"
 #include "sampling/sampler.h"
 

@@ -14,7 +14,7 @@
 
 #include "compare/compare.h"
 #include "cost/price.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "scheduler/request.h"
 
 namespace wb::compare {

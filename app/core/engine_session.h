@@ -45,8 +45,8 @@
 #include "core/generation_request.h"
 #include "core/session_stats.h"
 #include "core/settings_json.h"
+#include "loader/load.h"
 #include "metrics/metrics_store.h"
-#include "model/load.h"
 #include "scheduler/scheduler.h"
 #include "tokenizer/vocab.h"
 

@@ -14,11 +14,11 @@
 #include "chat/chat_template.h"
 #include "core/settings_json.h"
 #include "engine_memory.h"
+#include "exec/vk/context.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "run_recorder.h"
 #include "units_text.h"
-#include "vk/context.h"
 
 namespace wb::gui {
 

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <exception>
 
+#include "exec/vk/kernels.h"
+#include "exec/vk/vk_memory_plan.h"
 #include "gguf/gguf.h"
-#include "model/memory_plan.h"
 #include "model/model.h"
 #include "model/model_desc.h"
 #include "units_text.h"
-#include "vk/kernels.h"
 
 namespace wb::gui {
 

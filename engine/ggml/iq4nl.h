@@ -1,7 +1,7 @@
 #pragma once
 // IQ4_NL's fixed non-linear table (ggml's kvalues_iq4nl): a block's 4-bit
 // index q stands for d * kIq4nlValues[q]. Shared by the quantizer
-// (quants_legacy.cpp) and the CPU dot kernels (engine/cpu).
+// (quants_legacy.cpp) and the CPU dot kernels (engine/exec/cpu).
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 #pragma once
 // The forward pass as a sequence of ops on named activation buffers. Each
 // architecture writes its graph once (engine/model/arch/), as a function
-// calling an Ops; the CPU reference (cpu_model.cpp) runs each op as plain
+// calling an Ops; the CPU reference (ref_model.cpp) runs each op as plain
 // loops, the Vulkan engine (vk_model*.cpp) records each as a shader
 // dispatch, and the memory planner (memory_plan.cpp) only notes the buffers it
 // asks for. Every op works on all rows of the ubatch at once: the rows of

@@ -1,11 +1,11 @@
 #pragma once
-// The memory planner: the device bytes the Vulkan engine allocates for a
-// model, a context and a ubatch size, by purpose, computed from the same
-// weight table (ModelDesc) and the same graph (its activation buffers) the
-// engine runs, so that the plan and the engine's own accounting agree.
-// Works without a device (the attention split, which sizes one scratch
-// buffer, follows a vk::KernelConfig), on a model file or on a named
-// shape (1B ... 70B) with an assumed weight type.
+// The memory planner's backend-free half: the bytes by purpose a model and
+// a context need, computed from the same weight table (ModelDesc) and the
+// same graph (its activation buffers) the executors run, so that the plan
+// and each executor's own accounting agree; the CPU executor's plan; and
+// named shapes (1B ... 70B) with an assumed weight type. The Vulkan
+// engine's plan (its buffers, its attention scratch) is
+// exec/vk/vk_memory_plan.h.
 
 #include <cstdint>
 #include <string>
@@ -13,11 +13,10 @@
 
 #include "model/model.h"
 #include "model/model_desc.h"
-#include "vk/kernels.h"
 
 namespace wb::model {
 
-/// Device bytes by purpose (vk::Purpose).
+/// Bytes by purpose (on Vulkan, vk::Purpose; on the CPU, host buffers).
 struct MemoryNeed {
     uint64_t weights = 0;      ///< weight matrices in their GGUF type + f32 norms and biases
     uint64_t kv_cache = 0;     ///< 2 * n_layer * n_ctx * kv_dim * bytes of the cache type
@@ -32,14 +31,6 @@ struct PlanShape {
     uint32_t n_outputs = 0;   ///< rows of logits per ubatch; 0 = n_seq_max (one per sequence)
 };
 
-/// Bytes VkModel allocates for `d` with `ctx` once it has run a ubatch of
-/// `shape` (buffers grow to the largest ubatch seen and stay). `kernels`
-/// decides the attention split (vk::Kernels::config_for of the device).
-/// Throws std::invalid_argument for a KV type the Vulkan backend does not
-/// have (kv_type_vulkan_problem).
-MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
-                       const vk::KernelConfig& kernels);
-
 /// Host bytes the threaded CPU executor (CpuExecModel, `--backend cpu`)
 /// holds for `d` with `ctx`, as its memory_report() counts them: weights =
 /// the matrices' bytes in their file types (read in place from the file's
@@ -53,11 +44,6 @@ MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx);
 /// Bytes of the activation buffers the graph of `d` asks for with n_tok
 /// token rows and n_out output rows (f32).
 uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_out);
-
-/// Largest n_ctx (a multiple of 256, at most `cap`) whose plan fits in
-/// `budget` bytes; 0 when not even 256 cells fit.
-uint32_t largest_context(const ModelDesc& d, ContextParams ctx, const PlanShape& shape,
-                         const vk::KernelConfig& kernels, uint64_t budget, uint32_t cap);
 
 /// A model of a well-known size: the hyperparameters of Llama 3.2 1B/3B,
 /// Llama 2 7B/13B, Llama 3.1 8B/70B. Names: "1B", "3B", "7B", "8B", "13B", "70B".

@@ -66,8 +66,8 @@ std::string kv_type_vulkan_problem(KvType t) {
            "caches K/V as f16 or f32";
 }
 
-const vk::Profile& Model::profile() const {
-    static const vk::Profile empty;
+const model::Profile& Model::profile() const {
+    static const model::Profile empty;
     return empty;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// The forward pass as an interface with two implementations: the CPU
-// reference (engine/model/cpu_model.*, plain float math, the ground truth for
-// every shader) and the Vulkan engine (engine/model/vk_model*), both running
-// the architecture's graph (engine/model/arch/).
+// The forward pass as an interface with three implementations, one folder
+// each: the f32 reference (engine/exec/ref, plain float math, the ground
+// truth for every kernel), the threaded CPU executor (engine/exec/cpu) and
+// the Vulkan engine (engine/exec/vk), all running the architecture's graph
+// (engine/model/arch/). Only the loader (engine/loader) knows all three.
 
 #include <cstdint>
 #include <memory>
@@ -12,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "model/batch.h"
+#include "kv/batch.h"
+#include "kv/kv_cells.h"  // KvCells, DecodeError
 #include "model/device_facts.h"
 #include "model/hparams.h"
-#include "model/kv_cells.h"
-#include "vk/profile.h"
+#include "model/profile.h"
 
 namespace wb::model {
 
@@ -60,15 +61,6 @@ struct ContextParams {
     KvType kv_type = KvType::F16;
     /// Cells per KV block: the unit of allocation and of prefix-cache reuse.
     uint32_t kv_block_size = KvCells::kDefaultBlockSize;
-};
-
-/// Thrown by decode() when the batch cannot be placed: not enough free KV
-/// cells, a position that is not the next one of its sequence, a token id
-/// outside the vocabulary, or a sequence id >= n_seq_max. The cache is left
-/// as it was before the call.
-class DecodeError : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
 };
 
 /// Memory a loaded model holds, by purpose, in bytes. On the Vulkan backend
@@ -151,7 +143,7 @@ class Model {
     /// Forgets the times summed so far.
     virtual void clear_profile() {}
     /// Per-op device times summed over decode() calls since clear_profile().
-    virtual const vk::Profile& profile() const;
+    virtual const model::Profile& profile() const;
     /// Host phases of the same calls.
     virtual const HostTimes& host_times() const;
     /// The KV pool (blocks, each sequence's block table, the prefix cache).

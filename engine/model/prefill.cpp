@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "model/batch.h"
+#include "kv/batch.h"
 
 namespace wb::model {
 

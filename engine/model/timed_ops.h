@@ -1,7 +1,7 @@
 #pragma once
 // Per-op wall time of a graph on a host backend: an Ops that forwards every
 // call to the executor's own Ops and adds the call's steady-clock time to a
-// vk::Profile (op name -> calls, ms). What `bench --profile` prints for the
+// model::Profile (op name -> calls, ms). What `bench --profile` prints for the
 // CPU backend, the host counterpart of the Vulkan backend's timestamp
 // queries. The executor's ops finish their work (thread pool joined)
 // before they return, so a call's wall time is that op's time.
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "model/graph.h"
-#include "vk/profile.h"
+#include "model/profile.h"
 
 namespace wb::model {
 
@@ -21,7 +21,7 @@ namespace wb::model {
 /// Throws what `inner` throws.
 class TimedOps final : public Ops {
   public:
-    TimedOps(Ops& inner, vk::Profile& profile, std::function<std::string(MatId)> matmul_name)
+    TimedOps(Ops& inner, model::Profile& profile, std::function<std::string(MatId)> matmul_name)
         : inner_(inner), profile_(profile), matmul_name_(std::move(matmul_name)) {}
 
     Act act(const char* name, uint32_t width, Rows rows) override;
@@ -47,7 +47,7 @@ class TimedOps final : public Ops {
     void timed(const std::string& op, Fn&& fn);
 
     Ops& inner_;
-    vk::Profile& profile_;
+    model::Profile& profile_;
     std::function<std::string(MatId)> matmul_name_;
 };
 

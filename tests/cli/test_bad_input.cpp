@@ -18,6 +18,7 @@
 #include <QtTest>
 #include <utility>
 
+#include "common/backends.h"
 #include "common/data_dir.h"
 #include "common/process.h"
 
@@ -68,7 +69,7 @@ class TestBadInput : public QObject {
     // candidate). Now generate stops with the step and the counts, on the
     // CPU reference and on Vulkan alike.
     void nan_logits_generate_names_the_step() {
-        for (const char* backend : {"cpu", "vulkan"}) {
+        for (const char* backend : wbtest::built_backends({"cpu", "vulkan"})) {
             const Run r = cli({"generate", "-m", kNan, "-p", "Once upon a time", "-n", "4",
                                "--no-log", "--backend", backend});
             QVERIFY2(r.code == 1, qPrintable(show(r)));
@@ -98,7 +99,7 @@ class TestBadInput : public QObject {
             QVERIFY2(ref.code == 1 && !ref_line.isEmpty(), qPrintable(model + "\n" + show(ref)));
             QVERIFY2(ref_line.contains("sampling output token 0 (from the prefill of"),
                      ref_line.constData());
-            for (const char* backend : {"cpu", "vulkan"}) {
+            for (const char* backend : wbtest::built_backends({"cpu", "vulkan"})) {
                 const auto [r, line] = error_line(backend);
                 QVERIFY2(r.code == 1, qPrintable(model + " " + backend + "\n" + show(r)));
                 QCOMPARE(line, ref_line);
@@ -198,7 +199,7 @@ class TestBadInput : public QObject {
              "-q"},
         };
         for (const QStringList& args : runs) {
-            for (const char* backend : {"cpu", "vulkan"}) {
+            for (const char* backend : wbtest::built_backends({"cpu", "vulkan"})) {
                 const Run r = cli(args + QStringList{"--backend", backend});
                 QVERIFY2(r.code == 1, qPrintable(args.join(' ') + "\n" + show(r)));
                 QVERIFY2(r.err.contains("tokenizer has 400 tokens but token_embd.weight has 512 "

@@ -12,6 +12,7 @@
 #include <QThread>
 #include <QtTest>
 
+#include "common/backends.h"
 #include "common/data_dir.h"
 #include "common/golden2.h"
 #include "common/json_fixtures.h"
@@ -46,6 +47,7 @@ class TestCli : public QObject {
     void initTestCase() { QVERIFY2(QFile::exists(kCli), qPrintable(kCli)); }
 
     void generate_json_equals_golden() {
+        WB_SKIP_WITHOUT_VULKAN();
         for (const QJsonObject& g : golden()) {
             const Run r = run_cli({"generate", "--backend", "vulkan", "-p", g["prompt"].toString(),
                                    "-n", "48", "--temp", "0", "--json"});
@@ -60,6 +62,7 @@ class TestCli : public QObject {
     }
 
     void bench_profile_json_counts_ops_and_host_phases() {
+        WB_SKIP_WITHOUT_VULKAN();
         // stories260K, 5 layers: per decode step 4 matrix x vector products
         // a layer (Q|K|V stacked, output projection, gate|up stacked, down)
         // + the output one = 21, one attention a layer (spans of a few
@@ -269,6 +272,7 @@ class TestCli : public QObject {
     }
 
     void generate_streams_text_and_reports_timings() {
+        WB_SKIP_WITHOUT_VULKAN();
         const QJsonObject g = golden()[0];
         const Run r = run_cli({"generate", "--backend", "vulkan", "-p", "Once upon a time", "-n",
                                "48", "--temp", "0"});
@@ -451,7 +455,7 @@ class TestCli : public QObject {
         QVERIFY2(g.code == 0, g.err.constData());
         // generate's "backend" is Model::backend_name(): "cpu", or the Vulkan device's name.
         const auto ran_on = [](const QString& name) -> QString {
-            return name == "cpu" ? "cpu" : "vulkan";
+            return name == "cpu" || name == "cpu-ref" ? name : "vulkan";
         };
         QCOMPARE(ran_on(QJsonDocument::fromJson(g.out).object()["backend"].toString()), expected);
         const Run i = run_cli({"info"});
@@ -481,8 +485,9 @@ class TestCli : public QObject {
         for (const auto& m : cmp_models)
             QCOMPARE(ran_on(m.toObject()["backend"].toString()), expected);
 
-        // An explicit choice always wins, and is not called a default.
-        const QString other = gpu ? "cpu" : "vulkan";
+        // An explicit choice always wins, and is not called a default (the
+        // f32 reference where the build has no Vulkan backend).
+        const QString other = gpu ? "cpu" : wbtest::vulkan_built() ? "vulkan" : "cpu-ref";
         const Run e =
             run_cli({"bench", "--backend", other, "-p", "8", "-n", "4", "-r", "1", "--json"});
         QVERIFY2(e.code == 0, e.err.constData());
@@ -595,6 +600,7 @@ class TestCli : public QObject {
     // values; KV f16 at 8192 tokens: 2 * 80 * 8192 * 1024 * 2), the fit
     // table, and a model file of another architecture.
     void plan_shows_what_fits() {
+        WB_SKIP_WITHOUT_VULKAN();
         const Run r = run_cli(
             {"plan", "--shape", "70B", "--type", "f16", "-c", "8192", "--backend", "vulkan"});
         QVERIFY2(r.code == 0, r.err.constData());
@@ -630,11 +636,13 @@ class TestCli : public QObject {
         QTest::addColumn<QString>("backend");
         QTest::addColumn<bool>("defaults");
         for (const std::string& m : wbtest::golden2_models()) {
+            if (!wbtest::vulkan_built()) break;
             QTest::newRow((m + " vulkan").c_str())
                 << QString::fromStdString(wbtest::golden2_model(m)) << "vulkan" << false;
         }
         const QString stories = kData + "/models/stories260K.gguf";
-        QTest::newRow("stories260K vulkan") << stories << "vulkan" << false;
+        if (wbtest::vulkan_built())
+            QTest::newRow("stories260K vulkan") << stories << "vulkan" << false;
         QTest::newRow("stories260K cpu") << stories << "cpu" << false;
         QTest::newRow("stories260K cpu, default -c and --kv-type") << stories << "cpu" << true;
         QTest::newRow("tinyllama-1.1b shape q4_0 cpu") << "synth"

@@ -42,7 +42,7 @@ class TestCliLogprobs : public QObject {
     // Each generated token has {id, text, logprob, top: [{id, text,
     // logprob}]}; greedy: the token is top[0]; the pieces spell the text;
     // step 0 is llama.cpp's log-softmax (2e-3: our logits are within 1e-3
-    // of llama.cpp's, see test_cpu_model full_first_logits).
+    // of llama.cpp's, see test_ref_model full_first_logits).
     void json_has_the_golden_logprobs() {
         const QJsonObject g =
             wbtest::read_json(wbtest::data_dir() + "/golden/stories260K_first_logits_0.json");

@@ -18,7 +18,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model/kv_cells.h"
+#include "kv/kv_cells.h"
 
 namespace wbtest {
 

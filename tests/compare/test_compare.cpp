@@ -29,7 +29,7 @@
 #include "compare/text_eval.h"
 #include "core/finished_request.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "tokenizer/vocab.h"
 
 namespace {

@@ -17,7 +17,7 @@
 #include "common/json_fixtures.h"
 #include "compare/compare.h"
 #include "compare/generation.h"
-#include "model/load.h"
+#include "loader/load.h"
 
 namespace {
 

@@ -27,8 +27,8 @@
 #include "common/greedy_golden.h"
 #include "common/json_fixtures.h"
 #include "core/engine_session.h"
-#include "model/batch.h"
-#include "model/load.h"
+#include "kv/batch.h"
+#include "loader/load.h"
 
 using namespace wb;
 using namespace std::chrono_literals;
@@ -37,12 +37,12 @@ namespace {
 
 const std::string kModel = wbtest::data_dir() + "/models/stories260K.gguf";
 
-// llama.cpp's first-step logits agree with ours to 1e-3 (test_cpu_model's
+// llama.cpp's first-step logits agree with ours to 1e-3 (test_ref_model's
 // full_first_logits); a log-probability is logit - logsumexp, and the
 // logsumexp moves by at most the largest logit error, so 2e-3.
 constexpr double kGoldenTol = 2e-3;
 // The per-step margins are llama.cpp's F16-KV run; greedy tokens agree
-// with it at 2e-2 (test_cpu_model's top-10 comparison with an F16 cache).
+// with it at 2e-2 (test_ref_model's top-10 comparison with an F16 cache).
 constexpr double kMarginTol = 2e-2;
 // "cpu" against "cpu-ref": the same arithmetic in another order (threads,
 // blocking), in float; 1e-3 leaves room, far below a wrong normalization.

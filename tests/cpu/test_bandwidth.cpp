@@ -1,4 +1,4 @@
-// The read-bandwidth measurement (engine/cpu/bandwidth.h), for correctness
+// The read-bandwidth measurement (engine/exec/cpu/bandwidth.h), for correctness
 // only (no timing asserts: the figures depend on the machine and its load):
 //  - the last-level cache read from hand-made sysfs trees (sizes in K and
 //    M, instruction caches skipped, unreadable entries skipped);
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "cpu/bandwidth.h"
-#include "cpu/isa.h"
-#include "cpu/thread_pool.h"
+#include "exec/cpu/bandwidth.h"
+#include "exec/cpu/isa.h"
+#include "exec/cpu/thread_pool.h"
 
 using namespace wb::cpu;
 namespace fs = std::filesystem;

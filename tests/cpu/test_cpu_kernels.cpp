@@ -1,4 +1,4 @@
-// The CPU executor's kernels (engine/cpu) against float64 references on
+// The CPU executor's kernels (engine/exec/cpu) against float64 references on
 // fresh random inputs (the seed is printed and in every failure message):
 //  - quantize_act: |x - d q| <= d / 2 for every element, d = max|x| / 127,
 //    the stored sums equal the quants' sums;
@@ -31,13 +31,13 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/act_quant.h"
-#include "cpu/axpy.h"
-#include "cpu/dot.h"
-#include "cpu/interleave.h"
-#include "cpu/isa.h"
-#include "cpu/matmul.h"
-#include "cpu/thread_pool.h"
+#include "exec/cpu/act_quant.h"
+#include "exec/cpu/axpy.h"
+#include "exec/cpu/dot.h"
+#include "exec/cpu/interleave.h"
+#include "exec/cpu/isa.h"
+#include "exec/cpu/matmul.h"
+#include "exec/cpu/thread_pool.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
 

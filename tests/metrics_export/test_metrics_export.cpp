@@ -21,7 +21,7 @@
 #include "common/data_dir.h"
 #include "common/process.h"
 #include "core/engine_session.h"
-#include "model/kv_cells.h"
+#include "kv/kv_cells.h"
 #include "runlog/model_facts.h"
 #include "server/metrics/model_version.h"
 #include "server/metrics/prometheus.h"

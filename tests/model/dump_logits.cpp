@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "exec/ref/ref_model.h"
+#include "exec/vk/vk_model.h"
 #include "gguf/gguf.h"
-#include "model/cpu_model.h"
-#include "model/vk_model.h"
 
 int main(int argc, char** argv) {
     if (argc < 4) {
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
         std::unique_ptr<wb::model::Model> m;
         wb::model::VkModel* vk = nullptr;
         if (std::string(argv[2]) == "cpu") {
-            m = std::make_unique<wb::model::CpuModel>(f, cp);
+            m = std::make_unique<wb::model::RefModel>(f, cp);
         } else {
             wb::model::VkModelOptions o;
             o.device.validation = true;

@@ -43,16 +43,16 @@
 
 #include "common/golden2.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "model/model.h"
 #include "quant/quantize_model.h"
 #if defined(WB_ARCH_GOLDEN_CPU_EXEC)
-#include "model/cpu_exec_model.h"
+#include "exec/cpu/cpu_exec_model.h"
 #include "model/memory_plan.h"
 #include "model/model_desc.h"
 #endif
 #if defined(WB_ARCH_GOLDEN_VK)
-#include "model/vk_model.h"
+#include "exec/vk/vk_model.h"
 #include "vk/vk_test_util.h"
 #endif
 

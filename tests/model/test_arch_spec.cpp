@@ -18,8 +18,8 @@
 #include "common/gguf_bytes.h"
 #include "common/golden2.h"
 #include "gguf/gguf.h"
+#include "loader/load.h"
 #include "model/arch/arch.h"
-#include "model/load.h"
 #include "model/memory_plan.h"
 #include "model/model_desc.h"
 
@@ -83,12 +83,6 @@ std::string load_error(const std::string& path) {
     } catch (const std::exception& e) {
         return e.what();
     }
-}
-
-uint64_t param_count(const ModelDesc& d) {
-    uint64_t n = 0;
-    for (const TensorRef& t : d.tensors) n += t.ne0 * t.ne1;
-    return n;
 }
 
 }  // namespace
@@ -231,60 +225,6 @@ class TestArchSpec : public QObject {
         QCOMPARE(mh.n_swa, 16u);
         QVERIFY(mh.is_swa(0));
         QCOMPARE(hp("llama-spm").n_swa, 0u);
-    }
-
-    // Hand-worked: Llama 3.1 70B has 70 553 706 496 parameters (published
-    // config: vocab 128256, n_embd 8192, 80 layers, 64/8 heads, ff 28672):
-    // embeddings and output 2 * 128256 * 8192, per layer q/o 2 * 8192^2, k/v
-    // 2 * 8192 * 1024, gate/up/down 3 * 8192 * 28672, norms 2 * 8192, final
-    // norm 8192.
-    void named_shapes_match_hand_worked_sizes() {
-        const NamedShape* s = find_named_shape("70b");
-        QVERIFY(s);
-        const ModelDesc f16 = shape_desc(*s, "f16");
-        const uint64_t params =
-            2ull * 128256 * 8192 +
-            80ull * (2ull * 8192 * 8192 + 2ull * 8192 * 1024 + 3ull * 8192 * 28672 + 2 * 8192) +
-            8192;
-        QCOMPARE(param_count(f16), params);
-        QCOMPARE(params, uint64_t{70553706496});
-        ContextParams cp;
-        cp.n_ctx = 8192;
-        cp.kv_type = KvType::F16;
-        const wb::vk::KernelConfig gpu{128, false, false};
-        const MemoryNeed n16 = plan_memory(f16, cp, PlanShape{}, gpu);
-        // Norms are stored as f32: 161 * 8192 values at 4 bytes instead of 2.
-        QCOMPARE(n16.weights, 2 * params + 161ull * 8192 * 2);
-        QVERIFY(n16.weights > 141'000'000'000ull && n16.weights < 141'200'000'000ull);
-        // KV: 2 * 80 layers * 8192 cells * 1024 (8 KV heads * 128) * 2 bytes = 2.5 GiB.
-        QCOMPARE(n16.kv_cache, 2ull * 80 * 8192 * 1024 * 2);
-        const MemoryNeed n8 = plan_memory(shape_desc(*s, "q8_0"), cp, PlanShape{}, gpu);
-        const MemoryNeed n4 = plan_memory(shape_desc(*s, "q4_k_m"), cp, PlanShape{}, gpu);
-        const double r8 = double(n16.weights) / double(n8.weights),
-                     r4 = double(n16.weights) / double(n4.weights);
-        qInfo("70B weights: F16 %.1f GB, Q8_0 %.1f GB (%.2fx), Q4_K_M %.1f GB (%.2fx)",
-              n16.weights / 1e9, n8.weights / 1e9, r8, n4.weights / 1e9, r4);
-        QVERIFY(r8 > 1.85 && r8 < 1.9);  // 16 / 8.5 bits per weight
-        QVERIFY(r4 > 3.0 && r4 < 4.0);
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, shape_desc(*s, "q9_z"));
-    }
-
-    void largest_context_is_the_last_that_fits() {
-        const ModelDesc d = shape_desc(*find_named_shape("8B"), "q4_k_m");
-        ContextParams cp;
-        cp.kv_type = KvType::F16;
-        const wb::vk::KernelConfig gpu{128, false, false};
-        const uint64_t budget = 8ull << 30;
-        const uint32_t best = largest_context(d, cp, PlanShape{}, gpu, budget, 1u << 20);
-        QVERIFY(best > 0 && best % 256 == 0);
-        cp.n_ctx = best;
-        QVERIFY(plan_memory(d, cp, PlanShape{}, gpu).total() <= budget);
-        cp.n_ctx = best + 256;
-        QVERIFY(plan_memory(d, cp, PlanShape{}, gpu).total() > budget);
-        // 8B in Q4_K_M (~4.9 GB of weights) leaves ~3 GB: 128 KiB of f16 KV
-        // per token (2 * 32 layers * 1024 * 2 bytes), so some 20 000 tokens.
-        qInfo("8B Q4_K_M on 8 GiB: %u tokens", best);
-        QVERIFY(best > 16384 && best < 32768);
     }
 };
 

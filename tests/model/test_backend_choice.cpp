@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "model/backend_choice.h"
+#include "loader/backend_choice.h"
 
 using wb::model::BackendChoice;
 using wb::model::choose_default_backend;

@@ -1,5 +1,5 @@
 // The CPU executor (CpuExecModel, backend "cpu") against the float
-// reference (CpuModel, "cpu-ref") on a model in TinyLlama-1.1B's layer
+// reference (RefModel, "cpu-ref") on a model in TinyLlama-1.1B's layer
 // shape (n_embd 2048, 32 heads, 4 KV heads, n_ff 5632; one layer, an
 // 8195-token vocabulary) written by the test with quant::synth_model in
 // F16, Q8_0, Q4_0 and Q4_K_M: an 8-token prefill ubatch, then 15 greedy
@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "exec/cpu/cpu_exec_model.h"
+#include "exec/ref/ref_model.h"
 #include "gguf/gguf.h"
-#include "model/cpu_exec_model.h"
-#include "model/cpu_model.h"
 #include "quant/synth_model.h"
 
 using namespace wb;
@@ -142,7 +142,7 @@ class TestCpuExec : public QObject {
         std::vector<int32_t> ref_ids;
         {
             const gguf::File f = gguf::File::open(path);
-            CpuModel ref(f, cp);
+            RefModel ref(f, cp);
             ref_ids = greedy(ref, prompt, &ref_logits);
         }
 

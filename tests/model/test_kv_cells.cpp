@@ -14,7 +14,7 @@
 #include <set>
 #include <vector>
 
-#include "model/kv_cells.h"
+#include "kv/kv_cells.h"
 #include "model/model.h"
 
 using wb::model::Batch;

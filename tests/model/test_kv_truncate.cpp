@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/kv_state.h"
-#include "model/kv_cells.h"
+#include "kv/kv_cells.h"
 #include "model/model.h"
 
 using wb::model::Batch;

@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/batch.h"
-#include "model/kv_cells.h"
+#include "kv/batch.h"
+#include "kv/kv_cells.h"
 #include "model/model.h"
 #include "model/prefill.h"
 

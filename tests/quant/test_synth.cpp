@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "exec/ref/ref_model.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
-#include "model/cpu_model.h"
 #include "model/hparams.h"
 #include "quant/synth_model.h"
 
@@ -167,7 +167,7 @@ class TestSynth : public QObject {
         const gguf::File f = gguf::File::open(out);
         model::ContextParams cp;
         cp.n_ctx = 64;
-        model::CpuModel m(f, cp);
+        model::RefModel m(f, cp);
         model::Batch batch;
         for (int32_t i = 0; i < 8; ++i) batch.add(3 + i * 40, i, 0, i == 7);
         std::vector<float> logits;

@@ -19,6 +19,7 @@
 #include <QThread>
 #include <QtTest>
 
+#include "common/backends.h"
 #include "common/data_dir.h"
 #include "common/process.h"
 
@@ -109,6 +110,7 @@ class TestRunLogCli : public QObject {
     // Must show: 50 requests -> 50 responses, each joined to the model
     // version whose SHA-256 is sha256sum's, and to this machine's environment.
     void batchOfFiftyIsLogged() {
+        WB_SKIP_WITHOUT_VULKAN();
         const QString db = dir_.filePath("batch.sqlite");
         const QString prompts = dir_.filePath("fifty.jsonl");
         write_prompts(prompts, 50);
@@ -332,6 +334,7 @@ class TestRunLogCli : public QObject {
     // generate like Ctrl-C: the response is logged "cancelled" with exactly
     // the text that was streamed. It used to be logged not at all.
     void generateSigtermLogsCancelledWithStreamedText() {
+        WB_SKIP_WITHOUT_VULKAN();
         const QString db = dir_.filePath("sigterm.sqlite");
         QProcess p;
         p.start(kCli, {"generate", "-m", kRandom, "-p", "Once upon a time", "-n", "4000", "-c",
@@ -360,6 +363,7 @@ class TestRunLogCli : public QObject {
     // updated about once a second, is what remains: "interrupted", no
     // finish time, the text streamed up to the last update.
     void generateKilledLeavesInterruptedRow() {
+        WB_SKIP_WITHOUT_VULKAN();
         const QString db = dir_.filePath("generate-killed.sqlite");
         QProcess p;
         p.start(kCli, {"generate", "-m", kRandom, "-p", "Once upon a time", "-n", "4000", "-c",
@@ -388,6 +392,7 @@ class TestRunLogCli : public QObject {
     // SIGTERM cancels a batch like Ctrl-C: every request has its record and
     // its row, none left "interrupted"; exit status 143.
     void batchSigtermCancelsAndLogsEveryRequest() {
+        WB_SKIP_WITHOUT_VULKAN();
         const QString db = dir_.filePath("batch-term.sqlite");
         const QString prompts = dir_.filePath("term.jsonl");
         write_prompts(prompts, 6);

@@ -23,10 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/backends.h"
 #include "common/data_dir.h"
 #include "common/greedy_golden.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "scheduler/event_queue.h"
 #include "scheduler/scheduler.h"
 #include "tokenizer/vocab.h"
@@ -279,9 +280,15 @@ class TestScheduler : public QObject {
     void golden_alone_cpu() { alone("cpu", true); }
     void golden_alone_default_backend() { alone("", false); }
     // The app's default backend (lavapipe here, the GPU elsewhere).
-    void golden_alone_vulkan() { alone("vulkan", false); }
+    void golden_alone_vulkan() {
+        WB_SKIP_WITHOUT_VULKAN();
+        alone("vulkan", false);
+    }
     void golden_among_31_others_cpu() { mixed("cpu", true); }
-    void golden_among_31_others_vulkan() { mixed("vulkan", false); }
+    void golden_among_31_others_vulkan() {
+        WB_SKIP_WITHOUT_VULKAN();
+        mixed("vulkan", false);
+    }
 
     void queue_full_is_rejected_at_once() {
         Engine eng = load(1024, 2, "cpu");

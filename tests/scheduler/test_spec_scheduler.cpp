@@ -15,12 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "common/backends.h"
 #include "common/data_dir.h"
 #include "common/golden2.h"
 #include "common/greedy_golden.h"
 #include "common/kv_state.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "quant/quantize_model.h"
 #include "scheduler/scheduler.h"
 #include "speculative/draft_model_drafter.h"
@@ -155,9 +156,15 @@ class TestSpecScheduler : public QObject {
   private slots:
     void stories_cpu_ref() { stories("cpu-ref", true); }
     void stories_cpu() { stories("cpu", false); }
-    void stories_vulkan() { stories("vulkan", false); }
+    void stories_vulkan() {
+        WB_SKIP_WITHOUT_VULKAN();
+        stories("vulkan", false);
+    }
     void tiny_models_cpu() { tiny("cpu"); }
-    void tiny_models_vulkan() { tiny("vulkan"); }
+    void tiny_models_vulkan() {
+        WB_SKIP_WITHOUT_VULKAN();
+        tiny("vulkan");
+    }
 
     void sampling_rollbacks_leave_the_pool_of_the_emitted_tokens() {
         // With sampling (temperature 0.8) the greedy draft is often rejected.
@@ -192,7 +199,7 @@ class TestSpecScheduler : public QObject {
         const std::string target = wbtest::golden2_model("llama3");
         const std::string q4 = dir.filePath("llama3-q4_0.gguf").toStdString();
         quant::quantize_file(target, q4, quant::Target::Q4_0);
-        for (const std::string backend : {"cpu", "vulkan"}) {
+        for (const std::string backend : wbtest::built_backends({"cpu", "vulkan"})) {
             const Request r = greedy(prompts.at(0).prompt_ids, 32);
             const Run plain = run(target, backend, r, Kind::None);
             const Run draft = run(target, backend, r, Kind::DraftModel, 4, q4);

@@ -12,7 +12,7 @@
 #include "common/data_dir.h"
 #include "common/greedy_golden.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "speculative/draft_length.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/ngram_drafter.h"

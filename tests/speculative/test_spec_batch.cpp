@@ -19,12 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "common/backends.h"
 #include "common/data_dir.h"
 #include "common/golden2.h"
 #include "common/greedy_golden.h"
 #include "common/kv_state.h"
 #include "gguf/gguf.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "scheduler/scheduler.h"
 #include "speculative/draft_model_drafter.h"
 
@@ -232,9 +233,15 @@ class TestSpecBatch : public QObject {
 
   private slots:
     void stories_cpu() { stories("cpu"); }
-    void stories_vulkan() { stories("vulkan"); }
+    void stories_vulkan() {
+        WB_SKIP_WITHOUT_VULKAN();
+        stories("vulkan");
+    }
     void tiny_models_cpu() { tiny("cpu"); }
-    void tiny_models_vulkan() { tiny("vulkan"); }
+    void tiny_models_vulkan() {
+        WB_SKIP_WITHOUT_VULKAN();
+        tiny("vulkan");
+    }
 
     void every_step_budget() {
         // step_tokens = n_parallel: no room for drafts while all four

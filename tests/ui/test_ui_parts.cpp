@@ -21,6 +21,7 @@
 #include "common/data_dir.h"
 #include "common/gguf_bytes.h"
 #include "errors/errors.h"
+#include "exec/vk/error.h"
 #include "gguf/gguf.h"
 #include "live_charts.h"
 #include "memory_plan_text.h"
@@ -30,7 +31,6 @@
 #include "settings_store.h"
 #include "units_text.h"
 #include "user_error.h"
-#include "vk/error.h"
 
 using namespace wb;
 

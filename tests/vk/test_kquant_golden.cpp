@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "common/data_dir.h"
+#include "exec/ref/ref_model.h"
+#include "exec/vk/vk_model.h"
 #include "gguf/gguf.h"
-#include "model/cpu_model.h"
-#include "model/vk_model.h"
 #include "vk_test_util.h"
 
 using Json = nlohmann::json;
@@ -110,7 +110,7 @@ class TestKquantGolden : public QObject {
         cp.kv_type = KvType::F32;
         std::unique_ptr<Model> m;
         if (backend == "cpu") {
-            m = std::make_unique<CpuModel>(f, cp);
+            m = std::make_unique<RefModel>(f, cp);
         } else {
             VkModelOptions o;
             o.device.validation = vk::test::validation_wanted();

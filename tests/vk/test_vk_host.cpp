@@ -1,4 +1,4 @@
-// The host side of dispatch (engine/vk recorder, engine/model replay):
+// The host side of dispatch (engine/exec/vk: the recorder, VkModel's replay):
 //  - spirv_binding_access reads each binding's readonly/writeonly off real
 //    embedded shaders (expected values from the GLSL sources);
 //  - HazardTracker, as the recorder uses it, on random op sequences against
@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "exec/vk/hazards.h"
+#include "exec/vk/spirv_access.h"
+#include "exec/vk/vk_model.h"
 #include "gguf/gguf.h"
-#include "model/vk_model.h"
 #include "spirv_all.h"
-#include "vk/hazards.h"
-#include "vk/spirv_access.h"
 #include "vk_test_util.h"
 
 using namespace wb;

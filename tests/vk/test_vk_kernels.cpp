@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "common/short_run.h"
+#include "exec/vk/buffer.h"
+#include "exec/vk/context.h"
+#include "exec/vk/error.h"
+#include "exec/vk/kernels.h"
+#include "exec/vk/recorder.h"
+#include "exec/vk/weights.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
-#include "vk/buffer.h"
-#include "vk/context.h"
-#include "vk/error.h"
-#include "vk/kernels.h"
-#include "vk/recorder.h"
-#include "vk/weights.h"
 #include "vk_test_util.h"
 
 using namespace wb;

@@ -19,12 +19,12 @@
 #include <random>
 #include <vector>
 
+#include "exec/vk/buffer.h"
+#include "exec/vk/context.h"
+#include "exec/vk/kernels.h"
+#include "exec/vk/recorder.h"
 #include "ggml/fp16.h"
-#include "model/kv_cells.h"
-#include "vk/buffer.h"
-#include "vk/context.h"
-#include "vk/kernels.h"
-#include "vk/recorder.h"
+#include "kv/kv_cells.h"
 #include "vk_test_util.h"
 
 using namespace wb;

@@ -21,13 +21,13 @@
 
 #include "common/greedy_golden.h"
 #include "common/json_fixtures.h"
+#include "exec/cpu/cpu_exec_model.h"
+#include "exec/ref/ref_model.h"
+#include "exec/vk/vk_model.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
-#include "model/cpu_exec_model.h"
-#include "model/cpu_model.h"
-#include "model/vk_model.h"
 #include "quant/quantize_model.h"
 #include "vk_test_util.h"
 
@@ -301,7 +301,7 @@ class TestVkModel : public QObject {
         VkModelOptions o = test_options();
         o.device.force_word_access = words;
         VkModel gpu(file, cp, o);
-        CpuModel cpu(file, cp);
+        RefModel cpu(file, cp);
         const auto& prompt = golden_[1].prompt_ids;  // 22 tokens
         Batch b;
         for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], int32_t(i), 0, true);
@@ -351,7 +351,7 @@ class TestVkModel : public QObject {
         cp.kv_type = KvType::F32;  // an exact cache: the kernels are compared, not the KV type
         VkModel gpu(file, cp, test_options());
         gpu.set_profiling(true);  // counts the dispatches
-        CpuModel cpu(file, cp);
+        RefModel cpu(file, cp);
         const auto& prompt = golden_[1].prompt_ids;
         Batch b;
         for (size_t i = 0; i < prompt.size(); ++i)
@@ -362,7 +362,7 @@ class TestVkModel : public QObject {
         // 6 calls x (5 layers x (Q, K, V, output, gate, up, down) + output)
         // matrix products: none stacked.
         uint64_t mat_calls = 0;
-        for (const vk::ProfileRow& r : gpu.profile().rows())
+        for (const model::ProfileRow& r : gpu.profile().rows())
             if (r.op.rfind("mul_mat", 0) == 0) mat_calls += r.calls;
         if (!gpu.profile().empty()) QCOMPARE(mat_calls, uint64_t(6 * (5 * 7 + 1)));
         expect_clean(gpu);
@@ -401,7 +401,7 @@ class TestVkModel : public QObject {
         cp.n_ctx = 64;
         cp.kv_type = KvType::F32;  // an exact cache: the kernels are compared, not the KV type
         VkModel gpu(file, cp, test_options());
-        CpuModel cpu(file, cp);
+        RefModel cpu(file, cp);
         const auto& prompt = golden_[0].prompt_ids;
         for (Model* m : {static_cast<Model*>(&gpu), static_cast<Model*>(&cpu)}) {
             Batch b;
@@ -439,7 +439,7 @@ class TestVkModel : public QObject {
         VkModelOptions o = test_options();
         o.device.gpu_kernels = gpu_kernels;
         VkModel gpu(file, cp, o);
-        CpuModel cpu(file, cp);
+        RefModel cpu(file, cp);
         std::vector<int32_t> prompt;  // [600] the golden prompts, one after another
         while (prompt.size() < 600)
             for (const Golden& g : golden_)

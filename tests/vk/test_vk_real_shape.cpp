@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "exec/ref/ref_model.h"
+#include "exec/vk/vk_model.h"
 #include "gguf/gguf.h"
-#include "model/cpu_model.h"
-#include "model/vk_model.h"
 #include "quant/synth_model.h"
 #include "vk_test_util.h"
 
@@ -115,7 +115,7 @@ class TestVkRealShape : public QObject {
         o.device.validation = vk::test::validation_wanted();
         o.device.pipeline_cache = false;
         VkModel gpu(file, cp, o);
-        CpuModel cpu(file, cp);
+        RefModel cpu(file, cp);
         QCOMPARE(gpu.hparams().n_vocab, kVocab);
 
         std::mt19937 rng{static_cast<uint32_t>(seed)};

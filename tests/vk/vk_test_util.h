@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/data_dir.h"
-#include "vk/context.h"
+#include "exec/vk/context.h"
 
 namespace wb::vk::test {
 

@@ -34,7 +34,7 @@
 #include "compare/compare_jobs.h"
 #include "cost/price.h"
 #include "load/client.h"
-#include "model/load.h"
+#include "loader/load.h"
 #include "remote_target.h"
 
 class QLabel;
