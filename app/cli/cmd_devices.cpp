@@ -8,10 +8,7 @@
 
 #include "args.h"
 #include "common_options.h"
-#if WB_HAVE_VULKAN
-#include "exec/vk/context.h"
-#include "exec/vk/device_info.h"
-#endif
+#include "loader/devices.h"
 
 namespace wb::cli {
 
@@ -35,17 +32,16 @@ const CommandSpec kSpec{
     0,
 };
 
-#if WB_HAVE_VULKAN
 std::string mib(uint64_t b) {
     char s[32];
     std::snprintf(s, sizeof s, "%.0f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
     return s;
 }
 
-const char* yn(bool b) {
-    return b ? "yes" : "no";
+/// "    label:" padded to the value column.
+void line(const std::string& label, const std::string& value) {
+    std::printf("    %-24s%s\n", (label + ":").c_str(), value.c_str());
 }
-#endif
 
 }  // namespace
 
@@ -55,51 +51,32 @@ int cmd_devices(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
-#if !WB_HAVE_VULKAN
-    std::printf("no Vulkan device (this build has no Vulkan backend: -DWB_VULKAN=OFF)\n");
-    std::printf("default backend: %s\n", default_backend_line().c_str());
-    return 0;
-#else
-    std::vector<vk::DeviceInfo> devs;
+    std::vector<model::GpuDevice> devs;
     try {
-        devs = vk::list_devices();
+        devs = model::list_gpu_devices();
     } catch (const std::exception& ex) {
-        // No Vulkan loader or driver: the CPU backend still runs models.
+        // No Vulkan loader or driver, or a build without the Vulkan
+        // backend: the CPU backend still runs models.
         std::printf("no Vulkan device (%s)\n", ex.what());
     }
     if (devs.empty()) {
         std::printf("default backend: %s\n", default_backend_line().c_str());
         return 0;
     }
-    const uint32_t chosen = vk::choose_device(devs, "");
-    for (const vk::DeviceInfo& d : devs) {
+    const uint32_t chosen = model::choose_gpu_device(devs, "");
+    for (const model::GpuDevice& d : devs) {
         std::printf("%s%u: %s\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str());
-        std::printf("    type:                   %s\n", d.type_name().c_str());
-        std::printf("    driver:                 %s %s (%s)\n", d.driver_name.c_str(),
-                    d.driver_version_string().c_str(), d.driver_info.c_str());
-        std::printf("    Vulkan:                 %s\n", d.api_version_string().c_str());
+        line("type", d.type_name);
+        line("driver", d.driver_name + " " + d.driver_version + " (" + d.driver_info + ")");
+        line("Vulkan", d.api_version);
         for (size_t i = 0; i < d.heaps.size(); ++i) {
-            std::printf("    heap %zu:                 %s%s\n", i, mib(d.heaps[i].size).c_str(),
-                        d.heaps[i].device_local ? " (device local)" : "");
+            line("heap " + std::to_string(i),
+                 mib(d.heaps[i].bytes) + (d.heaps[i].device_local ? " (device local)" : ""));
         }
-        std::printf("    subgroup size:          %u\n", d.subgroup_size);
-        std::printf("    subgroup arithmetic:    %s\n", yn(d.subgroup_arithmetic));
-        std::printf("    max shared memory:      %u bytes\n", d.max_shared_memory);
-        std::printf("    maxStorageBufferRange:  %u bytes (%s)\n", d.max_storage_buffer_range,
-                    mib(d.max_storage_buffer_range).c_str());
-        std::printf("    max workgroup size:     %u invocations\n", d.max_workgroup_invocations);
-        std::printf("    16-bit storage:         %s\n", yn(d.storage_16bit));
-        std::printf("    shaderFloat16:          %s\n", yn(d.shader_float16));
-        std::printf("    8-bit storage:          %s\n", yn(d.storage_8bit));
-        std::printf("    integer dot product:    %s\n", yn(d.integer_dot_product));
-        std::printf("    cooperative matrix NV:  %s\n", yn(d.cooperative_matrix_nv));
-        std::printf("    memory budget:          %s\n", yn(d.memory_budget));
-        std::printf("    timestamps:             %s (%.3f ns/tick)\n", yn(d.timestamps),
-                    static_cast<double>(d.timestamp_period_ns));
+        for (const auto& [label, value] : d.capabilities) line(label, value);
     }
     std::printf("default backend: %s\n", default_backend_line().c_str());
     return 0;
-#endif
 }
 
 }  // namespace wb::cli

@@ -4,6 +4,7 @@
 // weights plus KV cache. Memory and "fits" are only printed for files the
 // engine can run.
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -14,15 +15,12 @@
 #include "common_options.h"
 #include "ggml/types.h"
 #include "gguf/gguf.h"
+#include "loader/devices.h"
 #include "model/hparams.h"
+#include "model/model_desc.h"
 #include "quant/file_info.h"
 #include "runnable.h"
 #include "tokenizer/vocab.h"
-#if WB_HAVE_VULKAN
-#include "exec/vk/context.h"
-#include "exec/vk/kernels.h"
-#include "exec/vk/vk_model.h"
-#endif
 
 namespace wb::cli {
 
@@ -182,11 +180,6 @@ int cmd_info(const std::vector<std::string>& argv) {
 
     // Where it would run: the Vulkan device and whether the model fits its
     // largest device-local heap (VkModel's own estimate, activations included).
-#if !WB_HAVE_VULKAN
-    std::printf(
-        "vulkan device:   not checked (this build has no Vulkan backend: -DWB_VULKAN=OFF)\n");
-    return 0;
-#else
     if (!verdict.runs_vulkan()) {
         std::printf(
             "vulkan device:   not checked (the Vulkan engine cannot run this file; see "
@@ -194,18 +187,17 @@ int cmd_info(const std::vector<std::string>& argv) {
         return 0;
     }
     try {
-        const std::vector<vk::DeviceInfo> devs = vk::list_devices();
-        const vk::DeviceInfo& d = devs.at(vk::choose_device(devs, args.get("device").value_or("")));
+        const std::vector<model::GpuDevice> devs = model::list_gpu_devices();
+        const uint32_t pick = model::choose_gpu_device(devs, args.get("device").value_or(""));
+        const model::GpuDevice& d =
+            *std::find_if(devs.begin(), devs.end(), [&](const auto& g) { return g.index == pick; });
         model::ContextParams cp;
         cp.n_ctx = static_cast<uint32_t>(n_ctx);
         cp.kv_type = kv_type;
         const model::MemoryNeed need =
-            model::VkModel::memory_needed(f, cp, vk::Kernels::config_for(d));
-        uint64_t heap = 0;
-        for (const vk::HeapInfo& h : d.heaps)
-            if (h.device_local && h.size > heap) heap = h.size;
-        std::printf("vulkan device:   %u: %s (%s)\n", d.index, d.name.c_str(),
-                    d.type_name().c_str());
+            model::plan_gpu_memory(model::ModelDesc::from_gguf(f), cp, model::PlanShape{}, d);
+        const uint64_t heap = d.largest_device_local_heap();
+        std::printf("vulkan device:   %u: %s (%s)\n", d.index, d.name.c_str(), d.type_name.c_str());
         std::printf("device memory:   %" PRIu64
                     " bytes needed (%s), largest device-local heap %s: %s\n",
                     need.total(), human_bytes(need.total()).c_str(), human_bytes(heap).c_str(),
@@ -215,7 +207,6 @@ int cmd_info(const std::vector<std::string>& argv) {
         std::printf("vulkan device:   none usable (%s)\n", e.what());
     }
     return 0;
-#endif
 }
 
 }  // namespace wb::cli

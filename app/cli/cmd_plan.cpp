@@ -16,14 +16,10 @@
 #include "args.h"
 #include "common_options.h"
 #include "gguf/gguf.h"
+#include "loader/devices.h"
 #include "model/host_memory.h"
 #include "model/memory_plan.h"
 #include "model/model_desc.h"
-#if WB_HAVE_VULKAN
-#include "exec/vk/context.h"
-#include "exec/vk/kernels.h"
-#include "exec/vk/vk_memory_plan.h"
-#endif
 
 namespace wb::cli {
 
@@ -77,22 +73,20 @@ std::string mib(uint64_t b) {
     return buf;
 }
 
-#if WB_HAVE_VULKAN
 /// One line of the fit table.
 void fit_line(const std::string& name, uint64_t budget, const model::ModelDesc& d,
               const model::ContextParams& cp, const model::PlanShape& shape,
-              const vk::KernelConfig& k, uint32_t parallel) {
+              const model::GpuDevice& dev, uint32_t parallel) {
     bool fits = false;
     try {
-        fits = model::plan_memory(d, cp, shape, k).total() <= budget;
+        fits = model::plan_gpu_memory(d, cp, shape, dev).total() <= budget;
     } catch (const std::invalid_argument&) {
         fits = false;  // a span this device cannot compute
     }
-    const uint32_t cells = model::largest_context(d, cp, shape, k, budget, uint32_t{1} << 24);
+    const uint32_t cells = model::largest_gpu_context(d, cp, shape, dev, budget, uint32_t{1} << 24);
     std::printf("  %-44s %10s  %-8s largest pool %u tokens (%u per sequence of %u)\n", name.c_str(),
                 gib(budget).c_str(), fits ? "fits" : "too big", cells, cells / parallel, parallel);
 }
-#endif
 
 }  // namespace
 
@@ -111,10 +105,6 @@ int cmd_plan(const std::vector<std::string>& argv) {
     if (backend != "cpu" && backend != "vulkan")
         throw UsageError("--backend: '" + backend + "' is not cpu or vulkan");
     const bool host = backend == "cpu";
-#if !WB_HAVE_VULKAN
-    if (!host)
-        throw UsageError("--backend vulkan: this build has no Vulkan backend (-DWB_VULKAN=OFF)");
-#endif
     if (args.has("pure") && !args.get("shape"))
         throw UsageError("--pure applies to --shape with --type");
     model::PlanShape shape;
@@ -156,19 +146,9 @@ int cmd_plan(const std::vector<std::string>& argv) {
 
     uint64_t params = 0;
     for (const model::TensorRef& t : d.tensors) params += t.ne0 * t.ne1;
-#if WB_HAVE_VULKAN
-    const vk::KernelConfig gpu = vk::Kernels::config_for([] {
-        vk::DeviceInfo g;  // a typical discrete GPU: subgroups of 32, 1024 invocations
-        g.type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-        g.subgroup_size = 32;
-        g.max_workgroup_invocations = 1024;
-        return g;
-    }());
+    const model::GpuDevice gpu = model::GpuDevice::typical_discrete();
     const model::MemoryNeed need =
-        host ? model::plan_memory_host(d, cp) : model::plan_memory(d, cp, shape, gpu);
-#else
-    const model::MemoryNeed need = model::plan_memory_host(d, cp);
-#endif
+        host ? model::plan_memory_host(d, cp) : model::plan_gpu_memory(d, cp, shape, gpu);
     if (as_json) {
         const nlohmann::json j = {{"model", what},
                                   {"backend", backend},
@@ -213,15 +193,11 @@ int cmd_plan(const std::vector<std::string>& argv) {
         return 0;
     }
 
-#if WB_HAVE_VULKAN
     std::printf("\nvisible devices:\n");
     try {
-        for (const vk::DeviceInfo& dev : vk::list_devices()) {
-            uint64_t heap = 0;
-            for (const vk::HeapInfo& h : dev.heaps)
-                if (h.device_local && h.size > heap) heap = h.size;
-            fit_line(std::to_string(dev.index) + ": " + dev.name, heap, d, cp, shape,
-                     vk::Kernels::config_for(dev), parallel);
+        for (const model::GpuDevice& dev : model::list_gpu_devices()) {
+            fit_line(std::to_string(dev.index) + ": " + dev.name, dev.largest_device_local_heap(),
+                     d, cp, shape, dev, parallel);
         }
     } catch (const std::exception& e) {
         std::printf("  none usable (%s)\n", e.what());
@@ -230,7 +206,6 @@ int cmd_plan(const std::vector<std::string>& argv) {
     for (uint32_t g : {8u, 12u, 16u, 24u, 48u, 80u, 141u}) {
         fit_line(std::to_string(g) + " GiB GPU", uint64_t{g} << 30, d, cp, shape, gpu, parallel);
     }
-#endif
     return 0;
 }
 

@@ -14,8 +14,8 @@
 #include "chat/chat_template.h"
 #include "core/settings_json.h"
 #include "engine_memory.h"
-#include "exec/vk/context.h"
 #include "gguf/gguf.h"
+#include "loader/devices.h"
 #include "loader/load.h"
 #include "run_recorder.h"
 #include "units_text.h"
@@ -158,20 +158,18 @@ QList<DeviceEntry> EngineBridge::devices(QString* vulkan_error) {
     std::vector<model::DeviceSummary> summaries;
     std::string error;
     try {
-        for (const vk::DeviceInfo& d : vk::list_devices()) {
+        for (const model::GpuDevice& d : model::list_gpu_devices()) {
             DeviceEntry e;
             e.selector = QString::number(d.index);
             e.name = QString::fromStdString(d.name);
-            e.type = QString::fromStdString(d.type_name());
-            for (const vk::HeapInfo& h : d.heaps)
-                if (h.device_local)
-                    e.memory_bytes = std::max<qint64>(e.memory_bytes, static_cast<qint64>(h.size));
+            e.type = QString::fromStdString(d.type_name);
+            e.memory_bytes = static_cast<qint64>(d.largest_device_local_heap());
             e.backend = "vulkan";
             e.driver = QString::fromStdString(d.driver_name);
-            e.driver_version = QString::fromStdString(d.driver_version_string());
-            e.api_version = QString::fromStdString(d.api_version_string());
+            e.driver_version = QString::fromStdString(d.driver_version);
+            e.api_version = QString::fromStdString(d.api_version);
             out.append(e);
-            summaries.push_back({d.name, d.type_slug()});
+            summaries.push_back({d.name, d.type_slug});
         }
         if (out.isEmpty() && vulkan_error) *vulkan_error = tr("no Vulkan device found");
     } catch (const std::exception& ex) {

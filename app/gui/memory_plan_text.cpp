@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <exception>
 
-#include "exec/vk/kernels.h"
-#include "exec/vk/vk_memory_plan.h"
 #include "gguf/gguf.h"
+#include "loader/devices.h"
 #include "model/model.h"
 #include "model/model_desc.h"
 #include "units_text.h"
@@ -32,10 +31,10 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
         cp.n_ctx = static_cast<uint32_t>(std::max(n_ctx, 1));
         cp.n_seq_max = static_cast<uint32_t>(std::max(n_seq, 1));
         cp.kv_type = model::parse_kv_type(kv_type.toStdString()).value_or(model::KvType::F16);
-        const vk::KernelConfig k{64, cpu_device, cpu_device};
+        const model::GpuDevice k = model::GpuDevice::generic(cpu_device);
         const model::MemoryNeed need = host_backend
                                            ? model::plan_memory_host(d, cp)
-                                           : model::plan_memory(d, cp, model::PlanShape{}, k);
+                                           : model::plan_gpu_memory(d, cp, model::PlanShape{}, k);
         out.tooltip = (host_backend ? QObject::tr("Host memory the CPU backend holds for context "
                                                   "size %1 (%2 KV cache):\n")
                                     : QObject::tr("Device memory the engine allocates for context "
@@ -51,8 +50,8 @@ PlanText plan_text(const QString& path, int n_ctx, int n_seq, qint64 device_byte
             out.text = QObject::tr("model needs %1").arg(out.need);
             return out;
         }
-        const uint32_t best = model::largest_context(d, cp, model::PlanShape{}, k,
-                                                     static_cast<uint64_t>(device_bytes), 1u << 22);
+        const uint32_t best = model::largest_gpu_context(
+            d, cp, model::PlanShape{}, k, static_cast<uint64_t>(device_bytes), 1u << 22);
         out.fits = need.total() <= static_cast<uint64_t>(device_bytes);
         const uint32_t n_ctx_train = d.hp.n_ctx_train;
         // The device's size is beside it in the model bar ("8.00 GiB device

@@ -9,10 +9,8 @@
 #include <thread>
 #include <utility>
 
-#if WB_HAVE_VULKAN
-#include "exec/vk/context.h"
-#include "exec/vk/device_info.h"
-#endif
+#include "loader/devices.h"
+#include "loader/load.h"
 
 namespace wb::model {
 
@@ -98,19 +96,18 @@ unsigned physical_core_count() {
 BackendChoice detect_default_backend() {
     std::vector<DeviceSummary> devices;
     std::string error;
-#if WB_HAVE_VULKAN
-    try {
-        for (const vk::DeviceInfo& d : vk::list_devices())
-            devices.push_back({d.name, d.type_slug()});
-    } catch (const std::bad_alloc&) {
-        throw;
-    } catch (const std::exception& ex) {
-        devices.clear();
-        error = ex.what();
+    if (!vulkan_built()) {
+        error = "this build has no Vulkan backend (-DWB_VULKAN=OFF)";
+    } else {
+        try {
+            for (const GpuDevice& d : list_gpu_devices()) devices.push_back({d.name, d.type_slug});
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception& ex) {
+            devices.clear();
+            error = ex.what();
+        }
     }
-#else
-    error = "this build has no Vulkan backend (-DWB_VULKAN=OFF)";
-#endif
     return choose_default_backend(devices, physical_core_count(), error);
 }
 
