@@ -3,9 +3,9 @@
 
 A unit is a library folder: engine/<part> (engine/exec/<executor> for the
 executors, engine/model with its arch/ subfolder), app/<part>, ui/<part>.
-An edge U -> V means a file of U includes a header of V ("<folder>/<file>"
-as the include paths resolve it: engine/ and app/ are include roots, ui/
-files include their folder's siblings). Prints the edges and exits 1 when
+An edge U -> V means a file of U includes a header of V, resolved as the
+build's include paths do: the including file's folder, then the
+repository root (ui/...), engine/ and app/. Prints the edges and exits 1 when
 the graph has a circle, when a lower tier includes a higher one
 (engine < app < ui), or when a folder other than the loader and the
 executors themselves includes an executor (engine/exec/*): only the loader
@@ -36,7 +36,7 @@ def unit_of(rel):
 def resolve(root, src_rel, inc):
     """The repository path a quoted include names, or None (system/generated)."""
     here = os.path.dirname(src_rel)
-    for base in (here, "engine", "app", "ui", os.path.dirname(here)):
+    for base in (here, "", "engine", "app"):
         cand = os.path.normpath(os.path.join(base, inc))
         if os.path.isfile(os.path.join(root, cand)):
             return cand

@@ -1,4 +1,4 @@
-#include "batch_panel.h"
+#include "ui/batch_panel.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -31,18 +31,18 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "batch_results_model.h"
 #include "core/batch_runner.h"
 #include "core/settings_json.h"
 #include "cost/price.h"
-#include "engine_bridge.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/remote_client.h"
+#include "desktop/run_recorder.h"
 #include "metrics/metrics_store.h"
-#include "price_fields.h"
-#include "remote_client.h"
-#include "run_recorder.h"
-#include "target_picker.h"
 #include "tokenizer/vocab.h"
-#include "wrap_label.h"
+#include "ui/batch_results_model.h"
+#include "ui/target_picker.h"
+#include "ui/widgets/price_fields.h"
+#include "ui/widgets/wrap_label.h"
 
 namespace wb::ui {
 

@@ -26,11 +26,11 @@
 #include <functional>
 #include <memory>
 
-#include "batch_summary.h"
 #include "cost/price.h"
-#include "gen_settings.h"
-#include "prompt_set.h"
-#include "request_types.h"
+#include "desktop/batch_summary.h"
+#include "desktop/gen_settings.h"
+#include "desktop/prompt_set.h"
+#include "desktop/request_types.h"
 
 class QCheckBox;
 class QLabel;

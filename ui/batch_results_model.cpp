@@ -1,4 +1,4 @@
-#include "batch_results_model.h"
+#include "ui/batch_results_model.h"
 
 namespace wb::ui {
 

@@ -7,7 +7,7 @@
 #include <QAbstractTableModel>
 #include <QList>
 
-#include "request_types.h"
+#include "desktop/request_types.h"
 
 namespace wb::ui {
 

@@ -1,4 +1,4 @@
-#include "chart_plot.h"
+#include "ui/chart_plot.h"
 
 #include <qcustomplot.h>
 

@@ -1,4 +1,4 @@
-#include "chat_conversation.h"
+#include "ui/chat_conversation.h"
 
 #include <QObject>
 #include <exception>

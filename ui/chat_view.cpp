@@ -1,4 +1,4 @@
-#include "chat_view.h"
+#include "ui/chat_view.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -20,14 +20,14 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "draft_picker.h"
-#include "engine_bridge.h"
-#include "remote_client.h"
-#include "run_recorder.h"
-#include "settings_store.h"
-#include "target_picker.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/remote_client.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
 #include "tokenizer/vocab.h"
-#include "wrap_label.h"
+#include "ui/target_picker.h"
+#include "ui/widgets/draft_picker.h"
+#include "ui/widgets/wrap_label.h"
 
 namespace wb::ui {
 

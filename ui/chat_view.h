@@ -33,10 +33,10 @@
 #include <QWidget>
 #include <functional>
 
-#include "chat_conversation.h"
-#include "gen_settings.h"
-#include "model_info.h"
-#include "request_types.h"
+#include "desktop/gen_settings.h"
+#include "desktop/model_info.h"
+#include "desktop/request_types.h"
+#include "ui/chat_conversation.h"
 
 class QComboBox;
 class QLabel;

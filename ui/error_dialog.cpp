@@ -1,4 +1,4 @@
-#include "error_dialog.h"
+#include "ui/error_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QHBoxLayout>

@@ -6,7 +6,7 @@
 
 #include <QDialog>
 
-#include "user_error.h"
+#include "desktop/user_error.h"
 
 namespace wb::ui {
 

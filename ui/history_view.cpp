@@ -1,4 +1,4 @@
-#include "history_view.h"
+#include "ui/history_view.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -37,10 +37,10 @@
 #include <streambuf>
 #include <string>
 
-#include "run_diff_dialog.h"
 #include "runlog/history.h"
 #include "runlog/run_diff.h"
 #include "runlog/time_utc.h"
+#include "ui/run_diff_dialog.h"
 
 namespace wb::ui {
 

@@ -1,4 +1,4 @@
-#include "live_charts.h"
+#include "ui/live_charts.h"
 
 #include <qcustomplot.h>
 
@@ -19,8 +19,8 @@
 #include <cmath>
 #include <limits>
 
-#include "chart_plot.h"
 #include "metrics/percentile.h"
+#include "ui/chart_plot.h"
 
 namespace wb::ui {
 

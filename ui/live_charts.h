@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "request_types.h"
+#include "desktop/request_types.h"
 
 class QCustomPlot;
 class QComboBox;

@@ -1,4 +1,4 @@
-#include "load_charts.h"
+#include "ui/load_charts.h"
 
 #include <qcustomplot.h>
 
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "chart_plot.h"
+#include "ui/chart_plot.h"
 
 namespace wb::ui {
 

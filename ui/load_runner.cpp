@@ -1,4 +1,4 @@
-#include "load_runner.h"
+#include "ui/load_runner.h"
 
 #include <algorithm>
 #include <cmath>

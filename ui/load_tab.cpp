@@ -1,4 +1,4 @@
-#include "load_tab.h"
+#include "ui/load_tab.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,12 +21,12 @@
 #include <cstdlib>
 
 #include "cost/price.h"
+#include "desktop/remote_target.h"
+#include "desktop/run_recorder.h"
 #include "load/prompts.h"
-#include "load_charts.h"
-#include "remote_target.h"
-#include "run_recorder.h"
-#include "scroll_page.h"
-#include "server_tab.h"
+#include "ui/load_charts.h"
+#include "ui/scroll_page.h"
+#include "ui/server_tab.h"
 
 namespace wb::ui {
 

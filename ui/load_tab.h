@@ -15,7 +15,7 @@
 
 #include <QWidget>
 
-#include "load_runner.h"
+#include "ui/load_runner.h"
 
 class QCheckBox;
 class QComboBox;

@@ -1,4 +1,4 @@
-#include "main_window.h"
+#include "ui/main_window.h"
 
 #include <QAbstractButton>
 #include <QAction>
@@ -24,23 +24,23 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "batch_panel.h"
-#include "chat_view.h"
-#include "compare/compare_tab.h"
-#include "draft_picker.h"
-#include "error_dialog.h"
-#include "history_view.h"
-#include "live_charts.h"
-#include "model_bar.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
+#include "desktop/units_text.h"
 #include "paths.h"
-#include "quantize_dialog.h"
-#include "run_recorder.h"
-#include "settings_panel.h"
-#include "settings_store.h"
-#include "tabs.h"
-#include "units_text.h"
+#include "ui/batch_panel.h"
+#include "ui/chat_view.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/error_dialog.h"
+#include "ui/history_view.h"
+#include "ui/live_charts.h"
+#include "ui/model_bar.h"
+#include "ui/settings_panel.h"
+#include "ui/tabs.h"
+#include "ui/widgets/draft_picker.h"
+#include "ui/widgets/quantize_dialog.h"
+#include "ui/widgets/wrap_label.h"
 #include "wb_version.h"
-#include "wrap_label.h"
 
 namespace wb::ui {
 
@@ -141,7 +141,7 @@ MainWindow::MainWindow(gui::SettingsStore* store, gui::RunRecorder* recorder, QW
     }
 
     buildMenus();
-    // "Make quantized copy…" (ui/quantize_dialog): copy a GGUF as Q4_K_M, Q8_0, ...,
+    // "Make quantized copy…" (ui/widgets/quantize_dialog): copy a GGUF as Q4_K_M, Q8_0, ...,
     // then offer the copy beside the original in the Compare tab.
     // Tools sits before Help, which stays last as on every desktop.
     auto* tools = new QMenu(tr("&Tools"), this);

@@ -9,8 +9,8 @@
 #include <QPointer>
 #include <QTabWidget>
 
-#include "engine_bridge.h"
-#include "gen_settings.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/gen_settings.h"
 
 class QLabel;
 class QMenu;

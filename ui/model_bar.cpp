@@ -1,4 +1,4 @@
-#include "model_bar.h"
+#include "ui/model_bar.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -11,8 +11,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "units_text.h"
-#include "wrap_label.h"
+#include "desktop/units_text.h"
+#include "ui/widgets/wrap_label.h"
 
 namespace wb::ui {
 

@@ -6,8 +6,8 @@
 
 #include <QWidget>
 
-#include "engine_bridge.h"
-#include "memory_plan_text.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/memory_plan_text.h"
 
 class QComboBox;
 class QLabel;

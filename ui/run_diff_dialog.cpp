@@ -1,4 +1,4 @@
-#include "run_diff_dialog.h"
+#include "ui/run_diff_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>

@@ -1,4 +1,4 @@
-#include "run_log_dialog.h"
+#include "ui/run_log_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QFileInfo>

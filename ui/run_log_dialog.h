@@ -17,7 +17,7 @@
 #include <QString>
 #include <functional>
 
-#include "run_recorder.h"
+#include "desktop/run_recorder.h"
 
 namespace wb::ui {
 

@@ -1,4 +1,4 @@
-#include "scroll_page.h"
+#include "ui/scroll_page.h"
 
 #include <QFrame>
 #include <QScrollArea>

@@ -1,4 +1,4 @@
-#include "server_charts.h"
+#include "ui/server_charts.h"
 
 #include <qcustomplot.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "chart_plot.h"
+#include "ui/chart_plot.h"
 
 namespace wb::ui {
 

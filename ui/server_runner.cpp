@@ -1,4 +1,4 @@
-#include "server_runner.h"
+#include "ui/server_runner.h"
 
 #include <QFileInfo>
 #include <QMetaObject>

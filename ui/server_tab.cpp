@@ -1,4 +1,4 @@
-#include "server_tab.h"
+#include "ui/server_tab.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -23,11 +23,11 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "engine_bridge.h"
-#include "run_recorder.h"
-#include "scroll_page.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/run_recorder.h"
 #include "server/auth.h"
-#include "server_charts.h"
+#include "ui/scroll_page.h"
+#include "ui/server_charts.h"
 
 namespace wb::ui {
 

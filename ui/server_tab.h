@@ -15,7 +15,7 @@
 #include <functional>
 #include <memory>
 
-#include "server_runner.h"
+#include "ui/server_runner.h"
 
 class QCheckBox;
 class QDoubleSpinBox;

@@ -1,4 +1,4 @@
-#include "settings_panel.h"
+#include "ui/settings_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -8,7 +8,7 @@
 
 #include <QWidget>
 
-#include "gen_settings.h"
+#include "desktop/gen_settings.h"
 
 class QDoubleSpinBox;
 class QSpinBox;

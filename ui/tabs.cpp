@@ -2,21 +2,21 @@
 // write its widget and add one entry here; give it hooks when it runs
 // something that closing must stop or keeps choices across restarts.
 
-#include "tabs.h"
+#include "ui/tabs.h"
 
 #include <QCoreApplication>
 #include <QSettings>
 
-#include "batch_panel.h"
-#include "chat_view.h"
-#include "compare/compare_tab.h"
-#include "history_view.h"
-#include "load_tab.h"
-#include "model_bar.h"
-#include "run_recorder.h"
-#include "server_tab.h"
-#include "settings_store.h"
-#include "target_picker.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
+#include "ui/batch_panel.h"
+#include "ui/chat_view.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/history_view.h"
+#include "ui/load_tab.h"
+#include "ui/model_bar.h"
+#include "ui/server_tab.h"
+#include "ui/target_picker.h"
 
 namespace wb::ui {
 

@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-#include "gen_settings.h"
+#include "desktop/gen_settings.h"
 
 class QSettings;
 

@@ -1,4 +1,4 @@
-#include "target_picker.h"
+#include "ui/target_picker.h"
 
 #include <QComboBox>
 #include <QDialog>
@@ -13,8 +13,8 @@
 #include <QSignalBlocker>
 #include <stdexcept>
 
+#include "desktop/settings_store.h"
 #include "load/client.h"
-#include "settings_store.h"
 
 namespace wb::ui {
 

@@ -8,7 +8,7 @@
 #include <QList>
 #include <QWidget>
 
-#include "remote_target.h"
+#include "desktop/remote_target.h"
 
 class QComboBox;
 class QPushButton;

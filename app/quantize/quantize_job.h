@@ -1,6 +1,6 @@
 #pragma once
 // Making a quantized copy of a GGUF model as one job, free of Qt: the
-// quantize dialog (ui/quantize_dialog, a thin Qt wrapper running it on a
+// quantize dialog (ui/widgets/quantize_dialog, a thin Qt wrapper running it on a
 // worker thread) and `workbench-cli quantize` both run it. It wraps
 // quant::quantize_file (engine/quant/quantize_model.h: llama-quantize's
 // tensor order, mix rules and bytes) with per-tensor progress (fraction

@@ -10,7 +10,7 @@
 
 namespace {
 
-const QString kApp = QStringLiteral(WB_BINARY_DIR "/app/gui/workbench");
+const QString kApp = QStringLiteral(WB_BINARY_DIR "/ui/main/workbench");
 
 using Result = wbtest::ProcessResult;
 

@@ -27,24 +27,24 @@
 #include <set>
 #include <sstream>
 
-#include "batch_panel.h"
-#include "batch_results_model.h"
-#include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/process.h"
 #include "common/raw_sqlite.h"
-#include "compare/compare_pane.h"
-#include "compare/compare_tab.h"
-#include "engine_bridge.h"
-#include "live_charts.h"
-#include "main_window.h"
-#include "model_bar.h"
-#include "run_recorder.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
 #include "runlog/exporter.h"
 #include "runlog/run_log.h"
-#include "settings_panel.h"
-#include "settings_store.h"
 #include "tokenizer/vocab.h"
+#include "ui/batch_panel.h"
+#include "ui/batch_results_model.h"
+#include "ui/chat_view.h"
+#include "ui/compare/compare_pane.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/live_charts.h"
+#include "ui/main_window.h"
+#include "ui/model_bar.h"
+#include "ui/settings_panel.h"
 
 using namespace wb;
 

@@ -14,10 +14,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "batch_panel.h"
-#include "batch_results_model.h"
 #include "common/data_dir.h"
-#include "engine_bridge.h"
+#include "desktop/engine_bridge.h"
+#include "ui/batch_panel.h"
+#include "ui/batch_results_model.h"
 
 using namespace wb;
 

@@ -25,12 +25,12 @@
 #include <QtTest>
 #include <memory>
 
-#include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
-#include "engine_bridge.h"
-#include "run_recorder.h"
-#include "settings_store.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
+#include "ui/chat_view.h"
 
 using namespace wb;
 

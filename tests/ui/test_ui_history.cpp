@@ -20,10 +20,10 @@
 #include <sstream>
 
 #include "common/data_dir.h"
-#include "history_view.h"
 #include "runlog/environment.h"
 #include "runlog/exporter.h"
 #include "runlog/run_log.h"
+#include "ui/history_view.h"
 
 using namespace wb;
 

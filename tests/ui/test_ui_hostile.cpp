@@ -17,13 +17,13 @@
 #include <QtTest>
 #include <memory>
 
-#include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/gguf_set_string.h"
 #include "common/hostile_templates.h"
 #include "common/process.h"
-#include "engine_bridge.h"
-#include "model_bar.h"
+#include "desktop/engine_bridge.h"
+#include "ui/chat_view.h"
+#include "ui/model_bar.h"
 
 using namespace wb;
 

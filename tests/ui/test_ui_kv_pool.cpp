@@ -14,13 +14,13 @@
 #include <QtTest>
 #include <vector>
 
-#include "batch_results_model.h"
-#include "chat_view.h"
 #include "common/data_dir.h"
-#include "engine_bridge.h"
+#include "desktop/engine_bridge.h"
 #include "gguf/gguf.h"
-#include "model_bar.h"
 #include "tokenizer/vocab.h"
+#include "ui/batch_results_model.h"
+#include "ui/chat_view.h"
+#include "ui/model_bar.h"
 
 using namespace wb;
 

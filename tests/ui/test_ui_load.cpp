@@ -30,12 +30,12 @@
 
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
-#include "load_charts.h"
-#include "load_tab.h"
-#include "main_window.h"
-#include "run_recorder.h"
-#include "server_tab.h"
-#include "settings_store.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
+#include "ui/load_charts.h"
+#include "ui/load_tab.h"
+#include "ui/main_window.h"
+#include "ui/server_tab.h"
 
 using namespace wb;
 

@@ -17,20 +17,20 @@
 #include <limits>
 #include <vector>
 
-#include "batch_results_model.h"
 #include "common/data_dir.h"
 #include "common/gguf_bytes.h"
+#include "desktop/memory_plan_text.h"
+#include "desktop/model_info.h"
+#include "desktop/prompt_set.h"
+#include "desktop/settings_store.h"
+#include "desktop/units_text.h"
+#include "desktop/user_error.h"
 #include "errors/errors.h"
 #include "exec/vk/error.h"
 #include "gguf/gguf.h"
-#include "live_charts.h"
-#include "memory_plan_text.h"
-#include "model_info.h"
-#include "prompt_set.h"
-#include "settings_panel.h"
-#include "settings_store.h"
-#include "units_text.h"
-#include "user_error.h"
+#include "ui/batch_results_model.h"
+#include "ui/live_charts.h"
+#include "ui/settings_panel.h"
 
 using namespace wb;
 

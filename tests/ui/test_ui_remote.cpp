@@ -29,23 +29,23 @@
 #include <memory>
 #include <sstream>
 
-#include "batch_panel.h"
-#include "batch_results_model.h"
-#include "chat_view.h"
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
 #include "compare/compare.h"
-#include "compare/compare_pane.h"
-#include "compare/compare_tab.h"
-#include "load_tab.h"
-#include "main_window.h"
-#include "remote_client.h"
-#include "remote_target.h"
-#include "run_recorder.h"
+#include "desktop/remote_client.h"
+#include "desktop/remote_target.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
 #include "runlog/exporter.h"
-#include "server_tab.h"
-#include "settings_store.h"
-#include "target_picker.h"
+#include "ui/batch_panel.h"
+#include "ui/batch_results_model.h"
+#include "ui/chat_view.h"
+#include "ui/compare/compare_pane.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/load_tab.h"
+#include "ui/main_window.h"
+#include "ui/server_tab.h"
+#include "ui/target_picker.h"
 
 using namespace wb;
 

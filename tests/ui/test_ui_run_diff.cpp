@@ -14,10 +14,10 @@
 #include <QtTest>
 
 #include "common/data_dir.h"
-#include "history_view.h"
-#include "run_diff_dialog.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
+#include "ui/history_view.h"
+#include "ui/run_diff_dialog.h"
 
 using namespace wb;
 

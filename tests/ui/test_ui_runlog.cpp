@@ -17,10 +17,10 @@
 #include <QtTest>
 
 #include "common/data_dir.h"
-#include "run_log_dialog.h"
-#include "run_recorder.h"
+#include "desktop/run_recorder.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
+#include "ui/run_log_dialog.h"
 
 using namespace wb;
 

@@ -16,15 +16,15 @@
 
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
-#include "compare/compare_tab.h"
-#include "history_view.h"
-#include "main_window.h"
-#include "run_recorder.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
-#include "settings_panel.h"
-#include "settings_store.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/history_view.h"
+#include "ui/main_window.h"
+#include "ui/settings_panel.h"
 
 using namespace wb;
 

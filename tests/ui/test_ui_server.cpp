@@ -28,12 +28,12 @@
 
 #include "common/data_dir.h"
 #include "common/raw_sqlite.h"
-#include "main_window.h"
-#include "run_recorder.h"
-#include "server_charts.h"
-#include "server_tab.h"
-#include "settings_store.h"
-#include "tabs.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
+#include "ui/main_window.h"
+#include "ui/server_charts.h"
+#include "ui/server_tab.h"
+#include "ui/tabs.h"
 
 using namespace wb;
 

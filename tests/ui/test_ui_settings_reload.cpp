@@ -16,10 +16,10 @@
 #include <QtTest>
 
 #include "common/data_dir.h"
-#include "engine_bridge.h"
-#include "main_window.h"
-#include "settings_panel.h"
-#include "settings_store.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/settings_store.h"
+#include "ui/main_window.h"
+#include "ui/settings_panel.h"
 
 using namespace wb;
 

@@ -16,12 +16,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "chat_view.h"
 #include "common/data_dir.h"
-#include "draft_picker.h"
-#include "engine_bridge.h"
-#include "main_window.h"
-#include "settings_store.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/settings_store.h"
+#include "ui/chat_view.h"
+#include "ui/main_window.h"
+#include "ui/widgets/draft_picker.h"
 
 using namespace wb;
 

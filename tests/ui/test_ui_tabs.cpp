@@ -24,21 +24,21 @@
 #include <QtTest>
 #include <memory>
 
-#include "batch_panel.h"
-#include "chat_view.h"
 #include "common/data_dir.h"
 #include "compare/compare.h"
-#include "compare/compare_pane.h"
-#include "compare/compare_tab.h"
-#include "compare/report_table.h"
-#include "engine_bridge.h"
+#include "desktop/engine_bridge.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
 #include "loader/backend_choice.h"
-#include "main_window.h"
-#include "model_bar.h"
-#include "quantize_dialog.h"
-#include "run_recorder.h"
-#include "settings_store.h"
-#include "tabs.h"
+#include "ui/batch_panel.h"
+#include "ui/chat_view.h"
+#include "ui/compare/compare_pane.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/compare/report_table.h"
+#include "ui/main_window.h"
+#include "ui/model_bar.h"
+#include "ui/tabs.h"
+#include "ui/widgets/quantize_dialog.h"
 
 using namespace wb;
 

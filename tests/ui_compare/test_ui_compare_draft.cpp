@@ -14,9 +14,9 @@
 
 #include "common/data_dir.h"
 #include "compare/compare_jobs.h"
-#include "compare/compare_pane.h"
-#include "compare/compare_tab.h"
-#include "draft_picker.h"
+#include "ui/compare/compare_pane.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/widgets/draft_picker.h"
 
 using wb::ui::compare::CompareTab;
 

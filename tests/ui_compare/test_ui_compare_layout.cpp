@@ -21,12 +21,12 @@
 
 #include "common/data_dir.h"
 #include "compare/compare.h"
-#include "compare/compare_pane.h"
-#include "compare/compare_tab.h"
-#include "compare/eval_inputs_dialog.h"
-#include "compare/report_table.h"
-#include "main_window.h"
-#include "settings_store.h"
+#include "desktop/settings_store.h"
+#include "ui/compare/compare_pane.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/compare/eval_inputs_dialog.h"
+#include "ui/compare/report_table.h"
+#include "ui/main_window.h"
 
 using namespace wb;
 

@@ -1,4 +1,4 @@
-#include "compare/compare_pane.h"
+#include "ui/compare/compare_pane.h"
 
 #include <QComboBox>
 #include <QFileInfo>
@@ -11,9 +11,9 @@
 #include <QVBoxLayout>
 
 #include "compare/compare.h"
-#include "draft_picker.h"
 #include "load/client.h"
-#include "wrap_label.h"
+#include "ui/widgets/draft_picker.h"
+#include "ui/widgets/wrap_label.h"
 
 namespace wb::ui::compare {
 

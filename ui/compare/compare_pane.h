@@ -14,7 +14,7 @@
 
 #include "compare/compare_jobs.h"
 #include "cost/price.h"
-#include "remote_target.h"
+#include "desktop/remote_target.h"
 
 class QLabel;
 class QPlainTextEdit;

@@ -1,4 +1,4 @@
-#include "compare/compare_tab.h"
+#include "ui/compare/compare_tab.h"
 
 #include <QFileDialog>
 #include <QFileInfo>
@@ -20,15 +20,15 @@
 #include "compare/compare.h"
 #include "compare/compare_cost.h"
 #include "compare/compare_jobs.h"
-#include "compare/compare_pane.h"
-#include "compare/eval_inputs_dialog.h"
-#include "compare/report_table.h"
-#include "compare/token_diff_view.h"
+#include "desktop/settings_store.h"
 #include "load/load_log.h"
-#include "price_fields.h"
 #include "runlog/environment.h"
 #include "runlog/run_log.h"
-#include "settings_store.h"
+#include "ui/compare/compare_pane.h"
+#include "ui/compare/eval_inputs_dialog.h"
+#include "ui/compare/report_table.h"
+#include "ui/compare/token_diff_view.h"
+#include "ui/widgets/price_fields.h"
 
 namespace wb::ui::compare {
 

@@ -33,9 +33,9 @@
 
 #include "compare/compare_jobs.h"
 #include "cost/price.h"
+#include "desktop/remote_target.h"
 #include "load/client.h"
 #include "loader/load.h"
-#include "remote_target.h"
 
 class QLabel;
 class QLineEdit;

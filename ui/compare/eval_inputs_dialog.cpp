@@ -1,4 +1,4 @@
-#include "compare/eval_inputs_dialog.h"
+#include "ui/compare/eval_inputs_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QFile>
@@ -16,7 +16,7 @@
 #include "compare/compare.h"
 #include "compare/testset.h"
 #include "paths.h"
-#include "wrap_label.h"
+#include "ui/widgets/wrap_label.h"
 
 namespace wb::ui::compare {
 

@@ -1,4 +1,4 @@
-#include "compare/report_table.h"
+#include "ui/compare/report_table.h"
 
 #include <QFileInfo>
 #include <QHeaderView>
@@ -6,8 +6,8 @@
 #include <functional>
 
 #include "compare/compare.h"
-#include "compare/compare_pane.h"
-#include "units_text.h"
+#include "desktop/units_text.h"
+#include "ui/compare/compare_pane.h"
 
 namespace wb::ui::compare {
 

@@ -1,4 +1,4 @@
-#include "compare/token_diff_view.h"
+#include "ui/compare/token_diff_view.h"
 
 #include <QTextBlockFormat>
 #include <QTextCharFormat>

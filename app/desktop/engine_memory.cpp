@@ -1,4 +1,4 @@
-#include "engine_memory.h"
+#include "desktop/engine_memory.h"
 
 #include "model/model.h"
 

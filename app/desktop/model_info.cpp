@@ -1,4 +1,4 @@
-#include "model_info.h"
+#include "desktop/model_info.h"
 
 #include <QFileInfo>
 

@@ -1,4 +1,4 @@
-#include "remote_target.h"
+#include "desktop/remote_target.h"
 
 #include <qt6keychain/keychain.h>
 

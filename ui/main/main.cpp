@@ -13,12 +13,12 @@
 #include <cstdio>
 #include <string_view>
 
-#include "main_window.h"
+#include "desktop/run_recorder.h"
+#include "desktop/settings_store.h"
 #include "paths.h"
-#include "run_log_dialog.h"
-#include "run_recorder.h"
-#include "screenshots.h"
-#include "settings_store.h"
+#include "ui/main/screenshots.h"
+#include "ui/main_window.h"
+#include "ui/run_log_dialog.h"
 #include "wb_version.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "draft_picker.h"
+#include "ui/widgets/draft_picker.h"
 
 #include <QComboBox>
 #include <QFileDialog>

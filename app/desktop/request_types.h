@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
-#include "gen_settings.h"
+#include "desktop/gen_settings.h"
 #include "scheduler/request.h"
 
 namespace wb::core {

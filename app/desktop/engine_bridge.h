@@ -31,12 +31,12 @@
 
 #include "core/batch_runner.h"
 #include "core/engine_session.h"
-#include "gen_settings.h"
+#include "desktop/gen_settings.h"
+#include "desktop/model_info.h"
+#include "desktop/request_types.h"
+#include "desktop/user_error.h"
 #include "loader/backend_choice.h"
 #include "metrics/metrics_store.h"
-#include "model_info.h"
-#include "request_types.h"
-#include "user_error.h"
 
 namespace wb::tokenizer {
 class Vocab;

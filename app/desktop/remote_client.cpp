@@ -1,4 +1,4 @@
-#include "remote_client.h"
+#include "desktop/remote_client.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "desktop/run_recorder.h"
 #include "load/client.h"
-#include "run_recorder.h"
 
 namespace wb::gui {
 

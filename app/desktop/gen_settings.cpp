@@ -1,4 +1,4 @@
-#include "gen_settings.h"
+#include "desktop/gen_settings.h"
 
 #include <QRandomGenerator>
 

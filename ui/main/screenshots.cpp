@@ -1,4 +1,4 @@
-#include "screenshots.h"
+#include "ui/main/screenshots.h"
 
 #include <QApplication>
 #include <QDir>
@@ -13,14 +13,14 @@
 #include <exception>
 #include <functional>
 
-#include "batch_panel.h"
-#include "chat_view.h"
-#include "compare/compare_tab.h"
-#include "history_view.h"
-#include "live_charts.h"
-#include "main_window.h"
 #include "quant/quantize_model.h"
-#include "settings_panel.h"
+#include "ui/batch_panel.h"
+#include "ui/chat_view.h"
+#include "ui/compare/compare_tab.h"
+#include "ui/history_view.h"
+#include "ui/live_charts.h"
+#include "ui/main_window.h"
+#include "ui/settings_panel.h"
 
 namespace wb::gui {
 

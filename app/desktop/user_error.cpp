@@ -1,4 +1,4 @@
-#include "user_error.h"
+#include "desktop/user_error.h"
 
 #include <QFileInfo>
 #include <QStringList>

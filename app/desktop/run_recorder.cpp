@@ -1,4 +1,4 @@
-#include "run_recorder.h"
+#include "desktop/run_recorder.h"
 
 #include <QDir>
 #include <QFileInfo>

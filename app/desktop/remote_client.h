@@ -19,9 +19,9 @@
 #include <map>
 #include <memory>
 
+#include "desktop/remote_target.h"
+#include "desktop/request_types.h"
 #include "load/client.h"
-#include "remote_target.h"
-#include "request_types.h"
 
 namespace wb::gui {
 

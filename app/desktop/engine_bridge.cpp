@@ -1,4 +1,4 @@
-#include "engine_bridge.h"
+#include "desktop/engine_bridge.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -13,12 +13,12 @@
 
 #include "chat/chat_template.h"
 #include "core/settings_json.h"
-#include "engine_memory.h"
+#include "desktop/engine_memory.h"
+#include "desktop/run_recorder.h"
+#include "desktop/units_text.h"
 #include "gguf/gguf.h"
 #include "loader/devices.h"
 #include "loader/load.h"
-#include "run_recorder.h"
-#include "units_text.h"
 
 namespace wb::gui {
 

@@ -1,4 +1,4 @@
-#include "prompt_set.h"
+#include "desktop/prompt_set.h"
 
 #include <QFile>
 #include <exception>

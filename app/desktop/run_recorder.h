@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "request_types.h"
+#include "desktop/request_types.h"
 #include "runlog/integrity.h"
 #include "runlog/run_log.h"
 

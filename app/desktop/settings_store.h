@@ -9,7 +9,7 @@
 #include <QStringList>
 #include <memory>
 
-#include "gen_settings.h"
+#include "desktop/gen_settings.h"
 
 namespace wb::gui {
 
@@ -42,7 +42,7 @@ class SettingsStore {
     void setDevice(const QString& d);
 
     /// The run log the user chose in place of the default (a salvaged or
-    /// new log, app/gui/run_log_dialog); empty = the default path.
+    /// new log, ui/run_log_dialog); empty = the default path.
     QString runLogPath() const;
     void setRunLogPath(const QString& path);
 

@@ -4,7 +4,7 @@
 // (model::Model::memory_report: device accounting plus VK_EXT_memory_budget
 // on Vulkan, host buffers on the CPU reference).
 
-#include "request_types.h"
+#include "desktop/request_types.h"
 
 namespace wb::model {
 class Model;

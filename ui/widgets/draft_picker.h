@@ -10,8 +10,8 @@
 #include <QString>
 #include <QWidget>
 
+#include "desktop/settings_store.h"
 #include "scheduler/request.h"
-#include "settings_store.h"
 
 class QComboBox;
 class QSpinBox;

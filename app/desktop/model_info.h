@@ -27,7 +27,7 @@ struct ModelInfo {
     /// it is used. Filled by the loader (EngineSession::chat_template), not
     /// by probe().
     QString template_note;
-    QString tokenizer;               ///< tokenizer.ggml.model
+    QString tokenizer;  ///< tokenizer.ggml.model
     /// What the loaded session read but did not use, one sentence each
     /// naming the file and the GGUF key (tokenizer::Vocab::load_warnings());
     /// filled when a model is loaded, empty from probe().

@@ -1,4 +1,4 @@
-#include "wrap_label.h"
+#include "ui/widgets/wrap_label.h"
 
 #include <QEvent>
 #include <QHelpEvent>

@@ -1,4 +1,4 @@
-#include "units_text.h"
+#include "desktop/units_text.h"
 
 #include <QLocale>
 

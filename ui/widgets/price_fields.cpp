@@ -1,4 +1,4 @@
-#include "price_fields.h"
+#include "ui/widgets/price_fields.h"
 
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>

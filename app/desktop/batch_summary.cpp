@@ -1,4 +1,4 @@
-#include "batch_summary.h"
+#include "desktop/batch_summary.h"
 
 #include <QJsonDocument>
 #include <QJsonValue>

@@ -1,4 +1,4 @@
-#include "quantize_dialog.h"
+#include "ui/widgets/quantize_dialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>

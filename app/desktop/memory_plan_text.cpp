@@ -1,14 +1,14 @@
-#include "memory_plan_text.h"
+#include "desktop/memory_plan_text.h"
 
 #include <QObject>
 #include <algorithm>
 #include <exception>
 
+#include "desktop/units_text.h"
 #include "gguf/gguf.h"
 #include "loader/devices.h"
 #include "model/model.h"
 #include "model/model_desc.h"
-#include "units_text.h"
 
 namespace wb::gui {
 
