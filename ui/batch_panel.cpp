@@ -38,7 +38,6 @@
 #include "desktop/remote_client.h"
 #include "desktop/run_recorder.h"
 #include "metrics/metrics_store.h"
-#include "tokenizer/vocab.h"
 #include "ui/batch_results_model.h"
 #include "ui/target_picker.h"
 #include "ui/widgets/price_fields.h"
@@ -425,12 +424,7 @@ bool BatchPanel::runRemote(const std::optional<cost::Price>& price) {
     remote_->setMaxParallel(concurrency);
     // Without a usage block, the loaded model's tokenizer counts the
     // replies (approximate), else their chunks.
-    if (std::shared_ptr<const tokenizer::Vocab> vocab = bridge_->vocab())
-        remote_->setTokenCounter([vocab](const std::string& text) {
-            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
-        });
-    else
-        remote_->setTokenCounter({});
+    remote_->countTokensWith(bridge_->vocab());
     templateNote_.clear();
     beginProgress(price);
     runStartMs_ = 0;

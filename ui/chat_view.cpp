@@ -24,7 +24,6 @@
 #include "desktop/remote_client.h"
 #include "desktop/run_recorder.h"
 #include "desktop/settings_store.h"
-#include "tokenizer/vocab.h"
 #include "ui/target_picker.h"
 #include "ui/widgets/draft_picker.h"
 #include "ui/widgets/wrap_label.h"
@@ -266,10 +265,7 @@ QString ChatView::modelKey() const {
 void ChatView::onModelLoaded(const gui::ModelInfo& info) {
     // An endpoint without a usage block: its replies counted with this
     // model's tokenizer (immutable, so any thread may use it), marked approximate.
-    if (std::shared_ptr<const tokenizer::Vocab> vocab = bridge_->vocab())
-        remote_->setTokenCounter([vocab](const std::string& text) {
-            return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
-        });
+    remote_->countTokensWith(bridge_->vocab());
     // Another model file: its conversation starts afresh (the old turns were
     // written for, and tokenized by, the other model). A reload of the same
     // file (a new context size) keeps the conversation.

@@ -6,8 +6,7 @@
 #include <algorithm>
 
 #include "core/engine_session.h"
-#include "gguf/gguf.h"
-#include "model/hparams.h"
+#include "desktop/model_info.h"
 #include "runlog/run_log.h"
 
 namespace wb::ui {
@@ -18,9 +17,8 @@ namespace {
 // (the CLI's serve sizes its pool the same way: every slot can hold one
 // default-length request).
 uint32_t per_slot_context(const std::string& path) {
-    const gguf::File file = gguf::File::open(path);
-    const uint32_t train = model::HParams::from_gguf(file).n_ctx_train;
-    return std::clamp<uint32_t>(train == 0 ? 2048 : train, 64, 2048);
+    const int train = gui::ModelInfo::probe(QString::fromStdString(path)).n_ctx_train;
+    return std::clamp<uint32_t>(train <= 0 ? 2048 : static_cast<uint32_t>(train), 64, 2048);
 }
 
 std::unique_ptr<core::EngineSession> open_session(const ServerLaunch& l, const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include "desktop/run_recorder.h"
 #include "load/client.h"
+#include "tokenizer/vocab.h"
 
 namespace wb::gui {
 
@@ -153,6 +154,16 @@ void RemoteClient::cancel(const QString& id) {
 
 void RemoteClient::cancelAll() {
     for (auto& [id, c] : cancels_) c->store(true);
+}
+
+void RemoteClient::countTokensWith(std::shared_ptr<const tokenizer::Vocab> vocab) {
+    if (!vocab) {
+        setTokenCounter({});
+        return;
+    }
+    setTokenCounter([vocab = std::move(vocab)](const std::string& text) {
+        return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
+    });
 }
 
 }  // namespace wb::gui

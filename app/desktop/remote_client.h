@@ -23,6 +23,10 @@
 #include "desktop/request_types.h"
 #include "load/client.h"
 
+namespace wb::tokenizer {
+class Vocab;
+}
+
 namespace wb::gui {
 
 class RunRecorder;
@@ -59,6 +63,11 @@ class RemoteClient : public QObject {
     /// model); empty = chunks are counted. Used by requests sent after it;
     /// called on their worker threads, so it must be thread-safe.
     void setTokenCounter(load::TokenCounter count) { count_ = std::move(count); }
+    /// setTokenCounter with `vocab`'s tokenize() (the loaded model's
+    /// tokenizer: immutable, so the worker threads may share it; the counts
+    /// are approximate for another model's replies), or chunk counting
+    /// when `vocab` is null.
+    void countTokensWith(std::shared_ptr<const tokenizer::Vocab> vocab);
     /// Most requests sent at once (the rest wait in order); >= 1.
     void setMaxParallel(int n) { pool_.setMaxThreadCount(std::max(1, n)); }
 
