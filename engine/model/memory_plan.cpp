@@ -187,7 +187,7 @@ ModelDesc shape_desc(const NamedShape& s, const std::string& weight_type, bool p
     hp.tied_embeddings = s.tied;
     hp.swa_layers.assign(hp.n_layer, 0);
     hp.attn_scale = 1.0f;
-    d.arch = &kArchLlama;
+    d.arch = find_arch("llama");  // the named shapes are Llama 2/3
     auto add = [&](const std::string& name, uint32_t type, uint64_t ne0, uint64_t ne1) {
         const uint64_t bytes = ggml::row_bytes(type, ne0) * ne1;  // throws on a bad row length
         d.tensors.push_back(TensorRef{name, type, ne0, ne1, bytes, nullptr});

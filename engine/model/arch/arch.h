@@ -2,8 +2,7 @@
 // An architecture spec: what differs between the model families this
 // engine runs, as data plus two functions. Adding an architecture is a
 // file in this folder with its spec (and, if no existing graph fits, its
-// graph function), its `extern` line below, its line in registry.cpp's
-// kSpecs, and the file's name in engine/model/CMakeLists.txt.
+// graph function) and its row in archs.def.
 
 #include <cstdint>
 #include <string>
@@ -80,13 +79,11 @@ uint32_t read_u32_opt(const gguf::File& f, const HParams& hp, const std::string&
 float read_positive_opt(const gguf::File& f, const HParams& hp, const std::string& suffix);
 }  // namespace arch
 
-// The specs (one per file in this folder).
-extern const ArchSpec kArchLlama;
-extern const ArchSpec kArchQwen2;
-extern const ArchSpec kArchQwen3;
-extern const ArchSpec kArchPhi3;
-extern const ArchSpec kArchGemma2;
-extern const ArchSpec kArchGemma3;
+// The specs, one per file in this folder (archs.def); declared here so that
+// each file's definition has external linkage.
+#define WB_ARCH(spec) extern const ArchSpec spec;
+#include "model/arch/archs.def"
+#undef WB_ARCH
 
 /// The decoder graph of llama, mistral, qwen2, qwen3 and phi3 (arch/llama.cpp).
 void graph_llama(const ModelDesc& d, Ops& ops);

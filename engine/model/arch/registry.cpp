@@ -13,8 +13,11 @@ namespace wb::model {
 
 namespace {
 
-const ArchSpec* const kSpecs[] = {&kArchLlama, &kArchQwen2,  &kArchQwen3,
-                                  &kArchPhi3,  &kArchGemma2, &kArchGemma3};
+const ArchSpec* const kSpecs[] = {
+#define WB_ARCH(spec) &spec,
+#include "model/arch/archs.def"
+#undef WB_ARCH
+};
 
 std::string shape_text(uint64_t ne0, uint64_t ne1) {
     return ne1 == 1 ? "[" + std::to_string(ne0) + "]"
