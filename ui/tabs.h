@@ -5,8 +5,8 @@
 // closes, and what it keeps across restarts. The tab bar, the View menu,
 // the shortcut help, the busy marks on the tab titles, the close question,
 // the shutdown order and the saved state are generated from it, so adding
-// a tab (a server, a load test) is one entry in that list, the tab's own
-// files, and their names in ui/CMakeLists.txt.
+// a tab (a server, a load test) is one entry in that list and the tab's own
+// files in ui/ (CMake compiles every .cpp there).
 
 #include <QKeySequence>
 #include <QString>
