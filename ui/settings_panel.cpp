@@ -70,13 +70,12 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     nParallel_->setObjectName("nParallel");
     kvType_ = new QComboBox;
     kvType_->setObjectName("kvType");
-    for (const char* t : {"f16", "f32", "q8_0", "q4_0"}) kvType_->addItem(QString::fromLatin1(t));
+    kvType_->addItems(gui::GenSettings::kvTypeNames());
     kvType_->setToolTip(
         tr("KV cache type (llama.cpp's -ctk/-ctv): f16 (default) holds each cached key and value "
            "in 2 bytes; f32 in 4 (exact, twice the memory); q8_0 and q4_0 in 8.5 and 4.5 bits "
-           "(blocks of 32 with one scale), for longer contexts in the same memory, on the CPU "
-           "backend only and for models whose head dimension is a multiple of 32. The loaded "
-           "model is loaded again with it"));
+           "(blocks of 32 with one scale), for longer contexts in the same memory, for models "
+           "whose head dimension is a multiple of 32. The loaded model is loaded again with it"));
     // A reload costs seconds: typing "4096" must not reload at "4", "40"...
     for (QSpinBox* s : {nCtx_, nParallel_}) s->setKeyboardTracking(false);
 

@@ -57,7 +57,7 @@ class SettingsPanel : public QWidget {
     QSpinBox* maxTokens_;
     QSpinBox* nCtx_;
     QSpinBox* nParallel_;
-    QComboBox* kvType_;  // "f16", "f32", "q8_0", "q4_0"
+    QComboBox* kvType_;  // GenSettings::kvTypeNames()
     QCheckBox* noText_;
     QSpinBox* retentionDays_;
     bool quiet_ = false;

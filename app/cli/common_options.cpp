@@ -80,10 +80,21 @@ model::LoadOptions load_options_from_args(const ParsedArgs& args, uint32_t n_ctx
     return o;
 }
 
+namespace {
+
+// The KV types' names joined by `sep` ("f16|f32|q8_0|q4_0").
+std::string kv_type_names(const char* sep) {
+    std::string out;
+    for (const model::KvType t : model::kv_types())
+        out += (out.empty() ? "" : sep) + std::string(model::kv_type_name(t));
+    return out;
+}
+
+}  // namespace
+
 OptionSpec kv_type_option() {
     return {"kv-type", 0, "TYPE",
-            std::string("KV cache type f32|f16|q8_0|q4_0 (q8_0/q4_0: CPU backend, llama.cpp's "
-                        "-ctk/-ctv; default: ") +
+            "KV cache type " + kv_type_names("|") + " (llama.cpp's -ctk/-ctv; default: " +
                 model::kv_type_name(model::ContextParams{}.kv_type) + ")"};
 }
 
@@ -91,7 +102,7 @@ model::KvType kv_type_from_args(const ParsedArgs& args) {
     const std::optional<std::string> given = args.get("kv-type");
     if (!given) return model::ContextParams{}.kv_type;
     if (const std::optional<model::KvType> t = model::parse_kv_type(*given)) return *t;
-    throw UsageError("--kv-type: '" + *given + "' is not f32, f16, q8_0 or q4_0");
+    throw UsageError("--kv-type: '" + *given + "' is not one of " + kv_type_names(", "));
 }
 
 sampling::SamplingParams sampling_from_args(const ParsedArgs& args) {

@@ -81,7 +81,7 @@ struct LoadRequest {
     QString device;              ///< DeviceEntry::selector; empty = engine default
     int n_ctx = 2048;            ///< KV pool size in tokens, shared by the running requests
     int n_parallel = 4;          ///< most requests running at once (sequences in the pool)
-    QString kv_type = "f16";     ///< KV cache type (model::kv_type_name); q8_0/q4_0: CPU only
+    QString kv_type = "f16";     ///< KV cache type (model::kv_type_name)
     /// Draft model for speculative decoding (core::SessionOptions::
     /// draft_model): its path, empty = none. It must share the model's
     /// vocabulary, or the load fails naming the first differing token.

@@ -111,6 +111,13 @@ quint64 GenSettings::drawSeed() {
     return QRandomGenerator::system()->generate();
 }
 
+QStringList GenSettings::kvTypeNames() {
+    QStringList out;
+    for (const model::KvType t : model::kv_types())
+        out << QString::fromLatin1(model::kv_type_name(t));
+    return out;
+}
+
 }  // namespace wb::gui
 
 namespace wb::gui {

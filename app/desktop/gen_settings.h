@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 #include "core/generation_request.h"
 
@@ -39,8 +40,8 @@ struct GenSettings {
     int n_ctx = 0;
     int n_parallel = 4;  ///< most requests running at once (sequences in the pool)
     /// KV cache type as model::kv_type_name spells it: "f16" (the default,
-    /// as llama.cpp), "f32", or "q8_0" / "q4_0" (CPU backend only; half and
-    /// a quarter of f16's bytes).
+    /// as llama.cpp), "f32", or "q8_0" / "q4_0" (about half and a quarter
+    /// of f16's bytes; model::kv_types lists them).
     QString kv_type = QStringLiteral("f16");
 
     /// The settings as a JSON object with the field names above (used for
@@ -57,6 +58,8 @@ struct GenSettings {
     /// A random seed in [0, 2^32) from the system's generator (32 bits, as
     /// llama.cpp draws its default seed: short enough to read and type).
     static quint64 drawSeed();
+    /// The names kv_type may hold, the default first (model::kv_types).
+    static QStringList kvTypeNames();
     /// A request with these settings and no prompt yet: sampling, max
     /// tokens and the seed (policy `seed_policy`: Fixed = this seed,
     /// BasePlusIndex = this seed + the request's index, as `workbench-cli

@@ -29,6 +29,14 @@ const char* kv_type_name(KvType t) {
     return row_of(t).name;
 }
 
+std::vector<KvType> kv_types() {
+    const KvType def = ContextParams{}.kv_type;
+    std::vector<KvType> out{def};
+    for (const KvTypeRow& r : kKvTypes)
+        if (r.type != def) out.push_back(r.type);
+    return out;
+}
+
 std::optional<KvType> parse_kv_type(std::string_view name) {
     for (const KvTypeRow& r : kKvTypes)
         if (name == r.name) return r.type;
@@ -57,13 +65,6 @@ std::string kv_type_problem(KvType t, uint32_t head_dim) {
            " needs a head dimension that is a multiple of " + std::to_string(b) +
            " (one block per 32 values); this model's is " + std::to_string(head_dim) +
            ": use f16 or f32";
-}
-
-std::string kv_type_vulkan_problem(KvType t) {
-    if (t == KvType::F16 || t == KvType::F32) return {};
-    return std::string("KV cache type ") + kv_type_name(t) +
-           " runs on the CPU backend (--backend cpu, or the CPU device); the Vulkan backend "
-           "caches K/V as f16 or f32";
 }
 
 const model::Profile& Model::profile() const {

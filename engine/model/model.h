@@ -26,12 +26,16 @@ namespace wb::model {
 /// no difference users can see. F32 is exact (golden `top10_f32_kv`).
 /// Q8_0 and Q4_0 (llama.cpp's `-ctk/-ctv q8_0|q4_0`) store each head's
 /// row in ggml's blocks of 32 (34 and 18 bytes a block: 8.5 and 4.5 bits
-/// a value); they need head_dim % 32 == 0 and run on the CPU backends.
+/// a value); they need head_dim % 32 == 0. Every backend has all four.
 enum class KvType { F32, F16, Q8_0, Q4_0 };
 
 /// "f32" / "f16" / "q8_0" / "q4_0", as --kv-type, the run log and the
 /// JSON outputs spell them.
 const char* kv_type_name(KvType t);
+/// Every KV type, the default (ContextParams{}.kv_type) first, then in
+/// the enum's order: what the settings' combo, `--kv-type`'s help and its
+/// error list.
+std::vector<KvType> kv_types();
 /// Parses the names kv_type_name prints; nullopt otherwise.
 std::optional<KvType> parse_kv_type(std::string_view name);
 /// The ggml type id of a cache element (ggml/types.def: F32 0, F16 1,
@@ -48,9 +52,6 @@ uint32_t kv_block_values(KvType t);
 /// the reason, for an error a person can act on ("KV cache type q8_0
 /// needs a head dimension that is a multiple of 32 ...; this model's is 8").
 std::string kv_type_problem(KvType t, uint32_t head_dim);
-/// Empty when the Vulkan backend can cache K/V as `t` (f16, f32), else the
-/// reason (q8_0 and q4_0 run on the CPU backend only).
-std::string kv_type_vulkan_problem(KvType t);
 
 /// Per-context settings.
 struct ContextParams {

@@ -1,7 +1,8 @@
 // Shared by attention.comp (a workgroup per head and token) and
 // attention_row.comp (an invocation per head and token, CPU devices): the
-// push constants, the bindings, reads of an f32 or packed-f16 KV cache, the
-// span a workgroup or invocation covers, and where its result goes.
+// push constants, the bindings, reads of an f32, packed-f16 or
+// block-quantized (q8_0, q4_0) KV cache, the span a workgroup or
+// invocation covers, and where its result goes.
 //
 // Split-K (flash-decoding): with n_split > 1 the span of each (token t,
 // head h) is cut into chunks of `chunk` cells; chunk z stores its unscaled
@@ -11,7 +12,8 @@
 // combines the chunks. With n_split == 1 the result goes to o directly.
 //
 // q: [n_tok, q_stride] f32 (heads of head_dim <= 256 at h * head_dim);
-// K, V cache: [n_ctx cells, kv_stride] f32 or packed f16 (KV_F16);
+// K, V cache: [n_ctx cells, kv_stride] f32, packed f16 (KV_F16) or ggml
+// blocks (KV_Q8_0, KV_Q4_0: kv_stride / 32 blocks a cell);
 // table: [n_entries] u32 cell indices; spans: [n_tok, 2] u32 (first, count);
 // o: [n_tok, o_stride] f32; part: [n_tok, n_head, n_split, head_dim + 2] f32.
 
@@ -30,6 +32,43 @@ layout(std430, binding = 1) readonly buffer K { uint kc[]; };
 layout(std430, binding = 2) readonly buffer V { uint vc[]; };
 float k_at(uint i) { return unpackHalf2x16((i & 1u) != 0u ? (kc[i >> 1] >> 16) : kc[i >> 1]).x; }
 float v_at(uint i) { return unpackHalf2x16((i & 1u) != 0u ? (vc[i >> 1] >> 16) : vc[i >> 1]).x; }
+#elif defined(KV_Q8_0) || defined(KV_Q4_0)
+// ggml's blocks of 32 values, packed back to back in uint32 words: q8_0
+// (34 bytes: f16 scale d, 32 int8 q; value d * q) or q4_0 (18 bytes: f16
+// d, 16 bytes of nibbles, value j < 16 in the low nibble of byte j and
+// value j + 16 in its high nibble; value d * (nibble - 8)), as ggml's
+// dequantize_row_q8_0 / _q4_0 read them. Value i is value i % 32 of block
+// i / 32: every cache row starts a block (kv_stride % 32 == 0). Blocks are
+// an even number of bytes, so a scale never straddles a word.
+layout(std430, binding = 1) readonly buffer K { uint kc[]; };
+layout(std430, binding = 2) readonly buffer V { uint vc[]; };
+#if defined(KV_Q8_0)
+const uint KV_BLOCK_BYTES = 34u;
+uint kv_q_byte(uint j) { return 2u + j; }
+#else
+const uint KV_BLOCK_BYTES = 18u;
+uint kv_q_byte(uint j) { return 2u + (j & 15u); }
+#endif
+// Value j of the block at byte `base`, given the word holding its scale
+// and the word holding its quant.
+float kv_block_value(uint base, uint j, uint scale_word, uint q_word) {
+    const float d = unpackHalf2x16(scale_word >> ((base & 2u) * 8u)).x;
+    const uint qb = base + kv_q_byte(j);
+#if defined(KV_Q8_0)
+    return d * float(bitfieldExtract(int(q_word), int((qb & 3u) * 8u), 8));
+#else
+    const uint nib = bitfieldExtract(q_word, int((qb & 3u) * 8u + (j >= 16u ? 4u : 0u)), 4);
+    return d * (float(nib) - 8.0);
+#endif
+}
+float k_at(uint i) {
+    const uint base = (i >> 5) * KV_BLOCK_BYTES, j = i & 31u;
+    return kv_block_value(base, j, kc[base >> 2], kc[(base + kv_q_byte(j)) >> 2]);
+}
+float v_at(uint i) {
+    const uint base = (i >> 5) * KV_BLOCK_BYTES, j = i & 31u;
+    return kv_block_value(base, j, vc[base >> 2], vc[(base + kv_q_byte(j)) >> 2]);
+}
 #else
 layout(std430, binding = 1) readonly buffer K { float kc[]; };
 layout(std430, binding = 2) readonly buffer V { float vc[]; };

@@ -52,7 +52,10 @@
 #include "model/model_desc.h"
 #endif
 #if defined(WB_ARCH_GOLDEN_VK)
+#include "exec/ref/ref_model.h"
+#include "exec/vk/vk_memory_plan.h"
 #include "exec/vk/vk_model.h"
+#include "model/model_desc.h"
 #include "vk/vk_test_util.h"
 #endif
 
@@ -69,6 +72,8 @@ constexpr double kRelTol = 1e-3;  // of max |logit| (golden README section 5, F3
 // int8_activations false) meet kRelTol, which shows the rest of the
 // executor is as exact as the reference.
 constexpr double kRelTolInt8 = 1e-1;
+#endif
+#if defined(WB_ARCH_GOLDEN_CPU_EXEC) || defined(WB_ARCH_GOLDEN_VK)
 // Of max |logit|, a q8_0 KV cache against an f16 one: each cached value
 // moves by up to d/2 = max|block|/254, and these random-weight models
 // amplify it as they do int8 activations. Measured worst (printed by the
@@ -78,6 +83,13 @@ constexpr double kRelTolInt8 = 1e-1;
 // make most steps ties on these models: it is checked against the float
 // reference in test_cpu_exec instead.)
 constexpr double kRelTolQ8Kv = 0.2;
+#endif
+#if defined(WB_ARCH_GOLDEN_VK)
+// Of max |logit|, Vulkan's q8_0/q4_0 cache against the reference's of the
+// same type: both hold ggml's quantization of the same K/V, so what is left
+// is f32 arithmetic (kRelTol) unless a value sits on a rounding boundary
+// and the two land one step apart.
+constexpr double kRelTolBlockKv = 1e-3;
 #endif
 
 /// The model on the build's backend; int8_acts: the CPU executor's int8
@@ -274,9 +286,10 @@ class TestArchGolden : public QObject {
         expect_clean(*m);
     }
 
-#if defined(WB_ARCH_GOLDEN_CPU_EXEC)
+#if defined(WB_ARCH_GOLDEN_CPU_EXEC) || defined(WB_ARCH_GOLDEN_VK)
     // A q8_0 KV cache (--kv-type q8_0, llama.cpp's -ctk/-ctv q8_0) against
-    // the default f16 one, every model's F16 file:
+    // the default f16 one, every model's F16 file, on the CPU executor and
+    // on Vulkan:
     // greedy from each golden prompt for 16 steps with an f16 cache, then
     // the same steps teacher-forced with the quantized cache. Its token
     // must equal the f16 run's at every step except a numerical tie (the
@@ -299,13 +312,20 @@ class TestArchGolden : public QObject {
         const std::string path = wbtest::golden2_model(name);
         const auto golden = wbtest::read_golden2(name, "f16");
         QVERIFY(!golden.empty());
-        const auto open = [&](KvType t) {
+        const auto open = [&](KvType t) -> std::unique_ptr<Model> {
             ContextParams cp;
             cp.n_ctx = 512;
             cp.kv_type = t;
+#if defined(WB_ARCH_GOLDEN_VK)
+            VkModelOptions o;
+            o.device.validation = wb::vk::test::validation_wanted();
+            o.device.pipeline_cache = false;
+            return std::make_unique<VkModel>(wb::gguf::File::open(path), cp, o);
+#else
             CpuExecOptions o;
             o.threads = 2;
             return std::make_unique<CpuExecModel>(wb::gguf::File::open(path), cp, o);
+#endif
         };
         auto f16 = open(KvType::F16);
         auto q = open(KvType(kv));
@@ -314,8 +334,13 @@ class TestArchGolden : public QObject {
             ContextParams cp = q->context();
             const uint64_t want = 2ull * hp.n_layer * q->kv_cells().size() * hp.kv_dim() / 32 * 34;
             QCOMPARE(q->memory_report().kv_cache, want);
-            const MemoryNeed plan =
-                plan_memory_host(ModelDesc::from_gguf(wb::gguf::File::open(path)), cp);
+            const ModelDesc desc = ModelDesc::from_gguf(wb::gguf::File::open(path));
+#if defined(WB_ARCH_GOLDEN_VK)
+            // The KV part of the plan does not depend on the kernel choice.
+            const MemoryNeed plan = plan_memory(desc, cp, PlanShape{}, wb::vk::KernelConfig{});
+#else
+            const MemoryNeed plan = plan_memory_host(desc, cp);
+#endif
             QCOMPARE(plan.kv_cache, want);
             QCOMPARE(plan.weights, q->memory_report().weights);
         }
@@ -369,8 +394,67 @@ class TestArchGolden : public QObject {
                 b.add(id, pos++, 0, true);
             }
         }
-        qInfo("%s kv %s: worst step difference %.2g of max |logit|, %d ties in %zu steps",
-              name.c_str(), kv_type_name(KvType(kv)), worst, ties, kSteps * golden.size());
+        qInfo("%s kv %s on %s: worst step difference %.2g of max |logit|, %d ties in %zu steps",
+              name.c_str(), kv_type_name(KvType(kv)), q->backend_name().c_str(), worst, ties,
+              kSteps * golden.size());
+        expect_clean(*q);
+    }
+#endif
+
+#if defined(WB_ARCH_GOLDEN_VK)
+    // The block caches on Vulkan against the f32 reference with the same
+    // cache type (RefModel quantizes K/V with ggml's reference quantizer
+    // and reads them back dequantized): the shaders' quantization and
+    // block reads, every model, prompt then 8 teacher-forced steps. Bound
+    // kRelTolBlockKv of max |logit|; printed: the measured worst.
+    void block_kv_matches_cpu_reference_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("kv");
+        for (const std::string& m : wbtest::golden2_models())
+            for (const KvType t : {KvType::Q8_0, KvType::Q4_0})
+                QTest::newRow((m + " " + kv_type_name(t)).c_str())
+                    << QString::fromStdString(m) << int(t);
+    }
+
+    void block_kv_matches_cpu_reference() {
+        QFETCH(QString, model);
+        QFETCH(int, kv);
+        const std::string name = model.toStdString();
+        const std::string path = wbtest::golden2_model(name);
+        const auto golden = wbtest::read_golden2(name, "f16");
+        QVERIFY(!golden.empty());
+        ContextParams cp;
+        cp.n_ctx = 256;
+        cp.kv_type = KvType(kv);
+        VkModelOptions o;
+        o.device.validation = wb::vk::test::validation_wanted();
+        o.device.pipeline_cache = false;
+        VkModel gpu(wb::gguf::File::open(path), cp, o);
+        RefModel ref(wb::gguf::File::open(path), cp);
+        double worst = 0.0;
+        const wbtest::Golden2Prompt& g = golden.front();
+        Batch b;
+        for (size_t i = 0; i < g.prompt_ids.size(); ++i)
+            b.add(g.prompt_ids[i], int32_t(i), 0, i + 1 == g.prompt_ids.size());
+        int32_t pos = int32_t(g.prompt_ids.size());
+        for (size_t step = 0; step < 8; ++step) {
+            std::vector<float> want, got;
+            ref.decode(b, want);
+            gpu.decode(b, got);
+            QCOMPARE(got.size(), want.size());
+            double diff = 0.0;
+            for (size_t i = 0; i < want.size(); ++i)
+                diff = std::max(diff, std::fabs(double{got[i]} - double{want[i]}));
+            worst = std::max(worst, diff / max_abs(want));
+            b.clear();
+            b.add(argmax(want), pos++, 0, true);
+        }
+        qInfo("%s kv %s: worst difference from the reference %.2g of max |logit|", name.c_str(),
+              kv_type_name(KvType(kv)), worst);
+        QVERIFY2(
+            worst <= kRelTolBlockKv,
+            qPrintable(QString("%1 of max |logit| (bound %2)").arg(worst).arg(kRelTolBlockKv)));
+        expect_clean(gpu);
     }
 #endif
 };

@@ -443,43 +443,120 @@ class TestVkKernels : public QObject {
         QVERIFY2(ek <= 1e-5, qPrintable(QString("K rel error %1").arg(ek)));
     }
 
+    // Every cache format (vk::KvFormat). F32 must be exact, F16 within
+    // binary16 rounding; the block formats must give ggml's reference
+    // quantizer's bytes (ggml::quantize_row, bit for bit as ggml's
+    // quantize_row_q8_0_ref / _q4_0_ref): the scale within one f16 step and
+    // each quant within one step of the reference (the GPU's 1/d may
+    // differ in its last bit), at most 1% of quants not equal. n = 96 is 3
+    // blocks a row, so rows of odd cells start at 2 mod 4 bytes and cells
+    // 12 and 13 share a word; the bytes of cells not written must keep the
+    // poison (a shader writing whole words would clobber a neighbour).
     void kv_write_data() {
-        QTest::addColumn<bool>("f16");
-        QTest::newRow("f32") << false;
-        QTest::newRow("f16") << true;
+        QTest::addColumn<int>("kv");
+        QTest::addColumn<int>("n");
+        QTest::newRow("f32") << int(KvFormat::F32) << 66;
+        QTest::newRow("f16") << int(KvFormat::F16) << 66;
+        QTest::newRow("q8_0") << int(KvFormat::Q8_0) << 96;
+        QTest::newRow("q4_0") << int(KvFormat::Q4_0) << 96;
     }
 
     void kv_write() {
-        QFETCH(bool, f16);
+        QFETCH(int, kv);
+        QFETCH(int, n);
+        const KvFormat fmt = KvFormat(kv);
         Context& c = ctx(0);
         // K and V as columns of one buffer of wider rows (the fused QKV
         // output), at odd offsets so F16 pairs start mid-row.
-        const uint32_t n = 66, n_tok = 5, n_ctx = 40;
-        const uint32_t stride = 2 * n + 9, k_off = 3, v_off = k_off + n + 4;
-        const auto src = rand_vec(size_t(n_tok) * stride + v_off + n, -4.0f, 4.0f);
+        const uint32_t n_tok = 5, n_ctx = 40;
+        const uint32_t stride = 2 * uint32_t(n) + 9, k_off = 3, v_off = k_off + uint32_t(n) + 4;
+        const auto src = rand_vec(size_t(n_tok) * stride + v_off + uint32_t(n), -4.0f, 4.0f);
         const std::vector<int32_t> cells = {7, 0, 39, 12, 13};
+        const uint32_t type = fmt == KvFormat::F32    ? 0
+                              : fmt == KvFormat::F16  ? 1
+                              : fmt == KvFormat::Q8_0 ? 8
+                                                      : 2;  // ggml type ids
+        const size_t row_bytes = ggml::row_bytes(type, uint32_t(n));
         Buffer sb = upload_floats(c, src), slb = upload_ints(c, cells);
-        Buffer cache(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
-        Buffer cache2(c, n_ctx * n * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
-        cache.fill(f16 ? 0x7E007E00u : kNaN);
-        cache2.fill(f16 ? 0x7E007E00u : kNaN);
+        Buffer cache(c, n_ctx * row_bytes, Memory::Device, Purpose::KvCache);
+        Buffer cache2(c, n_ctx * row_bytes, Memory::Device, Purpose::KvCache);
+        const uint32_t poison = fmt == KvFormat::F32 ? kNaN : 0x7E007E00u;
+        cache.fill(poison);
+        cache2.fill(poison);
         Kernels k(c);
         Recorder rec(c);
         rec.begin(false);
-        k.kv_write_kv(rec, sb, k_off, sb, v_off, stride, slb, cache, cache2, n, n_tok, f16);
+        k.kv_write_kv(rec, sb, k_off, sb, v_off, stride, slb, cache, cache2, uint32_t(n), n_tok,
+                      fmt);
         rec.submit();
-        // The written rows of `buf` against `want_src` (rows of untouched
-        // cells stay poisoned and are not read).
+        // The written rows of `buf` against `want_src`; the others poisoned.
         auto check = [&](const Buffer& buf, uint32_t off, const char* what) {
-            std::vector<float> got;
-            std::vector<double> want;
             std::vector<uint8_t> raw(buf.size());
             buf.download(raw.data(), raw.size());
+            std::vector<bool> written(n_ctx, false);
+            for (int32_t cell : cells) written[size_t(cell)] = true;
+            for (uint32_t cell = 0; cell < n_ctx; ++cell) {
+                if (written[cell]) continue;
+                for (size_t b = cell * row_bytes; b < (cell + 1) * row_bytes; ++b)
+                    QVERIFY2(raw[b] == uint8_t(poison >> (8 * (b % 4))),
+                             qPrintable(QString("%1: byte %2 of unwritten cell %3 changed")
+                                            .arg(what)
+                                            .arg(b)
+                                            .arg(cell)));
+            }
+            if (fmt == KvFormat::Q8_0 || fmt == KvFormat::Q4_0) {
+                const size_t blocks = size_t(n) / 32, bb = row_bytes / blocks;
+                size_t differ = 0;
+                for (uint32_t t = 0; t < n_tok; ++t) {
+                    std::vector<uint8_t> want(row_bytes);
+                    ggml::quantize_row(type, &src[off + t * stride], want.data(), uint32_t(n));
+                    const uint8_t* got = raw.data() + size_t(cells[t]) * row_bytes;
+                    for (size_t blk = 0; blk < blocks; ++blk) {
+                        const uint8_t *g = got + blk * bb, *w = want.data() + blk * bb;
+                        uint16_t gd, wd;
+                        std::memcpy(&gd, g, 2);
+                        std::memcpy(&wd, w, 2);
+                        QVERIFY2(std::abs(int(gd) - int(wd)) <= 1,
+                                 qPrintable(QString("%1 token %2 block %3: scale %4, ggml's %5")
+                                                .arg(what)
+                                                .arg(t)
+                                                .arg(blk)
+                                                .arg(gd, 0, 16)
+                                                .arg(wd, 0, 16)));
+                        for (uint32_t j = 0; j < 32; ++j) {
+                            int gq, wq;
+                            if (fmt == KvFormat::Q8_0) {
+                                gq = int8_t(g[2 + j]);
+                                wq = int8_t(w[2 + j]);
+                            } else {
+                                gq = (g[2 + j % 16] >> (j < 16 ? 0 : 4)) & 15;
+                                wq = (w[2 + j % 16] >> (j < 16 ? 0 : 4)) & 15;
+                            }
+                            QVERIFY2(std::abs(gq - wq) <= 1,
+                                     qPrintable(QString("%1 token %2 block %3 value %4: %5, "
+                                                        "ggml's %6")
+                                                    .arg(what)
+                                                    .arg(t)
+                                                    .arg(blk)
+                                                    .arg(j)
+                                                    .arg(gq)
+                                                    .arg(wq)));
+                            differ += gq != wq;
+                        }
+                    }
+                }
+                QVERIFY2(
+                    differ * 100 <= size_t(n_tok) * uint32_t(n),
+                    qPrintable(QString("%1: %2 quants differ from ggml's").arg(what).arg(differ)));
+                return;
+            }
+            std::vector<float> got;
+            std::vector<double> want;
             for (uint32_t t = 0; t < n_tok; ++t) {
-                for (uint32_t i = 0; i < n; ++i) {
-                    const size_t idx = size_t(cells[t]) * n + i;
+                for (uint32_t i = 0; i < uint32_t(n); ++i) {
+                    const size_t idx = size_t(cells[t]) * uint32_t(n) + i;
                     float v;
-                    if (f16) {
+                    if (fmt == KvFormat::F16) {
                         uint16_t h;
                         std::memcpy(&h, raw.data() + idx * 2, 2);
                         v = ggml::fp16_to_fp32(h);
@@ -491,15 +568,28 @@ class TestVkKernels : public QObject {
                 }
             }
             const double err = rel_error(got, want);
-            QVERIFY2(err <= (f16 ? 1e-3 : 0.0),
+            QVERIFY2(err <= (fmt == KvFormat::F16 ? 1e-3 : 0.0),
                      qPrintable(QString("%1 rel error %2").arg(what).arg(err)));
         };
         check(cache, k_off, "K");
         check(cache2, v_off, "V");
     }
 
+    // A row length that is not whole units of the format is refused.
+    void kv_write_refuses_partial_blocks() {
+        Context& c = ctx(0);
+        Buffer b = poisoned(c, 1024);
+        Kernels k(c);
+        Recorder rec(c);
+        rec.begin(false);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, k.kv_write_kv(rec, b, 0, b, 0, 80, b, b, b,
+                                                                      40, 1, KvFormat::Q8_0));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 k.kv_write_kv(rec, b, 0, b, 0, 80, b, b, b, 7, 1, KvFormat::F16));
+    }
+
     void attention_data() {
-        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("kv");  // KvFormat of the cache
         QTest::addColumn<int>("head_dim");
         QTest::addColumn<int>("n_kv");        // cache cells
         QTest::addColumn<bool>("row");        // AttnPath::Row, else Group
@@ -510,50 +600,60 @@ class TestVkKernels : public QObject {
             const char* path = row ? "row" : "group";
             auto name = [&](const char* what) { return QString("%1 %2").arg(what, path); };
             QTest::newRow(qPrintable(name("f32 hd8 150 cells")))
-                << false << 8 << 150 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F32) << 8 << 150 << row << 1 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd8 150 cells")))
-                << true << 8 << 150 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F16) << 8 << 150 << row << 1 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f32 hd72 3 cells")))
-                << false << 72 << 3 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F32) << 72 << 3 << row << 1 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd130 333 cells")))
-                << true << 130 << 333 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F16) << 130 << 333 << row << 1 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f32 hd256 70 cells")))
-                << false << 256 << 70 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F32) << 256 << 70 << row << 1 << 0 << 0.0;
             // Long enough that llvmpipe's loop limit forces a split there.
             QTest::newRow(qPrintable(name("f32 hd64 3000 cells")))
-                << false << 64 << 3000 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F32) << 64 << 3000 << row << 1 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd8 5000 cells")))
-                << true << 8 << 5000 << row << 1 << 0 << 0.0;
+                << int(KvFormat::F16) << 8 << 5000 << row << 1 << 0 << 0.0;
             if (!row)  // Row would need more than kMaxAttnSplit chunks here
                 QTest::newRow(qPrintable(name("f32 hd256 9000 cells")))
-                    << false << 256 << 9000 << row << 1 << 0 << 0.0;
+                    << int(KvFormat::F32) << 256 << 9000 << row << 1 << 0 << 0.0;
             // Split-K: chunks not a multiple of the workgroup, a span of one
             // cell (token 0) leaving later chunks empty, 2 chunks of 3 cells.
             QTest::newRow(qPrintable(name("f32 hd8 150 cells split 3")))
-                << false << 8 << 150 << row << 3 << 0 << 0.0;
+                << int(KvFormat::F32) << 8 << 150 << row << 3 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd8 150 cells split 16")))
-                << true << 8 << 150 << row << 16 << 0 << 0.0;
+                << int(KvFormat::F16) << 8 << 150 << row << 16 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f32 hd72 3 cells split 2")))
-                << false << 72 << 3 << row << 2 << 0 << 0.0;
+                << int(KvFormat::F32) << 72 << 3 << row << 2 << 0 << 0.0;
             QTest::newRow(qPrintable(name("f16 hd130 333 cells split 5")))
-                << true << 130 << 333 << row << 5 << 0 << 0.0;
+                << int(KvFormat::F16) << 130 << 333 << row << 5 << 0 << 0.0;
             // Sliding window (gemma, mistral) and soft-capped scores
             // (gemma2; a cap of 1.5 bends these scores of a few units
             // strongly): spans longer and shorter than the window, with and
             // without a split.
             QTest::newRow(qPrintable(name("f32 hd64 300 cells window 32 cap 1.5")))
-                << false << 64 << 300 << row << 1 << 32 << 1.5;
+                << int(KvFormat::F32) << 64 << 300 << row << 1 << 32 << 1.5;
             QTest::newRow(qPrintable(name("f16 hd8 150 cells window 7 split 3")))
-                << true << 8 << 150 << row << 3 << 7 << 0.0;
+                << int(KvFormat::F16) << 8 << 150 << row << 3 << 7 << 0.0;
             QTest::newRow(qPrintable(name("f32 hd128 3000 cells window 1000 cap 2")))
-                << false << 128 << 3000 << row << 1 << 1000 << 2.0;
+                << int(KvFormat::F32) << 128 << 3000 << row << 1 << 1000 << 2.0;
             QTest::newRow(qPrintable(name("f32 hd72 3 cells cap 0.5")))
-                << false << 72 << 3 << row << 1 << 0 << 0.5;
+                << int(KvFormat::F32) << 72 << 3 << row << 1 << 0 << 0.5;
+            // The block caches (kv_stride 2 * head_dim: rows of 2, 4 or 8
+            // blocks), with a split, a window and a cap.
+            QTest::newRow(qPrintable(name("q8_0 hd32 150 cells")))
+                << int(KvFormat::Q8_0) << 32 << 150 << row << 1 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("q4_0 hd32 150 cells")))
+                << int(KvFormat::Q4_0) << 32 << 150 << row << 1 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("q8_0 hd128 333 cells split 5")))
+                << int(KvFormat::Q8_0) << 128 << 333 << row << 5 << 0 << 0.0;
+            QTest::newRow(qPrintable(name("q4_0 hd64 300 cells window 32 cap 1.5")))
+                << int(KvFormat::Q4_0) << 64 << 300 << row << 1 << 32 << 1.5;
         }
     }
 
     void attention() {
-        QFETCH(bool, f16);
+        QFETCH(int, kv);
         QFETCH(int, head_dim);
         QFETCH(int, n_kv);
         QFETCH(bool, row);
@@ -567,15 +667,20 @@ class TestVkKernels : public QObject {
         const auto q = rand_vec(n_tok * q_stride, -2.0f, 2.0f);
         std::vector<float> kf = rand_vec(size_t(n_kv) * kv_stride, -2.0f, 2.0f),
                            vf = rand_vec(size_t(n_kv) * kv_stride);
-        std::vector<uint16_t> kh(kf.size()), vh(vf.size());
-        if (f16) {  // the reference uses exactly the halves the cache holds
-            for (size_t i = 0; i < kf.size(); ++i) {
-                kh[i] = ggml::fp32_to_fp16(kf[i]);
-                kf[i] = ggml::fp16_to_fp32(kh[i]);
-                vh[i] = ggml::fp32_to_fp16(vf[i]);
-                vf[i] = ggml::fp16_to_fp32(vh[i]);
-            }
-        }
+        // The cache in its format (ggml's reference quantizer for the
+        // block formats); the reference reads exactly the values it holds.
+        const KvFormat fmt = KvFormat(kv);
+        const uint32_t type = fmt == KvFormat::F32    ? 0
+                              : fmt == KvFormat::F16  ? 1
+                              : fmt == KvFormat::Q8_0 ? 8
+                                                      : 2;  // ggml type ids
+        auto to_cache = [&](std::vector<float>& x) {
+            std::vector<uint8_t> bytes(ggml::row_bytes(type, x.size()));
+            ggml::quantize_row(type, x.data(), bytes.data(), x.size());
+            ggml::dequantize_row(type, bytes.data(), x.data(), x.size());
+            return bytes;
+        };
+        const std::vector<uint8_t> kbytes = to_cache(kf), vbytes = to_cache(vf);
         // Cell table: each token attends to a random subset of the cells in
         // random order (a gather, as after seq_rm frees and reuses cells),
         // of length 1 (token 0), all cells (token 1) or random.
@@ -596,15 +701,10 @@ class TestVkKernels : public QObject {
             sb(c, spans.size() * 4, Memory::Host, Purpose::Activations);
         tb.upload(table.data(), table.size() * 4);
         sb.upload(spans.data(), spans.size() * 4);
-        Buffer kb(c, kf.size() * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
-        Buffer vb(c, vf.size() * (f16 ? 2 : 4), Memory::Device, Purpose::KvCache);
-        if (f16) {
-            kb.upload(kh.data(), kh.size() * 2);
-            vb.upload(vh.data(), vh.size() * 2);
-        } else {
-            kb.upload(kf.data(), kf.size() * 4);
-            vb.upload(vf.data(), vf.size() * 4);
-        }
+        Buffer kb(c, kbytes.size(), Memory::Device, Purpose::KvCache);
+        Buffer vb(c, vbytes.size(), Memory::Device, Purpose::KvCache);
+        kb.upload(kbytes.data(), kbytes.size());
+        vb.upload(vbytes.data(), vbytes.size());
         AttentionShape s = attn_shape(n_tok, n_head, n_head_kv, hd, uint32_t(n_kv));
         s.q_stride = q_stride;  // token 1 reads every cell (max_span)
         s.window = uint32_t(window);
@@ -621,7 +721,7 @@ class TestVkKernels : public QObject {
             poisoned(c, std::max<uint64_t>(Kernels::attention_partials_bytes(s, plan), 4) / 4);
         Recorder rec(c);
         rec.begin(false);
-        k.attention(rec, qb, kb, vb, tb, sb, ob, s, f16, plan, &part);
+        k.attention(rec, qb, kb, vb, tb, sb, ob, s, fmt, plan, &part);
         rec.submit();
 
         std::vector<double> want(size_t(n_tok) * o_stride);
@@ -714,7 +814,7 @@ class TestVkKernels : public QObject {
             poisoned(c, std::max<uint64_t>(Kernels::attention_partials_bytes(s, plan), 4) / 4);
         Recorder rec(c);
         rec.begin(false);
-        k.attention(rec, qb, kb, vb, tb, sb, ob, s, false, plan, &part);
+        k.attention(rec, qb, kb, vb, tb, sb, ob, s, KvFormat::F32, plan, &part);
         rec.submit();
         const std::vector<float> got = download(ob, n_tok * stride);
         for (uint32_t t = 0; t < n_tok; ++t) {

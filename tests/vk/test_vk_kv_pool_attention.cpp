@@ -237,7 +237,8 @@ class TestVkKvPoolAttention : public QObject {
         part.fill(kNaN);
         Recorder rec(c);
         rec.begin(false);
-        k.attention(rec, qb, kb, vb, tb, sb, ob, s, f16, plan, &part);
+        k.attention(rec, qb, kb, vb, tb, sb, ob, s, f16 ? KvFormat::F16 : KvFormat::F32, plan,
+                    &part);
         rec.submit();
 
         // float64 over each token's own sequence, positions 0..pos, rows by

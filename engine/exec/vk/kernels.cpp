@@ -342,15 +342,44 @@ void Kernels::rope_qk(Recorder& rec, Buffer& q, Buffer& k, const Buffer& cs, uin
     rec.dispatch(p, {&q, &cs, &k}, &pc, ceil_div(pairs, wg_elem_), n_tok, 2, "rope");
 }
 
+namespace {
+
+// Per cache format: values per unit (an invocation of kv_write: a value,
+// an f16 pair or a block) and the shader-variant suffix.
+struct KvFormatRow {
+    KvFormat format;
+    uint32_t unit_values;
+    const char* suffix;
+};
+constexpr KvFormatRow kKvFormats[] = {
+    {KvFormat::F32, 1, "_f32"},
+    {KvFormat::F16, 2, "_f16"},
+    {KvFormat::Q8_0, 32, "_q8_0"},
+    {KvFormat::Q4_0, 32, "_q4_0"},
+};
+
+const KvFormatRow& kv_row(KvFormat f) {
+    for (const KvFormatRow& r : kKvFormats)
+        if (r.format == f) return r;
+    throw std::invalid_argument("KV format out of range");
+}
+
+}  // namespace
+
 void Kernels::kv_write_kv(Recorder& rec, const Buffer& k, uint32_t k_off, const Buffer& v,
                           uint32_t v_off, uint32_t src_stride, const Buffer& slots, Buffer& k_cache,
-                          Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16) {
-    if (f16 && n % 2 != 0)
-        throw std::invalid_argument("kv_write: an F16 cache needs an even row length");
-    const Pipeline& p = get(f16 ? "kv_write_f16" : "kv_write_f32", 5, sizeof(KvPush), wg_elem_);
+                          Buffer& v_cache, uint32_t n, uint32_t n_tok, KvFormat kv) {
+    const KvFormatRow& r = kv_row(kv);
+    if (n % r.unit_values != 0) {
+        throw std::invalid_argument(
+            "kv_write: a row of " + std::to_string(n) + " values is not whole units of " +
+            std::to_string(r.unit_values) + " (" + (r.suffix + 1) + " cache)");
+    }
+    const Pipeline& p = get(std::string("kv_write") + r.suffix, 5, sizeof(KvPush), wg_elem_);
     KvPush pc{n, n_tok, k_off, v_off, src_stride};
-    rec.dispatch(p, {&k, &slots, &k_cache, &v, &v_cache}, &pc, ceil_div(f16 ? n / 2 : n, wg_elem_),
-                 n_tok, 2, "kv_write");
+    // An invocation per unit: value, f16 pair or block.
+    rec.dispatch(p, {&k, &slots, &k_cache, &v, &v_cache}, &pc,
+                 ceil_div(n / r.unit_values, wg_elem_), n_tok, 2, "kv_write");
 }
 
 namespace {
@@ -432,8 +461,8 @@ uint64_t Kernels::attention_partials_bytes(const AttentionShape& s, const Attent
 
 void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
                         const Buffer& v_cache, const Buffer& cell_table, const Buffer& spans,
-                        Buffer& o, const AttentionShape& s, bool f16, const AttentionPlan& plan,
-                        Buffer* partials) {
+                        Buffer& o, const AttentionShape& s, KvFormat kv_format,
+                        const AttentionPlan& plan, Buffer* partials) {
     if (s.head_dim > kMaxHeadDim) {
         throw std::invalid_argument("attention: head_dim " + std::to_string(s.head_dim) + " > " +
                                     std::to_string(kMaxHeadDim));
@@ -446,13 +475,19 @@ void Kernels::attention(Recorder& rec, const Buffer& q, const Buffer& k_cache,
         throw std::invalid_argument("attention: plan needs a path, 1.." +
                                     std::to_string(kMaxAttnSplit) + " splits and a chunk size");
     }
+    const KvFormatRow& fmt = kv_row(kv_format);
+    if (fmt.unit_values > 2 && s.head_dim % fmt.unit_values != 0) {
+        throw std::invalid_argument(
+            "attention: a " + std::string(fmt.suffix + 1) + " cache needs head_dim a multiple of " +
+            std::to_string(fmt.unit_values) + ", not " + std::to_string(s.head_dim));
+    }
     const bool split = plan.n_split > 1;
     if (split && (!partials || partials->size() < attention_partials_bytes(s, plan))) {
         throw std::invalid_argument("attention: split-K needs a partials buffer of " +
                                     std::to_string(attention_partials_bytes(s, plan)) + " bytes");
     }
     Buffer& part = split ? *partials : o;  // bound but unused without a split
-    const std::string kv = f16 ? "_f16" : "_f32";
+    const std::string kv = fmt.suffix;
     AttnPush pc{s.n_tok,    s.n_head, s.n_head_kv,  s.head_dim, s.kv_stride, s.q_stride,
                 s.o_stride, s.scale,  plan.n_split, plan.chunk, s.window,    s.softcap};
     if (plan.path == AttnPath::Row) {

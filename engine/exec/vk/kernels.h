@@ -51,6 +51,13 @@ struct AttentionShape {
     uint32_t effective_span() const { return window > 0 && max_span > window ? window : max_span; }
 };
 
+/// Element layout of the KV cache the kv_write and attention shaders read
+/// and write (model::KvType on the device): f32; binary16 pairs packed in
+/// uint32 words; or ggml's blocks of 32 values (Q8_0: 34 bytes, f16 scale
+/// and 32 int8; Q4_0: 18 bytes, f16 scale and 32 nibbles), packed back to
+/// back from byte 0 of the buffer (ggml-quants.h block_q8_0 / block_q4_0).
+enum class KvFormat { F32, F16, Q8_0, Q4_0 };
+
 /// Which attention shader runs: Group, a workgroup per (head, token,
 /// chunk) with shared-memory reductions (GPUs); Row, an invocation per
 /// (head, chunk) with no barriers (CPU devices). Auto: Row on CPU devices.
@@ -137,11 +144,13 @@ class Kernels {
     /// k[k_off + t * src_stride, n values] and v_cache[slots[t], :] likewise
     /// from v at v_off; k, v: f32 rows of src_stride floats (may be one
     /// buffer: the fused QKV output); slots: [n_tok] int32 cells; caches:
-    /// [n_ctx, n] f32 or packed f16. Throws std::invalid_argument for f16
-    /// with odd n.
+    /// [n_ctx, n] values in format `kv` (quantized per block of 32 as
+    /// ggml's quantize_row_q8_0_ref / _q4_0_ref; bytes of cells not in
+    /// `slots` are left as they were). Throws std::invalid_argument for F16
+    /// with odd n, or a block format with n not a multiple of 32.
     void kv_write_kv(Recorder& rec, const Buffer& k, uint32_t k_off, const Buffer& v,
                      uint32_t v_off, uint32_t src_stride, const Buffer& slots, Buffer& k_cache,
-                     Buffer& v_cache, uint32_t n, uint32_t n_tok, bool f16);
+                     Buffer& v_cache, uint32_t n, uint32_t n_tok, KvFormat kv);
     /// The shader and split for one attention call of shape `s` on this
     /// device. Splits a span into chunks (split-K) for two reasons:
     ///  - speed (Group only): the call has fewer (token, head) pairs than
@@ -175,18 +184,19 @@ class Kernels {
     /// o[t, head h] = softmax(q[t, h] K^T * scale) V over the cells of token
     /// t's span, per head with GQA (see shaders/attention.comp,
     /// attention_row.comp and, for plan.n_split > 1, attention_merge.comp).
-    /// q: [n_tok, q_stride] f32; k_cache, v_cache: [n_ctx, kv_stride] f32 or
-    /// packed f16 (`f16`); cell_table: [n_entries] u32 cell indices;
+    /// q: [n_tok, q_stride] f32; k_cache, v_cache: [n_ctx, kv_stride]
+    /// values in format `kv`; cell_table: [n_entries] u32 cell indices;
     /// spans: [n_tok, 2] u32 (first entry, count >= 1), as
     /// model::KvCells::cell_table builds them; o: [n_tok, o_stride] f32;
     /// partials: scratch of attention_partials_bytes(s, plan) bytes, only
     /// read when plan.n_split > 1 (may be null otherwise).
     /// Throws std::invalid_argument for head_dim > kMaxHeadDim, n_head not
-    /// a multiple of n_head_kv, a plan with path Auto or a split out of
-    /// range, or a missing or short partials buffer.
+    /// a multiple of n_head_kv, a block format with head_dim not a
+    /// multiple of 32, a plan with path Auto or a split out of range, or a
+    /// missing or short partials buffer.
     void attention(Recorder& rec, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache,
                    const Buffer& cell_table, const Buffer& spans, Buffer& o,
-                   const AttentionShape& s, bool f16, const AttentionPlan& plan,
+                   const AttentionShape& s, KvFormat kv, const AttentionPlan& plan,
                    Buffer* partials = nullptr);
     /// y[t, i] = silu(g[g_off + t * in_stride + i]) * u[u_off + t * in_stride + i]
     /// for i < n, t < n_tok; g and u may be one buffer (the fused gate/up

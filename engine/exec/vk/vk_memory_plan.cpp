@@ -23,7 +23,7 @@ bool same_rope(const RopeConfig& a, const RopeConfig& b) {
 
 MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
                        const vk::KernelConfig& kernels) {
-    if (const std::string p = kv_type_vulkan_problem(ctx.kv_type); !p.empty())
+    if (const std::string p = kv_type_problem(ctx.kv_type, d.hp.head_dim); !p.empty())
         throw std::invalid_argument(p);
     const HParams& hp = d.hp;
     MemoryNeed need;

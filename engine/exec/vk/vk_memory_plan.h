@@ -15,8 +15,8 @@ namespace wb::model {
 /// Bytes VkModel allocates for `d` with `ctx` once it has run a ubatch of
 /// `shape` (buffers grow to the largest ubatch seen and stay). `kernels`
 /// decides the attention split (vk::Kernels::config_for of the device).
-/// Throws std::invalid_argument for a KV type the Vulkan backend does not
-/// have (kv_type_vulkan_problem).
+/// Throws std::invalid_argument for a block KV type the head dimension
+/// does not divide (kv_type_problem).
 MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanShape& shape,
                        const vk::KernelConfig& kernels);
 

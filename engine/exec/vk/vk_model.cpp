@@ -87,7 +87,7 @@ VkModel::VkModel(const gguf::File& file, const ContextParams& ctx, const VkModel
                                     std::to_string(vk::Kernels::kMaxHeadDim));
     }
     const uint32_t kv_dim = hp_.kv_dim();
-    if (const std::string p = kv_type_vulkan_problem(ctx.kv_type); !p.empty())
+    if (const std::string p = kv_type_problem(ctx.kv_type, hp_.head_dim); !p.empty())
         throw std::invalid_argument(p);
     if (ctx.kv_type == KvType::F16 && kv_dim % 2 != 0) {
         throw std::invalid_argument("an F16 KV cache needs an even n_head_kv * head_dim");

@@ -24,6 +24,22 @@ using vk::Buffer;
 using vk::Memory;
 using vk::Purpose;
 
+/// The cache layout the shaders use for a KV type (the same bytes as the
+/// CPU executor's cache: kv_row_bytes).
+vk::KvFormat kv_format(KvType t) {
+    switch (t) {
+        case KvType::F32:
+            return vk::KvFormat::F32;
+        case KvType::F16:
+            return vk::KvFormat::F16;
+        case KvType::Q8_0:
+            return vk::KvFormat::Q8_0;
+        case KvType::Q4_0:
+            return vk::KvFormat::Q4_0;
+    }
+    throw std::invalid_argument("KV type out of range");
+}
+
 /// Grows `b` to hold at least `bytes` (contents are not kept). A buffer
 /// that is reallocated drops every recorded step (they bind the old one).
 /// `headroom`: round up to a power of two (capped at the binding limit),
@@ -139,7 +155,7 @@ class VkOps final : public Ops {
     void kv_write(uint32_t layer, Act k, Act v) override {
         if (k.stride != v.stride) throw std::logic_error("kv_write: k and v rows differ");
         K_.kv_write_kv(R_, buf(k), k.col, buf(v), v.col, k.stride, m_.cells, m_.k_cache[layer],
-                       m_.v_cache[layer], k.width, n_tok_, model_.ctx_.kv_type == KvType::F16);
+                       m_.v_cache[layer], k.width, n_tok_, kv_format(model_.ctx_.kv_type));
     }
 
     void attention(Act o, Act q, const AttnParams& a) override {
@@ -149,7 +165,7 @@ class VkOps final : public Ops {
         const vk::AttentionPlan plan = K_.plan_attention(s);
         note_plan(s, plan);
         K_.attention(R_, buf(q), m_.k_cache[a.layer], m_.v_cache[a.layer], m_.cell_table, m_.spans,
-                     buf(o), s, model_.ctx_.kv_type == KvType::F16, plan, &m_.att_part);
+                     buf(o), s, kv_format(model_.ctx_.kv_type), plan, &m_.att_part);
     }
 
     void glu(Act y, Act gate, Act up, FfnActivation act) override {

@@ -47,7 +47,7 @@ struct VkModel::Impl {
     vk::Barriers barriers = vk::Barriers::Tracked;
     std::vector<VkMat> mats;                   // [n_mats] by MatId
     std::vector<vk::Buffer> vecs;              // [n_vecs] f32, by VecId
-    std::vector<vk::Buffer> k_cache, v_cache;  // [n_layer] [n_ctx, kv_dim] f32 or packed f16
+    std::vector<vk::Buffer> k_cache, v_cache;  // [n_layer] [n_ctx, kv_dim] of ctx.kv_type (vk::KvFormat)
 
     // The graph's named activations (Ops::act), grown on demand.
     std::vector<std::string> act_names;
