@@ -17,10 +17,6 @@ namespace wb::model {
 
 namespace {
 
-uint64_t round4(uint64_t b) {
-    return std::max<uint64_t>(4, (b + 3) & ~uint64_t{3});
-}
-
 /// Notes the activation buffers a graph asks for; runs nothing.
 class PlanOps final : public Ops {
   public:
@@ -31,7 +27,8 @@ class PlanOps final : public Ops {
         for (size_t i = 0; i < names_.size(); ++i)
             if (names_[i] == name) return Act{static_cast<uint32_t>(i), 0, width, width, rows};
         names_.emplace_back(name);
-        bytes += round4(uint64_t{rows == Rows::Tokens ? n_tok_ : n_out_} * width * sizeof(float));
+        bytes +=
+            buffer_bytes(uint64_t{rows == Rows::Tokens ? n_tok_ : n_out_} * width * sizeof(float));
         return Act{static_cast<uint32_t>(names_.size() - 1), 0, width, width, rows};
     }
     void embed(Act, MatId, float) override {}
@@ -55,6 +52,10 @@ class PlanOps final : public Ops {
 };
 
 }  // namespace
+
+uint64_t buffer_bytes(uint64_t b) {
+    return std::max<uint64_t>(4, (b + 3) & ~uint64_t{3});
+}
 
 MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx) {
     if (const std::string p = kv_type_problem(ctx.kv_type, d.hp.head_dim); !p.empty())

@@ -41,8 +41,12 @@ struct PlanShape {
 /// dimension (kv_type_problem).
 MemoryNeed plan_memory_host(const ModelDesc& d, const ContextParams& ctx);
 
+/// Bytes a device buffer asked for `b` bytes takes: rounded up to whole
+/// 4-byte words, at least one (vk::Buffer's sizing; shaders read words).
+uint64_t buffer_bytes(uint64_t b);
+
 /// Bytes of the activation buffers the graph of `d` asks for with n_tok
-/// token rows and n_out output rows (f32).
+/// token rows and n_out output rows (f32), each sized by buffer_bytes.
 uint64_t graph_activation_bytes(const ModelDesc& d, uint32_t n_tok, uint32_t n_out);
 
 /// A model of a well-known size: the hyperparameters of Llama 3.2 1B/3B,

@@ -10,11 +10,6 @@ namespace wb::model {
 
 namespace {
 
-/// Buffers are allocated in whole 4-byte words, at least one.
-uint64_t round4(uint64_t b) {
-    return std::max<uint64_t>(4, (b + 3) & ~uint64_t{3});
-}
-
 bool same_rope(const RopeConfig& a, const RopeConfig& b) {
     return a.freq_base == b.freq_base && a.freq_scale == b.freq_scale;
 }
@@ -33,18 +28,19 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
         bool same = true;
         for (uint32_t p : m.parts) same = same && d.tensors[p].type == d.tensors[m.parts[0]].type;
         if (same) {
-            need.weights += round4(m.rows * ggml::row_bytes(d.tensors[m.parts[0]].type, m.ne0));
+            need.weights +=
+                buffer_bytes(m.rows * ggml::row_bytes(d.tensors[m.parts[0]].type, m.ne0));
         } else {
             for (uint32_t p : m.parts)
                 need.weights +=
-                    round4(d.tensors[p].ne1 * ggml::row_bytes(d.tensors[p].type, m.ne0));
+                    buffer_bytes(d.tensors[p].ne1 * ggml::row_bytes(d.tensors[p].type, m.ne0));
         }
     }
-    for (const VecDesc& v : d.vecs) need.weights += round4(v.n * sizeof(float));
+    for (const VecDesc& v : d.vecs) need.weights += buffer_bytes(v.n * sizeof(float));
     // The pool: n_ctx rounded up to whole KV blocks (kv_cells.h).
     const uint64_t cells = KvCells::pool_cells(ctx.n_ctx, ctx.kv_block_size);
     need.kv_cache =
-        2 * uint64_t{hp.n_layer} * round4(cells * kv_row_bytes(ctx.kv_type, hp.kv_dim()));
+        2 * uint64_t{hp.n_layer} * buffer_bytes(cells * kv_row_bytes(ctx.kv_type, hp.kv_dim()));
 
     const uint64_t t = std::max<uint32_t>(shape.n_ubatch, 1);
     const uint64_t o = std::max<uint32_t>(shape.n_outputs ? shape.n_outputs : ctx.n_seq_max, 1);
@@ -55,9 +51,9 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
     // cells: shared prefix blocks appear once per sequence) and RoPE
     // cos/sin per frequency set.
     const uint64_t n_rope_sets = same_rope(hp.rope, hp.rope_swa) ? 1 : 2;
-    need.activations += round4(t * 4) * 2 + round4(t * 8) + round4(o * 4) +
-                        round4(std::min<uint64_t>(ctx.n_seq_max, t) * cells * 4) +
-                        n_rope_sets * round4(t * std::max<uint32_t>(hp.n_rot / 2, 1) * 2 * 4);
+    need.activations += buffer_bytes(t * 4) * 2 + buffer_bytes(t * 8) + buffer_bytes(o * 4) +
+                        buffer_bytes(std::min<uint64_t>(ctx.n_seq_max, t) * cells * 4) +
+                        n_rope_sets * buffer_bytes(t * std::max<uint32_t>(hp.n_rot / 2, 1) * 2 * 4);
     // Split-K attention scratch for the longest span (a sequence may hold
     // every cell), full-attention and windowed layers alike.
     vk::AttentionShape as;
@@ -73,8 +69,8 @@ MemoryNeed plan_memory(const ModelDesc& d, const ContextParams& ctx, const PlanS
         part = std::max(part, vk::Kernels::attention_partials_bytes(
                                   as, vk::Kernels::plan_attention(as, kernels)));
     }
-    if (part) need.activations += round4(part);
-    need.staging = round4(o * hp.n_vocab * sizeof(float));
+    if (part) need.activations += buffer_bytes(part);
+    need.staging = buffer_bytes(o * hp.n_vocab * sizeof(float));
     return need;
 }
 
