@@ -43,6 +43,29 @@ void line(const std::string& label, const std::string& value) {
     std::printf("    %-24s%s\n", (label + ":").c_str(), value.c_str());
 }
 
+const char* yn(bool b) {
+    return b ? "yes" : "no";
+}
+
+/// The capabilities after the heaps, one line each.
+void capability_lines(const model::GpuDevice& d) {
+    line("subgroup size", std::to_string(d.subgroup_size));
+    line("subgroup arithmetic", yn(d.subgroup_arithmetic));
+    line("max shared memory", std::to_string(d.max_shared_memory) + " bytes");
+    line("maxStorageBufferRange", std::to_string(d.max_storage_buffer_range) + " bytes (" +
+                                      mib(d.max_storage_buffer_range) + ")");
+    line("max workgroup size", std::to_string(d.max_workgroup_invocations) + " invocations");
+    line("16-bit storage", yn(d.storage_16bit));
+    line("shaderFloat16", yn(d.shader_float16));
+    line("8-bit storage", yn(d.storage_8bit));
+    line("integer dot product", yn(d.integer_dot_product));
+    line("cooperative matrix NV", yn(d.cooperative_matrix_nv));
+    line("memory budget", yn(d.memory_budget));
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "%s (%.3f ns/tick)", yn(d.timestamps), d.timestamp_period_ns);
+    line("timestamps", ts);
+}
+
 }  // namespace
 
 int cmd_devices(const std::vector<std::string>& argv) {
@@ -73,7 +96,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
             line("heap " + std::to_string(i),
                  mib(d.heaps[i].bytes) + (d.heaps[i].device_local ? " (device local)" : ""));
         }
-        for (const auto& [label, value] : d.capabilities) line(label, value);
+        capability_lines(d);
     }
     std::printf("default backend: %s\n", default_backend_line().c_str());
     return 0;

@@ -1,7 +1,6 @@
 #include "loader/devices.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <stdexcept>
 
 #include "loader/load.h"
@@ -33,23 +32,13 @@ GpuDevice GpuDevice::generic(bool cpu_device) {
     g.name = cpu_device ? "CPU device" : "GPU";
     g.type_name = cpu_device ? "CPU" : "discrete GPU";
     g.type_slug = cpu_device ? "cpu" : "discrete-gpu";
-    g.subgroup_size = 16;  // wg_reduce 64 whatever the device reports
+    g.subgroup_size = 0;  // unknown
     return g;
 }
 
 #if WB_HAVE_VULKAN
 
 namespace {
-
-const char* yn(bool b) {
-    return b ? "yes" : "no";
-}
-
-std::string mib(uint64_t b) {
-    char s[32];
-    std::snprintf(s, sizeof s, "%.0f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
-    return s;
-}
 
 GpuDevice from_vk(const vk::DeviceInfo& d) {
     GpuDevice g;
@@ -64,24 +53,17 @@ GpuDevice from_vk(const vk::DeviceInfo& d) {
     for (const vk::HeapInfo& h : d.heaps) g.heaps.push_back({h.size, h.device_local});
     g.subgroup_size = d.subgroup_size;
     g.max_workgroup_invocations = d.max_workgroup_invocations;
-    char ts[64];
-    std::snprintf(ts, sizeof ts, "%s (%.3f ns/tick)", yn(d.timestamps),
-                  static_cast<double>(d.timestamp_period_ns));
-    g.capabilities = {
-        {"subgroup size", std::to_string(d.subgroup_size)},
-        {"subgroup arithmetic", yn(d.subgroup_arithmetic)},
-        {"max shared memory", std::to_string(d.max_shared_memory) + " bytes"},
-        {"maxStorageBufferRange", std::to_string(d.max_storage_buffer_range) + " bytes (" +
-                                      mib(d.max_storage_buffer_range) + ")"},
-        {"max workgroup size", std::to_string(d.max_workgroup_invocations) + " invocations"},
-        {"16-bit storage", yn(d.storage_16bit)},
-        {"shaderFloat16", yn(d.shader_float16)},
-        {"8-bit storage", yn(d.storage_8bit)},
-        {"integer dot product", yn(d.integer_dot_product)},
-        {"cooperative matrix NV", yn(d.cooperative_matrix_nv)},
-        {"memory budget", yn(d.memory_budget)},
-        {"timestamps", ts},
-    };
+    g.subgroup_arithmetic = d.subgroup_arithmetic;
+    g.max_shared_memory = d.max_shared_memory;
+    g.max_storage_buffer_range = d.max_storage_buffer_range;
+    g.storage_16bit = d.storage_16bit;
+    g.shader_float16 = d.shader_float16;
+    g.storage_8bit = d.storage_8bit;
+    g.integer_dot_product = d.integer_dot_product;
+    g.cooperative_matrix_nv = d.cooperative_matrix_nv;
+    g.memory_budget = d.memory_budget;
+    g.timestamps = d.timestamps;
+    g.timestamp_period_ns = d.timestamp_period_ns;
     return g;
 }
 

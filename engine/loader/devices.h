@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "model/memory_plan.h"
@@ -35,12 +34,23 @@ struct GpuDevice {
     std::string driver_info;     ///< driverInfo, e.g. "Mesa 22.3.6 (LLVM 15.0.6)"
     std::string api_version;     ///< "1.3.255"
     std::vector<DeviceHeap> heaps;
-    uint32_t subgroup_size = 32;                ///< what the kernels' reduction size follows
+    /// Invocations a subgroup runs in lockstep; the kernels' reduction
+    /// workgroups follow it. 0: unknown (the smallest choice, 64).
+    uint32_t subgroup_size = 32;
     uint32_t max_workgroup_invocations = 1024;  ///< maxComputeWorkGroupInvocations
-    /// The capabilities `workbench-cli devices` prints after the heaps, in
-    /// order, as (label, value) text: subgroup size, shared memory, 16-bit
-    /// storage, timestamps, ...
-    std::vector<std::pair<std::string, std::string>> capabilities;
+    // What the engine reads from the device and chooses shader variants by
+    // (vk::DeviceInfo); `workbench-cli devices` prints them.
+    bool subgroup_arithmetic = false;       ///< subgroupAdd in compute shaders
+    uint64_t max_shared_memory = 0;         ///< maxComputeSharedMemorySize, bytes
+    uint64_t max_storage_buffer_range = 0;  ///< bytes one storage-buffer binding may span
+    bool storage_16bit = false;             ///< storageBuffer16BitAccess
+    bool shader_float16 = false;            ///< shaderFloat16
+    bool storage_8bit = false;              ///< storageBuffer8BitAccess
+    bool integer_dot_product = false;       ///< VK_KHR_shader_integer_dot_product
+    bool cooperative_matrix_nv = false;     ///< VK_NV_cooperative_matrix
+    bool memory_budget = false;             ///< VK_EXT_memory_budget
+    bool timestamps = false;                ///< compute-queue timestamp queries
+    double timestamp_period_ns = 0.0;       ///< ns per timestamp tick
 
     /// A CPU implementation of Vulkan (lavapipe, SwiftShader).
     bool cpu_device() const { return type_slug == "cpu"; }
@@ -49,8 +59,8 @@ struct GpuDevice {
     /// A typical discrete GPU (subgroups of 32, 1024 invocations a
     /// workgroup) for plans made without a device.
     static GpuDevice typical_discrete();
-    /// A device of unknown limits, CPU or GPU: what the desktop's model bar
-    /// plans for before a device is queried.
+    /// A device of unknown limits (subgroup size 0), CPU or GPU: what the
+    /// desktop's model bar plans for before a device is queried.
     static GpuDevice generic(bool cpu_device);
 };
 

@@ -134,7 +134,8 @@ Kernels::PipelineStats Kernels::pipeline_stats() const {
 }
 
 KernelConfig Kernels::config_for(const DeviceInfo& d, bool gpu_kernels) {
-    // The same choices as the constructor.
+    // The same choices as the constructor. A subgroup size of 0 (unknown:
+    // plans made without a device) gives the smallest reduction, 64.
     KernelConfig k;
     const uint32_t sg = std::max<uint32_t>(1, d.subgroup_size);
     k.wg_reduce = pow2_floor(std::min<uint32_t>(
