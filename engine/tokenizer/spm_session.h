@@ -4,10 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <queue>
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/bigram_merge.h"
 #include "tokenizer/vocab.h"
 
 namespace wb::tokenizer {
@@ -33,38 +33,10 @@ class SpmSession {
     void tokenize(std::string_view text, std::vector<int32_t>& out);
 
   private:
-    /// One symbol of the doubly linked list over the text: bytes
-    /// [offset, offset + n) of the text; n == 0 once merged into its left
-    /// neighbour.
-    struct Symbol {
-        int prev = -1;
-        int next = -1;
-        size_t offset = 0;
-        size_t n = 0;
-    };
-    /// A candidate merge of symbols left and right (adjacent at push time).
-    /// `size` is the byte length the pair had then; a stale entry whose
-    /// symbols changed since is recognised by a different length.
-    struct Bigram {
-        int left = -1;
-        int right = -1;
-        float score = 0.0f;
-        size_t size = 0;
-    };
-    /// Max-heap order: higher score first, then lower `left`.
-    struct BigramLess {
-        bool operator()(const Bigram& a, const Bigram& b) const {
-            return a.score < b.score || (a.score == b.score && a.left > b.left);
-        }
-    };
-
-    void try_add_bigram(int left, int right);
     void emit_bytes(std::string_view bytes, std::vector<int32_t>& out) const;
 
     const Vocab& vocab_;
-    std::string_view text_;
-    std::vector<Symbol> symbols_;                                         // [n_chars]
-    std::priority_queue<Bigram, std::vector<Bigram>, BigramLess> queue_;  // pending merges
+    BigramMerge merge_;
 };
 
 }  // namespace wb::tokenizer
