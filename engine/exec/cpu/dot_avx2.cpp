@@ -17,13 +17,13 @@
 
 // dot_avxvnni.cpp compiles this file again with WB_DOT_VNNI defined: the
 // same kernels for CPUs with AVX-VNNI, whose uint8 x int8 block sums take
-// one vpdpbusd (see mul_sum_us8), under the table avxvnni_kernel.
+// one vpdpbusd (see mul_sum_us8), under the lookup avxvnni_kernel.
 #ifdef WB_DOT_VNNI
 #define WB_AVX2 __attribute__((target("avx2,fma,f16c,avxvnni")))
-#define WB_DOT_TABLE avxvnni_kernel
+#define WB_KERNEL_LOOKUP avxvnni_kernel
 #else
 #define WB_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define WB_DOT_TABLE avx2_kernel
+#define WB_KERNEL_LOOKUP avx2_kernel
 #endif
 
 namespace wb::cpu::detail {
@@ -783,20 +783,7 @@ WB_TILED(dot_x8_q8_0)
 
 }  // namespace
 
-const WeightKernel* WB_DOT_TABLE(uint32_t type) noexcept {
-    // One entry per row of kernels.def, built on first use.
-    switch (static_cast<ggml::Type>(type)) {
-#define WB_KERNEL(T, A, fn, x8)                          \
-    case ggml::Type::T: {                                \
-        static const WeightKernel k{ActKind::A, fn, x8}; \
-        return &k;                                       \
-    }
-#include "exec/cpu/kernels.def"
-#undef WB_KERNEL
-        default:
-            return nullptr;
-    }
-}
+#include "exec/cpu/kernel_lookup.inc"
 
 }  // namespace wb::cpu::detail
 

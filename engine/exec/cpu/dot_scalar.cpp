@@ -426,19 +426,8 @@ void dot_x8_q6_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int
 
 }  // namespace
 
-const WeightKernel* scalar_kernel(uint32_t type) noexcept {
-    // One entry per row of kernels.def, built on first use.
-    switch (static_cast<ggml::Type>(type)) {
-#define WB_KERNEL(T, A, fn, x8)                          \
-    case ggml::Type::T: {                                \
-        static const WeightKernel k{ActKind::A, fn, x8}; \
-        return &k;                                       \
-    }
-#include "exec/cpu/kernels.def"
-#undef WB_KERNEL
-        default:
-            return nullptr;
-    }
-}
+#define WB_KERNEL_LOOKUP scalar_kernel
+#include "exec/cpu/kernel_lookup.inc"
+#undef WB_KERNEL_LOOKUP
 
 }  // namespace wb::cpu::detail
