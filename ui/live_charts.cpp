@@ -19,7 +19,7 @@
 #include <cmath>
 #include <limits>
 
-#include "metrics/percentile.h"
+#include "desktop/latency_stats.h"
 #include "ui/chart_plot.h"
 
 namespace wb::ui {
@@ -249,11 +249,10 @@ std::array<double, 7> LiveCharts::statsAt(double t_s) const {
     auto percentiles = [&](const std::vector<gui::LatencyEvent>& events, size_t at) {
         std::vector<double> v;
         for (auto it = first(events), end = last(events); it < end; ++it) v.push_back(it->ms);
-        if (v.empty()) return;
-        std::sort(v.begin(), v.end());
-        out[at] = metrics::percentile_sorted(v, 50);
-        out[at + 1] = metrics::percentile_sorted(v, 95);
-        out[at + 2] = metrics::percentile_sorted(v, 99);
+        const gui::LatencyPercentiles p = gui::latency_percentiles(std::move(v));
+        out[at] = p.p50;
+        out[at + 1] = p.p95;
+        out[at + 2] = p.p99;
     };
     percentiles(ttft_, 0);
     percentiles(e2e_, 3);
