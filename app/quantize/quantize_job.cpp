@@ -1,6 +1,7 @@
 #include "quantize/quantize_job.h"
 
 #include "errors/errors.h"
+#include "ggml/types.h"
 #include "gguf/writer.h"
 
 namespace wb::quantize {
@@ -12,6 +13,10 @@ namespace {
 struct Stop {};
 
 }  // namespace
+
+std::string type_upper_name(uint32_t type) {
+    return ggml::type_upper_name(type);
+}
 
 const char* to_string(ErrorKind kind) {
     switch (kind) {

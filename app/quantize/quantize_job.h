@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,11 @@ enum class ErrorKind {
 
 /// "request", "input file", "input format", "unsupported", "output", "cancelled".
 const char* to_string(ErrorKind kind);
+
+/// The upper-case name of ggml type id `type` ("Q4_K", "F16"), as the
+/// plan's src_type / dst_type are shown (ggml::type_upper_name; an id the
+/// type table does not know gives "type#N").
+std::string type_upper_name(uint32_t type);
 
 /// What run() throws. what() keeps the underlying message, which names the
 /// file and, for a malformed input, the byte offset and field.

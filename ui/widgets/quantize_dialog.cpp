@@ -17,7 +17,6 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "ggml/types.h"
 #include "quantize/quantize_job.h"
 
 namespace wb::ui {
@@ -25,7 +24,7 @@ namespace wb::ui {
 namespace {
 
 QString upper_type(uint32_t id) {
-    return QString::fromStdString(ggml::type_upper_name(id));
+    return QString::fromStdString(quantize::type_upper_name(id));
 }
 
 QString mib(uint64_t b) {
