@@ -24,6 +24,7 @@
 #include "desktop/remote_client.h"
 #include "desktop/run_recorder.h"
 #include "desktop/settings_store.h"
+#include "desktop/speculation_text.h"
 #include "ui/target_picker.h"
 #include "ui/widgets/draft_picker.h"
 #include "ui/widgets/wrap_label.h"
@@ -463,7 +464,7 @@ bool ChatView::sendTurn(const QString& text, bool new_seed) {
     spec.seed_policy =
         s.fixed_seed && !new_seed ? core::SeedPolicy::Fixed : core::SeedPolicy::Random;
     spec.run_id = run_id_;
-    spec.speculative = draft_->params();
+    spec.speculative = gui::speculative_params(draft_->choice());
     setStatus({});
     // A draft model is loaded with the model: until that reload has
     // happened, this reply runs without it (the footer says so).
@@ -827,7 +828,7 @@ void ChatView::onFinished(const gui::RequestResult& r) {
             QStringLiteral(" · %1 on %2 · %3")
                 .arg(bridge_->modelInfo().fileName(), bridge_->backendName(), r.settings.summary());
     }
-    footer += speculation_footer(r.speculative_asked, r.speculative);
+    footer += gui::speculation_footer(r.speculative_asked, r.speculative);
     reply.footer = footer;
     render();
     updateButtons();

@@ -19,6 +19,7 @@
 #include "common/data_dir.h"
 #include "desktop/engine_bridge.h"
 #include "desktop/settings_store.h"
+#include "desktop/speculation_text.h"
 #include "ui/chat_view.h"
 #include "ui/main_window.h"
 #include "ui/widgets/draft_picker.h"
@@ -81,8 +82,9 @@ class UiSpeculative : public QObject {
         picker->kindBox()->setCurrentIndex(row);
         emit picker->kindBox()->activated(row);
         picker->kBox()->setValue(4);
-        QCOMPARE(picker->params().kind, scheduler::SpeculativeParams::Kind::Ngram);
-        QCOMPARE(picker->params().k, 4u);
+        QCOMPARE(gui::speculative_params(picker->choice()).kind,
+                 scheduler::SpeculativeParams::Kind::Ngram);
+        QCOMPARE(gui::speculative_params(picker->choice()).k, 4u);
 
         const gui::RequestResult spec = say(chat, kPrompt);
         QCOMPARE(spec.output, plain.output);

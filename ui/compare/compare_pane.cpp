@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "compare/compare.h"
+#include "desktop/speculation_text.h"
 #include "load/client.h"
 #include "ui/widgets/draft_picker.h"
 #include "ui/widgets/wrap_label.h"
@@ -198,7 +199,7 @@ QString ComparePane::speedNote(uint32_t repetitions) {
 
 wb::compare::StreamDraft ComparePane::draft() const {
     wb::compare::StreamDraft d;
-    d.params = draft_->params();
+    d.params = gui::speculative_params(draft_->choice());
     d.model_path = draft_->draftFile().toStdString();
     return d;
 }

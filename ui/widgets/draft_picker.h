@@ -4,14 +4,13 @@
 // "Draft: none / n-gram / model file…" and k, the most draft tokens per
 // target pass. n-gram (prompt lookup) needs nothing loaded; a draft model
 // file is loaded with the model (gui::LoadRequest::draft_model), so picking
-// one asks for a reload (draftFileChanged). Also the reply footer's line on
-// what speculation did.
+// one asks for a reload (draftFileChanged). What a request asks for and the
+// reply footer's line are desktop/speculation_text.h.
 
 #include <QString>
 #include <QWidget>
 
 #include "desktop/settings_store.h"
-#include "scheduler/request.h"
 
 class QComboBox;
 class QSpinBox;
@@ -32,9 +31,6 @@ class DraftPicker : public QWidget {
     /// file; an unknown kind, or a model whose file is missing or gone,
     /// means none; k is clamped to 1..64).
     void setChoice(const gui::SettingsStore::ChatDraft& c);
-    /// What a request should ask for: kind None / Ngram / DraftModel, k,
-    /// adaptive (as `workbench-cli generate --draft`).
-    scheduler::SpeculativeParams params() const;
     /// The draft model file the session should load ("" unless kind "model").
     QString draftFile() const;
 
@@ -53,13 +49,5 @@ class DraftPicker : public QWidget {
     QComboBox* kind_;
     QSpinBox* k_;
 };
-
-/// The reply footer's part on speculation, "" when `asked` is None. Says
-/// the acceptance rate (accepted / drafted), mean accepted tokens per target
-/// pass that checked a draft, draft and verify ms; or, in plain words, why
-/// speculation was not used (no draft was proposed, or none fit in the KV
-/// pool's free blocks or the step's token budget).
-QString speculation_footer(const scheduler::SpeculativeParams& asked,
-                           const scheduler::SpeculativeStats& s);
 
 }  // namespace wb::ui
