@@ -13,7 +13,7 @@
 #include <exception>
 #include <functional>
 
-#include "quant/quantize_model.h"
+#include "quantize/quantize_job.h"
 #include "ui/batch_panel.h"
 #include "ui/chat_view.h"
 #include "ui/compare/compare_tab.h"
@@ -130,7 +130,9 @@ int take_screenshots(ui::MainWindow& w, const QString& dir, const QString& model
     if (!compare) return fail("no Compare tab");
     const QString q8 = tmp.filePath("stories260K-q8_0.gguf");
     try {
-        quant::quantize_file(model_path.toStdString(), q8.toStdString(), quant::Target::Q8_0);
+        quantize::QuantizeJob job(
+            {model_path.toStdString(), q8.toStdString(), quant::Target::Q8_0, {}});
+        job.run();
     } catch (const std::exception& e) {
         return fail(e.what());
     }
