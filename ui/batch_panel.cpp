@@ -36,8 +36,8 @@
 #include "cost/price.h"
 #include "desktop/engine_bridge.h"
 #include "desktop/remote_client.h"
+#include "desktop/remote_run_stats.h"
 #include "desktop/run_recorder.h"
-#include "metrics/metrics_store.h"
 #include "ui/batch_results_model.h"
 #include "ui/target_picker.h"
 #include "ui/widgets/price_fields.h"
@@ -420,7 +420,7 @@ bool BatchPanel::runRemote(const std::optional<cost::Price>& price) {
     run_id_ = recorder_ ? recorder_->beginRun("batch", QFileInfo(set_.path).fileName(), rs) : 0;
 
     remoteRun_ = true;
-    remoteMetrics_ = std::make_unique<metrics::MetricsStore>(0.0);
+    remoteStats_ = std::make_unique<gui::RemoteRunStats>();
     remote_->setMaxParallel(concurrency);
     // Without a usage block, the loaded model's tokenizer counts the
     // replies (approximate), else their chunks.
@@ -499,30 +499,8 @@ void BatchPanel::onEvent(const core::BatchEvent& e) {
 
 void BatchPanel::onRemoteFinished(const gui::RequestResult& r) {
     if (!running_ || !remoteRun_ || r.run_id != run_id_) return;
-    // The client's samples on the run's clock (ms since Run), placed back
-    // from the finish: sent at finish - e2e, first token TTFT after that.
-    const double finish = static_cast<double>(clock_.elapsed());
-    const double sent = std::max(0.0, finish - r.e2e_ms);
-    metrics::RequestMetrics m;
-    m.queue_wait_ms = 0;  // the client sends at once; the endpoint's queue is inside TTFT
-    if (r.ttft_ms >= 0) {
-        m.ttft_ms = r.ttft_ms;
-        remoteMetrics_->record_first_token(sent + r.ttft_ms, r.ttft_ms);
-        double at = sent + r.ttft_ms;
-        for (double itl : r.itl_ms) {
-            at += itl;
-            remoteMetrics_->record_inter_token(at, itl);
-        }
-    }
-    m.itl_ms = r.itl_ms;
-    if (r.tpot_ms >= 0) m.tpot_ms = r.tpot_ms;
-    m.e2e_ms = r.e2e_ms;
-    m.prompt_tokens = r.prompt_tokens;
-    m.generated_tokens = r.generated_tokens;
-    remoteMetrics_->record_finished(finish, m, r.finish_reason.toStdString());
-    // Tokens for the run's throughput; the endpoint's busy time is unknown (0).
-    remoteMetrics_->record_step(finish, 0.0, static_cast<uint32_t>(std::max(0, r.prompt_tokens)),
-                                static_cast<uint32_t>(std::max(0, r.generated_tokens)));
+    // The client's samples on the run's clock (ms since Run).
+    remoteStats_->record(r, static_cast<double>(clock_.elapsed()));
     countFinished(r);
     updateProgress();
     endRunIfDone();
@@ -543,9 +521,8 @@ void BatchPanel::endRunIfDone() {
 void BatchPanel::showSummary() {
     // The store's samples over the run: every request of it has finished,
     // so its TTFT / ITL / e2e samples are in.
-    if (remoteRun_ && remoteMetrics_) {
-        const double now = std::max(1e-3, remoteMetrics_->last_sample_ms());
-        summary_.stats = remoteMetrics_->snapshot(now, now + 1.0).window;
+    if (remoteRun_ && remoteStats_) {
+        summary_.stats = remoteStats_->summary();
     } else {
         summary_.stats = bridge_->spanStats(runStartMs_);
     }

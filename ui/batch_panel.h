@@ -46,13 +46,11 @@ class QTableView;
 namespace wb::core {
 struct BatchEvent;
 }
-namespace wb::metrics {
-class MetricsStore;
-}
 namespace wb::gui {
 class BatchJob;
 class EngineBridge;
 class RemoteClient;
+class RemoteRunStats;
 class RunRecorder;
 }  // namespace wb::gui
 
@@ -171,7 +169,7 @@ class BatchPanel : public QWidget {
     std::shared_ptr<gui::BatchJob> job_;  // the run on the session
     bool remoteRun_ = false;              // the run goes to picker_'s endpoint
     // The remote run's client-side samples (ms since Run: clock_), for the summary.
-    std::unique_ptr<metrics::MetricsStore> remoteMetrics_;
+    std::unique_ptr<gui::RemoteRunStats> remoteStats_;
     TargetPicker* picker_;
     gui::RemoteClient* remote_;
     gui::GenSettings run_settings_;  // the settings panel's values at Run
