@@ -167,165 +167,136 @@ void print_logprobs_table(const std::vector<core::TokenLogprobs>& steps,
     }
 }
 
-}  // namespace
+// The command line's request: the prompt or chat turns, limits, sampling,
+// the draft, the model file.
+struct GenerateArgs {
+    bool chat_mode = false;
+    std::optional<std::string> prompt;  ///< -p; with --chat, the rendered prompt once prepared
+    std::vector<chat::Message> turns;   ///< --chat's turns, in order
+    int64_t n_predict = 128;
+    bool json = false;
+    int32_t top_logprobs = -1;  ///< -1: not asked
+    sampling::SamplingParams sp;
+    std::string draft_path;
+    scheduler::SpeculativeParams spec;
+    std::string path;  ///< the model file
+};
 
-int cmd_generate(const std::vector<std::string>& argv) {
-    const ParsedArgs args = parse_args(kSpec, argv);
-    if (args.help) {
-        std::fputs(help_text(kSpec).c_str(), stdout);
-        return 0;
-    }
-    const bool chat_mode = args.has("chat");
-    std::optional<std::string> prompt = args.get("prompt");
-    if (!prompt && !chat_mode)
+GenerateArgs parse_generate_args(const ParsedArgs& args) {
+    GenerateArgs g;
+    g.chat_mode = args.has("chat");
+    g.prompt = args.get("prompt");
+    if (!g.prompt && !g.chat_mode)
         throw UsageError("generate: -p PROMPT is required (or --chat with --user)");
-    if (!chat_mode && (args.has("user") || args.has("assistant") || args.has("system") ||
-                       args.has("chat-format") || args.has("chat-var"))) {
+    if (!g.chat_mode && (args.has("user") || args.has("assistant") || args.has("system") ||
+                         args.has("chat-format") || args.has("chat-var"))) {
         throw UsageError(
             "generate: --system/--user/--assistant/--chat-format/--chat-var need --chat");
     }
-    std::vector<chat::Message> turns;
-    if (chat_mode) {
-        if (prompt) {
+    if (g.chat_mode) {
+        if (g.prompt) {
             // -p is the final user turn after any given on the command line.
             for (const auto& [name, value] : args.in_order()) {
-                if (name == "system") turns.insert(turns.begin(), chat::Message{"system", value});
-                if (name == "user" || name == "assistant") turns.push_back({name, value});
+                if (name == "system")
+                    g.turns.insert(g.turns.begin(), chat::Message{"system", value});
+                if (name == "user" || name == "assistant") g.turns.push_back({name, value});
             }
-            turns.push_back({"user", *prompt});
+            g.turns.push_back({"user", *g.prompt});
         } else {
-            turns = chat_turns_from_args(args);
+            g.turns = chat_turns_from_args(args);
         }
     }
-    const int64_t n_predict = args.get_int("n-predict", 128, 0, int64_t{1} << 24);
-    const bool json = args.has("json");
-    const int32_t top_logprobs =
+    g.n_predict = args.get_int("n-predict", 128, 0, int64_t{1} << 24);
+    g.json = args.has("json");
+    g.top_logprobs =
         args.has("top-logprobs")
             ? static_cast<int32_t>(args.get_int("top-logprobs", 0, 0, core::kMaxTopLogprobs))
             : -1;
-    const sampling::SamplingParams sp = sampling_from_args(args);
-    std::string draft_path;
-    const scheduler::SpeculativeParams spec = draft_from_args(args, &draft_path);
-    const std::string path = resolve_model_path(args.get("model"));
-    // Run log, opened strictly before any work: a bad database file is
-    // reported (and nothing generated) rather than silently not logged.
-    std::shared_ptr<runlog::RunLog> log;
-    if (!args.has("no-log")) log = open_run_log(args);
+    g.sp = sampling_from_args(args);
+    g.spec = draft_from_args(args, &g.draft_path);
+    g.path = resolve_model_path(args.get("model"));
+    return g;
+}
 
-    const Clock::time_point t_load = Clock::now();
+// One sequence's session on the model, with the prompt in ubatches of up to
+// 512 tokens (one 4000-token forward pass ran for minutes), then one token
+// per pass: for prompts up to 512 tokens, the ubatches llama.cpp's golden
+// runs used.
+std::unique_ptr<core::EngineSession> open_session(const ParsedArgs& args, const GenerateArgs& g) {
     model::LoadOptions lo;
     {
-        const gguf::File f = gguf::File::open(path);
+        const gguf::File f = gguf::File::open(g.path);
         lo = load_options_from_args(args, model::HParams::from_gguf(f).n_ctx_train);
     }
     lo.context.n_seq_max = 1;
     core::SessionOptions so;
     so.load = lo;
-    // The prompt in ubatches of up to 512 tokens (one 4000-token forward
-    // pass ran for minutes), then one token per pass: for prompts up to 512
-    // tokens, the ubatches llama.cpp's golden runs used.
     so.prefill_chunk = std::min(lo.context.n_ctx, model::kDefaultUbatch);
     so.step_tokens = so.prefill_chunk;
     so.limits.max_queue = 1;
-    so.draft_model = draft_path;
-    std::unique_ptr<core::EngineSession> session = core::EngineSession::open(path, so);
-    print_warnings(session->vocab().load_warnings());
-    const uint32_t n_ctx_train = session->model().hparams().n_ctx_train;
-    warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel, n_ctx_train);
-    const double load_ms = ms_between(t_load, Clock::now());
-    model::Model& m = session->model();
-    if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)
-        if (!m.can_profile()) throw UsageError("generate: --profile needs --backend vulkan");
-        m.set_profiling(true);
-    }
+    so.draft_model = g.draft_path;
+    return core::EngineSession::open(g.path, so);
+}
 
-    std::shared_ptr<core::ResponseLogger> logger;
+// The request the command line asks for. An unknown --chat-format fails
+// here, before a run.
+core::GenerationRequest make_request(const ParsedArgs& args, const GenerateArgs& g,
+                                     core::EngineSession& session) {
     core::GenerationRequest req;
-    if (chat_mode) {
-        req.messages = turns;
+    if (g.chat_mode) {
+        req.messages = g.turns;
         req.chat_vars = chat_vars_from_args(args);
         req.chat_template = args.get("chat-format").value_or("model");
-        session->chat_template(req.chat_template);  // an unknown name fails here, before a run
+        session.chat_template(req.chat_template);
     } else {
-        req.prompt = *prompt;
+        req.prompt = *g.prompt;
     }
-    req.max_tokens = static_cast<int32_t>(std::max<int64_t>(n_predict, 1));
-    req.sampling = sp;
-    req.seed = {core::SeedPolicy::Fixed, sp.seed, 0};
-    req.top_logprobs = top_logprobs;
+    req.max_tokens = static_cast<int32_t>(std::max<int64_t>(g.n_predict, 1));
+    req.sampling = g.sp;
+    req.seed = {core::SeedPolicy::Fixed, g.sp.seed, 0};
+    req.top_logprobs = g.top_logprobs;
     req.client_id = "cli";
     req.label = "generate";
-    req.speculative = spec;
-    if (log && !draft_path.empty()) {
-        // The draft's version in the run log, beside the target's.
-        req.log_settings["draft_model_version_id"] = log->ensure_model_version(draft_path);
-    }
-    // What the session will run, rendered once: shown before it runs (and
-    // in --json), then submitted as it is.
-    core::PreparedRequest prepared = session->prepare(req);
-    if (chat_mode) {
-        if (!prepared.template_note().empty())
-            std::fprintf(stderr, "note: %s\n", prepared.template_note().c_str());
-        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
-        if (!json) {
-            const std::string facts =
-                describe_chat_prompt(prepared.prompt_facts(), prepared.prompt_tokens().size());
-            std::fprintf(stderr, "%s\n", facts.c_str());
-        }
-        prompt = prepared.prompt();
-    }
-    // A prompt longer than the training context is said before it runs;
-    // one that passes it while generating, after (one warning either way).
-    const bool warned_past = prepared.ok() && prepared.prompt_past_n_ctx_train();
-    if (warned_past)
-        std::fprintf(
-            stderr, "warning: the prompt's %s\n",
-            core::past_n_ctx_train_warning(prepared.prompt_tokens().size(), n_ctx_train).c_str());
-    if (n_predict == 0) {
-        // Nothing to generate: the prompt's ids only (e.g. to check a chat
-        // rendering's tokens), no request, nothing logged.
-        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
-        const std::vector<int32_t>& ids = prepared.prompt_tokens();
-        if (json) {
-            nlohmann::json j;
-            j["model"] = path;
-            j["prompt"] = *prompt;
-            j["prompt_token_ids"] = ids;
-            j["generated_token_ids"] = nlohmann::json::array();
-            j["text"] = "";
-            j["finish_reason"] = "length";
-            std::printf("%s\n",
-                        j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-        } else {
-            std::fprintf(stderr, "prompt tokens:    %zu (nothing generated: -n 0)\n", ids.size());
-        }
-        return 0;
-    }
-    if (log) {
-        // The run's settings are the response's (one request); the session
-        // writes its row as it runs.
-        logger = std::make_shared<core::ResponseLogger>(log);
-        const core::SessionRun run = core::begin_session_run(
-            logger, *session, "generate", "generate",
-            core::settings_json(req, sp.seed, session->facts()), args.has("no-text"));
-        req.run_id = run.run_id;
-        prepared.set_run_id(run.run_id);
-        if (!run.load_warning.empty())
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
-                         run.load_warning.c_str());
-    }
+    req.speculative = g.spec;
+    return req;
+}
 
-    // Pieces stream from the session through the inbox to stdout here. The
-    // session writes the run-log row when the request starts and updates its
-    // text about once a second (core::ResponseLogger), so a kill -9 leaves an
-    // "interrupted" row with the text so far.
+// -n 0: the prompt's ids only (e.g. to check a chat rendering's tokens), no
+// request, nothing logged.
+void print_prompt_only(const GenerateArgs& g, const core::PreparedRequest& prepared) {
+    if (!prepared.ok()) throw std::runtime_error(prepared.problem());
+    const std::vector<int32_t>& ids = prepared.prompt_tokens();
+    if (g.json) {
+        nlohmann::json j;
+        j["model"] = g.path;
+        j["prompt"] = *g.prompt;
+        j["prompt_token_ids"] = ids;
+        j["generated_token_ids"] = nlohmann::json::array();
+        j["text"] = "";
+        j["finish_reason"] = "length";
+        std::printf("%s\n",
+                    j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+        std::fprintf(stderr, "prompt tokens:    %zu (nothing generated: -n 0)\n", ids.size());
+    }
+}
+
+// Submits `prepared` and streams its pieces to stdout (unless --json) until
+// it finishes; Ctrl-C / SIGTERM cancel it. The session writes the run-log
+// row when the request starts and updates its text about once a second
+// (core::ResponseLogger), so a kill -9 leaves an "interrupted" row with the
+// text so far. Returns the finished request; *stop_signal: the signal that
+// stopped it, 0 for none.
+std::shared_ptr<const core::FinishedRequest> stream(core::EngineSession& session,
+                                                    const core::PreparedRequest& prepared,
+                                                    bool json, int* stop_signal) {
     core::Inbox<core::RequestEvent> inbox;
     g_stop_signal.store(0);
     g_first_signal_ns.store(0);
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
     const core::RequestHandle handle =
-        session->submit(prepared, [&inbox](const core::RequestEvent& e) {
+        session.submit(prepared, [&inbox](const core::RequestEvent& e) {
             if (e.type != core::RequestEvent::Type::Queued) inbox.push(e);
         });
     std::shared_ptr<const core::FinishedRequest> fin;
@@ -350,8 +321,162 @@ int cmd_generate(const std::vector<std::string>& argv) {
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
-    const int stop_signal = g_stop_signal.load();
-    const core::FinishedRequest& g = *fin;  // logged by the session before it got here
+    *stop_signal = g_stop_signal.load();
+    return fin;
+}
+
+// --json: one object with the ids, text, settings and timings.
+void print_json(const GenerateArgs& g, const core::FinishedRequest& r, core::EngineSession& session,
+                double load_ms) {
+    const sampling::SamplingParams& sp = g.sp;
+    nlohmann::json j;
+    j["model"] = g.path;
+    j["backend"] = session.model().backend_name();
+    j["prompt"] = *g.prompt;
+    j["prompt_token_ids"] = r.prompt_tokens;
+    if (g.chat_mode) {
+        nlohmann::json msgs = nlohmann::json::array();
+        for (const chat::Message& t : g.turns)
+            msgs.push_back({{"role", t.role}, {"content", t.content}});
+        j["chat"] = core::prompt_format_json(core::PromptMode::Chat, r.prompt_facts);
+        j["chat"]["messages"] = msgs;
+    }
+    j["generated_token_ids"] = r.output_tokens;
+    j["text"] = r.output;
+    if (g.top_logprobs >= 0) j["logprobs"] = logprobs_json(r.logprobs, session.vocab());
+    j["finish_reason"] = r.finish_reason;
+    j["n_ctx"] = session.facts().n_ctx;
+    j["kv_type"] = session.facts().kv_type;
+    j["sampling"] = {{"temperature", core::as_decimal(sp.temperature)},
+                     {"top_k", sp.top_k},
+                     {"top_p", core::as_decimal(sp.top_p)},
+                     {"min_p", core::as_decimal(sp.min_p)},
+                     {"repeat_penalty", core::as_decimal(sp.repeat_penalty)},
+                     {"repeat_last_n", sp.repeat_last_n},
+                     {"seed", r.seed}};
+    if (!r.speculative.drafter.empty())
+        j["speculative"] = core::speculative_stats_json(r.speculative);
+    // One generated token means no decode step: no rate, no TPOT.
+    j["timings"] = {{"load_ms", load_ms},
+                    {"queue_wait_ms", num_or_null(r.queue_wait_ms())},
+                    {"ttft_ms", r.ttft_ms().value_or(0.0)},
+                    {"prefill_ms", r.prefill_ms().value_or(0.0)},
+                    {"prefill_tokens_per_s", num_or_null(r.prefill_tps())},
+                    {"decode_ms", r.decode_ms().value_or(0.0)},
+                    {"decode_tokens_per_s", num_or_null(r.decode_tps())},
+                    {"tpot_ms", num_or_null(r.tpot_ms())},
+                    {"total_ms", num_or_null(r.e2e_ms())}};
+    // The detokenizer only emits valid UTF-8, but the prompt is user input.
+    const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", out.c_str());
+}
+
+// The plain output's figures after the streamed text (stderr).
+void print_summary(const GenerateArgs& g, const core::FinishedRequest& r,
+                   core::EngineSession& session) {
+    std::printf("\n");
+    std::fflush(stdout);
+    const std::optional<double> decode_tps = r.decode_tps();
+    // The first token comes from prefill; with only that one there was no
+    // decode step, so there is no decode rate or TPOT to show.
+    char decode_line[128];
+    if (r.output_tokens.size() > 1 && decode_tps) {
+        std::snprintf(decode_line, sizeof decode_line, "%.1f tokens/s (%.2f ms, TPOT %.3f ms)",
+                      *decode_tps, r.decode_ms().value_or(0.0), r.tpot_ms().value_or(0.0));
+    } else {
+        std::snprintf(decode_line, sizeof decode_line,
+                      "- (no decode step: the only token came from prefill)");
+    }
+    std::fprintf(stderr,
+                 "\nprompt tokens:    %zu\n"
+                 "generated tokens: %zu (finish: %s)\n"
+                 "TTFT:             %.2f ms\n"
+                 "prefill:          %.1f tokens/s (%.2f ms)\n"
+                 "decode:           %s\n"
+                 "backend:          %s, seed %llu\n",
+                 r.prompt_tokens.size(), r.output_tokens.size(), r.finish_reason.c_str(),
+                 r.ttft_ms().value_or(0.0), r.prefill_tps().value_or(0.0),
+                 r.prefill_ms().value_or(0.0), decode_line, session.model().backend_name().c_str(),
+                 static_cast<unsigned long long>(r.seed));
+    std::fputs(describe_speculation(r.speculative, r.output_tokens.size()).c_str(), stderr);
+    if (g.top_logprobs >= 0) print_logprobs_table(r.logprobs, session.vocab());
+}
+
+}  // namespace
+
+int cmd_generate(const std::vector<std::string>& argv) {
+    const ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    GenerateArgs g = parse_generate_args(args);
+    // Run log, opened strictly before any work: a bad database file is
+    // reported (and nothing generated) rather than silently not logged.
+    std::shared_ptr<runlog::RunLog> log;
+    if (!args.has("no-log")) log = open_run_log(args);
+
+    const Clock::time_point t_load = Clock::now();
+    std::unique_ptr<core::EngineSession> session = open_session(args, g);
+    print_warnings(session->vocab().load_warnings());
+    const uint32_t n_ctx_train = session->model().hparams().n_ctx_train;
+    warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel, n_ctx_train);
+    const double load_ms = ms_between(t_load, Clock::now());
+    model::Model& m = session->model();
+    if (args.has("profile")) {  // per-op device timestamps (the Vulkan backend)
+        if (!m.can_profile()) throw UsageError("generate: --profile needs --backend vulkan");
+        m.set_profiling(true);
+    }
+
+    core::GenerationRequest req = make_request(args, g, *session);
+    if (log && !g.draft_path.empty()) {
+        // The draft's version in the run log, beside the target's.
+        req.log_settings["draft_model_version_id"] = log->ensure_model_version(g.draft_path);
+    }
+    // What the session will run, rendered once: shown before it runs (and
+    // in --json), then submitted as it is.
+    core::PreparedRequest prepared = session->prepare(req);
+    if (g.chat_mode) {
+        if (!prepared.template_note().empty())
+            std::fprintf(stderr, "note: %s\n", prepared.template_note().c_str());
+        if (!prepared.ok()) throw std::runtime_error(prepared.problem());
+        if (!g.json) {
+            const std::string facts =
+                describe_chat_prompt(prepared.prompt_facts(), prepared.prompt_tokens().size());
+            std::fprintf(stderr, "%s\n", facts.c_str());
+        }
+        g.prompt = prepared.prompt();
+    }
+    // A prompt longer than the training context is said before it runs;
+    // one that passes it while generating, after (one warning either way).
+    const bool warned_past = prepared.ok() && prepared.prompt_past_n_ctx_train();
+    if (warned_past)
+        std::fprintf(
+            stderr, "warning: the prompt's %s\n",
+            core::past_n_ctx_train_warning(prepared.prompt_tokens().size(), n_ctx_train).c_str());
+    if (g.n_predict == 0) {
+        print_prompt_only(g, prepared);
+        return 0;
+    }
+    std::shared_ptr<core::ResponseLogger> logger;
+    if (log) {
+        // The run's settings are the response's (one request); the session
+        // writes its row as it runs.
+        logger = std::make_shared<core::ResponseLogger>(log);
+        const core::SessionRun run = core::begin_session_run(
+            logger, *session, "generate", "generate",
+            core::settings_json(req, g.sp.seed, session->facts()), args.has("no-text"));
+        req.run_id = run.run_id;
+        prepared.set_run_id(run.run_id);
+        if (!run.load_warning.empty())
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                         run.load_warning.c_str());
+    }
+
+    int stop_signal = 0;
+    const std::shared_ptr<const core::FinishedRequest> fin =
+        stream(*session, prepared, g.json, &stop_signal);
+    const core::FinishedRequest& r = *fin;  // logged by the session before it got here
     std::string not_logged;
     if (logger) {
         // Not logged after every retry: said after the output, exit status 1.
@@ -365,88 +490,21 @@ int cmd_generate(const std::vector<std::string>& argv) {
             }
         }
     }
-    if (!g.completed() && g.finish_reason != "cancelled") {
+    if (!r.completed() && r.finish_reason != "cancelled") {
         // Refused (e.g. a prompt longer than -c) or failed: logged, then reported.
-        throw std::runtime_error(g.message + (g.refused ? " (raise -c)" : ""));
+        throw std::runtime_error(r.message + (r.refused ? " (raise -c)" : ""));
     }
-
-    const double n_gen = static_cast<double>(g.output_tokens.size());
-    const std::optional<double> prefill_tps = g.prefill_tps(), decode_tps = g.decode_tps();
-    const double ttft = g.ttft_ms().value_or(0.0), prefill_ms = g.prefill_ms().value_or(0.0);
-    const double decode_ms = g.decode_ms().value_or(0.0);
-    if (json) {
-        nlohmann::json j;
-        j["model"] = path;
-        j["backend"] = m.backend_name();
-        j["prompt"] = *prompt;
-        j["prompt_token_ids"] = g.prompt_tokens;
-        if (chat_mode) {
-            nlohmann::json msgs = nlohmann::json::array();
-            for (const chat::Message& t : turns)
-                msgs.push_back({{"role", t.role}, {"content", t.content}});
-            j["chat"] = core::prompt_format_json(core::PromptMode::Chat, g.prompt_facts);
-            j["chat"]["messages"] = msgs;
-        }
-        j["generated_token_ids"] = g.output_tokens;
-        j["text"] = g.output;
-        if (top_logprobs >= 0) j["logprobs"] = logprobs_json(g.logprobs, session->vocab());
-        j["finish_reason"] = g.finish_reason;
-        j["n_ctx"] = session->facts().n_ctx;
-        j["kv_type"] = session->facts().kv_type;
-        j["sampling"] = {{"temperature", core::as_decimal(sp.temperature)},
-                         {"top_k", sp.top_k},
-                         {"top_p", core::as_decimal(sp.top_p)},
-                         {"min_p", core::as_decimal(sp.min_p)},
-                         {"repeat_penalty", core::as_decimal(sp.repeat_penalty)},
-                         {"repeat_last_n", sp.repeat_last_n},
-                         {"seed", g.seed}};
-        // One generated token means no decode step: no rate, no TPOT.
-        if (!g.speculative.drafter.empty())
-            j["speculative"] = core::speculative_stats_json(g.speculative);
-        j["timings"] = {{"load_ms", load_ms},
-                        {"queue_wait_ms", num_or_null(g.queue_wait_ms())},
-                        {"ttft_ms", ttft},
-                        {"prefill_ms", prefill_ms},
-                        {"prefill_tokens_per_s", num_or_null(prefill_tps)},
-                        {"decode_ms", decode_ms},
-                        {"decode_tokens_per_s", num_or_null(decode_tps)},
-                        {"tpot_ms", num_or_null(g.tpot_ms())},
-                        {"total_ms", num_or_null(g.e2e_ms())}};
-        // The detokenizer only emits valid UTF-8, but the prompt is user input.
-        const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        std::printf("%s\n", out.c_str());
+    if (g.json) {
+        print_json(g, r, *session, load_ms);
     } else {
-        std::printf("\n");
-        std::fflush(stdout);
-        // The first token comes from prefill; with only that one there was no
-        // decode step, so there is no decode rate or TPOT to show.
-        char decode_line[128];
-        if (n_gen > 1 && decode_tps) {
-            std::snprintf(decode_line, sizeof decode_line, "%.1f tokens/s (%.2f ms, TPOT %.3f ms)",
-                          *decode_tps, decode_ms, g.tpot_ms().value_or(0.0));
-        } else {
-            std::snprintf(decode_line, sizeof decode_line,
-                          "- (no decode step: the only token came from prefill)");
-        }
-        std::fprintf(stderr,
-                     "\nprompt tokens:    %zu\n"
-                     "generated tokens: %zu (finish: %s)\n"
-                     "TTFT:             %.2f ms\n"
-                     "prefill:          %.1f tokens/s (%.2f ms)\n"
-                     "decode:           %s\n"
-                     "backend:          %s, seed %llu\n",
-                     g.prompt_tokens.size(), g.output_tokens.size(), g.finish_reason.c_str(), ttft,
-                     prefill_tps.value_or(0.0), prefill_ms, decode_line, m.backend_name().c_str(),
-                     static_cast<unsigned long long>(g.seed));
-        std::fputs(describe_speculation(g.speculative, g.output_tokens.size()).c_str(), stderr);
-        if (top_logprobs >= 0) print_logprobs_table(g.logprobs, session->vocab());
+        print_summary(g, r, *session);
     }
     // The output went past the training context (the prompt had not):
     // said after the figures, which show where it ended.
-    if (g.past_n_ctx_train && !warned_past)
+    if (r.past_n_ctx_train && !warned_past)
         std::fprintf(stderr, "warning: %s\n",
-                     core::past_n_ctx_train_warning(g.prompt_tokens.size() + g.output_tokens.size(),
-                                                    g.n_ctx_train)
+                     core::past_n_ctx_train_warning(r.prompt_tokens.size() + r.output_tokens.size(),
+                                                    r.n_ctx_train)
                          .c_str());
     if (args.has("profile")) {
         const model::Profile& prof = m.profile();
@@ -460,7 +518,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
         return 1;
     }
     // Stopped by a signal: 128 + its number, as the shell reports it.
-    return g.finish_reason == "cancelled" && stop_signal != 0 ? 128 + stop_signal : 0;
+    return r.finish_reason == "cancelled" && stop_signal != 0 ? 128 + stop_signal : 0;
 }
 
 }  // namespace wb::cli
