@@ -222,165 +222,122 @@ nlohmann::json result_record(const core::FinishedRequest& f) {
     };
 }
 
-}  // namespace
+using FilePtr = std::unique_ptr<FILE, int (*)(FILE*)>;
 
-int cmd_batch(const std::vector<std::string>& argv) {
-    ParsedArgs args = parse_args(kSpec, argv);
-    if (args.help) {
-        std::fputs(help_text(kSpec).c_str(), stdout);
-        return 0;
-    }
-    const std::optional<std::string> prompts_path = args.get("prompts");
-    if (!prompts_path) throw UsageError("batch: --prompts FILE is required");
-    const auto concurrency = static_cast<uint32_t>(args.get_int("concurrency", 4, 1, 4096));
-    const auto n_predict = static_cast<int32_t>(args.get_int("n-predict", 128, 1, 1000000));
-    const auto chunk = static_cast<uint32_t>(args.get_int("chunk", 64, 1, 1 << 16));
-    const auto step_tokens = static_cast<uint32_t>(
-        args.get_int("step-tokens", std::max<int64_t>(256, concurrency), concurrency, 1 << 20));
-    const int64_t timeout_ms = args.get_int("timeout-ms", -1, 0, int64_t{1} << 40);
-    const int64_t queue_timeout_ms = args.get_int("queue-timeout-ms", -1, 0, int64_t{1} << 40);
-    const sampling::SamplingParams sampling = sampling_from_args(args);
-    const std::vector<std::string> extra_stops = args.get_all("stop");
-    std::string draft_path;
-    const scheduler::SpeculativeParams spec = draft_from_args(args, &draft_path);
-
-    // 1. The prompt set: every problem is reported before anything runs.
-    const core::PromptFile pf = core::read_prompt_file(*prompts_path);
+// 1. The prompt set: every problem is reported before anything runs.
+core::PromptFile read_prompt_set(const ParsedArgs& args, const std::string& path) {
+    core::PromptFile pf = core::read_prompt_file(path);
     for (const core::PromptFileError& w : pf.warnings) {
-        std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), w.line, w.problem.c_str());
+        std::fprintf(stderr, "%s:%zu: %s\n", path.c_str(), w.line, w.problem.c_str());
     }
     for (const core::PromptFileError& err : pf.errors) {
-        std::fprintf(stderr, "%s:%zu: %s\n", prompts_path->c_str(), err.line, err.problem.c_str());
+        std::fprintf(stderr, "%s:%zu: %s\n", path.c_str(), err.line, err.problem.c_str());
     }
     if (!pf.errors.empty() && !args.has("skip-invalid")) {
         // A plain-text set whose first prompt happens to start with '{' reads
         // as JSONL; say why, or every line's "not valid JSON" is a puzzle.
         throw std::runtime_error(
-            std::to_string(pf.errors.size()) + " malformed line(s) in " + *prompts_path +
+            std::to_string(pf.errors.size()) + " malformed line(s) in " + path +
             (pf.jsonl ? " (read as JSON Lines: its first non-blank line starts with '{')" : "") +
             "; nothing was run (--skip-invalid runs the valid lines)");
     }
-    if (pf.entries.empty()) throw std::runtime_error(*prompts_path + ": no prompts");
-    const auto max_queue = static_cast<uint32_t>(
-        args.get_int("max-queue", static_cast<int64_t>(pf.entries.size()), 0, 1 << 30));
+    if (pf.entries.empty()) throw std::runtime_error(path + ": no prompts");
+    return pf;
+}
 
-    // 2. Output and run log, opened before the model so their errors come first.
+// 2. Where the records and the summary go, opened before the model so their
+// errors come first (the summary is written at the end, but a bad path must
+// fail now, not after a long run).
+struct Outputs {
     FILE* out = stdout;
-    std::unique_ptr<FILE, int (*)(FILE*)> out_file(nullptr, &std::fclose);
-    if (auto o = args.get("out")) {
-        out_file.reset(std::fopen(o->c_str(), "w"));
-        if (!out_file) throw std::runtime_error(*o + ": cannot write: " + std::strerror(errno));
-        out = out_file.get();
+    FilePtr out_file{nullptr, &std::fclose};
+    FilePtr summary_file{nullptr, &std::fclose};
+    std::string out_name = "standard output";
+};
+
+Outputs open_outputs(const ParsedArgs& args) {
+    Outputs o;
+    if (auto path = args.get("out")) {
+        o.out_file.reset(std::fopen(path->c_str(), "w"));
+        if (!o.out_file)
+            throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
+        o.out = o.out_file.get();
+        o.out_name = *path;
     }
-    const std::optional<cost::Price> price = price_from_args(args, "batch");
-    // The summary is written at the end, but a bad path must fail now, not
-    // after a long run.
-    std::unique_ptr<FILE, int (*)(FILE*)> summary_file(nullptr, &std::fclose);
     if (auto path = args.get("summary-json")) {
-        summary_file.reset(std::fopen(path->c_str(), "w"));
-        if (!summary_file)
+        o.summary_file.reset(std::fopen(path->c_str(), "w"));
+        if (!o.summary_file)
             throw std::runtime_error(*path + ": cannot write: " + std::strerror(errno));
     }
-    std::shared_ptr<runlog::RunLog> log;
-    if (!args.has("no-log")) log = open_run_log(args);
-    const std::string model_path = resolve_model_path(args.get("model"));
-    core::SessionOptions so = batch_session_options(model_path, args, concurrency);
-    so.prefill_chunk = chunk;
-    so.step_tokens = step_tokens;
-    so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
-    so.draft_model = draft_path;
-    std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
-    print_warnings(session->vocab().load_warnings());
-    warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel,
-                                  session->model().hparams().n_ctx_train);
+    return o;
+}
 
+// What the run's requests share: limits, sampling (seed per prompt: the
+// base + its index), stops, timeouts, the draft, the system prompt.
+core::BatchOptions batch_options(const ParsedArgs& args, uint32_t concurrency,
+                                 const scheduler::SpeculativeParams& spec) {
+    const sampling::SamplingParams sampling = sampling_from_args(args);
     core::BatchOptions bo;
-    bo.base.max_tokens = n_predict;
+    bo.base.max_tokens = static_cast<int32_t>(args.get_int("n-predict", 128, 1, 1000000));
     bo.base.sampling = sampling;
     bo.base.seed = {core::SeedPolicy::BasePlusIndex, sampling.seed, 0};
-    bo.base.stop = extra_stops;
+    bo.base.stop = args.get_all("stop");
     bo.base.ignore_eos = args.has("ignore-eos");
-    bo.base.timeout_ms = timeout_ms;
-    bo.base.queue_timeout_ms = queue_timeout_ms;
+    bo.base.timeout_ms = args.get_int("timeout-ms", -1, 0, int64_t{1} << 40);
+    bo.base.queue_timeout_ms = args.get_int("queue-timeout-ms", -1, 0, int64_t{1} << 40);
     bo.base.speculative = spec;
-    if (log && !draft_path.empty())
-        // The draft's version in each response row, beside the target's.
-        bo.base.log_settings["draft_model_version_id"] = log->ensure_model_version(draft_path);
     bo.concurrency = concurrency;
-    bo.max_queue = std::max<uint32_t>(max_queue, 1);
     bo.system_prompt = args.get("system").value_or("");
-    // The one rule for a model without a chat template (or an unusable
-    // one), said once when any prompt is rendered as a conversation.
-    const bool any_messages =
-        !bo.system_prompt.empty() ||
-        std::any_of(pf.entries.begin(), pf.entries.end(),
-                    [](const core::PromptEntry& e) { return !e.messages.empty(); });
-    if (any_messages) {
-        if (const std::string note = session->chat_template(bo.base.chat_template)->note;
-            !note.empty())
-            std::fprintf(stderr, "note: %s\n", note.c_str());
-    }
+    return bo;
+}
 
-    // The run's settings: the scheduling knobs, and the base seed. Each
-    // response's own settings (settings_json) come with its row.
-    nlohmann::json run_settings = core::settings_json(bo.base, sampling.seed, session->facts());
-    run_settings["concurrency"] = concurrency;
-    run_settings["max_queue"] = max_queue;
-    if (!bo.system_prompt.empty()) run_settings["system_prompt"] = bo.system_prompt;
-    // The price, so the run log's exports can price each row (runlog/exporter.h).
-    if (price) run_settings["price"] = cost::to_json(*price);
-    std::shared_ptr<core::ResponseLogger> logger;
-    if (log) {
-        logger = std::make_shared<core::ResponseLogger>(log);
-        const core::SessionRun run = core::begin_session_run(
-            logger, *session, "batch", *prompts_path, run_settings, args.has("no-text"));
-        bo.base.run_id = run.run_id;
-        if (!run.load_warning.empty())
-            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
-                         run.load_warning.c_str());
-    }
+// What the run did, counted as its requests finished.
+struct Tally {
+    size_t finished = 0;
+    size_t refused = 0;                      // error or rejected without ever being queued
+    std::map<std::string, size_t> failures;  // finish reason -> requests (is_failure)
+    bool interrupted = false;
+    size_t records_written = 0;
+    std::string out_error;  // why result records stopped being written; "" = all were
+};
 
-    // 3. Run: the runner submits, events come back through the inbox and are
-    // handled on this thread (printing, run-log writes never stall the engine).
+// 3. Runs the set: the runner submits, events come back through the inbox
+// and are handled on this thread (printing, run-log writes never stall the
+// engine). The session writes each response's row when it starts, with the
+// streamed text (about once a second) and the final fields at the finish
+// (core::ResponseLogger), before its Finished event gets here: a kill -9
+// leaves "interrupted" rows; a busy or full run log keeps the rows and
+// retries instead of ending the run. Each result record is written after
+// that (a kill -9 never loses a response that was reported finished and
+// logged); after a failed write (a full disk) the run goes on and the
+// tally says how many records were written.
+Tally run_set(core::EngineSession& session, const core::PromptFile& pf,
+              const core::BatchOptions& bo, Outputs& outs, core::ResponseLogger* logger,
+              bool progress) {
     core::Inbox<core::BatchEvent> inbox;
-    core::BatchRunner runner(*session, pf.entries, bo,
+    core::BatchRunner runner(session, pf.entries, bo,
                              [&inbox](const core::BatchEvent& e) { inbox.push(e); });
     g_interrupted.store(false);
     g_signal.store(0);
     g_first_sigint_ns.store(0);
     std::signal(SIGINT, on_sigint);
     std::signal(SIGTERM, on_sigint);
-    // The result records: every write checked; after a failure (a full
-    // disk) the run goes on (every response is in the run log) and the end
-    // says how many records were written.
-    size_t records_written = 0;
-    std::string out_error;
     // End of the last whole record in a regular output file (-1: not a
     // regular file), where a record cut by a full disk is truncated away.
     off_t records_end = -1;
-    if (struct stat st{}; fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode))
-        records_end = ftello(out);
-    const std::string out_name = args.get("out").value_or("standard output");
+    if (struct stat st{}; fstat(fileno(outs.out), &st) == 0 && S_ISREG(st.st_mode))
+        records_end = ftello(outs.out);
     runner.start();
 
-    const bool progress = !args.has("quiet");
     const bool tty = isatty(fileno(stderr)) != 0;
     const size_t total = pf.entries.size();
-    size_t finished = 0;
-    size_t refused = 0;                      // error or rejected without ever being queued
-    std::map<std::string, size_t> failures;  // finish reason -> requests (is_failure)
-    bool interrupted = false;
+    Tally t;
     auto last_progress = std::chrono::steady_clock::now();
     size_t unlogged_seen = 0;  // rows kept for retry when the last warning was given
-    // The session writes each response's row when it starts, with the
-    // streamed text (about once a second) and the final fields at the
-    // finish (core::ResponseLogger), before its Finished event gets here: a
-    // kill -9 leaves "interrupted" rows; a busy or full run log keeps the
-    // rows and retries instead of ending the run.
     std::vector<core::BatchEvent> batch;
-    while (finished < total) {
-        if (g_interrupted.load() && !interrupted) {
-            interrupted = true;
+    while (t.finished < total) {
+        if (g_interrupted.load() && !t.interrupted) {
+            t.interrupted = true;
             if (progress)
                 std::fprintf(stderr, "\ninterrupted: cancelling the remaining requests\n");
             // Every unfinished entry gets its Finished (cancelled) event,
@@ -391,10 +348,10 @@ int cmd_batch(const std::vector<std::string>& argv) {
         inbox.wait_pop(batch, std::chrono::milliseconds(100));
         for (const core::BatchEvent& e : batch) {
             if (e.type != core::BatchEvent::Type::Finished) continue;
-            ++finished;
+            ++t.finished;
             const core::FinishedRequest& f = *e.result;
-            if (f.refused) ++refused;
-            if (is_failure(f.finish_reason)) ++failures[f.finish_reason];
+            if (f.refused) ++t.refused;
+            if (is_failure(f.finish_reason)) ++t.failures[f.finish_reason];
             if (f.past_n_ctx_train)
                 std::fprintf(stderr, "%swarning: line %zu: %s\n", progress && tty ? "\n" : "",
                              pf.entries[e.index].line,
@@ -412,41 +369,210 @@ int cmd_batch(const std::vector<std::string>& argv) {
                                  err.c_str());
                 unlogged_seen = logger->unlogged();
             }
-            // Reported after the run log write (the session logs a response
-            // before its Finished event: committed, or kept for a retry when
-            // the log is busy or full): a kill -9 never loses a response
-            // that was reported finished and logged.
-            if (out_error.empty()) {
-                if (std::fprintf(out, "%s\n", line.c_str()) < 0 || std::fflush(out) != 0) {
-                    out_error = std::strerror(errno);
-                    drop_cut_record(out, records_end);
+            if (t.out_error.empty()) {
+                if (std::fprintf(outs.out, "%s\n", line.c_str()) < 0 ||
+                    std::fflush(outs.out) != 0) {
+                    t.out_error = std::strerror(errno);
+                    drop_cut_record(outs.out, records_end);
                     std::fprintf(stderr,
                                  "\nbatch: %s: cannot write result records: %s; the run goes "
                                  "on%s\n",
-                                 out_name.c_str(), out_error.c_str(),
+                                 outs.out_name.c_str(), t.out_error.c_str(),
                                  logger ? " and every response is in the run log" : "");
                 } else {
-                    ++records_written;
-                    if (records_end >= 0) records_end = ftello(out);
+                    ++t.records_written;
+                    if (records_end >= 0) records_end = ftello(outs.out);
                 }
             }
         }
         const auto now = std::chrono::steady_clock::now();
         if (progress && now - last_progress >= std::chrono::milliseconds(tty ? 200 : 2000)) {
             last_progress = now;
-            const metrics::MetricsSnapshot s = session->metrics().snapshot(session->now_ms(), 5000);
+            const metrics::MetricsSnapshot s = session.metrics().snapshot(session.now_ms(), 5000);
             std::fprintf(
                 stderr,
                 "%sbatch: %zu/%zu finished | running %d | queued %d | output %.1f tok/s (5 s) | "
                 "TTFT p50 %.1f ms | ITL p50 %.2f ms | prefix cache hit rate %.3f%s",
-                tty ? "\r" : "", finished, total, s.running, s.queued, s.window.output_tokens_per_s,
-                s.run.ttft_ms.p50, s.run.itl_ms.p50, s.run.prefix_hit_rate, tty ? "   " : "\n");
+                tty ? "\r" : "", t.finished, total, s.running, s.queued,
+                s.window.output_tokens_per_s, s.run.ttft_ms.p50, s.run.itl_ms.p50,
+                s.run.prefix_hit_rate, tty ? "   " : "\n");
             std::fflush(stderr);
         }
     }
-    session->shutdown();
+    session.shutdown();
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    if (progress && tty) std::fputc('\n', stderr);
+    return t;
+}
+
+// 4. The summary of the whole run on stderr (it ends at the last finish),
+// with its cost when priced (cost::run_usage, the session's busy time: it
+// serves this run alone). Returns the cost figures.
+std::optional<cost::Figures> print_run_summary(const metrics::MetricsSnapshot& s,
+                                               const core::EngineSession& session,
+                                               const std::string& model_path, uint32_t concurrency,
+                                               size_t total, const Tally& t,
+                                               const std::optional<cost::Price>& price) {
+    std::fprintf(stderr, "\nbatch: %zu requests, concurrency %u, model %s, backend %s\n", total,
+                 concurrency, model_path.c_str(), session.model().backend_name().c_str());
+    std::string reasons;
+    for (const auto& [reason, count] : s.finish_reasons) {
+        reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    }
+    std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
+    if (t.refused > 0) {
+        std::fprintf(
+            stderr,
+            "refused at submission: %zu of %zu (prompt longer than the context, queue full "
+            "or invalid; see each record's message); the latency rows cover the "
+            "other %zu\n",
+            t.refused, total, total - t.refused);
+    }
+    std::fputs(format_metrics_table(s.run).c_str(), stderr);
+    if (!price) return std::nullopt;
+    const cost::Figures f =
+        cost::figures(*price, cost::run_usage(s.run, session.stats().busy_ms / 1000.0));
+    std::fprintf(stderr,
+                 "cost: %.6g %s a request, %.4g per 1k requests, %.4g per M output "
+                 "tokens (%s)\n",
+                 f.per_request, price->currency.c_str(), f.per_1k_requests, f.per_m_output_tokens,
+                 f.formula.c_str());
+    return f;
+}
+
+// --summary-json: the run's figures as one object. Returns false (said on
+// stderr) when it cannot be written.
+bool write_summary_json(FILE* file, const std::string& name, const metrics::MetricsSnapshot& s,
+                        const core::EngineSession& session, uint32_t concurrency, size_t total,
+                        const Tally& t, const std::optional<cost::Price>& price,
+                        const std::optional<cost::Figures>& cost_figures) {
+    nlohmann::json j = window_json(s.run);
+    j["concurrency"] = concurrency;
+    j["requests_submitted"] = total;
+    j["requests_refused"] = t.refused;
+    j["finish_reasons"] = nlohmann::json::object();
+    for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
+    j["memory"] = memory_json(session);
+    j["price"] = price ? cost::to_json(*price) : nlohmann::json(nullptr);
+    j["cost"] = cost_figures ? cost::to_json(*cost_figures) : nlohmann::json(nullptr);
+    if (std::fprintf(file, "%s\n", j.dump(2).c_str()) < 0 || std::fflush(file) != 0) {
+        std::fprintf(stderr, "batch: %s: cannot write the summary: %s\n", name.c_str(),
+                     std::strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+// Nothing is reported done that was not written: false (said on stderr)
+// when records or rows are missing or requests did not complete (even when
+// every one was refused).
+bool run_succeeded(const Tally& t, size_t total, const std::string& out_name, size_t unlogged,
+                   const core::ResponseLogger* logger) {
+    bool ok = true;
+    if (!t.out_error.empty()) {
+        std::fprintf(stderr, "batch: only %zu of %zu result records were written to %s (%s)\n",
+                     t.records_written, total, out_name.c_str(), t.out_error.c_str());
+        ok = false;
+    }
+    if (unlogged > 0) {
+        std::fprintf(stderr,
+                     "batch: %zu responses could not be logged: %s; their result records are "
+                     "in %s\n",
+                     unlogged, logger->last_error().c_str(), out_name.c_str());
+        ok = false;
+    }
+    size_t n_failed = 0;
+    std::string failed_reasons;
+    for (const auto& [reason, count] : t.failures) {
+        n_failed += count;
+        failed_reasons +=
+            (failed_reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+    }
+    if (n_failed > 0) {
+        std::fprintf(stderr,
+                     "batch: %zu of %zu requests failed (%s), %zu completed; each failed "
+                     "record's message says why\n",
+                     n_failed, total, failed_reasons.c_str(), total - n_failed);
+        ok = false;
+    }
+    return ok;
+}
+
+}  // namespace
+
+int cmd_batch(const std::vector<std::string>& argv) {
+    ParsedArgs args = parse_args(kSpec, argv);
+    if (args.help) {
+        std::fputs(help_text(kSpec).c_str(), stdout);
+        return 0;
+    }
+    const std::optional<std::string> prompts_path = args.get("prompts");
+    if (!prompts_path) throw UsageError("batch: --prompts FILE is required");
+    const auto concurrency = static_cast<uint32_t>(args.get_int("concurrency", 4, 1, 4096));
+    const auto chunk = static_cast<uint32_t>(args.get_int("chunk", 64, 1, 1 << 16));
+    const auto step_tokens = static_cast<uint32_t>(
+        args.get_int("step-tokens", std::max<int64_t>(256, concurrency), concurrency, 1 << 20));
+    std::string draft_path;
+    const scheduler::SpeculativeParams spec = draft_from_args(args, &draft_path);
+    core::BatchOptions bo = batch_options(args, concurrency, spec);
+
+    const core::PromptFile pf = read_prompt_set(args, *prompts_path);
+    const auto max_queue = static_cast<uint32_t>(
+        args.get_int("max-queue", static_cast<int64_t>(pf.entries.size()), 0, 1 << 30));
+    bo.max_queue = std::max<uint32_t>(max_queue, 1);
+    Outputs outs = open_outputs(args);
+    const std::optional<cost::Price> price = price_from_args(args, "batch");
+    std::shared_ptr<runlog::RunLog> log;
+    if (!args.has("no-log")) log = open_run_log(args);
+
+    const std::string model_path = resolve_model_path(args.get("model"));
+    core::SessionOptions so = batch_session_options(model_path, args, concurrency);
+    so.prefill_chunk = chunk;
+    so.step_tokens = step_tokens;
+    so.limits.max_queue = std::max<uint32_t>(max_queue, 1);
+    so.draft_model = draft_path;
+    std::unique_ptr<core::EngineSession> session = core::EngineSession::open(model_path, so);
+    print_warnings(session->vocab().load_warnings());
+    warn_context_past_n_ctx_train(session->facts().n_ctx, session->facts().n_parallel,
+                                  session->model().hparams().n_ctx_train);
+
+    if (log && !draft_path.empty())
+        // The draft's version in each response row, beside the target's.
+        bo.base.log_settings["draft_model_version_id"] = log->ensure_model_version(draft_path);
+    // The one rule for a model without a chat template (or an unusable
+    // one), said once when any prompt is rendered as a conversation.
+    const bool any_messages =
+        !bo.system_prompt.empty() ||
+        std::any_of(pf.entries.begin(), pf.entries.end(),
+                    [](const core::PromptEntry& e) { return !e.messages.empty(); });
+    if (any_messages) {
+        if (const std::string note = session->chat_template(bo.base.chat_template)->note;
+            !note.empty())
+            std::fprintf(stderr, "note: %s\n", note.c_str());
+    }
+
+    // The run's settings: the scheduling knobs, and the base seed. Each
+    // response's own settings (settings_json) come with its row.
+    nlohmann::json run_settings =
+        core::settings_json(bo.base, bo.base.sampling.seed, session->facts());
+    run_settings["concurrency"] = concurrency;
+    run_settings["max_queue"] = max_queue;
+    if (!bo.system_prompt.empty()) run_settings["system_prompt"] = bo.system_prompt;
+    // The price, so the run log's exports can price each row (runlog/exporter.h).
+    if (price) run_settings["price"] = cost::to_json(*price);
+    std::shared_ptr<core::ResponseLogger> logger;
+    if (log) {
+        logger = std::make_shared<core::ResponseLogger>(log);
+        const core::SessionRun run = core::begin_session_run(
+            logger, *session, "batch", *prompts_path, run_settings, args.has("no-text"));
+        bo.base.run_id = run.run_id;
+        if (!run.load_warning.empty())
+            std::fprintf(stderr, "warning: the model's cold start is not logged: %s\n",
+                         run.load_warning.c_str());
+    }
+
+    const Tally t = run_set(*session, pf, bo, outs, logger.get(), !args.has("quiet"));
     size_t unlogged = 0;
     if (logger) {
         unlogged = logger->flush();  // the last try for rows kept while the log was busy or full
@@ -457,88 +583,18 @@ int cmd_batch(const std::vector<std::string>& argv) {
         }
     }
 
-    // 4. Summary of the whole run (ends at the last finish).
+    const size_t total = pf.entries.size();
     const metrics::MetricsSnapshot s =
         session->metrics().snapshot(session->metrics().last_sample_ms(), 60000);
-    if (progress && tty) std::fputc('\n', stderr);
-    std::fprintf(stderr, "\nbatch: %zu requests, concurrency %u, model %s, backend %s\n", total,
-                 concurrency, model_path.c_str(), session->model().backend_name().c_str());
-    std::string reasons;
-    for (const auto& [reason, count] : s.finish_reasons) {
-        reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
-    }
-    std::fprintf(stderr, "finish reasons: %s\n", reasons.c_str());
-    if (refused > 0) {
-        std::fprintf(
-            stderr,
-            "refused at submission: %zu of %zu (prompt longer than the context, queue full "
-            "or invalid; see each record's message); the latency rows cover the "
-            "other %zu\n",
-            refused, total, total - refused);
-    }
-    std::fputs(format_metrics_table(s.run).c_str(), stderr);
-    // Cost: the run's usage as the Batch tab prices it (cost::run_usage),
-    // the session's busy time (the session serves this run alone).
-    std::optional<cost::Figures> cost_figures;
-    if (price) {
-        cost_figures =
-            cost::figures(*price, cost::run_usage(s.run, session->stats().busy_ms / 1000.0));
-        std::fprintf(stderr,
-                     "cost: %.6g %s a request, %.4g per 1k requests, %.4g per M output "
-                     "tokens (%s)\n",
-                     cost_figures->per_request, price->currency.c_str(),
-                     cost_figures->per_1k_requests, cost_figures->per_m_output_tokens,
-                     cost_figures->formula.c_str());
-    }
-    if (summary_file) {
-        nlohmann::json j = window_json(s.run);
-        j["concurrency"] = concurrency;
-        j["requests_submitted"] = total;
-        j["requests_refused"] = refused;
-        j["finish_reasons"] = nlohmann::json::object();
-        for (const auto& [reason, count] : s.finish_reasons) j["finish_reasons"][reason] = count;
-        j["memory"] = memory_json(*session);
-        j["price"] = price ? cost::to_json(*price) : nlohmann::json(nullptr);
-        j["cost"] = cost_figures ? cost::to_json(*cost_figures) : nlohmann::json(nullptr);
-        if (std::fprintf(summary_file.get(), "%s\n", j.dump(2).c_str()) < 0 ||
-            std::fflush(summary_file.get()) != 0) {
-            std::fprintf(stderr, "batch: %s: cannot write the summary: %s\n",
-                         args.get("summary-json")->c_str(), std::strerror(errno));
-            return 1;
-        }
-    }
-    // Nothing is reported done that was not written.
-    bool failed = false;
-    if (!out_error.empty()) {
-        std::fprintf(stderr, "batch: only %zu of %zu result records were written to %s (%s)\n",
-                     records_written, total, out_name.c_str(), out_error.c_str());
-        failed = true;
-    }
-    if (unlogged > 0) {
-        std::fprintf(stderr,
-                     "batch: %zu responses could not be logged: %s; their result records are "
-                     "in %s\n",
-                     unlogged, logger->last_error().c_str(), out_name.c_str());
-        failed = true;
-    }
-    // Requests that did not complete: the run failed, even when every one
-    // was refused (it used to end with status 0 and only the records said so).
-    size_t n_failed = 0;
-    std::string failed_reasons;
-    for (const auto& [reason, count] : failures) {
-        n_failed += count;
-        failed_reasons +=
-            (failed_reasons.empty() ? "" : ", ") + reason + " " + std::to_string(count);
-    }
-    if (n_failed > 0) {
-        std::fprintf(stderr,
-                     "batch: %zu of %zu requests failed (%s), %zu completed; each failed "
-                     "record's message says why\n",
-                     n_failed, total, failed_reasons.c_str(), total - n_failed);
-        failed = true;
-    }
-    if (interrupted) return 128 + g_signal.load();  // 130 for SIGINT, 143 for SIGTERM
-    return failed ? 1 : 0;
+    const std::optional<cost::Figures> cost_figures =
+        print_run_summary(s, *session, model_path, concurrency, total, t, price);
+    if (outs.summary_file &&
+        !write_summary_json(outs.summary_file.get(), *args.get("summary-json"), s, *session,
+                            concurrency, total, t, price, cost_figures))
+        return 1;
+    const bool ok = run_succeeded(t, total, outs.out_name, unlogged, logger.get());
+    if (t.interrupted) return 128 + g_signal.load();  // 130 for SIGINT, 143 for SIGTERM
+    return ok ? 0 : 1;
 }
 
 }  // namespace wb::cli
