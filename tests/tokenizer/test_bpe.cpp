@@ -394,6 +394,30 @@ class TestBpe : public QObject {
             QVERIFY(!ids.empty());
         }
     }
+
+    // Hostile inputs through the BPE merge (bigram_merge.h): a word of a
+    // million letters (one pre-tokenizer word, one symbol list of 1M
+    // characters), a million '(' and "ab" doubled 19 times, on llama 3's
+    // and qwen2's vocabularies. Each must finish and round-trip every
+    // byte; times are printed, not asserted.
+    void millionCharacterInputs() {
+        std::string doubled = "ab";
+        for (int i = 0; i < 19; ++i) doubled += doubled;
+        for (const std::string& path : {kLlama3, kQwen2}) {
+            const Vocab v = load(path);
+            for (const std::string& text :
+                 {std::string(1000000, 'a'), std::string(1000000, '('), doubled}) {
+                QElapsedTimer t;
+                t.start();
+                const auto ids = v.tokenize(text, false);
+                qInfo("%zu bytes -> %zu tokens in %lld ms", text.size(), ids.size(),
+                      static_cast<long long>(t.elapsed()));
+                QVERIFY(!ids.empty());
+                QVERIFY(ids.size() <= text.size());
+                QVERIFY(v.detokenize(ids) == text);
+            }
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestBpe)

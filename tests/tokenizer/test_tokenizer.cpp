@@ -3,6 +3,7 @@
 // texts stored in the GGUF files, or from small vocabularies written here by
 // hand whose SPM result is worked out by hand in the comments.
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -504,6 +505,28 @@ class TestTokenizer : public QObject {
                 .count();
         qInfo("tokenized %zu bytes into %zu tokens in %.2f ms", text.size(), ids.size(), ms);
         QCOMPARE(v.detokenize(std::span(ids).subspan(1)), text);
+    }
+
+    // Hostile inputs through the SentencePiece merge (bigram_merge.h): a
+    // word of a million letters (one symbol list of 1M characters), a
+    // million '(' (nesting means nothing to a tokenizer; it is one run),
+    // and "ab" doubled 19 times. Each must finish and round-trip every
+    // byte; times are printed, not asserted.
+    void millionCharacterInputs() {
+        const Vocab v = load(kLlamaSpm);
+        std::string doubled = "ab";
+        for (int i = 0; i < 19; ++i) doubled += doubled;
+        for (const std::string& text :
+             {std::string(1000000, 'a'), std::string(1000000, '('), doubled}) {
+            QElapsedTimer t;
+            t.start();
+            const auto ids = v.tokenize(text, false);
+            qInfo("%zu bytes -> %zu tokens in %lld ms", text.size(), ids.size(),
+                  static_cast<long long>(t.elapsed()));
+            QVERIFY(!ids.empty());
+            QVERIFY(ids.size() <= text.size());
+            QVERIFY(v.detokenize(ids) == text);
+        }
     }
 };
 
