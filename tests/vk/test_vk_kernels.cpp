@@ -34,6 +34,22 @@ using namespace wb::vk::test;
 
 namespace {
 
+/// The ggml type whose layout a KV cache format has (ggml/types.def: F32 0,
+/// F16 1, Q4_0 2, Q8_0 8): its reference quantizer gives the expected bytes.
+uint32_t ggml_type_of(KvFormat f) {
+    switch (f) {
+        case KvFormat::F32:
+            return static_cast<uint32_t>(ggml::Type::F32);
+        case KvFormat::F16:
+            return static_cast<uint32_t>(ggml::Type::F16);
+        case KvFormat::Q8_0:
+            return static_cast<uint32_t>(ggml::Type::Q8_0);
+        case KvFormat::Q4_0:
+            return static_cast<uint32_t>(ggml::Type::Q4_0);
+    }
+    return 0;
+}
+
 /// Random weight of `type` in ggml layout plus its dequantized values.
 struct HostWeight {
     std::vector<uint8_t> bytes;  ///< [rows, row_bytes]
@@ -472,10 +488,7 @@ class TestVkKernels : public QObject {
         const uint32_t stride = 2 * uint32_t(n) + 9, k_off = 3, v_off = k_off + uint32_t(n) + 4;
         const auto src = rand_vec(size_t(n_tok) * stride + v_off + uint32_t(n), -4.0f, 4.0f);
         const std::vector<int32_t> cells = {7, 0, 39, 12, 13};
-        const uint32_t type = fmt == KvFormat::F32    ? 0
-                              : fmt == KvFormat::F16  ? 1
-                              : fmt == KvFormat::Q8_0 ? 8
-                                                      : 2;  // ggml type ids
+        const uint32_t type = ggml_type_of(fmt);
         const size_t row_bytes = ggml::row_bytes(type, uint32_t(n));
         Buffer sb = upload_floats(c, src), slb = upload_ints(c, cells);
         Buffer cache(c, n_ctx * row_bytes, Memory::Device, Purpose::KvCache);
@@ -670,10 +683,7 @@ class TestVkKernels : public QObject {
         // The cache in its format (ggml's reference quantizer for the
         // block formats); the reference reads exactly the values it holds.
         const KvFormat fmt = KvFormat(kv);
-        const uint32_t type = fmt == KvFormat::F32    ? 0
-                              : fmt == KvFormat::F16  ? 1
-                              : fmt == KvFormat::Q8_0 ? 8
-                                                      : 2;  // ggml type ids
+        const uint32_t type = ggml_type_of(fmt);
         auto to_cache = [&](std::vector<float>& x) {
             std::vector<uint8_t> bytes(ggml::row_bytes(type, x.size()));
             ggml::quantize_row(type, x.data(), bytes.data(), x.size());
