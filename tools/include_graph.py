@@ -10,8 +10,7 @@ the graph has a circle, when a lower tier includes a higher one
 (engine < app < ui), or when a folder other than the loader and the
 executors themselves includes an executor (engine/exec/*): only the loader
 knows them all (two exceptions, listed in main()), or when a widget folder
-(ui/*) includes the engine directly rather than through app/ (one
-exception, listed in main()). --scope engine limits the first two checks
+(ui/*) includes the engine directly rather than through app/. --scope engine limits the first two checks
 to the engine's folders.
 
 Usage: include_graph.py [--root DIR] [--scope engine|all] [--dot]
@@ -121,14 +120,11 @@ def main():
             if (v.startswith("engine/exec/") and not u.startswith("engine/exec/") and
                     u != "engine/loader" and (u, v) not in allowed_exec):
                 problems.append(f"executor known outside the loader: {u} -> {v}: e.g. {why[0]}")
-    # Widgets reach the engine through app/ (app/desktop's services). The
-    # exception: the Compare tab still loads its models itself, until one
-    # compare service behind the engine bridge does.
-    allowed_ui_engine = {("ui/compare", "engine/loader")}
+    # Widgets reach the engine through app/ (app/desktop's services: the
+    # engine bridge, its compare service).
     for u, vs in sorted(all_edges.items()):
         for v, why in sorted(vs.items()):
-            if (u.split('/')[0] == "ui" and v.split('/')[0] == "engine" and
-                    (u, v) not in allowed_ui_engine):
+            if u.split('/')[0] == "ui" and v.split('/')[0] == "engine":
                 problems.append(f"widget includes the engine: {u} -> {v}: e.g. {why[0]}")
     if a.dot:
         print("digraph includes {")

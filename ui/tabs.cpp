@@ -88,17 +88,16 @@ TabHooks batch_hooks() {
     return h;
 }
 
-// The Compare tab loads its own models on the device chosen in the model
-// bar and logs comparisons to the app's run log.
+// The Compare tab's work is the bridge's compare service: its models on
+// the device chosen in the model bar, its comparisons in the app's run log.
 QWidget* make_compare(const TabContext& c) {
-    auto* compare = new compare::CompareTab;
+    auto* compare = new compare::CompareTab(c.bridge ? c.bridge->compareService() : nullptr);
     // The user's choice; without one, MainWindow sets the default device
     // once the picker is filled.
     compare->setBackend(c.store->backend().isEmpty() ? QStringLiteral("cpu") : c.store->backend(),
                         c.store->device());
-    if (c.recorder && c.recorder->isOpen()) compare->setRunLogPath(c.recorder->path());
+    if (!c.bridge) compare->setRecorder(c.recorder);
     compare->setStore(c.store);  // the endpoints saved under "Send to"
-    if (c.recorder) compare->setNoTextSource([rec = c.recorder] { return rec->noText(); });
     QObject::connect(
         c.modelBar, &ModelBar::deviceChanged, compare, [compare](const gui::DeviceEntry& d) {
             compare->setBackend(d.backend, d.backend == "cpu" ? QString() : d.selector);

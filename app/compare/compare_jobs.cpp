@@ -169,6 +169,12 @@ int64_t log_comparison(const std::string& db_path, const std::string& name, cons
                        const model::LoadOptions& base, bool no_text,
                        const std::optional<cost::Price>& price) {
     core::ResponseLogger logger(std::make_shared<runlog::RunLog>(runlog::RunLog::open(db_path)));
+    return log_comparison(logger, name, r, base, no_text, price);
+}
+
+int64_t log_comparison(core::ResponseLogger& logger, const std::string& name,
+                       const CompareReport& r, const model::LoadOptions& base, bool no_text,
+                       const std::optional<cost::Price>& price) {
     nlohmann::json models = nlohmann::json::array();
     for (const auto& m : r.models) models.push_back(m.label + "=" + m.path);
     nlohmann::json run_settings = {{"models", models},

@@ -17,6 +17,10 @@
 #include "loader/load.h"
 #include "scheduler/request.h"
 
+namespace wb::core {
+class ResponseLogger;
+}
+
 namespace wb::compare {
 
 /// Thrown out of a job when its cancel flag is set.
@@ -95,6 +99,13 @@ StreamResult stream_reply(const std::string& path, const std::string& prompt, ui
 /// opened and what the run log's writes throw.
 int64_t log_comparison(const std::string& db_path, const std::string& name, const CompareReport& r,
                        const model::LoadOptions& base, bool no_text = false,
+                       const std::optional<cost::Price>& price = std::nullopt);
+
+/// The same through `logger` (its run log; the app's RunRecorder lends its
+/// one row builder, so the comparison is written on the app's one
+/// connection, in order with its other writes).
+int64_t log_comparison(core::ResponseLogger& logger, const std::string& name,
+                       const CompareReport& r, const model::LoadOptions& base, bool no_text = false,
                        const std::optional<cost::Price>& price = std::nullopt);
 
 /// The UTC submit time (ms since the epoch) of a run that took `e2e_ms`

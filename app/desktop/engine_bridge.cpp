@@ -13,6 +13,7 @@
 
 #include "chat/chat_template.h"
 #include "core/settings_json.h"
+#include "desktop/compare_service.h"
 #include "desktop/engine_memory.h"
 #include "desktop/run_recorder.h"
 #include "desktop/units_text.h"
@@ -110,7 +111,7 @@ struct EngineBridge::LoadJob {
     QFutureWatcher<std::shared_ptr<Loaded>> watcher;
 };
 
-EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
+EngineBridge::EngineBridge(QObject* parent) : QObject(parent), compare_(new CompareService(this)) {
     qRegisterMetaType<RequestResult>();
     qRegisterMetaType<LiveSnapshot>();
     qRegisterMetaType<UserError>();
@@ -548,6 +549,7 @@ void EngineBridge::onBatchEvent(quint64 key, const core::BatchEvent& e) {
 
 void EngineBridge::setRecorder(RunRecorder* recorder) {
     recorder_ = recorder;
+    compare_->setRecorder(recorder);
     if (session_) session_->set_recorder(recorder_ ? recorder_->requestRecorder() : nullptr);
 }
 

@@ -110,6 +110,7 @@ struct ColdStart {
 };
 
 class RunRecorder;
+class CompareService;
 
 /// A finished request in widget types (the one conversion; times in ms as
 /// core::FinishedRequest defines them, -1 where not measured). `settings`
@@ -173,6 +174,9 @@ class EngineBridge : public QObject {
     /// Requests with a run id are logged through `recorder` (may be null):
     /// the loaded session and every later one records them there.
     void setRecorder(RunRecorder* recorder);
+    /// The desktop's comparisons (the Compare tab's loads, threads and
+    /// run-log writes), logged through the same recorder. Owned here.
+    CompareService* compareService() const { return compare_; }
 
     /// Starts loading `req` in a worker thread; the current model stays
     /// usable until the new one is ready. Emits loadProgress, then
@@ -323,6 +327,7 @@ class EngineBridge : public QObject {
     QString backend_name_;
     State state_ = State::NoModel;
     RunRecorder* recorder_ = nullptr;
+    CompareService* compare_;  // a child
     double loaded_at_ms_ = 0;  // session clock at install, for snapshot's t_s
 
     std::shared_ptr<LoadJob> loading_;

@@ -201,6 +201,20 @@ void RunRecorder::logRemote(qint64 run_id, const QString& request_id, const std:
     });
 }
 
+bool RunRecorder::write(std::function<int(core::ResponseLogger&, bool)> job) {
+    if (!logger_ || !job) return false;
+    auto logger = logger_;
+    const bool no_text = no_text_.load();
+    (void)QtConcurrent::run(&pool_, [this, logger, no_text, job = std::move(job)] {
+        try {
+            logged_ += job(*logger, no_text);
+        } catch (const std::exception& e) {
+            emit failed(QString::fromUtf8(e.what()));
+        }
+    });
+    return true;
+}
+
 void RunRecorder::endRun(qint64 run_id) {
     if (!logger_ || run_id <= 0) return;
     auto logger = logger_;

@@ -13,6 +13,7 @@
 #include <QThreadPool>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
@@ -133,6 +134,16 @@ class RunRecorder : public QObject {
     void logRemote(qint64 run_id, const QString& request_id, const std::string& url,
                    const std::string& model, const load::RequestSpec& spec,
                    const load::RequestResult& result, nlohmann::json row_settings);
+
+    /// Runs `job` on the writer thread, in order with the other writes, with
+    /// the one row builder (its RunLog is logger.log()) and the "do not
+    /// store text" choice in force now (`no_text`); `job` returns how many
+    /// responses it wrote (added to loggedCount()). For writes made of
+    /// several rows whose caller wants their run id or error back (the
+    /// Compare tab's comparisons); it reports them itself. What it throws
+    /// anyway goes to failed(). Returns false, and `job` is not run, when
+    /// the log is closed or read-only.
+    bool write(std::function<int(core::ResponseLogger& logger, bool no_text)> job);
 
     /// Responses written since open().
     qint64 loggedCount() const { return logged_.load(); }

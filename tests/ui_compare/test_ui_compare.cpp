@@ -39,6 +39,7 @@
 #include "common/json_fixtures.h"
 #include "compare/compare.h"
 #include "compare/compare_jobs.h"
+#include "desktop/engine_bridge.h"
 #include "desktop/run_recorder.h"
 #include "desktop/settings_store.h"
 #include "ui/compare/compare_pane.h"
@@ -184,11 +185,15 @@ class TestUiCompare : public QObject {
         const std::vector<int32_t> want_c = ids(g4["generated_token_ids_f64_dequant"]);
         QCOMPARE(want_a.size(), size_t(48));
 
+        // The app's run log: the tab writes through its recorder.
+        const QString db = tmp_.filePath("runlog.sqlite");
+        wb::gui::RunRecorder recorder;
+        QString notice;
+        QVERIFY2(recorder.open(db, &notice), qPrintable(notice));
         CompareTab tab;
         LoadCounter counter;
         tab.setModelLoader(counter.loader());
-        const QString db = tmp_.filePath("runlog.sqlite");
-        tab.setRunLogPath(db);
+        tab.setRecorder(&recorder);
         tab.setBackend("vulkan");
         tab.addModel(kF32);
         tab.addModel(kQ8);
@@ -302,11 +307,15 @@ class TestUiCompare : public QObject {
                 "{\"id\": \"park\", \"prompt\": \"Lily went to the\", \"answer\": \"park\", "
                 "\"max_tokens\": 8}\n");
         }
+        // The app's run log: the tab writes through its recorder.
+        const QString db = tmp_.filePath("runlog2.sqlite");
+        wb::gui::RunRecorder recorder;
+        QString notice;
+        QVERIFY2(recorder.open(db, &notice), qPrintable(notice));
         CompareTab tab;
         LoadCounter counter;
         tab.setModelLoader(counter.loader());
-        const QString db = tmp_.filePath("runlog2.sqlite");
-        tab.setRunLogPath(db);
+        tab.setRecorder(&recorder);
         tab.setBackend("vulkan");
         tab.addModel(kF32);
         tab.addModel(kQ4);
@@ -448,7 +457,11 @@ class TestUiCompare : public QObject {
             if (tabs->tabText(i) == "Compare") compare_index = i;
         }
         QVERIFY(compare_index >= 0);
-        QVERIFY(qobject_cast<CompareTab*>(tabs->widget(compare_index)) != nullptr);
+        const auto* compare = qobject_cast<CompareTab*>(tabs->widget(compare_index));
+        QVERIFY(compare != nullptr);
+        // One door to the engine: the tab's work is the bridge's compare service.
+        QVERIFY(compare->service() != nullptr);
+        QCOMPARE(compare->service(), w.bridge()->compareService());
         bool found = false;
         for (QAction* menu : w.menuBar()->actions()) {
             if (!menu->menu()) continue;

@@ -14,16 +14,10 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
-#include <nlohmann/json.hpp>
 
 #include "compare/compare.h"
 #include "compare/compare_cost.h"
-#include "compare/compare_jobs.h"
 #include "desktop/settings_store.h"
-#include "load/load_log.h"
-#include "runlog/environment.h"
-#include "runlog/run_log.h"
 #include "ui/compare/compare_pane.h"
 #include "ui/compare/eval_inputs_dialog.h"
 #include "ui/compare/report_table.h"
@@ -32,14 +26,9 @@
 
 namespace wb::ui::compare {
 
-using wb::compare::Cancelled;
-using wb::compare::log_comparison;
-using wb::compare::ModelLoadFn;
-using wb::compare::responses_in;
-using wb::compare::stream_reply;
 using wb::compare::StreamResult;
 
-CompareTab::CompareTab(QWidget* parent)
+CompareTab::CompareTab(gui::CompareService* service, QWidget* parent)
     : QWidget(parent),
       paneSplit_(new QSplitter(Qt::Horizontal, this)),
       prompt_(new QLineEdit(this)),
@@ -55,10 +44,8 @@ CompareTab::CompareTab(QWidget* parent)
       diff_(new TokenDiffView(this)),
       pplCtx_(static_cast<int>(wb::compare::CompareOptions{}.ppl_ctx)),
       repetitions_(static_cast<int>(wb::compare::CompareOptions{}.repetitions)),
-      cancel_(std::make_shared<std::atomic<bool>>(false)),
-      loadFn_(&model::load_model) {
+      service_(service ? service : new gui::CompareService(this)) {
     setObjectName("compareTab");
-    load_.backend = "vulkan";
     prompt_->setObjectName("comparePrompt");
     prompt_->setPlaceholderText(tr("Prompt sent to every model (greedy, same settings)"));
     prompt_->setText(QStringLiteral("Once upon a time"));
@@ -151,13 +138,12 @@ CompareTab::CompareTab(QWidget* parent)
     connect(prompt_, &QLineEdit::returnPressed, this, &CompareTab::runPrompt);
     connect(testBtn_, &QPushButton::clicked, this, &CompareTab::runTestSet);
     connect(cancelBtn_, &QPushButton::clicked, this, &CompareTab::cancel);
-    pool_.setMaxThreadCount(8);
     relabel();
 }
 
 CompareTab::~CompareTab() {
-    cancel_->store(true);
-    pool_.waitForDone();
+    // Before the panes go: no callback of a worker reaches them after this.
+    if (service_) service_->stopAndWait();
 }
 
 ComparePane* CompareTab::addModel(const QString& path) {
@@ -248,12 +234,15 @@ void CompareTab::relabel() {
 }
 
 void CompareTab::setBackend(const QString& backend, const QString& device) {
-    load_.backend = backend.toStdString();
-    load_.device = device.toStdString();
+    service_->setBackend(backend, device);
 }
 
-void CompareTab::setModelLoader(ModelLoadFn load) {
-    loadFn_ = load ? std::move(load) : ModelLoadFn(&model::load_model);
+void CompareTab::setModelLoader(wb::compare::ModelLoadFn load) {
+    service_->setModelLoader(std::move(load));
+}
+
+void CompareTab::setRecorder(gui::RunRecorder* recorder) {
+    service_->setRecorder(recorder);
 }
 
 void CompareTab::setTestFiles(const QString& text_file, const QString& testset_file) {
@@ -274,8 +263,7 @@ int CompareTab::maxTokens() const {
     return maxTokens_->value();
 }
 void CompareTab::stopAndWait() {
-    cancel_->store(true);
-    pool_.waitForDone();
+    service_->stopAndWait();
 }
 QString CompareTab::statusText() const {
     return status_->text();
@@ -301,7 +289,7 @@ void CompareTab::setBusy(bool on) {
 }
 
 void CompareTab::cancel() {
-    cancel_->store(true);
+    service_->cancel();
     showStatus(tr("cancelling…"));
 }
 
@@ -326,114 +314,46 @@ void CompareTab::runPrompt() {
         showStatus(tr("Price: %1").arg(QString::fromUtf8(e.what())));
         return;
     }
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    service_->begin();
     setBusy(true);
-    const quint64 gen = ++gen_;
     pending_ = static_cast<int>(panes_.size());
     anyError_ = false;
     diff_->setRows({});
     paneVocab_.assign(panes_.size(), 0);
     paneError_.assign(panes_.size(), QString());
-    streamed_.assign(panes_.size(), StreamedModel{});
-    remoteReplies_.assign(panes_.size(), std::nullopt);
+    remoteResults_.assign(panes_.size(), std::nullopt);
     streamedPrompt_ = prompt;
     showStatus(tr("generating on %n model(s)…", nullptr, pending_));
     const uint32_t n_predict = static_cast<uint32_t>(maxTokens_->value());
-    for (size_t i = 0; i < panes_.size(); ++i) {
-        ComparePane* pane = panes_[i];
-        if (pane->isRemote()) {
-            startRemoteReply(static_cast<int>(i), gen, prompt, n_predict);
-            continue;
-        }
-        pane->startReply();
-        const std::string path = pane->path().toStdString();
-        streamed_[i].path = path;
-        const int index = static_cast<int>(i);
-        const model::LoadOptions lo = load_;
-        const ModelLoadFn load = loadFn_;
-        const auto cancel = cancel_;
-        (void)QtConcurrent::run(
-            &pool_, [this, gen, index, path, prompt, n_predict, lo, load, cancel] {
-                StreamResult res = stream_reply(
-                    path, prompt.toStdString(), n_predict, lo, load,
-                    [this, gen, index](int32_t id, const std::string& piece) {
-                        QMetaObject::invokeMethod(
-                            this,
-                            [this, gen, index, id, p = QString::fromStdString(piece)] {
-                                if (gen == gen_ && index < static_cast<int>(panes_.size())) {
-                                    panes_[size_t(index)]->appendToken(id, p);
-                                }
-                            },
-                            Qt::QueuedConnection);
-                    },
-                    *cancel);
-                // The model rides along to the UI thread and waits in streamed_
-                // for the figures; a stale run's model is freed with the event.
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, gen, index, res = std::move(res)] {
-                        if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
-                        panes_[size_t(index)]->finishReply(QString::fromStdString(res.error));
-                        paneVocab_[size_t(index)] = res.vocab_hash;
-                        paneError_[size_t(index)] = QString::fromStdString(res.error);
-                        if (size_t(index) < streamed_.size()) {
-                            streamed_[size_t(index)].model = res.model;
-                            streamed_[size_t(index)].load_ms = res.load_ms;
-                        }
-                        onReplyDone(index, gen, QString::fromStdString(res.error), res.cancelled);
-                    },
-                    Qt::QueuedConnection);
-            });
-    }
+    for (size_t i = 0; i < panes_.size(); ++i) startReply(static_cast<int>(i), prompt, n_predict);
 }
 
-void CompareTab::startRemoteReply(int index, quint64 gen, const QString& prompt,
-                                  uint32_t n_predict) {
+void CompareTab::startReply(int index, const QString& prompt, uint32_t n_predict) {
     ComparePane* pane = panes_[size_t(index)];
     pane->startReply();
-    const gui::RemoteTarget target = pane->remote();
-    load::Target t;
-    t.base_url = target.base_url.toStdString();
-    t.model = target.model.toStdString();
-    t.api_key = pane->apiKey().toStdString();
-    // The raw prompt, as the local panes run it (BOS as the model asks),
-    // not a chat template's rendering of it.
-    t.api = load::Api::Completions;
-    t.timeout_s = 120;
-    load::RequestSpec s;
-    s.prompt = prompt.toStdString();
-    s.max_tokens = static_cast<int>(n_predict);
-    s.temperature = 0.0;  // greedy, as the local panes
-    s.cancel = cancel_;
-    s.on_content = [this, gen, index](const std::string& piece) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, gen, index, p = QString::fromStdString(piece)] {
-                if (gen == gen_ && index < static_cast<int>(panes_.size()))
-                    panes_[size_t(index)]->appendToken(-1, p);
-            },
-            Qt::QueuedConnection);
-    };
-    const std::string label = pane->label().toStdString();
-    (void)QtConcurrent::run(&pool_, [this, gen, index, t, s, target, label]() mutable {
-        if (t.model.empty()) t.model = load::first_model_id(t);
-        load::RequestResult r = load::send_request(t, s, load::steady_now_ms(), {});
-        s.on_content = nullptr;
-        s.cancel.reset();
-        RemoteReply reply{target, t.model, label, std::move(s), std::move(r)};
-        QMetaObject::invokeMethod(
-            this,
-            [this, gen, index, reply = std::move(reply)]() mutable {
-                if (gen != gen_ || index >= static_cast<int>(panes_.size())) return;
-                const load::RequestResult& res = reply.result;
-                const QString error = res.ok ? QString() : QString::fromStdString(res.error);
+    if (pane->isRemote()) {
+        service_->streamRemote(
+            index, pane->remote(), pane->apiKey(), pane->label(), prompt, n_predict, pane,
+            [pane](const QString& piece) { pane->appendToken(-1, piece); },
+            [this, index](const load::RequestResult& r) {
+                const QString error = r.ok ? QString() : QString::fromStdString(r.error);
                 paneError_[size_t(index)] = error;
-                if (!res.ok) panes_[size_t(index)]->finishReply(error);
-                remoteReplies_[size_t(index)] = std::move(reply);
-                onReplyDone(index, gen, error, !res.ok && res.error == "cancelled");
-            },
-            Qt::QueuedConnection);
-    });
+                if (!r.ok) panes_[size_t(index)]->finishReply(error);
+                remoteResults_[size_t(index)] = r;
+                onReplyDone(error, !r.ok && r.error == "cancelled");
+            });
+        return;
+    }
+    service_->streamLocal(
+        index, pane->path(), prompt, n_predict, pane,
+        [pane](int32_t id, const QString& piece) { pane->appendToken(id, piece); },
+        [this, index](const StreamResult& r) {
+            const QString error = QString::fromStdString(r.error);
+            panes_[size_t(index)]->finishReply(error);
+            paneVocab_[size_t(index)] = r.vocab_hash;
+            paneError_[size_t(index)] = error;
+            onReplyDone(error, r.cancelled);
+        });
 }
 
 namespace {
@@ -456,8 +376,7 @@ QString versus_reference(const QString& a, const QString& text) {
 
 }  // namespace
 
-void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bool cancelled) {
-    if (gen != gen_) return;
+void CompareTab::onReplyDone(const QString& error, bool cancelled) {
     if (!error.isEmpty() || cancelled) anyError_ = true;
     if (--pending_ > 0) return;
     // Every reply is in: the per-token view from the local panes' tokens
@@ -473,32 +392,18 @@ void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bo
     diff_->setRows(rows);
     // The remote panes' text against A's (A itself when it is remote).
     const QString a_text = panes_.empty() ? QString() : panes_[0]->replyText();
-    std::vector<RemoteReply> remote;
-    for (size_t i = 0; i < panes_.size() && i < remoteReplies_.size(); ++i) {
-        if (!remoteReplies_[i]) continue;
-        const RemoteReply& r = *remoteReplies_[i];
-        if (r.result.ok)
-            panes_[i]->showRemoteResult(
-                r.result, i == 0
-                              ? QString()
-                              : versus_reference(a_text, QString::fromStdString(r.result.output)));
-        remote.push_back(r);
+    for (size_t i = 0; i < panes_.size() && i < remoteResults_.size(); ++i) {
+        if (!remoteResults_[i] || !remoteResults_[i]->ok) continue;
+        const load::RequestResult& r = *remoteResults_[i];
+        panes_[i]->showRemoteResult(
+            r, i == 0 ? QString() : versus_reference(a_text, QString::fromStdString(r.output)));
     }
-    remoteReplies_.clear();
+    remoteResults_.clear();
     emit repliesFinished();
-    std::vector<StreamedModel> all = std::move(streamed_);
-    streamed_.clear();
-    std::vector<StreamedModel> streamed;  // the local panes' models, in order
-    for (size_t i = 0; i < all.size() && i < panes_.size(); ++i) {
-        if (panes_[i]->isRemote()) continue;
-        anyError_ = anyError_ || !all[i].model;
-        streamed.push_back(std::move(all[i]));
-    }
-    all.clear();
     if (anyError_) {
-        streamed.clear();  // the failed run's models are not needed any more
         setBusy(false);
-        const QString msg = cancel_->load() ? tr("cancelled") : tr("a model failed: see its pane");
+        const QString msg =
+            service_->cancelRequested() ? tr("cancelled") : tr("a model failed: see its pane");
         showStatus(msg);
         emit comparisonFailed(msg);
         return;
@@ -507,7 +412,7 @@ void CompareTab::onReplyDone(int /*pane*/, quint64 gen, const QString& error, bo
     // edited since): the models' contexts were sized for it. Remote panes
     // only: no figures, their rows are logged under a run of their own.
     startComparison(tr("compare: %1").arg(streamedPrompt_.left(60)), {streamedPrompt_},
-                    std::nullopt, std::nullopt, std::move(streamed), std::move(remote));
+                    std::nullopt, std::nullopt, true);
 }
 
 void CompareTab::runTestSet() {
@@ -543,10 +448,9 @@ void CompareTab::runTestSet() {
         showStatus(tr("No text file or test set chosen."));
         return;
     }
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    service_->begin();
     streamedPrompt_.clear();  // no streamed reply: no draft runs after these figures
     setBusy(true);
-    ++gen_;
     QStringList prompts;
     if (!prompt_->text().isEmpty()) prompts << prompt_->text();
     const QString name = tr("compare test set: %1 %2")
@@ -554,170 +458,60 @@ void CompareTab::runTestSet() {
                              .trimmed();
     // Nothing was streamed: run_compare loads each file once, sized for the text.
     startComparison(name, prompts, text.isEmpty() ? std::nullopt : std::optional<QString>(text),
-                    testset.isEmpty() ? std::nullopt : std::optional<QString>(testset), {});
-}
-
-int64_t CompareTab::logRemoteReplies(const std::string& db, int64_t run_id, const std::string& name,
-                                     const std::vector<RemoteReply>& remote, bool no_text) {
-    runlog::RunLog log = runlog::RunLog::open(db);
-    const bool own_run = run_id == 0;
-    if (own_run)
-        run_id = log.begin_run("compare", name, nlohmann::json{{"remote_only", true}}, no_text);
-    // The client machine's environment: it computes nothing but the client.
-    const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
-    for (const RemoteReply& r : remote) {
-        const std::string url = r.target.base_url.toStdString();
-        runlog::ResponseRecord rec = load::remote_record(r.spec, r.result,
-                                                         {{"target", url},
-                                                          {"model", r.model},
-                                                          {"api", "completions"},
-                                                          {"temperature", 0.0},
-                                                          {"compare_label", r.label}});
-        rec.run_id = run_id;
-        rec.request_id = r.label + "/p0";
-        rec.model_version_id = load::remote_model_version(log, url, r.model);
-        rec.environment_id = env;
-        log.log_response(rec);
-    }
-    if (own_run) log.end_run(run_id);
-    return run_id;
+                    testset.isEmpty() ? std::nullopt : std::optional<QString>(testset), false);
 }
 
 void CompareTab::startComparison(const QString& name, const QStringList& prompts,
                                  const std::optional<QString>& text,
-                                 const std::optional<QString>& testset,
-                                 std::vector<StreamedModel> streamed,
-                                 std::vector<RemoteReply> remote) {
-    wb::compare::CompareOptions o;
-    if (streamed.empty()) {
-        for (ComparePane* p : localPanes()) o.models.push_back(p->path().toStdString());
-    } else {
-        for (const StreamedModel& m : streamed) o.models.push_back(m.path);
-    }
-    for (const QString& p : prompts) o.prompts.push_back(p.toStdString());
-    o.n_predict = static_cast<uint32_t>(maxTokens_->value());
-    o.ppl_ctx = static_cast<uint32_t>(pplCtx_);
-    o.repetitions = static_cast<uint32_t>(repetitions_);
-    if (text) o.text_file = text->toStdString();
-    if (testset) o.testset_file = testset->toStdString();
-    const model::LoadOptions lo = load_;
-    o.kv_type = lo.context.kv_type;  // the streamed models were loaded with it
-    const ModelLoadFn load = loadFn_;
-    const auto cancel = cancel_;
-    const std::string db = runLogPath_.toStdString();
-    const bool no_text = noText_ && noText_();
-    const quint64 gen = gen_;
+                                 const std::optional<QString>& testset, bool streamed) {
+    gui::FiguresRequest req;
+    req.name = name;
+    req.prompts = prompts;
+    req.n_predict = static_cast<uint32_t>(maxTokens_->value());
+    req.ppl_ctx = static_cast<uint32_t>(pplCtx_);
+    req.repetitions = static_cast<uint32_t>(repetitions_);
+    req.text = text;
+    req.testset = testset;
+    req.price = price_;
     // The figures' models carry their panes' letters (a remote A leaves the
     // first local model as the figures' reference).
-    std::vector<std::string> labels;
-    for (ComparePane* p : localPanes()) labels.push_back(p->label().toStdString());
+    for (size_t i = 0; i < panes_.size(); ++i) {
+        ComparePane* p = panes_[i];
+        if (p->isRemote()) {
+            if (streamed) req.remote_slots.push_back(static_cast<int>(i));
+            continue;
+        }
+        if (streamed)
+            req.model_slots.push_back(static_cast<int>(i));
+        else
+            req.paths.push_back(p->path());
+        req.labels.push_back(p->label().toStdString());
+    }
     showStatus(tr("computing figures…"));
-    if (o.models.empty()) {
-        // Remote panes only: their text and client times are all there is.
-        (void)QtConcurrent::run(&pool_, [this, db, no_text, gen, name, remote = std::move(remote)] {
-            QString log_error;
-            qint64 run_id = 0;
-            if (!db.empty() && !remote.empty()) {
-                try {
-                    run_id = logRemoteReplies(db, 0, name.toStdString(), remote, no_text);
-                } catch (const std::exception& e) {
-                    log_error = QString::fromStdString(e.what());
-                }
-            }
-            const int n = static_cast<int>(remote.size());
-            QMetaObject::invokeMethod(
-                this,
-                [this, gen, log_error, run_id, n] {
-                    if (gen != gen_) return;
-                    setBusy(false);
-                    QString s =
-                        tr("done: remote endpoints only, so no figures (they need a "
-                           "local model's logits)");
-                    if (!log_error.isEmpty())
-                        s += tr("; not logged: %1").arg(log_error);
-                    else if (run_id > 0)
-                        s += tr("; %n response(s) logged as run %1", nullptr, n).arg(run_id);
-                    showStatus(s);
-                    if (run_id > 0) emit runLogged(run_id, n);
-                },
-                Qt::QueuedConnection);
-        });
+    service_->runFigures(
+        req, this, [this](const QString& msg) { onProgress(msg); },
+        [this](const gui::FiguresResult& r) { onFigures(r); });
+}
+
+void CompareTab::onFigures(const gui::FiguresResult& r) {
+    if (r.report) {
+        onReport(r);
         return;
     }
-    const std::optional<cost::Price> price = price_;
-    (void)QtConcurrent::run(&pool_, [this, o, lo, load, cancel, db, no_text, gen, name, labels,
-                                     price, streamed = std::move(streamed),
-                                     remote = std::move(remote)]() mutable {
-        std::shared_ptr<wb::compare::CompareReport> rep;
-        QString error, log_error;
-        qint64 run_id = 0;
-        int n_logged = 0;
-        const wb::compare::CompareProgress progress = [this, cancel, gen](const std::string& msg) {
-            // Progress comes between prompts / chunks / items: the place to stop.
-            if (cancel->load()) throw Cancelled{};
-            QMetaObject::invokeMethod(
-                this,
-                [this, gen, m = QString::fromStdString(msg)] {
-                    if (gen == gen_) onProgress(m);
-                },
-                Qt::QueuedConnection);
-        };
-        try {
-            if (streamed.empty()) {
-                const wb::compare::ModelLoader loader =
-                    [&lo, &load](const std::string& path, const model::ContextParams& cp) {
-                        model::LoadOptions l = lo;
-                        l.context = cp;
-                        return load(path, l);
-                    };
-                rep = std::make_shared<wb::compare::CompareReport>(
-                    wb::compare::run_compare(o, loader, progress));
-            } else {
-                std::vector<wb::compare::LoadedModel> models;  // [n_panes], borrowed
-                for (const StreamedModel& m : streamed) {
-                    models.push_back({m.model.get(), m.load_ms});
-                }
-                rep = std::make_shared<wb::compare::CompareReport>(
-                    wb::compare::run_compare(o, models, progress));
-            }
-        } catch (const Cancelled&) {
-            error = tr("cancelled");
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        streamed.clear();  // the models' memory goes back now, not when the task is deleted
-        if (rep && labels.size() == rep->models.size()) {
-            for (size_t i = 0; i < labels.size(); ++i) rep->models[i].label = labels[i];
-            if (!labels.empty() && labels[0] != "A")
-                rep->notes.push_back("the figures are against " + labels[0] +
-                                     ", the first local model: A is a remote endpoint (no logits)");
-        }
-        if (rep && !db.empty()) {
-            try {
-                run_id = log_comparison(db, name.toStdString(), *rep, lo, no_text, price);
-                n_logged = static_cast<int>(responses_in(*rep));
-                if (!remote.empty()) {
-                    logRemoteReplies(db, run_id, name.toStdString(), remote, no_text);
-                    n_logged += static_cast<int>(remote.size());
-                }
-            } catch (const std::exception& e) {
-                log_error = QString::fromStdString(e.what());
-            }
-        }
-        QMetaObject::invokeMethod(
-            this,
-            [this, gen, rep, error, log_error, run_id, n_logged] {
-                if (gen != gen_) return;
-                if (!rep) {
-                    setBusy(false);
-                    showStatus(error);
-                    emit comparisonFailed(error);
-                    return;
-                }
-                onReport(rep, log_error, run_id, n_logged);
-            },
-            Qt::QueuedConnection);
-    });
+    setBusy(false);
+    if (!r.error.isEmpty()) {
+        showStatus(r.error);
+        emit comparisonFailed(r.error);
+        return;
+    }
+    // Remote panes only: their text and client times are all there is.
+    QString s = tr("done: remote endpoints only, so no figures (they need a local model's logits)");
+    if (!r.log_error.isEmpty())
+        s += tr("; not logged: %1").arg(r.log_error);
+    else if (r.run_id > 0)
+        s += tr("; %n response(s) logged as run %1", nullptr, r.logged).arg(r.run_id);
+    showStatus(s);
+    if (r.run_id > 0) emit runLogged(r.run_id, r.logged);
 }
 
 void CompareTab::onProgress(const QString& msg) {
@@ -733,9 +527,8 @@ void CompareTab::onProgress(const QString& msg) {
     }
 }
 
-void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const QString& log_error,
-                          qint64 run_id, int n_logged) {
-    report_ = std::move(r);
+void CompareTab::onReport(const gui::FiguresResult& r) {
+    report_ = r.report;
     table_->setReport(*report_);
     // Each local pane's speed is its column's in the table: one set of
     // figures (remote panes keep their client-side line).
@@ -750,14 +543,14 @@ void CompareTab::onReport(std::shared_ptr<wb::compare::CompareReport> r, const Q
     QString s = tr("done");
     for (const std::string& n : report_->notes)
         s += QStringLiteral("; ") + QString::fromStdString(n);
-    if (!log_error.isEmpty()) {
-        s += tr("; not logged: %1").arg(log_error);
-    } else if (run_id > 0) {
-        s += tr("; %n response(s) logged as run %1", nullptr, n_logged).arg(run_id);
+    if (!r.log_error.isEmpty()) {
+        s += tr("; not logged: %1").arg(r.log_error);
+    } else if (r.run_id > 0) {
+        s += tr("; %n response(s) logged as run %1", nullptr, r.logged).arg(r.run_id);
     }
     showStatus(s);
     emit reportReady();
-    if (run_id > 0) emit runLogged(run_id, n_logged);
+    if (r.run_id > 0) emit runLogged(r.run_id, r.logged);
     measureDrafts();
 }
 
@@ -765,39 +558,19 @@ void CompareTab::measureDrafts() {
     // "target + draft" panes: the same greedy reply again with the draft,
     // each alone (one after the other, after the figures), so its decode
     // speed is not mixed with other models' work.
-    std::vector<std::pair<int, wb::compare::StreamDraft>> jobs;
-    std::vector<std::string> paths;
+    std::vector<gui::DraftJob> jobs;
     for (size_t i = 0; i < panes_.size(); ++i) {
         const wb::compare::StreamDraft d = panes_[i]->draft();
         if (d.params.kind == scheduler::SpeculativeParams::Kind::None) continue;
-        jobs.emplace_back(static_cast<int>(i), d);
-        paths.push_back(panes_[i]->path().toStdString());
+        jobs.push_back({static_cast<int>(i), panes_[i]->path(), d});
     }
-    if (jobs.empty() || streamedPrompt_.isEmpty() || !cancel_) return;
-    const quint64 gen = gen_;
-    const std::string prompt = streamedPrompt_.toStdString();
-    const auto n_predict = static_cast<uint32_t>(maxTokens_->value());
-    const model::LoadOptions lo = load_;
-    const wb::compare::ModelLoadFn load = loadFn_;
-    const auto cancel = cancel_;
-    (void)QtConcurrent::run(&pool_, [this, gen, jobs, paths, prompt, n_predict, lo, load, cancel] {
-        for (size_t j = 0; j < jobs.size(); ++j) {
-            StreamResult res =
-                stream_reply(paths[j], prompt, n_predict, lo, load, {}, *cancel, jobs[j].second);
-            res.model.reset();  // nothing reuses it
-            const int index = jobs[j].first;
-            const bool last = j + 1 == jobs.size();
-            QMetaObject::invokeMethod(
-                this,
-                [this, gen, index, last, res = std::move(res)] {
-                    if (gen != gen_) return;
-                    if (index < static_cast<int>(panes_.size()))
-                        panes_[size_t(index)]->showDraftSpeed(res);
-                    if (last) emit draftSpeedsReady();
-                },
-                Qt::QueuedConnection);
-        }
-    });
+    if (jobs.empty() || streamedPrompt_.isEmpty()) return;
+    service_->measureDrafts(
+        std::move(jobs), streamedPrompt_, static_cast<uint32_t>(maxTokens_->value()), this,
+        [this](int index, const StreamResult& res) {
+            if (index < static_cast<int>(panes_.size())) panes_[size_t(index)]->showDraftSpeed(res);
+        },
+        [this] { emit draftSpeedsReady(); });
 }
 
 }  // namespace wb::ui::compare

@@ -17,25 +17,20 @@
 // "Run test set…" scores perplexity / KL divergence on a text file and
 // accuracy on a JSONL test set, with progress and Cancel. Every response of
 // a finished comparison is written to the run log under one "compare" run.
+// The work itself (loads, worker threads, run-log writes) is the desktop's
+// gui::CompareService; this tab is its widgets.
 
 #include <QPointer>
 #include <QString>
-#include <QStringList>
-#include <QThreadPool>
 #include <QWidget>
 #include <algorithm>
-#include <atomic>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
-#include "compare/compare_jobs.h"
 #include "cost/price.h"
+#include "desktop/compare_service.h"
 #include "desktop/remote_target.h"
-#include "load/client.h"
-#include "loader/load.h"
 
 class QLabel;
 class QLineEdit;
@@ -53,8 +48,9 @@ namespace wb::ui {
 class PriceFields;
 }
 namespace wb::gui {
+class RunRecorder;
 class SettingsStore;
-}
+}  // namespace wb::gui
 
 namespace wb::ui::compare {
 
@@ -65,7 +61,9 @@ class TokenDiffView;
 class CompareTab : public QWidget {
     Q_OBJECT
   public:
-    explicit CompareTab(QWidget* parent = nullptr);
+    /// `service` does the tab's work (the app's: EngineBridge::
+    /// compareService()); null = a service of the tab's own.
+    explicit CompareTab(gui::CompareService* service = nullptr, QWidget* parent = nullptr);
     /// Cancels running work and waits for the worker threads.
     ~CompareTab() override;
 
@@ -85,18 +83,16 @@ class CompareTab : public QWidget {
     /// Backend ("vulkan" or "cpu") and Vulkan device selector ("" = default)
     /// for the models this tab loads.
     void setBackend(const QString& backend, const QString& device = QString());
-    /// How this tab loads models (default wb::model::load_model). Called on
-    /// worker threads, several at once, so it must be thread-safe. Each
+    /// How this tab loads models (CompareService::setModelLoader). Each
     /// comparison loads each file once: runPrompt() in the pane's stream
     /// (the figures reuse that model), runTestSet() in run_compare. Set it
     /// while no run is going.
-    /// An empty function restores the default.
     void setModelLoader(wb::compare::ModelLoadFn load);
-    /// Run-log file the comparisons are written to; empty = no logging.
-    void setRunLogPath(const QString& path) { runLogPath_ = path; }
-    /// Asked as each comparison starts: true logs it as a no-text run (the
-    /// Settings panel's "Do not store prompts and answers"). Unset = false.
-    void setNoTextSource(std::function<bool()> no_text) { noText_ = std::move(no_text); }
+    /// The app's run log the comparisons are written to, with its "do not
+    /// store text" choice (null = no logging); it must outlive this tab.
+    void setRecorder(gui::RunRecorder* recorder);
+    /// The service doing this tab's work.
+    gui::CompareService* service() const { return service_.data(); }
     /// Files "Run test set…" uses instead of asking with its dialog
     /// (EvalInputsDialog); an empty string = not part of the run.
     void setTestFiles(const QString& text_file, const QString& testset_file);
@@ -160,48 +156,29 @@ class CompareTab : public QWidget {
     void runLogged(qint64 run_id, int responses);
 
   private:
-    /// A model a pane streamed with, lent to the figures of the same run.
-    struct StreamedModel {
-        std::string path;
-        std::shared_ptr<model::Model> model;
-        double load_ms = 0;
-    };
-    /// A remote pane's reply, logged with the comparison.
-    struct RemoteReply {
-        gui::RemoteTarget target;
-        std::string model;  ///< the model id sent (the endpoint's first when none was given)
-        std::string label;  ///< the pane's letter
-        load::RequestSpec spec;
-        load::RequestResult result;
-    };
     /// Panes that are local models, in order (the figures' models).
     std::vector<ComparePane*> localPanes() const;
     /// "Add endpoint…": a menu of the saved endpoints.
     void addEndpointMenu();
-    /// Writes `remote` to the run log at `db` under compare run `run_id`, or
-    /// under a new compare run named `name` when run_id is 0 (ended after
-    /// them). Returns the run id. Throws what the run log throws.
-    static int64_t logRemoteReplies(const std::string& db, int64_t run_id, const std::string& name,
-                                    const std::vector<RemoteReply>& remote, bool no_text);
-    /// Streams `pane`'s reply from its endpoint on a worker.
-    void startRemoteReply(int index, quint64 gen, const QString& prompt, uint32_t n_predict);
+    /// Streams pane `index`'s reply: its model, or its endpoint.
+    void startReply(int index, const QString& prompt, uint32_t n_predict);
 
     /// Letters A, B, … in order, and the status hint for that many models.
     void relabel();
     void setBusy(bool on);
-    void onReplyDone(int pane, quint64 gen, const QString& error, bool cancelled);
-    /// Computes the figures on a worker. With `streamed` (one per pane, in
-    /// pane order) run_compare reuses those models; empty = it loads each
-    /// file itself through loadFn_.
+    void onReplyDone(const QString& error, bool cancelled);
+    /// Computes the figures (CompareService::runFigures): with `streamed`
+    /// on the models the panes streamed with (and the remote replies logged
+    /// with them), else loading each local pane's file.
     void startComparison(const QString& name, const QStringList& prompts,
                          const std::optional<QString>& text, const std::optional<QString>& testset,
-                         std::vector<StreamedModel> streamed, std::vector<RemoteReply> remote = {});
+                         bool streamed);
+    void onFigures(const gui::FiguresResult& r);
     void onProgress(const QString& msg);
     /// After a prompt run's figures: each "target + draft" pane's reply again
     /// with its draft, alone, then ComparePane::showDraftSpeed.
     void measureDrafts();
-    void onReport(std::shared_ptr<wb::compare::CompareReport> r, const QString& log_error,
-                  qint64 run_id, int n_logged);
+    void onReport(const gui::FiguresResult& r);
     void showStatus(const QString& s);
 
     std::vector<ComparePane*> panes_;
@@ -213,7 +190,8 @@ class CompareTab : public QWidget {
     QPushButton* addBtn_;
     QPushButton* addRemoteBtn_;
     gui::SettingsStore* store_ = nullptr;
-    std::vector<std::optional<RemoteReply>> remoteReplies_;  // [n_panes] this run's remote replies
+    // [n_panes] this run's remote replies (none for a local pane)
+    std::vector<std::optional<load::RequestResult>> remoteResults_;
     QPushButton* runBtn_;
     QPushButton* testBtn_;
     QPushButton* cancelBtn_;
@@ -224,28 +202,21 @@ class CompareTab : public QWidget {
     ReportTable* table_;
     TokenDiffView* diff_;
 
-    model::LoadOptions load_;
-    QString runLogPath_;
-    std::function<bool()> noText_;
     std::optional<QString> textFile_, testsetFile_;
     QString lastText_, lastTestset_;  // the dialog's last choice ("" = sample)
     bool lastChosen_ = false;
     int pplCtx_;
     int repetitions_;
     bool busy_ = false;
-    quint64 gen_ = 0;  // run generation: results of an older run are dropped
     int pending_ = 0;  // panes still streaming
     bool anyError_ = false;
     std::vector<size_t> paneVocab_;   // [n_panes] vocabulary hash of each pane's model
     std::vector<QString> paneError_;  // [n_panes] why a pane gave no reply, "" = ok
-    // [n_panes] the models of the running runPrompt(), kept from the stream
-    // to the figures and released when the comparison ends.
-    std::vector<StreamedModel> streamed_;
-    QString streamedPrompt_;  // the prompt of the running runPrompt()
-    std::shared_ptr<std::atomic<bool>> cancel_;
-    std::shared_ptr<wb::compare::CompareReport> report_;
-    wb::compare::ModelLoadFn loadFn_;
-    QThreadPool pool_;  // last: destroyed (and waited for) first
+    QString streamedPrompt_;          // the prompt of the running runPrompt()
+    std::shared_ptr<const wb::compare::CompareReport> report_;
+    // The loads, worker threads and run-log writes; the bridge's may go
+    // before this tab when the window is torn down.
+    QPointer<gui::CompareService> service_;
 };
 
 }  // namespace wb::ui::compare
