@@ -181,6 +181,147 @@ struct LoadSetup {
 
 using TargetRun = load::TargetOutcome;
 
+// The API key in the environment variable `option` names ("" without the
+// option); a variable that is unset or empty is a usage error.
+std::string api_key_from_env(const ParsedArgs& args, const std::string& option) {
+    const auto var = args.get(option);
+    if (!var) return {};
+    const char* key = std::getenv(var->c_str());
+    if (key == nullptr || *key == '\0')
+        throw UsageError("load: --" + option + ": the environment variable " + *var +
+                         " is not set or empty");
+    return key;
+}
+
+// --target and how to talk to it (--model, --api-key-env, --api, the
+// timeouts, --ca-cert). The model is not looked up here: every option is
+// checked before the first request goes out.
+load::Target parse_target(const ParsedArgs& args) {
+    load::Target target;
+    const auto url = args.get("target");
+    if (!url) throw UsageError("load: --target URL is required");
+    target.base_url = *url;
+    try {
+        load::check_base_url(target.base_url);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("load: --target: ") + e.what());
+    }
+    target.model = args.get("model").value_or("");
+    target.api_key = api_key_from_env(args, "api-key-env");
+    const std::string api = args.get("api").value_or("chat");
+    if (api != "chat" && api != "completions")
+        throw UsageError("load: --api: '" + api + "' is not chat or completions");
+    target.api = api == "chat" ? load::Api::Chat : load::Api::Completions;
+    target.timeout_s = args.get_double("timeout-s", 60, 0.001, 86400);
+    target.connect_timeout_s = args.get_double("connect-timeout-s", 10, 0.001, 3600);
+    target.ca_cert_path = args.get("ca-cert").value_or("");
+    return target;
+}
+
+// One step's traffic: arrival process and rate, or a closed loop
+// (--concurrency), the in-flight cap, requests, duration, warm-ups, seed.
+load::StepPlan parse_plan(const ParsedArgs& args) {
+    load::StepPlan plan;
+    try {
+        plan.arrival = load::parse_arrival(args.get("arrival").value_or("poisson"));
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("load: --arrival: ") + e.what());
+    }
+    plan.rate = args.get_double("rate", 1, 1e-6, 1e6);
+    plan.burstiness = args.get_double("burstiness", 1, 1e-3, 1e3);
+    if (args.get("concurrency")) {
+        plan.concurrency = static_cast<int>(args.get_int("concurrency", 1, 1, 100000));
+        if (args.get("rate") || args.get("arrival"))
+            throw UsageError("load: --concurrency (closed loop) excludes --rate and --arrival");
+    }
+    if (args.get("max-in-flight"))
+        plan.max_in_flight = static_cast<int>(args.get_int("max-in-flight", 1, 1, 100000));
+    // With --duration alone the duration ends the step (requests: a cap).
+    plan.requests = static_cast<size_t>(
+        args.get_int("requests", args.get("duration") ? 10000000 : 100, 1, 10000000));
+    if (args.get("duration")) plan.duration_s = args.get_double("duration", 1, 0.001, 1e7);
+    plan.warmup = static_cast<size_t>(args.get_int("warmup", 0, 0, 1000000));
+    plan.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0, INT64_MAX));
+    return plan;
+}
+
+// The SLOs a step is judged by (ms; unset = no bound).
+load::Slo parse_slo(const ParsedArgs& args) {
+    load::Slo slo;
+    if (args.get("slo-ttft-p99-ms"))
+        slo.ttft_p99_ms = args.get_double("slo-ttft-p99-ms", 0, 0, 1e9);
+    if (args.get("slo-itl-p99-ms")) slo.itl_p99_ms = args.get_double("slo-itl-p99-ms", 0, 0, 1e9);
+    if (args.get("slo-e2e-p99-ms")) slo.e2e_p99_ms = args.get_double("slo-e2e-p99-ms", 0, 0, 1e9);
+    return slo;
+}
+
+// The prompts of a test: [n_step] for the counted requests, then [n_warm]
+// of the warm-ups' own.
+struct PromptSet {
+    std::vector<std::string> prompts;
+    size_t n_step = 0;
+    size_t n_warm = 0;
+};
+
+// --prompts, or synthetic prompts sized in `vocab`'s tokens (words when
+// null): enough for every request of a step (at most 4096, reused in turn).
+PromptSet make_prompts(const ParsedArgs& args, const load::StepPlan& plan,
+                       const std::shared_ptr<tokenizer::Vocab>& vocab) {
+    PromptSet set;
+    if (const auto file = args.get("prompts")) {
+        if (args.get("synthetic-prompt-tokens") || args.get("shared-prefix-share"))
+            throw UsageError("load: --prompts excludes the synthetic prompt options");
+        set.prompts = load::read_prompt_set(*file);
+    } else {
+        load::SyntheticPrompts sp;
+        sp.mean_tokens = 32;
+        sp.seed = plan.seed;
+        try {
+            if (const auto s = args.get("synthetic-prompt-tokens"))
+                load::parse_synthetic_lengths(*s, sp);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("load: --synthetic-prompt-tokens: ") + e.what());
+        }
+        sp.shared_prefix_share = args.get_double("shared-prefix-share", 0, 0, 1);
+        load::PromptTokenCounter prompt_tokens;
+        if (vocab) {
+            prompt_tokens = [vocab](const std::string& text) {
+                return vocab->tokenize(text, false, false).size();
+            };
+        }
+        // Warm-up requests get prompts of their own, after the step's, so
+        // that no counted request finds its prompt in the prefix cache.
+        set.n_warm = std::min<size_t>(plan.warmup, 4096);
+        set.prompts = load::synthetic_prompts(
+            sp, std::min<size_t>(plan.requests, 4096) + set.n_warm, prompt_tokens);
+    }
+    // Fewer prompts than asked (a huge mean): the warm-ups share the set.
+    if (set.n_warm >= set.prompts.size()) set.n_warm = 0;
+    set.n_step = set.prompts.size() - set.n_warm;
+    return set;
+}
+
+// --telemetry-csv: the targets' scheduler passes, a comparison's labelled
+// "A: " and "B: " as in --csv.
+void write_telemetry(const std::string& path, const TargetRun& a, const TargetRun* b) {
+    std::vector<load::TelemetryRow> rows = a.passes;
+    std::vector<load::StepSpan> spans = a.spans;
+    if (b) {
+        for (load::StepSpan& sp : spans) sp.label = "A: " + sp.label;
+        rows.insert(rows.end(), b->passes.begin(), b->passes.end());
+        for (load::StepSpan sp : b->spans) {
+            sp.label = "B: " + sp.label;
+            spans.push_back(std::move(sp));
+        }
+    }
+    if (a.scheduler.empty() && (!b || b->scheduler.empty())) {
+        std::fprintf(stderr, "warning: --telemetry-csv: no file written: %s\n",
+                     a.telemetry_unavailable.c_str());
+        return;
+    }
+    load::write_telemetry_csv(path, rows, spans);
+}
+
 // Runs the test on `target` (a sweep at `rates` when given), logging each
 // request under a load_test run of its own unless --no-log; prints the
 // steps and the first ten errors to stderr unless --json.
@@ -244,15 +385,7 @@ load::Target compare_target(const ParsedArgs& args, const load::Target& first,
     } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("load: --compare-target: ") + e.what());
     }
-    t.api_key.clear();
-    if (const auto var = args.get("compare-api-key-env")) {
-        const char* key = std::getenv(var->c_str());
-        if (key == nullptr || *key == '\0') {
-            throw UsageError("load: --compare-api-key-env: the environment variable " + *var +
-                             " is not set or empty");
-        }
-        t.api_key = key;
-    }
+    t.api_key = api_key_from_env(args, "compare-api-key-env");
     t.model = args.get("compare-model").value_or("");
     if (t.model.empty()) t.model = load::first_model_id(t);
     return t;
@@ -313,77 +446,23 @@ int cmd_load(const std::vector<std::string>& argv) {
         std::fputs(help_text(kSpec).c_str(), stdout);
         return 0;
     }
-    load::Target target;
-    if (const auto t = args.get("target")) {
-        target.base_url = *t;
-    } else {
-        throw UsageError("load: --target URL is required");
-    }
-    try {
-        load::check_base_url(target.base_url);
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("load: --target: ") + e.what());
-    }
-    target.model = args.get("model").value_or("");
-    if (const auto var = args.get("api-key-env")) {
-        const char* key = std::getenv(var->c_str());
-        if (key == nullptr || *key == '\0') {
-            throw UsageError("load: --api-key-env: the environment variable " + *var +
-                             " is not set or empty");
-        }
-        target.api_key = key;
-    }
-    const std::string api = args.get("api").value_or("chat");
-    if (api != "chat" && api != "completions") {
-        throw UsageError("load: --api: '" + api + "' is not chat or completions");
-    }
-    target.api = api == "chat" ? load::Api::Chat : load::Api::Completions;
-    target.timeout_s = args.get_double("timeout-s", 60, 0.001, 86400);
-    target.connect_timeout_s = args.get_double("connect-timeout-s", 10, 0.001, 3600);
-    target.ca_cert_path = args.get("ca-cert").value_or("");
+    // Every option first: a mistake is said before any request goes out.
+    load::Target target = parse_target(args);
+    const std::string api = target.api == load::Api::Chat ? "chat" : "completions";
+    const load::StepPlan plan = parse_plan(args);
+    const int max_tokens = static_cast<int>(args.get_int("max-tokens", 16, 1, 1000000));
+    const int sweep = static_cast<int>(args.get_int("sweep", 0, 0, 1000));
+    const int sweep_conc = static_cast<int>(args.get_int("sweep-concurrency", 64, 1, 100000));
+    if (sweep > 0 && plan.concurrency)
+        throw UsageError("load: --sweep picks its own rates; it excludes --concurrency");
+    const load::Slo slo = parse_slo(args);
+    if (args.has("no-log") && args.has("db"))
+        throw UsageError("load: --db and --no-log exclude each other");
+    const std::optional<cost::Price> price = price_from_args(args, "load");
 
     // Without --model, the endpoint's first listed model (servers such as
     // ours and vLLM require the field).
     if (target.model.empty()) target.model = load::first_model_id(target);
-
-    load::StepPlan plan;
-    try {
-        plan.arrival = load::parse_arrival(args.get("arrival").value_or("poisson"));
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("load: --arrival: ") + e.what());
-    }
-    plan.rate = args.get_double("rate", 1, 1e-6, 1e6);
-    plan.burstiness = args.get_double("burstiness", 1, 1e-3, 1e3);
-    if (args.get("concurrency")) {
-        plan.concurrency = static_cast<int>(args.get_int("concurrency", 1, 1, 100000));
-        if (args.get("rate") || args.get("arrival")) {
-            throw UsageError("load: --concurrency (closed loop) excludes --rate and --arrival");
-        }
-    }
-    if (args.get("max-in-flight")) {
-        plan.max_in_flight = static_cast<int>(args.get_int("max-in-flight", 1, 1, 100000));
-    }
-    // With --duration alone the duration ends the step (requests: a cap).
-    plan.requests = static_cast<size_t>(
-        args.get_int("requests", args.get("duration") ? 10000000 : 100, 1, 10000000));
-    if (args.get("duration")) plan.duration_s = args.get_double("duration", 1, 0.001, 1e7);
-    plan.warmup = static_cast<size_t>(args.get_int("warmup", 0, 0, 1000000));
-    plan.seed = static_cast<uint64_t>(args.get_int("seed", 0, 0, INT64_MAX));
-    const int max_tokens = static_cast<int>(args.get_int("max-tokens", 16, 1, 1000000));
-    const int sweep = static_cast<int>(args.get_int("sweep", 0, 0, 1000));
-    const int sweep_conc = static_cast<int>(args.get_int("sweep-concurrency", 64, 1, 100000));
-    if (sweep > 0 && plan.concurrency) {
-        throw UsageError("load: --sweep picks its own rates; it excludes --concurrency");
-    }
-    load::Slo slo;
-    if (args.get("slo-ttft-p99-ms"))
-        slo.ttft_p99_ms = args.get_double("slo-ttft-p99-ms", 0, 0, 1e9);
-    if (args.get("slo-itl-p99-ms")) slo.itl_p99_ms = args.get_double("slo-itl-p99-ms", 0, 0, 1e9);
-    if (args.get("slo-e2e-p99-ms")) slo.e2e_p99_ms = args.get_double("slo-e2e-p99-ms", 0, 0, 1e9);
-    if (args.has("no-log") && args.has("db")) {
-        throw UsageError("load: --db and --no-log exclude each other");
-    }
-    const std::optional<cost::Price> price = price_from_args(args, "load");
 
     // The served model's tokenizer (--local-model): sizes synthetic prompts in
     // its tokens and counts output tokens when the server sends no usage block.
@@ -399,44 +478,10 @@ int cmd_load(const std::vector<std::string>& argv) {
             return static_cast<int64_t>(vocab->tokenize(text, false, false).size());
         };
     }
+    const PromptSet set = make_prompts(args, plan, vocab);
 
-    // Prompts: a set, or synthetic ones (enough for every request of a step).
-    std::vector<std::string> prompts;
-    size_t n_warm_prompts = 0;  // synthetic: the last ones are the warm-ups
-    if (const auto file = args.get("prompts")) {
-        if (args.get("synthetic-prompt-tokens") || args.get("shared-prefix-share")) {
-            throw UsageError("load: --prompts excludes the synthetic prompt options");
-        }
-        prompts = load::read_prompt_set(*file);
-    } else {
-        load::SyntheticPrompts sp;
-        sp.mean_tokens = 32;
-        sp.seed = plan.seed;
-        try {
-            if (const auto s = args.get("synthetic-prompt-tokens"))
-                load::parse_synthetic_lengths(*s, sp);
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(std::string("load: --synthetic-prompt-tokens: ") + e.what());
-        }
-        sp.shared_prefix_share = args.get_double("shared-prefix-share", 0, 0, 1);
-        load::PromptTokenCounter prompt_tokens;
-        if (vocab) {
-            prompt_tokens = [vocab](const std::string& text) {
-                return vocab->tokenize(text, false, false).size();
-            };
-        }
-        // Warm-up requests get prompts of their own, after the step's, so
-        // that no counted request finds its prompt in the prefix cache.
-        n_warm_prompts = std::min<size_t>(plan.warmup, 4096);
-        prompts = load::synthetic_prompts(
-            sp, std::min<size_t>(plan.requests, 4096) + n_warm_prompts, prompt_tokens);
-    }
-    // Fewer prompts than asked (a huge mean): the warm-ups share the set.
-    if (n_warm_prompts >= prompts.size()) n_warm_prompts = 0;
-    const size_t n_step_prompts = prompts.size() - n_warm_prompts;
-
-    const LoadSetup setup{prompts, n_step_prompts, n_warm_prompts, max_tokens, sweep, sweep_conc,
-                          slo,     count,          local_model,    api,        price};
+    const LoadSetup setup{set.prompts, set.n_step, set.n_warm,  max_tokens, sweep, sweep_conc,
+                          slo,         count,      local_model, api,        price};
     // Compare under load: the same prompts, schedule and SLOs on a second
     // target; a sweep runs it at the first target's rates (one x axis).
     std::optional<load::Target> target_b;
@@ -458,33 +503,9 @@ int cmd_load(const std::vector<std::string>& argv) {
                        sweep > 0 ? load::offered_rates(a.steps) : std::vector<double>{});
     }
 
-    if (const auto path = args.get("telemetry-csv")) {
-        // A comparison's passes: both targets', their steps labelled "A: "
-        // and "B: " as in --csv.
-        std::vector<load::TelemetryRow> rows = a.passes;
-        std::vector<load::StepSpan> spans = a.spans;
-        if (b) {
-            for (load::StepSpan& sp : spans) sp.label = "A: " + sp.label;
-            rows.insert(rows.end(), b->passes.begin(), b->passes.end());
-            for (load::StepSpan sp : b->spans) {
-                sp.label = "B: " + sp.label;
-                spans.push_back(std::move(sp));
-            }
-        }
-        if (a.scheduler.empty() && (!b || b->scheduler.empty())) {
-            std::fprintf(stderr, "warning: --telemetry-csv: no file written: %s\n",
-                         a.telemetry_unavailable.c_str());
-        } else {
-            load::write_telemetry_csv(*path, rows, spans);
-        }
-    }
-    if (const auto csv = args.get("csv")) {
-        if (b) {
-            load::write_csv(*csv, load::compared_steps(a.steps, b->steps), price);
-        } else {
-            load::write_csv(*csv, a.steps, price);
-        }
-    }
+    if (const auto path = args.get("telemetry-csv")) write_telemetry(*path, a, b ? &*b : nullptr);
+    if (const auto csv = args.get("csv"))
+        load::write_csv(*csv, b ? load::compared_steps(a.steps, b->steps) : a.steps, price);
     if (args.has("json")) {
         json out = load::report_json(report_of(a, target, api, slo, price));
         if (b) out["compare"] = load::report_json(report_of(*b, *target_b, api, slo, price));
