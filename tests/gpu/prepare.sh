@@ -24,8 +24,8 @@ DATA=${WB_TEST_DATA_DIR:-$ROOT/tests/data}
 STAGE=$ROOT/build/gpu-bundle
 OUT_TAR=$ROOT/build/gpu-bundle.tar.xz
 
-bins=("$BUILD/tests/vk/test_vk_kernels" "$BUILD/tests/vk/test_vk_model" "$BUILD/tests/vk/test_vk_host"
-  "$BUILD/tests/vk/test_kquant_golden"
+bins=("$BUILD/tests/exec/vk/test_vk_kernels" "$BUILD/tests/exec/vk/test_vk_model" "$BUILD/tests/exec/vk/test_vk_host"
+  "$BUILD/tests/exec/vk/test_kquant_golden"
   "$BUILD/tests/model/test_vk_arch_golden" "$BUILD/tests/scheduler/test_scheduler"
   "$BUILD/app/cli/workbench-cli")
 for b in "${bins[@]}"; do

@@ -56,7 +56,7 @@
 #include "exec/vk/vk_memory_plan.h"
 #include "exec/vk/vk_model.h"
 #include "model/model_desc.h"
-#include "vk/vk_test_util.h"
+#include "exec/vk/vk_test_util.h"
 #endif
 
 using namespace wb::model;
