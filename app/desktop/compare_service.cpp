@@ -138,14 +138,9 @@ void CompareService::streamRemote(int slot, const RemoteTarget& target, const QS
     if (slot < 0) return;
     if (remote_.size() <= size_t(slot)) remote_.resize(size_t(slot) + 1);
     remote_[size_t(slot)].reset();
-    load::Target t;
-    t.base_url = target.base_url.toStdString();
-    t.model = target.model.toStdString();
-    t.api_key = api_key.toStdString();
     // The raw prompt, as the local panes run it (BOS as the model asks),
     // not a chat template's rendering of it.
-    t.api = load::Api::Completions;
-    t.timeout_s = 120;
+    load::Target t = to_load_target(target, api_key, load::Api::Completions, 120);
     load::RequestSpec s;
     s.prompt = prompt.toStdString();
     s.max_tokens = static_cast<int>(n_predict);

@@ -75,15 +75,10 @@ RemoteClient::~RemoteClient() {
 
 bool RemoteClient::submit(const RemoteTarget& target, const QString& api_key,
                           const RequestSpec& spec, QString* error) {
-    load::Target t;
-    t.base_url = target.base_url.toStdString();
-    t.model = target.model.toStdString();
-    t.api_key = api_key.toStdString();
-    t.api = load::Api::Chat;
     // A long reply from a slow endpoint is not a stall: the whole request
     // may take 5 minutes (a silent one is stopped by Stop or the app's
     // close at once: RequestSpec::cancel).
-    t.timeout_s = 300;
+    load::Target t = to_load_target(target, api_key, load::Api::Chat, 300);
     try {
         load::check_base_url(t.base_url);
     } catch (const std::invalid_argument& e) {

@@ -105,4 +105,15 @@ QString KeyStore::remove(const QString& account) const {
                : QStringLiteral("the desktop's secret store did not delete the key: %1").arg(err);
 }
 
+load::Target to_load_target(const RemoteTarget& target, const QString& api_key, load::Api api,
+                            double timeout_s) {
+    load::Target t;
+    t.base_url = target.base_url.toStdString();
+    t.model = target.model.toStdString();
+    t.api_key = api_key.toStdString();
+    t.api = api;
+    t.timeout_s = timeout_s;
+    return t;
+}
+
 }  // namespace wb::gui

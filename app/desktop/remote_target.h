@@ -9,6 +9,8 @@
 #include <QString>
 #include <optional>
 
+#include "load/client.h"
+
 class QSettings;
 
 namespace wb::gui {
@@ -27,6 +29,12 @@ struct RemoteTarget {
     QString label() const;
     bool operator==(const RemoteTarget&) const = default;
 };
+
+/// `target` as the load client addresses it: its base URL and model, the
+/// key `api_key` ("" = none), the route `api` and the whole-request limit
+/// `timeout_s` (s). No check of the URL (load::check_base_url does that).
+load::Target to_load_target(const RemoteTarget& target, const QString& api_key, load::Api api,
+                            double timeout_s);
 
 /// The saved remote targets (group "remote_targets" of `s`: base_url,
 /// model and has_key per entry, in order). Entries without a base URL are
