@@ -9,7 +9,6 @@
 #include "core/response_log.h"
 #include "desktop/run_recorder.h"
 #include "load/load_log.h"
-#include "runlog/environment.h"
 #include "runlog/run_log.h"
 
 namespace wb::gui {
@@ -20,12 +19,11 @@ using wb::compare::StreamResult;
 
 namespace {
 
-// Writes the remote replies under `run_id`, with the endpoint's model
-// version and this machine's environment (the client: it computes on the
-// CPU). Throws what the run log throws.
+// Writes the remote replies under `run_id` (load::log_remote_row: the
+// endpoint's model version, this machine's environment). Throws what the run
+// log throws.
 template <class Replies>
 void log_remote(runlog::RunLog& log, int64_t run_id, const Replies& replies) {
-    const int64_t env = log.ensure_environment(runlog::collect_environment("cpu"));
     for (const auto& r : replies) {
         const std::string url = r.target.base_url.toStdString();
         runlog::ResponseRecord rec = load::remote_record(r.spec, r.result,
@@ -36,9 +34,7 @@ void log_remote(runlog::RunLog& log, int64_t run_id, const Replies& replies) {
                                                           {"compare_label", r.label}});
         rec.run_id = run_id;
         rec.request_id = r.label + "/p0";
-        rec.model_version_id = load::remote_model_version(log, url, r.model);
-        rec.environment_id = env;
-        log.log_response(rec);
+        load::log_remote_row(log, std::move(rec), url, r.model);
     }
 }
 

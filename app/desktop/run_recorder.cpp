@@ -11,7 +11,6 @@
 #include "core/response_log.h"
 #include "load/client.h"
 #include "load/load_log.h"
-#include "runlog/environment.h"
 #include "runlog/retention.h"
 #include "runlog/run_log.h"
 #include "runlog/time_utc.h"
@@ -189,10 +188,7 @@ void RunRecorder::logRemote(qint64 run_id, const QString& request_id, const std:
     auto log = log_;
     (void)QtConcurrent::run(&pool_, [this, log, rec, url, model, request_id] {
         try {
-            rec->model_version_id = load::remote_model_version(*log, url, model);
-            // The client machine's environment; it computes on the CPU.
-            rec->environment_id = log->ensure_environment(runlog::collect_environment("cpu"));
-            log->log_response(*rec);
+            load::log_remote_row(*log, *rec, url, model);
             ++logged_;
             emit logged(request_id);
         } catch (const std::exception& e) {

@@ -116,6 +116,13 @@ std::string LoadLog::first_write_error() const {
     return first_error_;
 }
 
+void log_remote_row(runlog::RunLog& log, runlog::ResponseRecord rec, const std::string& url,
+                    const std::string& model) {
+    rec.model_version_id = remote_model_version(log, url, model);
+    rec.environment_id = log.ensure_environment(runlog::collect_environment("cpu"));
+    log.log_response(rec);
+}
+
 runlog::ResponseRecord remote_record(const RequestSpec& spec, const RequestResult& r,
                                      nlohmann::json row_settings) {
     runlog::ResponseRecord rec;

@@ -53,6 +53,15 @@ int64_t remote_model_version(runlog::RunLog& log, const std::string& url, const 
 runlog::ResponseRecord remote_record(const RequestSpec& spec, const RequestResult& r,
                                      nlohmann::json row_settings);
 
+/// Writes `rec` (a remote_record with its run and request ids set) as one
+/// reply of remote model `model` at `url`: its model version is
+/// remote_model_version(log, url, model), its environment this machine's
+/// (the client; it computes on the CPU). For the desktop's one-off remote
+/// replies (Chat/Batch targets, Compare panes); a load test keeps both ids
+/// in its LoadLog. Throws what the run log throws.
+void log_remote_row(runlog::RunLog& log, runlog::ResponseRecord rec, const std::string& url,
+                    const std::string& model);
+
 /// The run-log writer of one load test (see above). Thread-safe.
 class LoadLog {
   public:
