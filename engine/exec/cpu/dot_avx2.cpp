@@ -682,59 +682,107 @@ WB_AVX2 void dot_x8_q4_k_t(int64_t n, const uint8_t* g, const uint8_t* act, size
     for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
 }
 
-// Q6_K groups (cpu/interleave.h), one token a pass: per half h and 4-value
-// step l4, two ql slices and one qh slice give the four 6-bit values q1..q4
-// (0..63) of 8 rows; each 16-value sub-block's 8 row sums (4 steps) are
-// scaled by its int8 scales; the -32 offset is 32 sum_s sc_s bsum_s.
-WB_AVX2 void dot_x8_q6_k_1(int64_t n, const uint8_t* g, const uint8_t* act, float* out) {
-    __m256 acc = _mm256_setzero_ps();
-    const auto* a = reinterpret_cast<const ActQ8_K*>(act);
-    const __m256i low4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
+// Q6_K groups (cpu/interleave.h), NT tokens a pass: per half h and 4-value
+// step l4, two ql slices and one qh slice give the four 6-bit values q0..q3
+// (0..63) of 8 rows, unpacked once for the NT tokens. The -32 offset is
+// 32 sum_k sc_k bsum_k, taken as 8 vpmaddwd of two scales' 8 rows against
+// two bsums. The scale of a 16-value sub-block k is applied
+//  - with VNNI: to its 8 int32 row sums after 4 vpdpbusd (vpmulld);
+//  - without: in the widening vpmaddwd itself, the 16-bit pair sums of
+//    vpmaddubsw times the scale repeated in both halves of a row's lane
+//    (|pair| <= 2 * 63 * 128, |scale| <= 128: exact in int32).
+template <int NT>
+WB_AVX2 void dot_x8_q6_k_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                           size_t os) {
+    __m256 acc[NT];
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
     for (int64_t b = 0; b < n / 256; ++b) {
         const uint8_t* blk = g + 1680 * b;
-        const ActQ8_K& y = a[b];
+        const uint8_t* scb = blk + 16;  // scale k of row r at 8k + r
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
-        __m256i tot = _mm256_setzero_si256(), ms = _mm256_setzero_si256();
+        __m256i tot[NT];
+        for (int t = 0; t < NT; ++t) tot[t] = _mm256_setzero_si256();
+        for (int kp = 0; kp < 8; ++kp) {  // scales 2kp, 2kp+1 of each row: int16 pairs
+            const __m256i sp = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scb + 16 * kp)),
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scb + 16 * kp + 8))));
+            for (int t = 0; t < NT; ++t) {
+                int32_t bp;  // bsums 2kp (low half), 2kp+1
+                std::memcpy(&bp, a[t][b].bsums + 2 * kp, 4);
+                tot[t] = _mm256_sub_epi32(
+                    tot[t], _mm256_slli_epi32(_mm256_madd_epi16(sp, _mm256_set1_epi32(bp)), 5));
+            }
+        }
         for (int h = 0; h < 2; ++h) {
             for (int hl = 0; hl < 2; ++hl) {  // values 0..15, then 16..31 of each quarter
-                __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
-                                _mm256_setzero_si256(), _mm256_setzero_si256()};
+#ifdef WB_DOT_VNNI
+                __m256i s[NT][4];
+                for (int t = 0; t < NT; ++t)
+                    for (int c = 0; c < 4; ++c) s[t][c] = _mm256_setzero_si256();
+#else
+                __m256i sc16[4];  // sub-block 8h + 2c + hl's scale, both halves of each lane
+                for (int c = 0; c < 4; ++c) {
+                    const __m128i v = _mm_loadl_epi64(
+                        reinterpret_cast<const __m128i*>(scb + 8 * (8 * h + 2 * c + hl)));
+                    sc16[c] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, v));
+                }
+#endif
                 for (int l4 = 4 * hl; l4 < 4 * hl + 4; ++l4) {
                     const __m256i A = load256(blk + 144 + 32 * (16 * h + l4));
                     const __m256i B = load256(blk + 144 + 32 * (16 * h + 8 + l4));
                     const __m256i H = load256(blk + 1168 + 32 * (8 * h + l4));
-                    const __m256i hb[4] = {
-                        _mm256_slli_epi16(_mm256_and_si256(H, m3), 4),
-                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(H, 2), m3), 4),
-                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(H, 4), m3), 4),
-                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(H, 6), m3), 4)};
+                    // bits 2c, 2c+1 of H to bits 4, 5: the high bits of q_c
                     const __m256i q[4] = {
-                        _mm256_or_si256(_mm256_and_si256(A, low4), hb[0]),
-                        _mm256_or_si256(_mm256_and_si256(B, low4), hb[1]),
-                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(A, 4), low4), hb[2]),
-                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(B, 4), low4), hb[3])};
+                        _mm256_or_si256(_mm256_and_si256(A, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(H, 4), m30)),
+                        _mm256_or_si256(_mm256_and_si256(B, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(H, 2), m30)),
+                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(A, 4), low4),
+                                        _mm256_and_si256(H, m30)),
+                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(B, 4), low4),
+                                        _mm256_and_si256(_mm256_srli_epi16(H, 2), m30))};
                     for (int c = 0; c < 4; ++c)
-                        s[c] = dp_acc(s[c], q[c], bcast4(y.qs + 128 * h + 32 * c + 4 * l4));
+                        for (int t = 0; t < NT; ++t) {
+                            const __m256i y = bcast4(a[t][b].qs + 128 * h + 32 * c + 4 * l4);
+#ifdef WB_DOT_VNNI
+                            s[t][c] = dp_acc(s[t][c], q[c], y);
+#else
+                            tot[t] = _mm256_add_epi32(
+                                tot[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], y), sc16[c]));
+#endif
+                        }
                 }
+#ifdef WB_DOT_VNNI
                 for (int c = 0; c < 4; ++c) {
-                    const int k = 8 * h + 2 * c + hl;  // the sub-block's scale
-                    const __m256i sc = _mm256_cvtepi8_epi32(
-                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 16 + 8 * k)));
-                    tot = _mm256_add_epi32(tot, _mm256_mullo_epi32(s[c], sc));
-                    ms =
-                        _mm256_add_epi32(ms, _mm256_mullo_epi32(sc, _mm256_set1_epi32(y.bsums[k])));
+                    const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(
+                        reinterpret_cast<const __m128i*>(scb + 8 * (8 * h + 2 * c + hl))));
+                    for (int t = 0; t < NT; ++t)
+                        tot[t] = _mm256_add_epi32(tot[t], _mm256_mullo_epi32(s[t][c], sc));
                 }
+#endif
             }
         }
-        tot = _mm256_sub_epi32(tot, _mm256_slli_epi32(ms, 5));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot), _mm256_mul_ps(d, _mm256_set1_ps(y.d)), acc);
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot[t]),
+                                     _mm256_mul_ps(d, _mm256_set1_ps(a[t][b].d)), acc[t]);
     }
-    _mm256_storeu_ps(out, acc);
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
 }
 
+// Tiles of 3 and 4 tokens as passes of 2 (+1), as dot_x8_q4_k below.
 void dot_x8_q6_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
                  size_t os) {
-    for (int t = 0; t < nt; ++t) dot_x8_q6_k_1(n, w, act + t * as, out + t * os);
+    for (int t0 = 0; t0 < nt; t0 += 2) {
+        if (nt - t0 >= 2)
+            dot_x8_q6_k_t<2>(n, w, act + t0 * as, as, out + t0 * os, os);
+        else
+            dot_x8_q6_k_t<1>(n, w, act + t0 * as, as, out + t0 * os, os);
+    }
 }
 
 // Tiles of 3 and 4 tokens as passes of 2 (+1): the weights are unpacked
