@@ -30,7 +30,9 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
             const TensorRef& t = desc_.tensors[p];
             const cpu::WeightPart part{t.type, t.data, t.ne1, ggml::row_bytes(t.type, t.ne0)};
             const cpu::WeightKernel* k = cpu::weight_kernel(t.type, isa_);
-            if (!opts.repack || !k || !k->dot_x8 || part.rows < cpu::kGroupRows) {
+            const size_t block = cpu::interleave_block_bytes(t.type);
+            if (!opts.repack || !k || !k->dot_x8 || part.rows < cpu::kGroupRows || block == 0 ||
+                part.row_bytes % block != 0) {
                 w.parts.push_back(part);
                 continue;
             }

@@ -35,9 +35,10 @@ struct CpuExecOptions {
     /// false: quantized weights meet f32 activations (each row dequantized,
     /// much slower); tests use it to tell activation rounding from the rest.
     bool int8_activations = true;
-    /// true: Q4_0, Q8_0, Q4_K and Q6_K matrices are copied at load into groups of 8
-    /// interleaved rows (cpu/interleave.h; the same bytes, in memory instead
-    /// of the mapping) for the 8-row kernels; a matrix's last rows % 8 stay
+    /// true: F16, Q4_0, Q8_0, Q4_K and Q6_K matrices (rows of whole
+    /// interleave blocks) are copied at load into groups of 8 interleaved
+    /// rows (cpu/interleave.h; the same bytes, in memory instead of the
+    /// mapping) for the 8-row kernels; a matrix's last rows % 8 stay
     /// in the mapping. false: every weight is read in place (WB_CPU_REPACK=0
     /// in the environment sets this default, to compare the two).
     bool repack = default_repack();

@@ -3,6 +3,7 @@
 namespace wb::cpu {
 
 const WeightKernel* weight_kernel(uint32_t type, Isa isa) noexcept {
+    if (isa == Isa::Avx512 && isa_available(Isa::Avx512)) return detail::avx512_kernel(type);
     if (isa == Isa::AvxVnni && isa_available(Isa::AvxVnni)) {
         if (const WeightKernel* k = detail::avxvnni_kernel(type)) return k;
         return detail::avx2_kernel(type);

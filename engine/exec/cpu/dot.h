@@ -19,6 +19,9 @@ namespace wb::cpu {
 
 /// Tokens one kernel call multiplies with the same weight row.
 inline constexpr int kMaxTile = 4;
+/// Tokens one dot_x16 call multiplies with the same 16 rows (its 32
+/// registers hold more sums).
+inline constexpr int kMaxTile16 = 8;
 
 /// out[t * out_stride] = sum_k W[k] * A_t[k] for t < n_tok (1..kMaxTile).
 /// w: one weight row of n values (ggml layout, any alignment); act: n_tok
@@ -39,6 +42,12 @@ struct WeightKernel {
     DotFn dot;    ///< rows in ggml's layout
     /// Groups of 8 interleaved rows; nullptr for a type without that form.
     DotX8Fn dot_x8;
+    /// Two adjacent groups (16 rows: `group` and the next, 8 * row_bytes
+    /// further; out rows 0..15) and n_tok 1..kMaxTile16 in one call, with
+    /// per-row sums bit for bit dot_x8's (called on each group, kMaxTile
+    /// tokens a call); nullptr where the ISA has none (only Avx512 has
+    /// some).
+    DotX8Fn dot_x16;
 };
 
 /// The kernel for ggml type id `type` on `isa`, or nullptr when the type
@@ -50,9 +59,12 @@ const WeightKernel* weight_kernel(uint32_t type, Isa isa) noexcept;
 namespace detail {
 // Per-ISA lookups (dot_scalar.cpp, dot_avx2.cpp, dot_avxvnni.cpp), each
 // built from the rows of cpu/kernels.def: nullptr for a type without a row.
+// avx512_kernel (dot_avx512.cpp) is AVX-VNNI's (or AVX2's) table with the
+// 512-bit dot_x16 kernels added.
 const WeightKernel* scalar_kernel(uint32_t type) noexcept;
 const WeightKernel* avx2_kernel(uint32_t type) noexcept;
 const WeightKernel* avxvnni_kernel(uint32_t type) noexcept;
+const WeightKernel* avx512_kernel(uint32_t type) noexcept;
 }  // namespace detail
 
 }  // namespace wb::cpu

@@ -111,6 +111,35 @@ WB_AVX2 void dot_f16_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t a
     }
 }
 
+// F16 groups (cpu/interleave.h): value i of 8 rows as 8 floats times
+// token t's value i broadcast, two values a step in two accumulators per
+// token, then their sum. The same for every tile size, so a token's sums do
+// not depend on its tile, and dot_avx512.cpp's dot_x16_f16 matches them.
+template <int NT>
+WB_AVX2 void dot_x8_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                          size_t os) {
+    constexpr int U = 2;
+    __m256 acc[NT][U];
+    const float* x[NT];
+    for (int t = 0; t < NT; ++t) {
+        x[t] = reinterpret_cast<const float*>(act + t * as);
+        for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < n; i += U) {  // n is a multiple of 8
+        for (int u = 0; u < U; ++u) {
+            const __m256 w = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 * (i + u))));
+            for (int t = 0; t < NT; ++t)
+                acc[t][u] = _mm256_fmadd_ps(w, _mm256_broadcast_ss(x[t] + i + u), acc[t][u]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) {
+        __m256 s = acc[t][0];
+        for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[t][u]);
+        _mm256_storeu_ps(out + t * os, s);
+    }
+}
+
 template <int NT>
 WB_AVX2 void dot_q8_0_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                         size_t os) {
@@ -825,6 +854,7 @@ WB_TILED(dot_q3_k)
 WB_TILED(dot_q4_k)
 WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
+WB_TILED(dot_x8_f16)
 WB_TILED(dot_x8_q4_0)
 WB_TILED(dot_x8_q8_0)
 #undef WB_TILED

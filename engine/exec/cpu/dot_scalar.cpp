@@ -366,6 +366,23 @@ void dot_x8(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, 
     }
 }
 
+// F16 groups: value j of the 8 rows at 16j (cpu/interleave.h); per token
+// the 8 row sums in the order dot_f16 takes (8 partial sums of every 8th
+// value, then pairwise).
+void dot_x8_f16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                size_t os) {
+    for (int t = 0; t < nt; ++t) {
+        const float* x = act_f32(act, as, t);
+        for (int r = 0; r < 8; ++r) {
+            float acc[8] = {};
+            for (int64_t i = 0; i < n; i += 8)
+                for (int l = 0; l < 8; ++l) acc[l] += f16_at(g + 16 * (i + l) + 2 * r) * x[i + l];
+            out[static_cast<size_t>(t) * os + r] =
+                ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        }
+    }
+}
+
 void dot_x8_q4_0(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
                  size_t os) {
     dot_x8<true>(n, g, act, as, nt, out, os);

@@ -25,6 +25,7 @@ struct Form {
 };
 
 const Form* form_of(uint32_t type) noexcept {
+    static const Form f16{16, 1, {{0, 16, 2, 0, 0}}};
     static const Form q4_0{18, 2, {{0, 2, 2, 0, 0}, {2, 16, 4, 16, 0}}};
     static const Form q8_0{34, 2, {{0, 2, 2, 0, 0}, {2, 32, 4, 16, 0x80}}};
     static const Form q4_k{
@@ -34,6 +35,8 @@ const Form* form_of(uint32_t type) noexcept {
         4,
         {{208, 2, 2, 0, 0}, {192, 16, 1, 16, 0}, {0, 128, 4, 144, 0}, {128, 64, 4, 1168, 0}}};
     switch (static_cast<ggml::Type>(type)) {
+        case ggml::Type::F16:
+            return &f16;
         case ggml::Type::Q4_0:
             return &q4_0;
         case ggml::Type::Q8_0:
@@ -53,6 +56,11 @@ size_t group_at(const Piece& p, int r, int c, int k) noexcept {
 }
 
 }  // namespace
+
+size_t interleave_block_bytes(uint32_t type) noexcept {
+    const Form* f = form_of(type);
+    return f ? f->block_bytes : 0;
+}
 
 void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept {
     const Form* f = form_of(type);

@@ -9,7 +9,12 @@
 //
 // A group is 8 consecutive rows of n values (n a multiple of 32); its bytes
 // are the 8 rows' bytes (8 * row_bytes), reordered block by block. For
-// block b (values 32b .. 32b+31):
+// block b (values 32b .. 32b+31; for F16 values 8b .. 8b+7):
+//  - F16 (16 bytes a row-block of 8 values, 128 a group-block): value j of
+//    the 8 rows side by side (16 bytes at 16j, row r at 2r), so one F16C
+//    load gives value j of 8 rows as 8 floats: a kernel multiplies it by
+//    token t's value j broadcast, an outer product of 8 rows and the tile's
+//    tokens, with no horizontal sum and each activation read once per 8 rows.
 //  - Q4_0 (18 bytes a row-block, 144 a group-block): the 8 rows' f16 scales
 //    d_0..d_7 (16 bytes), then 4 slices L = 0..3 of 32 bytes; slice L holds
 //    bytes 4L..4L+3 of each row's 16 nibble bytes, row r at 4r. A byte's low
@@ -45,11 +50,17 @@ enum class Layout : uint8_t {
 /// Rows in one interleaved group.
 inline constexpr int kGroupRows = 8;
 
+/// Bytes of one row's block in `type`'s interleaved form (F16 16, Q4_0 18,
+/// Q8_0 34, Q4_K 144, Q6_K 210), or 0 when the type has none. A row can
+/// be interleaved when its bytes are a whole number of these.
+size_t interleave_block_bytes(uint32_t type) noexcept;
+
 /// Writes the group form of 8 rows: src holds 8 rows of `type`, row_bytes
 /// each (ggml layout, consecutive); dst receives 8 * row_bytes bytes. The
-/// type must have an interleaved form (Q4_0, Q8_0, Q4_K, Q6_K: the types
-/// whose kernels.def row names an 8-row kernel; others are left alone) and
-/// row_bytes be whole blocks (checked by the caller).
+/// type must have an interleaved form (F16, Q4_0, Q8_0, Q4_K, Q6_K: the
+/// types whose kernels.def row names an 8-row kernel; others are left
+/// alone) and row_bytes be whole blocks (interleave_block_bytes; checked by
+/// the caller).
 void interleave_group(uint32_t type, const uint8_t* src, size_t row_bytes, uint8_t* dst) noexcept;
 
 /// The inverse for one row: writes row r (0..7) of the group at `group` in

@@ -36,6 +36,15 @@ bool isa_available(Isa isa) noexcept {
             return false;
 #endif
         }
+        case Isa::Avx512:
+#if defined(__x86_64__) || defined(__i386__)
+            // libgcc's feature bits for AVX-512 already require the OS's
+            // ZMM state (XCR0) as well as CPUID.
+            return isa_available(Isa::Avx2) && __builtin_cpu_supports("avx512f") &&
+                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+            return false;
+#endif
     }
     return false;
 }
@@ -44,6 +53,8 @@ Isa best_isa() noexcept {
     const char* env = std::getenv("WB_CPU_ISA");
     if (env != nullptr && std::strcmp(env, "scalar") == 0) return Isa::Scalar;
     const bool cap_avx2 = env != nullptr && std::strcmp(env, "avx2") == 0;
+    const bool cap_vnni = cap_avx2 || (env != nullptr && std::strcmp(env, "avx-vnni") == 0);
+    if (!cap_vnni && isa_available(Isa::Avx512)) return Isa::Avx512;
     if (!cap_avx2 && isa_available(Isa::AvxVnni)) return Isa::AvxVnni;
     return isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
 }
@@ -54,6 +65,8 @@ const char* isa_name(Isa isa) noexcept {
             return "avx2";
         case Isa::AvxVnni:
             return "avx-vnni";
+        case Isa::Avx512:
+            return "avx512";
         case Isa::Scalar:
             break;
     }

@@ -74,13 +74,25 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
             const int a = static_cast<int>(k->act);
             const auto* act = reinterpret_cast<const uint8_t*>(s.act[a].data());
             const bool x8 = part.layout == Layout::Interleaved8;
+            const bool wide = x8 && k->dot_x16 != nullptr;  // two groups a call where it can
+            const size_t tile = wide ? kMaxTile16 : kMaxTile;
             const uint64_t step = x8 ? kGroupRows : 1;
-            for (size_t t0 = 0; t0 < n_tok; t0 += kMaxTile) {
-                const int nt = static_cast<int>(std::min<size_t>(kMaxTile, n_tok - t0));
+            for (size_t t0 = 0; t0 < n_tok; t0 += tile) {
+                const size_t nt = std::min(tile, n_tok - t0);
+                const uint8_t* at = act + t0 * stride[a];
                 for (uint64_t r = ch.r0; r < ch.r1; r += step) {
-                    (x8 ? k->dot_x8 : k->dot)(n, part.data + r * part.row_bytes,
-                                              act + t0 * stride[a], stride[a], nt,
-                                              y + t0 * ldy + ch.base + r, ldy);
+                    const uint8_t* wr = part.data + r * part.row_bytes;
+                    float* yr = y + t0 * ldy + ch.base + r;
+                    if (wide && r + 2 * kGroupRows <= ch.r1) {
+                        k->dot_x16(n, wr, at, stride[a], static_cast<int>(nt), yr, ldy);
+                        r += kGroupRows;
+                        continue;
+                    }
+                    for (size_t s0 = 0; s0 < nt; s0 += kMaxTile)
+                        (x8 ? k->dot_x8 : k->dot)(
+                            n, wr, at + s0 * stride[a], stride[a],
+                            static_cast<int>(std::min<size_t>(kMaxTile, nt - s0)), yr + s0 * ldy,
+                            ldy);
                 }
             }
             return;

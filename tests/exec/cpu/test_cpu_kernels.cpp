@@ -10,7 +10,7 @@
 //    double, within f32 rounding of the per-block sums (the integer part is
 //    exact), and against sum(w_deq * x) with the unquantized activations,
 //    within that plus the bound of activation rounding sum |w_i| d_i / 2;
-//  - interleaved groups of 8 rows (Q4_0, Q8_0, Q4_K, Q6_K): the layout's bytes where
+//  - interleaved groups of 8 rows (F16, Q4_0, Q8_0, Q4_K, Q6_K): the layout's bytes where
 //    cpu/interleave.h puts them, every row back unchanged, and the 8-row
 //    kernels against the same float64 references per row;
 //  - matmul: threaded results bit-identical to one thread, stacked parts
@@ -54,6 +54,7 @@ std::vector<Isa> isas() {
     std::vector<Isa> v{Isa::Scalar};
     if (isa_available(Isa::Avx2)) v.push_back(Isa::Avx2);
     if (isa_available(Isa::AvxVnni)) v.push_back(Isa::AvxVnni);
+    if (isa_available(Isa::Avx512)) v.push_back(Isa::Avx512);
     return v;
 }
 
@@ -281,9 +282,10 @@ class TestCpuKernels : public QObject {
         QVERIFY(k != nullptr);
         // The table really hands out the ISA's own kernel.
         const WeightKernel* own =
-            static_cast<Isa>(isa) == Isa::AvxVnni ? detail::avxvnni_kernel(type)
-            : static_cast<Isa>(isa) == Isa::Avx2  ? detail::avx2_kernel(type)
-                                                  : detail::scalar_kernel(type);
+            static_cast<Isa>(isa) == Isa::Avx512    ? detail::avx512_kernel(type)
+            : static_cast<Isa>(isa) == Isa::AvxVnni ? detail::avxvnni_kernel(type)
+            : static_cast<Isa>(isa) == Isa::Avx2    ? detail::avx2_kernel(type)
+                                                    : detail::scalar_kernel(type);
         QCOMPARE(k, own);
         for (size_t misalign : {0u, 1u, 3u}) {
             const WRow w = make_weight(type, random_row(rng_, static_cast<size_t>(n)), misalign);
@@ -317,6 +319,31 @@ class TestCpuKernels : public QObject {
                              where("vs f32 activations" + msg).c_str());
                 }
             }
+        }
+    }
+
+    void interleave_f16_layout() {
+        // F16 (cpu/interleave.h): value j of row r at 16j + 2r of its
+        // 8-value block; 3 blocks of 8 values; rows read back unchanged;
+        // a row of 8k + 4 values has no whole blocks, so no form.
+        const size_t nb = 3, rb = nb * 16;
+        QCOMPARE(interleave_block_bytes(id(Type::F16)), size_t{16});
+        QVERIFY(wb::ggml::row_bytes(id(Type::F16), 20) % interleave_block_bytes(id(Type::F16)) !=
+                0);
+        QCOMPARE(interleave_block_bytes(id(Type::BF16)), size_t{0});
+        std::vector<uint8_t> src(8 * rb), group(8 * rb + 1, 0xEE), back(rb);
+        for (uint8_t& v : src) v = static_cast<uint8_t>(rng_());
+        interleave_group(id(Type::F16), src.data(), rb, group.data());
+        QCOMPARE(group[8 * rb], uint8_t{0xEE});
+        for (size_t b = 0; b < nb; ++b)
+            for (int r = 0; r < 8; ++r)
+                for (int j = 0; j < 8; ++j)
+                    for (int k = 0; k < 2; ++k)
+                        QCOMPARE(group[128 * b + 16 * j + 2 * r + k],
+                                 src[r * rb + 16 * b + 2 * j + k]);
+        for (int r = 0; r < 8; ++r) {
+            deinterleave_row(id(Type::F16), group.data(), rb, r, back.data());
+            QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
         }
     }
 
@@ -410,10 +437,11 @@ class TestCpuKernels : public QObject {
         QTest::addColumn<int>("isa");
         QTest::addColumn<int>("n");
         for (Isa isa : isas())
-            for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K})
+            for (Type t : {Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K})
                 for (int n : t == Type::Q4_K || t == Type::Q6_K
                                  ? std::vector<int>{256, 768, 2048, 5632}
-                                 : std::vector<int>{32, 96, 2048, 5632 + 32})
+                             : t == Type::F16 ? std::vector<int>{8, 40, 2048, 5632 + 8}
+                                              : std::vector<int>{32, 96, 2048, 5632 + 32})
                     QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
                                    " n=" + std::to_string(n))
                                       .c_str())
@@ -477,15 +505,107 @@ class TestCpuKernels : public QObject {
         }
     }
 
+    void dot_x16_kernels_data() {
+        QTest::addColumn<uint32_t>("type");
+        QTest::addColumn<int>("isa");
+        QTest::addColumn<int>("n");
+        bool any = false;
+        for (Isa isa : isas())
+            for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
+                const WeightKernel* k = weight_kernel(id(t), isa);
+                if (k == nullptr || k->dot_x16 == nullptr) continue;
+                any = true;
+                const int blk = t == Type::F16 ? 8 : t == Type::Q4_K || t == Type::Q6_K ? 256 : 32;
+                for (int n : {blk, 5 * blk, 2048, 5632 + blk})
+                    QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
+                                   " n=" + std::to_string(n))
+                                      .c_str())
+                        << id(t) << static_cast<int>(isa) << n;
+            }
+        // The AVX-512 level must bring its F16 kernel (else this test is empty there).
+        if (isa_available(Isa::Avx512))
+            QVERIFY(weight_kernel(id(Type::F16), Isa::Avx512)->dot_x16 != nullptr);
+        if (!any) QTest::newRow("no 16-row kernel on this CPU") << 0u << -1 << 0;
+    }
+
+    // The 16-row kernels: two adjacent groups in one call give, bit for bit,
+    // what the 8-row kernel gives for each group (so a row's sum does not
+    // depend on which of the two reads it), and within dot_x8_kernels'
+    // bounds of the float64 reference; gaps between tokens stay poisoned.
+    void dot_x16_kernels() {
+        QFETCH(uint32_t, type);
+        QFETCH(int, isa);
+        QFETCH(int, n);
+        if (isa < 0) QSKIP("no 16-row kernel on this CPU");
+        const WeightKernel* k = weight_kernel(type, static_cast<Isa>(isa));
+        QVERIFY(k != nullptr && k->dot_x16 != nullptr && k->dot_x8 != nullptr);
+        const size_t rb = wb::ggml::row_bytes(type, static_cast<uint64_t>(n));
+        for (size_t misalign : {0u, 3u}) {
+            std::vector<WRow> rows;
+            std::vector<uint8_t> src(16 * rb), buf(16 * rb + misalign);
+            for (int r = 0; r < 16; ++r) {
+                rows.push_back(make_weight(type, random_row(rng_, static_cast<size_t>(n)), 0));
+                std::memcpy(src.data() + r * rb, rows.back().data, rb);
+            }
+            for (int g = 0; g < 2; ++g)
+                interleave_group(type, src.data() + g * 8 * rb, rb,
+                                 buf.data() + misalign + g * 8 * rb);
+            std::vector<std::vector<float>> x;
+            for (int t = 0; t < kMaxTile16; ++t)
+                x.push_back(random_row(rng_, static_cast<size_t>(n)));
+            const Acts a = make_acts(k->act, x);
+            const auto* ab = reinterpret_cast<const uint8_t*>(a.buf.data());
+            for (int nt = 1; nt <= kMaxTile16; ++nt) {
+                const size_t os = 19;  // 16 rows, then 3 poisoned floats per token
+                std::vector<float> out(static_cast<size_t>(nt) * os, NAN), out8 = out;
+                k->dot_x16(n, buf.data() + misalign, ab, a.stride, nt, out.data(), os);
+                for (int g = 0; g < 2; ++g)  // as matmul calls it: kMaxTile tokens a call
+                    for (int s0 = 0; s0 < nt; s0 += kMaxTile)
+                        k->dot_x8(n, buf.data() + misalign + g * 8 * rb, ab + s0 * a.stride,
+                                  a.stride, std::min(kMaxTile, nt - s0),
+                                  out8.data() + s0 * os + 8 * g, os);
+                for (int t = 0; t < nt; ++t) {
+                    for (int r = 0; r < 16; ++r) {
+                        const size_t at = static_cast<size_t>(t) * os + size_t(r);
+                        double ref = 0.0, mag = 0.0;
+                        for (int i = 0; i < n; ++i) {
+                            const double wv = rows[size_t(r)].deq[size_t(i)];
+                            ref += wv * a.deq[t][i];
+                            mag += std::fabs(wv * a.deq[t][i]);
+                        }
+                        const std::string msg =
+                            wb::ggml::type_upper_name(type) + " n " + std::to_string(n) + " tile " +
+                            std::to_string(nt) + " token " + std::to_string(t) + " row " +
+                            std::to_string(r) + ": got " + std::to_string(out[at]) + " dot_x8 " +
+                            std::to_string(out8[at]);
+                        QVERIFY2(std::memcmp(&out[at], &out8[at], sizeof(float)) == 0,
+                                 where("16-row and 8-row sums differ: " + msg).c_str());
+                        QVERIFY2(std::fabs(double{out[at]} - ref) <=
+                                     4.0 * 0x1p-24 * (n / 8.0 + 16.0) * mag + 1e-30,
+                                 where("vs quantized inputs: " + msg).c_str());
+                    }
+                    for (size_t g = 16; g < os; ++g)
+                        QVERIFY2(std::isnan(out[static_cast<size_t>(t) * os + g]),
+                                 "wrote between the token's rows");
+                }
+            }
+        }
+    }
+
     void best_isa_follows_env() {
         qputenv("WB_CPU_ISA", "scalar");
         QCOMPARE(best_isa(), Isa::Scalar);
         qputenv("WB_CPU_ISA", "avx2");
         QCOMPARE(best_isa(), isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar);
-        qunsetenv("WB_CPU_ISA");
+        qputenv("WB_CPU_ISA", "avx-vnni");
         QCOMPARE(best_isa(), isa_available(Isa::AvxVnni) ? Isa::AvxVnni
                              : isa_available(Isa::Avx2)  ? Isa::Avx2
                                                          : Isa::Scalar);
+        qunsetenv("WB_CPU_ISA");
+        QCOMPARE(best_isa(), isa_available(Isa::Avx512)    ? Isa::Avx512
+                             : isa_available(Isa::AvxVnni) ? Isa::AvxVnni
+                             : isa_available(Isa::Avx2)    ? Isa::Avx2
+                                                           : Isa::Scalar);
     }
 
     void thread_pool_runs_every_task_once() {
@@ -641,6 +761,7 @@ class TestCpuKernels : public QObject {
             add("Q8_0x8", 544);
             add("Q4_Kx8+Q6_Kx8+Q4_Kx8+Q4_K", 512);  // Q|K|V of a Q4_K_M layer, repacked
             add("Q6_Kx8+Q6_K", 768);
+            add("F16x8+F16", 520);
         }
     }
 
