@@ -8,6 +8,8 @@
 // whichever of the two a row goes through (a matrix's odd last group, or
 // the thread count moving chunk edges).
 
+#include <cstring>
+
 #include "exec/cpu/dot.h"
 #include "ggml/types.h"
 
@@ -19,7 +21,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#define WB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define WB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
 namespace wb::cpu::detail {
 
@@ -81,6 +83,115 @@ void dot_x16_f16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int
     }
 }
 
+// 32 bytes at p0 (group 0) and at p1 (group 1) as one register.
+WB_AVX512 inline __m512i two32(const uint8_t* p0, const uint8_t* p1) {
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), 1);
+}
+
+// 8 bytes at p0 and at p1 as 16.
+WB_AVX512 inline __m128i two8(const uint8_t* p0, const uint8_t* p1) {
+    return _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p0)),
+                              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p1)));
+}
+
+// Q6_K, two groups (cpu/interleave.h; 1680 bytes a group-block of 256
+// values): as dot_x8_q6_k_t in dot_avx2.cpp with 16 rows a register (group
+// 0's 8 rows in the low 256 bits), NT <= 2 tokens a pass. Every integer sum
+// is exact in int32, so the totals, and the one f32 step per block after
+// them, are those of the 8-row kernels (VNNI or not).
+template <int NT>
+WB_AVX512 void dot_x16_q6_k_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as,
+                              float* out, size_t os) {
+    const int64_t nb = n / 256;
+    const uint8_t* g1 = g + 1680 * nb;  // the next group
+    __m512 acc[NT];
+    const ActQ8_K* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm512_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_K*>(act + t * as);
+    }
+    const __m512i m30 = _mm512_set1_epi8(0x30), m3f = _mm512_set1_epi8(0x3F);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* b0 = g + 1680 * b;
+        const uint8_t* b1 = g1 + 1680 * b;
+        const __m512 d = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1));
+        __m512i tot[NT];
+        for (int t = 0; t < NT; ++t) tot[t] = _mm512_setzero_si512();
+        for (int kp = 0; kp < 8; ++kp) {  // scales 2kp, 2kp+1 of the 16 rows: int16 pairs
+            const __m128i s0 = _mm_unpacklo_epi8(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b0 + 16 + 16 * kp)),
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b0 + 16 + 16 * kp + 8)));
+            const __m128i s1 = _mm_unpacklo_epi8(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b1 + 16 + 16 * kp)),
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b1 + 16 + 16 * kp + 8)));
+            const __m512i sp =
+                _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(s0), s1, 1));
+            for (int t = 0; t < NT; ++t) {
+                int32_t bp;  // bsums 2kp (low half), 2kp+1
+                std::memcpy(&bp, a[t][b].bsums + 2 * kp, 4);
+                tot[t] = _mm512_sub_epi32(
+                    tot[t], _mm512_slli_epi32(_mm512_madd_epi16(sp, _mm512_set1_epi32(bp)), 5));
+            }
+        }
+        for (int h = 0; h < 2; ++h) {
+            for (int hl = 0; hl < 2; ++hl) {  // values 0..15, then 16..31 of each quarter
+                __m512i s[NT][4];
+                for (int t = 0; t < NT; ++t)
+                    for (int c = 0; c < 4; ++c) s[t][c] = _mm512_setzero_si512();
+                for (int l4 = 4 * hl; l4 < 4 * hl + 4; ++l4) {
+                    const __m512i A =
+                        two32(b0 + 144 + 32 * (16 * h + l4), b1 + 144 + 32 * (16 * h + l4));
+                    const __m512i B =
+                        two32(b0 + 144 + 32 * (16 * h + 8 + l4), b1 + 144 + 32 * (16 * h + 8 + l4));
+                    const __m512i H =
+                        two32(b0 + 1168 + 32 * (8 * h + l4), b1 + 1168 + 32 * (8 * h + l4));
+                    // bits 4, 5 from the shifted H, the rest from the nibble's
+                    // byte: one vpternlogd each (0xAC: m30 ? y : x)
+                    const __m512i q[4] = {
+                        _mm512_ternarylogic_epi32(m30, A, _mm512_slli_epi16(H, 4), 0xAC),
+                        _mm512_ternarylogic_epi32(m30, B, _mm512_slli_epi16(H, 2), 0xAC),
+                        _mm512_ternarylogic_epi32(m30, _mm512_srli_epi16(A, 4), H, 0xAC),
+                        _mm512_ternarylogic_epi32(m30, _mm512_srli_epi16(B, 4),
+                                                  _mm512_srli_epi16(H, 2), 0xAC)};
+                    for (int c = 0; c < 4; ++c) {
+                        // bits 6, 7 came from the nibble's byte: cleared, 0..63 left
+                        const __m512i qc = _mm512_and_si512(q[c], m3f);
+                        for (int t = 0; t < NT; ++t) {
+                            int32_t v;
+                            std::memcpy(&v, a[t][b].qs + 128 * h + 32 * c + 4 * l4, 4);
+                            s[t][c] = _mm512_dpbusd_epi32(s[t][c], qc, _mm512_set1_epi32(v));
+                        }
+                    }
+                }
+                for (int c = 0; c < 4; ++c) {
+                    const int k = 8 * h + 2 * c + hl;  // the sub-block's scale
+                    const __m512i sc = _mm512_cvtepi8_epi32(two8(b0 + 16 + 8 * k, b1 + 16 + 8 * k));
+                    for (int t = 0; t < NT; ++t)
+                        tot[t] = _mm512_add_epi32(tot[t], _mm512_mullo_epi32(s[t][c], sc));
+                }
+            }
+        }
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[t]),
+                                     _mm512_mul_ps(d, _mm512_set1_ps(a[t][b].d)), acc[t]);
+    }
+    for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
+}
+
+void dot_x16_q6_k(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                  size_t os) {
+    for (int t0 = 0; t0 < nt; t0 += 2) {
+        if (nt - t0 >= 2)
+            dot_x16_q6_k_t<2>(n, g, act + t0 * as, as, out + t0 * os, os);
+        else
+            dot_x16_q6_k_t<1>(n, g, act + t0 * as, as, out + t0 * os, os);
+    }
+}
+
 /// The 256-bit table this level builds on.
 const WeightKernel* base_kernel(uint32_t type) noexcept {
     return isa_available(Isa::AvxVnni) ? avxvnni_kernel(type) : avx2_kernel(type);
@@ -94,6 +205,10 @@ const WeightKernel* avx512_kernel(uint32_t type) noexcept {
     switch (static_cast<ggml::Type>(type)) {
         case ggml::Type::F16: {
             static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_f16};
+            return &k;
+        }
+        case ggml::Type::Q6_K: {
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_q6_k};
             return &k;
         }
         default:

@@ -41,7 +41,8 @@ bool isa_available(Isa isa) noexcept {
             // libgcc's feature bits for AVX-512 already require the OS's
             // ZMM state (XCR0) as well as CPUID.
             return isa_available(Isa::Avx2) && __builtin_cpu_supports("avx512f") &&
-                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512vnni");
 #else
             return false;
 #endif
