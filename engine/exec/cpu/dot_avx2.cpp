@@ -59,6 +59,16 @@ WB_AVX2 inline __m256i mul_sum_us8(__m256i u, __m256i s) {
 #endif
 }
 
+/// Asks for `bytes` bytes at p (a line each 64 bytes), a few KiB ahead of
+/// what an 8-row kernel reads now. Decode reads each weight once, and the
+/// hardware prefetchers alone left a thread at about half its read
+/// bandwidth (measured on the AVX-512 kernels: decode +15-80% by type). A
+/// prefetch never faults, so one past the end of the weights is harmless.
+WB_AVX2 inline void prefetch_ahead(const uint8_t* p, size_t bytes) {
+    for (size_t o = 0; o < bytes; o += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
+}
+
 template <int NT>
 WB_AVX2 void dot_f32_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                        size_t os) {
@@ -126,6 +136,7 @@ WB_AVX2 void dot_x8_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_
         for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();
     }
     for (int64_t i = 0; i < n; i += U) {  // n is a multiple of 8
+        if ((i & 3) == 0) prefetch_ahead(g + 16 * i + 4096, 64);
         for (int u = 0; u < U; ++u) {
             const __m256 w = _mm256_cvtph_ps(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 * (i + u))));
@@ -591,6 +602,7 @@ WB_AVX2 void dot_x8_legacy_t(int64_t n, const uint8_t* g, const uint8_t* act, si
     const __m256i low4 = _mm256_set1_epi8(0xF);
     for (int64_t b = 0; b < n / 32; ++b) {
         const uint8_t* blk = g + (16 + 32 * kSlices) * b;
+        prefetch_ahead(blk + 4096, 16 + 32 * kSlices);
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
         __m256i isum[NT];
         for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
@@ -659,6 +671,7 @@ WB_AVX2 void dot_x8_q4_k_t(int64_t n, const uint8_t* g, const uint8_t* act, size
     const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
     for (int64_t b = 0; b < n / 256; ++b) {
         const uint8_t* blk = g + 1152 * b;
+        prefetch_ahead(blk + 4 * 1152, 1152);
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
         const __m256 dmin =
             _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
@@ -732,6 +745,7 @@ WB_AVX2 void dot_x8_q6_k_t(int64_t n, const uint8_t* g, const uint8_t* act, size
     const __m256i low4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);
     for (int64_t b = 0; b < n / 256; ++b) {
         const uint8_t* blk = g + 1680 * b;
+        prefetch_ahead(blk + 3 * 1680, 1680);
         const uint8_t* scb = blk + 16;  // scale k of row r at 8k + r
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
         __m256i tot[NT];
