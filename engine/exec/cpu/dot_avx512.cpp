@@ -17,8 +17,10 @@
 
 // GCC 12 warns inside _mm512_cvtph_ps, whose pass-through operand is
 // _mm512_undefined_ps() (a false positive: no lane of it is ever read).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #define WB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
@@ -109,6 +111,94 @@ void dot_x16_f16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int
             return dot_x16_f16_t<7>(n, g, act, as, out, os);
         default:
             return dot_x16_f16_t<8>(n, g, act, as, out, os);
+    }
+}
+
+// Q4_0 and Q8_0, two groups (cpu/interleave.h; a group-block of 32 values
+// is 16 bytes of scales, then 4 (Q4_0) or 8 (Q8_0) slices of 32 bytes): as
+// dot_x8_legacy_t in dot_avx2.cpp with 16 rows a register and up to 8
+// tokens a pass (one unpacking feeds them all); the block sums are exact
+// in int32, then the same f32 step per block.
+template <int NT, bool kQ8>
+WB_AVX512 void dot_x16_legacy_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as,
+                                float* out, size_t os) {
+    constexpr int kSlices = kQ8 ? 8 : 4;
+    constexpr int kBlock = 16 + 32 * kSlices;  // bytes of a group-block
+    constexpr int32_t kOff = kQ8 ? 128 : 8;    // what the unsigned weights carry
+    const int64_t nb = n / 32;
+    const uint8_t* g1 = g + kBlock * nb;  // the next group
+    __m512 acc[NT];
+    const ActQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm512_setzero_ps();
+        a[t] = reinterpret_cast<const ActQ8_0*>(act + t * as);
+    }
+    const __m512i low4 = _mm512_set1_epi8(0xF);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* b0 = g + kBlock * b;
+        const uint8_t* b1 = g1 + kBlock * b;
+        for (int o = 0; o < kBlock; o += 64) prefetch2(b0 + 4096 + o, b1 + 4096 + o);
+        const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1));
+        __m512i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+        for (int l = 0; l < kSlices; ++l) {
+            const __m512i v = two32(b0 + 16 + 32 * l, b1 + 16 + 32 * l);
+            if constexpr (kQ8) {
+                for (int t = 0; t < NT; ++t) {
+                    int32_t y;
+                    std::memcpy(&y, a[t][b].qs + 4 * l, 4);
+                    isum[t] = _mm512_dpbusd_epi32(isum[t], v, _mm512_set1_epi32(y));
+                }
+            } else {
+                const __m512i lo = _mm512_and_si512(v, low4);                        // 4l + j
+                const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);  // 16 + 4l + j
+                for (int t = 0; t < NT; ++t) {
+                    int32_t yl, yh;
+                    std::memcpy(&yl, a[t][b].qs + 4 * l, 4);
+                    std::memcpy(&yh, a[t][b].qs + 16 + 4 * l, 4);
+                    isum[t] = _mm512_dpbusd_epi32(isum[t], lo, _mm512_set1_epi32(yl));
+                    isum[t] = _mm512_dpbusd_epi32(isum[t], hi, _mm512_set1_epi32(yh));
+                }
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            // sum (q - kOff) a = sum q a - kOff sum a, exact in int32
+            const __m512i q = _mm512_sub_epi32(isum[t], _mm512_set1_epi32(kOff * a[t][b].sum));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q),
+                                     _mm512_mul_ps(dw, _mm512_set1_ps(a[t][b].d)), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
+}
+
+template <bool kQ8>
+void dot_x16_legacy(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                    size_t os) {
+    switch (nt) {
+        case 1: {  // decode: the 256-bit kernel, group by group, as the K-quants
+            const DotX8Fn x8 =
+                base_kernel(static_cast<uint32_t>(kQ8 ? ggml::Type::Q8_0 : ggml::Type::Q4_0))
+                    ->dot_x8;
+            x8(n, g, act, as, 1, out, os);
+            x8(n, g + (16 + 32 * (kQ8 ? 8 : 4)) * (n / 32), act, as, 1, out + 8, os);
+            return;
+        }
+        case 2:
+            return dot_x16_legacy_t<2, kQ8>(n, g, act, as, out, os);
+        case 3:
+            return dot_x16_legacy_t<3, kQ8>(n, g, act, as, out, os);
+        case 4:
+            return dot_x16_legacy_t<4, kQ8>(n, g, act, as, out, os);
+        case 5:
+            return dot_x16_legacy_t<5, kQ8>(n, g, act, as, out, os);
+        case 6:
+            return dot_x16_legacy_t<6, kQ8>(n, g, act, as, out, os);
+        case 7:
+            return dot_x16_legacy_t<7, kQ8>(n, g, act, as, out, os);
+        default:
+            return dot_x16_legacy_t<8, kQ8>(n, g, act, as, out, os);
     }
 }
 
@@ -319,6 +409,14 @@ const WeightKernel* avx512_kernel(uint32_t type) noexcept {
             static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_f16};
             return &k;
         }
+        case ggml::Type::Q4_0: {
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_legacy<false>};
+            return &k;
+        }
+        case ggml::Type::Q8_0: {
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_legacy<true>};
+            return &k;
+        }
         case ggml::Type::Q4_K: {
             static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_q4_k};
             return &k;
@@ -334,7 +432,9 @@ const WeightKernel* avx512_kernel(uint32_t type) noexcept {
 
 }  // namespace wb::cpu::detail
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #else
 
