@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "exec/cpu/isa.h"
+
 namespace wb::cpu {
 
 enum class ActKind { F32, Q8_0, Q8_K };
@@ -47,6 +49,9 @@ size_t act_row_bytes(ActKind kind, int64_t n) noexcept;
 /// Quantizes x[n] into dst (act_row_bytes(kind, n) bytes, 4-byte aligned).
 /// n must be a multiple of act_block_size(kind). Never fails: a block with a
 /// non-finite value gets the scale NaN (see above); F32 copies x unchanged.
-void quantize_act(ActKind kind, const float* x, void* dst, int64_t n) noexcept;
+/// `isa` (one this CPU has) picks the scalar or the AVX2 quantizer; both
+/// write the same bytes (the same f32 products, rounded
+/// to nearest even).
+void quantize_act(ActKind kind, const float* x, void* dst, int64_t n, Isa isa) noexcept;
 
 }  // namespace wb::cpu

@@ -131,8 +131,8 @@ class CpuExecOps final : public HostOps {
                 std::vector<uint8_t>& qq = m_.attn_qbuf_[thread];
                 qq.resize(size_t{sub} * q_bytes);
                 for (uint32_t h = 0; h < sub; ++h)
-                    cpu::quantize_act(q_kind, row(q, t) + size_t{h0 + h} * hd, &qq[h * q_bytes],
-                                      hd);
+                    cpu::quantize_act(q_kind, row(q, t) + size_t{h0 + h} * hd, &qq[h * q_bytes], hd,
+                                      m_.isa_);
                 qh = qq.data();
             }
             const size_t kv_col = size_t{h0 / group} * head_bytes;  // byte offset of the kv head

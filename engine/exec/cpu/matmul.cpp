@@ -42,7 +42,7 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
         s.act[k].resize((stride[k] * n_tok + 7) / 8);
         auto* base = reinterpret_cast<uint8_t*>(s.act[k].data());
         const auto quant = [&](uint32_t t, unsigned) {
-            quantize_act(kind, x + t * ldx, base + t * stride[k], n);
+            quantize_act(kind, x + t * ldx, base + t * stride[k], n, isa);
         };
         if (n_tok >= 4) {
             pool.run(static_cast<uint32_t>(n_tok), quant);

@@ -1,7 +1,8 @@
 // The CPU executor's kernels (engine/exec/cpu) against float64 references on
 // fresh random inputs (the seed is printed and in every failure message):
 //  - quantize_act: |x - d q| <= d / 2 for every element, d = max|x| / 127,
-//    the stored sums equal the quants' sums;
+//    the stored sums equal the quants' sums; the AVX2 quantizer writes the
+//    scalar one's bytes (ties, zero blocks, NaN and infinities included);
 //  - every dot kernel (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
 //    Q3_K, Q4_K, Q5_K, Q6_K) on the scalar path
 //    and on AVX2 when the CPU has it, 1..4 tokens per call, weight rows at
@@ -89,7 +90,7 @@ Acts make_acts(ActKind kind, const std::vector<std::vector<float>>& x) {
     auto* base = reinterpret_cast<uint8_t*>(a.buf.data());
     for (size_t t = 0; t < x.size(); ++t) {
         uint8_t* row = base + t * a.stride;
-        quantize_act(kind, x[t].data(), row, static_cast<int64_t>(n));
+        quantize_act(kind, x[t].data(), row, static_cast<int64_t>(n), Isa::Scalar);
         std::vector<double> d(n), h(n);
         for (size_t i = 0; i < n; ++i) {
             if (kind == ActKind::F32) {
@@ -194,6 +195,44 @@ class TestCpuKernels : public QObject {
                             bs_sum += blk.bsums[j];
                         }
                         QCOMPARE(bs_sum, qsum);
+                    }
+                }
+            }
+        }
+    }
+
+    // The AVX2 quantizer writes the scalar one's bytes: random rows of
+    // mixed magnitude, an all-zero block, exact ties (amax 127 makes the
+    // scale 1, so k + 0.5 rounds to even), a NaN and an infinity.
+    void act_quant_isas_agree() {
+        for (const Isa isa : isas()) {
+            for (ActKind kind : {ActKind::Q8_0, ActKind::Q8_K}) {
+                for (size_t n : {256u, 512u, 2048u, 5632u}) {
+                    if (n % static_cast<size_t>(act_block_size(kind)) != 0) continue;
+                    for (int variant = 0; variant < 4; ++variant) {
+                        std::vector<float> x = random_row(rng_, n);
+                        if (variant == 1) std::fill(x.begin(), x.begin() + 256, 0.0f);
+                        if (variant == 2) {
+                            for (size_t i = 0; i < 256; ++i)
+                                x[i] = static_cast<float>(static_cast<int>(i % 254) - 127) + 0.5f;
+                            x[0] = 127.0f;  // amax of the first 32 and 256
+                            x[1] = -126.5f;
+                        }
+                        if (variant == 3) {
+                            x[40] = std::nanf("");
+                            x[n - 3] = -INFINITY;
+                        }
+                        const size_t bytes = act_row_bytes(kind, static_cast<int64_t>(n));
+                        std::vector<uint8_t> want(bytes, 0xAB), got(bytes, 0xAB);
+                        quantize_act(kind, x.data(), want.data(), static_cast<int64_t>(n),
+                                     Isa::Scalar);
+                        quantize_act(kind, x.data(), got.data(), static_cast<int64_t>(n), isa);
+                        for (size_t b = 0; b < bytes; ++b)
+                            QVERIFY2(want[b] == got[b],
+                                     where(std::string(isa_name(isa)) + " n " + std::to_string(n) +
+                                           " variant " + std::to_string(variant) + " byte " +
+                                           std::to_string(b))
+                                         .c_str());
                     }
                 }
             }
