@@ -1,5 +1,6 @@
 #include "exec/cpu/axpy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -14,62 +15,113 @@ namespace wb::cpu {
 
 namespace {
 
-void axpy_f32_scalar(int64_t n, const float* a, int n_y, const uint8_t* x, float* y, size_t ys) {
-    for (int64_t i = 0; i < n; ++i) {
-        float v;
-        std::memcpy(&v, x + 4 * i, 4);
-        for (int h = 0; h < n_y; ++h) y[h * ys + i] += a[h] * v;
-    }
+// The row X_j of the call's rows.
+inline const uint8_t* row_at(const uint8_t* x, size_t xs, const uint32_t* rows, uint32_t j) {
+    return x + size_t{rows != nullptr ? rows[j] : j} * xs;
 }
 
-void axpy_f16_scalar(int64_t n, const float* a, int n_y, const uint8_t* x, float* y, size_t ys) {
-    for (int64_t i = 0; i < n; ++i) {
+template <bool kF16>
+float value_at(const uint8_t* x, int64_t i) {
+    if (kF16) {
         uint16_t h16;
         std::memcpy(&h16, x + 2 * i, 2);
-        const float v = ggml::fp16_to_fp32(h16);
-        for (int h = 0; h < n_y; ++h) y[h * ys + i] += a[h] * v;
+        return ggml::fp16_to_fp32(h16);
+    }
+    float v;
+    std::memcpy(&v, x + 4 * i, 4);
+    return v;
+}
+
+template <bool kF16>
+void axpy_scalar(int64_t n, const float* a, size_t as, int n_y, const uint8_t* x, size_t xs,
+                 const uint32_t* rows, uint32_t n_rows, float* y, size_t ys) {
+    for (uint32_t j = 0; j < n_rows; ++j) {
+        const uint8_t* xj = row_at(x, xs, rows, j);
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = value_at<kF16>(xj, i);
+            for (int h = 0; h < n_y; ++h) y[h * ys + i] += a[h * as + j] * v;
+        }
     }
 }
 
 #ifdef WB_AXPY_AVX2
 #define WB_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-// Eight x values converted once, then one FMA per output head.
 template <bool kF16>
-WB_AVX2 void axpy_avx2(int64_t n, const float* a, int n_y, const uint8_t* x, float* y, size_t ys) {
-    __m256 va[kMaxAxpyOutputs];
-    for (int h = 0; h < n_y; ++h) va[h] = _mm256_set1_ps(a[h]);
+WB_AVX2 inline __m256 load8(const uint8_t* x, int64_t i) {
+    return kF16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 2 * i)))
+                : _mm256_loadu_ps(reinterpret_cast<const float*>(x + 4 * i));
+}
+
+// Columns [i, i + 8 * kW) of NH heads' outputs in NH * kW registers for all
+// the rows: each row's kW * 8 values converted once, then one FMA per head
+// and register. kW = 2 leaves room for 4 heads, kW = 1 for 8, in AVX2's 16
+// registers.
+template <bool kF16, int kW, int NH>
+WB_AVX2 void axpy_block(int64_t i, const float* a, size_t as, const uint8_t* x, size_t xs,
+                        const uint32_t* rows, uint32_t n_rows, float* y, size_t ys) {
+    __m256 acc[NH][kW];
+    for (int h = 0; h < NH; ++h)
+        for (int w = 0; w < kW; ++w) acc[h][w] = _mm256_loadu_ps(y + h * ys + i + 8 * w);
+    for (uint32_t j = 0; j < n_rows; ++j) {
+        const uint8_t* xj = row_at(x, xs, rows, j);
+        __m256 v[kW];
+        for (int w = 0; w < kW; ++w) v[w] = load8<kF16>(xj, i + 8 * w);
+        for (int h = 0; h < NH; ++h) {
+            const __m256 ah = _mm256_broadcast_ss(a + h * as + j);
+            for (int w = 0; w < kW; ++w) acc[h][w] = _mm256_fmadd_ps(ah, v[w], acc[h][w]);
+        }
+    }
+    for (int h = 0; h < NH; ++h)
+        for (int w = 0; w < kW; ++w) _mm256_storeu_ps(y + h * ys + i + 8 * w, acc[h][w]);
+}
+
+template <bool kF16, int kW, int kMaxH>
+WB_AVX2 void axpy_heads(int64_t i, const float* a, size_t as, int n_y, const uint8_t* x, size_t xs,
+                        const uint32_t* rows, uint32_t n_rows, float* y, size_t ys) {
+    for (int h = 0; h < n_y; h += kMaxH) {
+        const float* ah = a + h * as;
+        float* yh = y + h * ys;
+        switch (std::min(kMaxH, n_y - h)) {
+#define WB_CASE(k)                                                                                 \
+    case k:                                                                                        \
+        if constexpr (k <= kMaxH) axpy_block<kF16, kW, k>(i, ah, as, x, xs, rows, n_rows, yh, ys); \
+        break;
+            WB_CASE(1)
+            WB_CASE(2)
+            WB_CASE(3)
+            WB_CASE(4)
+            WB_CASE(5)
+            WB_CASE(6)
+            WB_CASE(7)
+            WB_CASE(8)
+#undef WB_CASE
+            default:
+                break;
+        }
+    }
+}
+
+template <bool kF16>
+WB_AVX2 void axpy_avx2(int64_t n, const float* a, size_t as, int n_y, const uint8_t* x, size_t xs,
+                       const uint32_t* rows, uint32_t n_rows, float* y, size_t ys) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 xv =
-            kF16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 2 * i)))
-                 : _mm256_loadu_ps(reinterpret_cast<const float*>(x + 4 * i));
-        for (int h = 0; h < n_y; ++h) {
-            float* yh = y + h * ys + i;
-            _mm256_storeu_ps(yh, _mm256_fmadd_ps(va[h], xv, _mm256_loadu_ps(yh)));
-        }
-    }
+    for (; i + 16 <= n; i += 16) axpy_heads<kF16, 2, 4>(i, a, as, n_y, x, xs, rows, n_rows, y, ys);
+    for (; i + 8 <= n; i += 8) axpy_heads<kF16, 1, 8>(i, a, as, n_y, x, xs, rows, n_rows, y, ys);
     for (; i < n; ++i) {
-        float v;
-        if (kF16) {
-            uint16_t h16;
-            std::memcpy(&h16, x + 2 * i, 2);
-            v = _cvtsh_ss(h16);
-        } else {
-            std::memcpy(&v, x + 4 * i, 4);
+        for (uint32_t j = 0; j < n_rows; ++j) {
+            const uint8_t* xj = row_at(x, xs, rows, j);
+            float v;
+            if (kF16) {
+                uint16_t h16;
+                std::memcpy(&h16, xj + 2 * i, 2);
+                v = _cvtsh_ss(h16);
+            } else {
+                std::memcpy(&v, xj + 4 * i, 4);
+            }
+            for (int h = 0; h < n_y; ++h) y[h * ys + i] = std::fma(a[h * as + j], v, y[h * ys + i]);
         }
-        for (int h = 0; h < n_y; ++h) y[h * ys + i] = std::fma(a[h], v, y[h * ys + i]);
     }
-}
-
-WB_AVX2 void axpy_f32_avx2(int64_t n, const float* a, int n_y, const uint8_t* x, float* y,
-                           size_t ys) {
-    axpy_avx2<false>(n, a, n_y, x, y, ys);
-}
-
-WB_AVX2 void axpy_f16_avx2(int64_t n, const float* a, int n_y, const uint8_t* x, float* y,
-                           size_t ys) {
-    axpy_avx2<true>(n, a, n_y, x, y, ys);
 }
 
 #undef WB_AVX2
@@ -79,11 +131,12 @@ WB_AVX2 void axpy_f16_avx2(int64_t n, const float* a, int n_y, const uint8_t* x,
 
 AxpyFn axpy_kernel(bool x_f16, Isa isa) noexcept {
 #ifdef WB_AXPY_AVX2
-    if (uses_avx2(isa) && isa_available(Isa::Avx2)) return x_f16 ? axpy_f16_avx2 : axpy_f32_avx2;
+    if (uses_avx2(isa) && isa_available(Isa::Avx2))
+        return x_f16 ? axpy_avx2<true> : axpy_avx2<false>;
 #else
     (void)isa;
 #endif
-    return x_f16 ? axpy_f16_scalar : axpy_f32_scalar;
+    return x_f16 ? axpy_scalar<true> : axpy_scalar<false>;
 }
 
 }  // namespace wb::cpu

@@ -162,19 +162,22 @@ class CpuExecOps final : public HostOps {
             }
             float* oh = row(o, t) + size_t{h0} * hd;  // [sub, hd]
             std::fill(oh, oh + size_t{sub} * hd, 0.0f);
-            for (uint32_t j = 0; j < n_span; ++j) {  // oh_h += p_hj * V_j, V_j: [hd]
-                const uint8_t* vj = vc + span[j] * row_bytes + kv_col;
-                if (v_blocks) {  // V_j expanded to f32 once for the sub heads
-                    float* vf = &p[size_t{sub} * n_span + sub];
-                    ggml::dequantize_row(kv_ggml_type(type), vj, vf, hd, "V cache");
-                    vj = reinterpret_cast<const uint8_t*>(vf);
+            // oh_h += sum_j p_hj * V_j, V_j: [hd]
+            const uint8_t* v0 = vc + kv_col;  // V rows of the kv head, row_bytes apart
+            for (uint32_t h = 0; h < sub; h += cpu::kMaxAxpyOutputs) {
+                const int n_y = static_cast<int>(std::min<uint32_t>(cpu::kMaxAxpyOutputs, sub - h));
+                const float* ph = &p[size_t{h} * n_span];
+                float* oy = oh + size_t{h} * hd;
+                if (!v_blocks) {  // all rows in one call: the sums stay in registers
+                    v_axpy(hd, ph, n_span, n_y, v0, row_bytes, span, n_span, oy, hd);
+                    continue;
                 }
-                for (uint32_t h = 0; h < sub; h += cpu::kMaxAxpyOutputs) {
-                    const int n_y =
-                        static_cast<int>(std::min<uint32_t>(cpu::kMaxAxpyOutputs, sub - h));
-                    float w[cpu::kMaxAxpyOutputs];
-                    for (int y = 0; y < n_y; ++y) w[y] = p[size_t{h + uint32_t(y)} * n_span + j];
-                    v_axpy(hd, w, n_y, vj, oh + size_t{h} * hd, hd);
+                float* vf = &p[size_t{sub} * n_span + sub];  // V_j expanded to f32
+                for (uint32_t j = 0; j < n_span; ++j) {
+                    ggml::dequantize_row(kv_ggml_type(type), v0 + span[j] * row_bytes, vf, hd,
+                                         "V cache");
+                    v_axpy(hd, ph + j, n_span, n_y, reinterpret_cast<const uint8_t*>(vf), 0,
+                           nullptr, 1, oy, hd);
                 }
             }
             for (uint32_t h = 0; h < sub; ++h)

@@ -17,7 +17,8 @@
 //  - matmul: threaded results bit-identical to one thread, stacked parts
 //    of different types and layouts, types without a kernel (dequantize
 //    fallback), token counts off the tile width;
-//  - axpy (attention's value sum): f32 and f16 rows against double sums;
+//  - axpy (attention's value sum): f32 and f16 rows against double sums,
+//    one row or many in a call (the same bits either way);
 //  - ThreadPool: every task runs exactly once, many runs in a row; the
 //    process-wide shared pool with two callers at once.
 
@@ -710,8 +711,8 @@ class TestCpuKernels : public QObject {
                             ys[size_t(h) * ys_stride + i] = h == 0 ? y[i] : u(rng);
                     }
                     const std::vector<float> ys0 = ys;
-                    axpy(n, &a, 1, x.data() + 1, y.data(), 0);
-                    axpy(n, as.data(), n_y, x.data() + 1, ys.data(), ys_stride);
+                    axpy(n, &a, 0, 1, x.data() + 1, 0, nullptr, 1, y.data(), 0);
+                    axpy(n, as.data(), 1, n_y, x.data() + 1, 0, nullptr, 1, ys.data(), ys_stride);
                     for (int h = 0; h < n_y; ++h) {
                         for (size_t i = 0; i < size_t(n); ++i) {
                             const size_t k = size_t(h) * ys_stride + i;
@@ -738,6 +739,83 @@ class TestCpuKernels : public QObject {
                                                 .arg(i)
                                                 .arg(double(y[i]))
                                                 .arg(want[i])));
+                }
+            }
+        }
+    }
+
+    // Many cached rows in one call (attention's value sum over a span of
+    // cells, picked out of order): the sum in double from the stored values
+    // within f32 rounding of the sum of magnitudes, and bit for bit the
+    // result of one call per row (what a quantized V cache does).
+    void axpy_many_rows() {
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+        for (const Isa isa : isas()) {
+            for (const bool f16 : {false, true}) {
+                const AxpyFn axpy = axpy_kernel(f16, isa);
+                for (const int64_t n : {8, 24, 64, 80, 128, 130}) {
+                    const uint32_t n_cells = 53, n_rows = 37;
+                    const size_t xs = size_t(n) * 4 + 12;  // a cell's bytes
+                    std::vector<uint8_t> x(n_cells * xs + 1);
+                    std::vector<double> xv(n_cells * size_t(n));
+                    for (uint32_t c = 0; c < n_cells; ++c)
+                        for (int64_t i = 0; i < n; ++i) {
+                            const float v = u(rng);
+                            uint8_t* at = &x[1 + c * xs + (f16 ? 2 : 4) * size_t(i)];
+                            if (f16) {
+                                const uint16_t h = wb::ggml::fp32_to_fp16(v);
+                                std::memcpy(at, &h, 2);
+                                xv[c * size_t(n) + size_t(i)] = double(wb::ggml::fp16_to_fp32(h));
+                            } else {
+                                std::memcpy(at, &v, 4);
+                                xv[c * size_t(n) + size_t(i)] = double(v);
+                            }
+                        }
+                    std::vector<uint32_t> rows(n_rows);
+                    for (uint32_t& r : rows) r = static_cast<uint32_t>(rng() % n_cells);
+                    for (int n_y = 1; n_y <= kMaxAxpyOutputs; ++n_y) {
+                        const size_t as = n_rows + 2, ys = size_t(n) + 3;
+                        std::vector<float> a(size_t(n_y) * as);
+                        for (float& v : a) v = u(rng);
+                        std::vector<float> y(size_t(n_y) * ys, NAN);
+                        for (int h = 0; h < n_y; ++h)
+                            for (int64_t i = 0; i < n; ++i) y[size_t(h) * ys + size_t(i)] = u(rng);
+                        std::vector<float> y1 = y;
+                        const std::vector<float> y0 = y;
+                        axpy(n, a.data(), as, n_y, x.data() + 1, xs, rows.data(), n_rows, y.data(),
+                             ys);
+                        for (uint32_t j = 0; j < n_rows; ++j)
+                            axpy(n, a.data() + j, as, n_y, x.data() + 1 + rows[j] * xs, 0, nullptr,
+                                 1, y1.data(), ys);
+                        for (int h = 0; h < n_y; ++h) {
+                            for (int64_t i = 0; i < n; ++i) {
+                                const size_t k = size_t(h) * ys + size_t(i);
+                                double want = y0[k], mag = std::abs(double(y0[k]));
+                                for (uint32_t j = 0; j < n_rows; ++j) {
+                                    const double t = double(a[size_t(h) * as + j]) *
+                                                     xv[rows[j] * size_t(n) + size_t(i)];
+                                    want += t;
+                                    mag += std::abs(t);
+                                }
+                                const QString msg = QString("%1 %2 n=%3 heads=%4 h=%5 i=%6")
+                                                        .arg(isa_name(isa))
+                                                        .arg(f16 ? "f16" : "f32")
+                                                        .arg(n)
+                                                        .arg(n_y)
+                                                        .arg(h)
+                                                        .arg(i);
+                                QVERIFY2(std::memcmp(&y[k], &y1[k], 4) == 0,
+                                         qPrintable("differs from a call per row: " + msg));
+                                QVERIFY2(std::abs(double(y[k]) - want) <=
+                                             2.0 * n_rows * 0x1p-24 * mag + 1e-30,
+                                         qPrintable("vs double: " + msg));
+                            }
+                            for (size_t i = size_t(n); i < ys && h + 1 < n_y; ++i)
+                                QVERIFY2(std::isnan(y[size_t(h) * ys + i]),
+                                         "wrote between the outputs");
+                        }
+                    }
                 }
             }
         }
