@@ -8,6 +8,7 @@
 
 #include "exec/cpu/cpu_exec_model.h"
 #include "exec/cpu/matmul.h"
+#include "exec/cpu/softmax.h"
 #include "exec/ref/host_ops.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
@@ -104,6 +105,7 @@ class CpuExecOps final : public HostOps {
             q_kind == cpu::ActKind::F32 ? hd * sizeof(float) : cpu::act_row_bytes(q_kind, hd);
         const bool v_blocks = type == KvType::Q8_0 || type == KvType::Q4_0;
         const cpu::AxpyFn v_axpy = m_.v_axpy_;
+        const cpu::SoftmaxFn softmax = cpu::softmax_kernel(m_.isa_);
         // A task is one token and `sub` query heads sharing one kv head, so
         // each cached key and value row is read and converted once for all
         // of them (grouped-query attention); the group is split in halves
@@ -146,19 +148,13 @@ class CpuExecOps final : public HostOps {
             float* inv = &p[size_t{sub} * n_span];  // 1 / sum per head
             for (uint32_t h = 0; h < sub; ++h) {
                 float* ph = &p[size_t{h} * n_span];
-                float mx = -INFINITY;
-                for (uint32_t j = 0; j < n_span; ++j) {
-                    float s = ph[j] * a.scale;
-                    if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-                    ph[j] = s;
-                    mx = std::max(mx, s);
+                float scale = a.scale;
+                if (a.softcap > 0.0f) {  // Gemma 2: softcap * tanh(s / softcap), then as is
+                    for (uint32_t j = 0; j < n_span; ++j)
+                        ph[j] = a.softcap * std::tanh(ph[j] * a.scale / a.softcap);
+                    scale = 1.0f;
                 }
-                float sum = 0.0f;
-                for (uint32_t j = 0; j < n_span; ++j) {
-                    ph[j] = std::exp(ph[j] - mx);
-                    sum += ph[j];
-                }
-                inv[h] = 1.0f / sum;
+                inv[h] = 1.0f / softmax(ph, n_span, scale);
             }
             float* oh = row(o, t) + size_t{h0} * hd;  // [sub, hd]
             std::fill(oh, oh + size_t{sub} * hd, 0.0f);

@@ -18,7 +18,8 @@
 //    of different types and layouts, types without a kernel (dequantize
 //    fallback), token counts off the tile width;
 //  - axpy (attention's value sum): f32 and f16 rows against double sums,
-//    one row or many in a call (the same bits either way);
+//    one row or many in a call (the same bits either way); softmax's
+//    numerator against exp in double;
 //  - ThreadPool: every task runs exactly once, many runs in a row; the
 //    process-wide shared pool with two callers at once.
 
@@ -39,6 +40,7 @@
 #include "exec/cpu/interleave.h"
 #include "exec/cpu/isa.h"
 #include "exec/cpu/matmul.h"
+#include "exec/cpu/softmax.h"
 #include "exec/cpu/thread_pool.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
@@ -739,6 +741,51 @@ class TestCpuKernels : public QObject {
                                                 .arg(i)
                                                 .arg(double(y[i]))
                                                 .arg(want[i])));
+                }
+            }
+        }
+    }
+
+    // softmax's numerator against exp in double: every length 1..40 (the
+    // AVX2 kernel's body and tails) and a few spans, scores spread over
+    // [-40, 40] (so some exponents reach 0 in f32) or near each other; the
+    // sum within the same bound; a NaN score makes the sum NaN.
+    void softmax_matches_double_reference() {
+        std::mt19937 rng(13);
+        for (const Isa isa : isas()) {
+            const SoftmaxFn softmax = softmax_kernel(isa);
+            std::vector<uint32_t> lengths;
+            for (uint32_t n = 1; n <= 40; ++n) lengths.push_back(n);
+            for (uint32_t n : {64u, 257u, 1000u}) lengths.push_back(n);
+            for (const uint32_t n : lengths) {
+                for (const float spread : {40.0f, 0.5f}) {
+                    std::uniform_real_distribution<float> u(-spread, spread);
+                    std::vector<float> s(n + 1, NAN);  // one poisoned float past the end
+                    for (uint32_t j = 0; j < n; ++j) s[j] = u(rng);
+                    const float scale = 0.125f;
+                    // the exponent as the kernel forms it: f32 scores and max,
+                    // one f32 subtraction (its rounding is the input's, not exp's)
+                    float mx = -INFINITY;
+                    for (uint32_t j = 0; j < n; ++j) mx = std::max(mx, s[j] * scale);
+                    std::vector<double> want(n);
+                    double sum = 0.0;
+                    for (uint32_t j = 0; j < n; ++j) {
+                        want[j] = std::exp(double(s[j] * scale - mx));
+                        sum += want[j];
+                    }
+                    const float got_sum = softmax(s.data(), n, scale);
+                    const QString msg =
+                        QString("%1 n=%2 spread %3").arg(isa_name(isa)).arg(n).arg(spread);
+                    for (uint32_t j = 0; j < n; ++j)
+                        QVERIFY2(
+                            std::abs(double(s[j]) - want[j]) <= 4e-7 * want[j] + 1e-37,
+                            qPrintable(
+                                msg +
+                                QString(" j=%1: %2 vs %3").arg(j).arg(double(s[j])).arg(want[j])));
+                    QVERIFY2(std::abs(double(got_sum) - sum) <= 1e-6 * sum, qPrintable(msg));
+                    QVERIFY2(std::isnan(s[n]), "wrote past the scores");
+                    s[n / 2] = NAN;
+                    QVERIFY2(std::isnan(softmax(s.data(), n, scale)), qPrintable(msg + " NaN"));
                 }
             }
         }
