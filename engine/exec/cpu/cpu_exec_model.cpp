@@ -39,13 +39,17 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
             // Whole groups go to a repacked copy; the rest stay in the mapping.
             const uint64_t groups = part.rows / cpu::kGroupRows;
             const size_t group_bytes = cpu::kGroupRows * part.row_bytes;
-            std::vector<uint8_t>& copy = repacked_.emplace_back(groups * group_bytes);
+            // Left uninitialized (every byte is written below, by the pool's
+            // threads): zeroing it first was a single-threaded pass over
+            // the whole model at load.
+            uint8_t* copy =
+                repacked_.emplace_back(new uint8_t[groups * group_bytes]).get();  // NOLINT
             pool_->run(static_cast<uint32_t>(groups), [&](uint32_t g, unsigned) {
                 cpu::interleave_group(t.type, part.data + g * group_bytes, part.row_bytes,
-                                      copy.data() + g * group_bytes);
+                                      copy + g * group_bytes);
             });
             cpu::WeightPart packed = part;
-            packed.data = copy.data();
+            packed.data = copy;
             packed.rows = groups * cpu::kGroupRows;
             packed.layout = cpu::Layout::Interleaved8;
             w.parts.push_back(packed);
