@@ -10,7 +10,35 @@
 #include "exec/cpu/axpy.h"
 #include "ggml/types.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 namespace wb::model {
+
+namespace {
+
+/// Lets the kernel take back the whole pages of the file mapping inside
+/// [p, p + n): a repacked part is never read from the mapping again, so the
+/// model's weights are resident once, not twice (MADV_DONTNEED on a private
+/// read-only file mapping drops the pages from this process; a later read
+/// would map them in again from the file, so nothing is lost if one does).
+void drop_mapped_pages(const uint8_t* p, size_t n) noexcept {
+#if defined(__linux__)
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    const auto mask = ~(static_cast<uintptr_t>(page) - 1);
+    const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(page) - 1) & mask;
+    const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) & mask;
+    if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);  // advice only
+#else
+    static_cast<void>(p);
+    static_cast<void>(n);
+#endif
+}
+
+}  // namespace
 
 CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuExecOptions& opts)
     : file_(std::move(file)),
@@ -48,6 +76,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
                 cpu::interleave_group(t.type, part.data + g * group_bytes, part.row_bytes,
                                       copy + g * group_bytes);
             });
+            drop_mapped_pages(part.data, groups * group_bytes);
             cpu::WeightPart packed = part;
             packed.data = copy;
             packed.rows = groups * cpu::kGroupRows;
