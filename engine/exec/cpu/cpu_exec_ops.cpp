@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "exec/cpu/cpu_exec_model.h"
+#include "exec/cpu/glu.h"
 #include "exec/cpu/matmul.h"
 #include "exec/cpu/softmax.h"
 #include "exec/ref/host_ops.h"
@@ -62,6 +63,13 @@ class CpuExecOps final : public HostOps {
         if (n == 0) return;
         cpu::matmul(*m_.pool_, m_.isa_, m_.mats_[w], row(x, 0), x.stride, n, row(y, 0), y.stride,
                     m_.scratch_, m_.int8_acts_);
+    }
+
+    void glu(Act y, Act gate, Act up, FfnActivation act) override {
+        if (act != FfnActivation::SiLU) return HostOps::glu(y, gate, up, act);
+        const cpu::SiluGluFn f = cpu::silu_glu_kernel(m_.isa_);
+        for_rows(n_rows(y.rows), y.width,
+                 [&](size_t t) { f(y.width, row(gate, t), row(up, t), row(y, t)); });
     }
 
     void kv_write(uint32_t layer, Act k, Act v) override {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "exec/cpu/exp_avx2.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define WB_SOFTMAX_AVX2 1
@@ -30,32 +32,6 @@ float softmax_scalar(float* s, uint32_t n, float scale) {
 
 #ifdef WB_SOFTMAX_AVX2
 #define WB_AVX2 __attribute__((target("avx2,fma")))
-
-// exp(x) for x <= 0 (x - max): x = n ln2 + r, |r| <= ln2/2, with ln2 in two
-// parts so that n ln2 is exact (Cody and Waite); exp(r) by its Taylor
-// polynomial to r^7 (truncation under 2^-27 on that range); 2^n into the
-// exponent bits. Below -87.3 (2^n subnormal) the result is 0; a NaN stays
-// NaN (max_ps returns its second operand when one is NaN).
-WB_AVX2 inline __m256 exp_nonpositive(__m256 x) {
-    const __m256 lo = _mm256_set1_ps(-87.3f);
-    const __m256 tiny = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-    x = _mm256_max_ps(lo, x);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    const __m256i e =
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
-}
 
 WB_AVX2 float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -86,14 +62,14 @@ WB_AVX2 float softmax_avx2(float* s, uint32_t n, float scale) {
     const __m256 vm = _mm256_set1_ps(mx);
     __m256 sum = _mm256_setzero_ps();
     for (j = 0; j + 8 <= n; j += 8) {
-        const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+        const __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
         _mm256_storeu_ps(s + j, e);
         sum = _mm256_add_ps(sum, e);
     }
     if (j < n) {  // the tail through the same exp: eight lanes, the rest masked off
         alignas(32) float t[8];
         for (uint32_t k = 0; k < 8; ++k) t[k] = j + k < n ? s[j + k] - mx : -INFINITY;
-        const __m256 e = exp_nonpositive(_mm256_load_ps(t));
+        const __m256 e = exp_nonpositive_avx2(_mm256_load_ps(t));
         _mm256_store_ps(t, e);
         for (uint32_t k = j; k < n; ++k) s[k] = t[k - j];
         sum = _mm256_add_ps(sum, e);

@@ -19,7 +19,7 @@
 //    fallback), token counts off the tile width;
 //  - axpy (attention's value sum): f32 and f16 rows against double sums,
 //    one row or many in a call (the same bits either way); softmax's
-//    numerator against exp in double;
+//    numerator and SwiGLU's gate against exp in double;
 //  - ThreadPool: every task runs exactly once, many runs in a row; the
 //    process-wide shared pool with two callers at once.
 
@@ -37,6 +37,7 @@
 #include "exec/cpu/act_quant.h"
 #include "exec/cpu/axpy.h"
 #include "exec/cpu/dot.h"
+#include "exec/cpu/glu.h"
 #include "exec/cpu/interleave.h"
 #include "exec/cpu/isa.h"
 #include "exec/cpu/matmul.h"
@@ -787,6 +788,52 @@ class TestCpuKernels : public QObject {
                     s[n / 2] = NAN;
                     QVERIFY2(std::isnan(softmax(s.data(), n, scale)), qPrintable(msg + " NaN"));
                 }
+            }
+        }
+    }
+
+    // SwiGLU's gate against silu(g) * u in double: every length 1..40 (the
+    // AVX2 body and tails) and an FFN width; gates over [-30, 30] with
+    // +-0, +-100 and +-infinity among them; a NaN gate gives a NaN.
+    void silu_glu_matches_double_reference() {
+        std::mt19937 rng(17);
+        std::uniform_real_distribution<float> ug(-30.0f, 30.0f), uu(-2.0f, 2.0f);
+        for (const Isa isa : isas()) {
+            const SiluGluFn f = silu_glu_kernel(isa);
+            std::vector<int64_t> lengths;
+            for (int64_t n = 1; n <= 40; ++n) lengths.push_back(n);
+            lengths.push_back(5632);
+            for (const int64_t n : lengths) {
+                std::vector<float> g(static_cast<size_t>(n)), u(static_cast<size_t>(n)),
+                    y(static_cast<size_t>(n) + 1, NAN);
+                for (int64_t i = 0; i < n; ++i) {
+                    g[size_t(i)] = ug(rng);
+                    u[size_t(i)] = uu(rng);
+                }
+                const float special[] = {0.0f, -0.0f, 100.0f, -100.0f, INFINITY};
+                for (size_t k = 0; k < 5 && k < size_t(n); ++k) g[size_t(n) - 1 - k] = special[k];
+                f(n, g.data(), u.data(), y.data());
+                for (int64_t i = 0; i < n; ++i) {
+                    const double x = g[size_t(i)];
+                    const double want = std::isinf(x)
+                                            ? double(u[size_t(i)]) * x
+                                            : x / (1.0 + std::exp(-x)) * double(u[size_t(i)]);
+                    const double got = y[size_t(i)];
+                    QVERIFY2(std::isinf(want)
+                                 ? got == want
+                                 : std::abs(got - want) <= 1e-6 * std::abs(want) + 1e-37,
+                             qPrintable(QString("%1 n=%2 i=%3 g=%4: %5 vs %6")
+                                            .arg(isa_name(isa))
+                                            .arg(n)
+                                            .arg(i)
+                                            .arg(x)
+                                            .arg(got)
+                                            .arg(want)));
+                }
+                QVERIFY2(std::isnan(y[size_t(n)]), "wrote past the row");
+                g[0] = std::nanf("");
+                f(n, g.data(), u.data(), y.data());
+                QVERIFY2(std::isnan(y[0]), "a NaN gate gave a number");
             }
         }
     }
