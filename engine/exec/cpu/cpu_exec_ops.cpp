@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "exec/cpu/attn_scores.h"
 #include "exec/cpu/cpu_exec_model.h"
 #include "exec/cpu/glu.h"
 #include "exec/cpu/matmul.h"
@@ -114,6 +115,12 @@ class CpuExecOps final : public HostOps {
         const bool v_blocks = type == KvType::Q8_0 || type == KvType::Q4_0;
         const cpu::AxpyFn v_axpy = m_.v_axpy_;
         const cpu::SoftmaxFn softmax = cpu::softmax_kernel(m_.isa_);
+        // Keys of f16 or f32 go through the span kernel; block-quantized
+        // ones meet the int8 query through the weight dot kernel per key.
+        const cpu::ScoresFn k_scores =
+            (type == KvType::F16 || type == KvType::F32) && hd % 8 == 0 && hd <= cpu::kMaxScoresDim
+                ? cpu::scores_kernel(type == KvType::F16, m_.isa_)
+                : nullptr;
         // A task is one token and `sub` query heads sharing one kv head, so
         // each cached key and value row is read and converted once for all
         // of them (grouped-query attention); the group is split in halves
@@ -146,7 +153,11 @@ class CpuExecOps final : public HostOps {
                 qh = qq.data();
             }
             const size_t kv_col = size_t{h0 / group} * head_bytes;  // byte offset of the kv head
-            for (uint32_t j = 0; j < n_span; ++j) {
+            if (k_scores != nullptr) {  // all the span's keys in one call
+                k_scores(hd, row(q, t) + size_t{h0} * hd, hd, static_cast<int>(sub), kc + kv_col,
+                         row_bytes, span, n_span, p.data(), n_span);
+            }
+            for (uint32_t j = 0; k_scores == nullptr && j < n_span; ++j) {
                 const uint8_t* kj = kc + span[j] * row_bytes + kv_col;  // K_j: [hd]
                 for (uint32_t h = 0; h < sub; h += cpu::kMaxTile)
                     k_dot(hd, kj, qh + size_t{h} * q_bytes, q_bytes,

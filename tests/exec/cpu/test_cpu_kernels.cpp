@@ -19,7 +19,8 @@
 //    fallback), token counts off the tile width;
 //  - axpy (attention's value sum): f32 and f16 rows against double sums,
 //    one row or many in a call (the same bits either way); softmax's
-//    numerator and SwiGLU's gate against exp in double;
+//    numerator and SwiGLU's gate against exp in double; attention scores
+//    over a span of f16/f32 keys against the dot in double;
 //  - ThreadPool: every task runs exactly once, many runs in a row; the
 //    process-wide shared pool with two callers at once.
 
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "exec/cpu/act_quant.h"
+#include "exec/cpu/attn_scores.h"
 #include "exec/cpu/axpy.h"
 #include "exec/cpu/dot.h"
 #include "exec/cpu/glu.h"
@@ -742,6 +744,78 @@ class TestCpuKernels : public QObject {
                                                 .arg(i)
                                                 .arg(double(y[i]))
                                                 .arg(want[i])));
+                }
+            }
+        }
+    }
+
+    // Attention scores over a span of cached keys picked out of order
+    // (every key count 1..37 covers the 16-key blocks and 1..3-key tails),
+    // 1..8 heads (pairs and a lone one), head sizes 8..256: against the dot
+    // in double from the stored keys, within f32 rounding of the sum of
+    // magnitudes; gaps between heads' rows stay poisoned.
+    void attn_scores_match_double_reference() {
+        std::mt19937 rng(19);
+        std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+        for (const Isa isa : isas()) {
+            for (const bool f16 : {false, true}) {
+                const ScoresFn f = scores_kernel(f16, isa);
+                for (const int64_t n : {8, 64, 80, 128, 256}) {
+                    const uint32_t n_cells = 41;
+                    const size_t ks = size_t(n) * 4 + 6;  // a cell's bytes
+                    std::vector<uint8_t> k(n_cells * ks + 1);
+                    std::vector<double> kv(n_cells * size_t(n));
+                    for (uint32_t c = 0; c < n_cells; ++c)
+                        for (int64_t i = 0; i < n; ++i) {
+                            const float v = u(rng);
+                            uint8_t* at = &k[1 + c * ks + (f16 ? 2 : 4) * size_t(i)];
+                            if (f16) {
+                                const uint16_t h = wb::ggml::fp32_to_fp16(v);
+                                std::memcpy(at, &h, 2);
+                                kv[c * size_t(n) + size_t(i)] = double(wb::ggml::fp16_to_fp32(h));
+                            } else {
+                                std::memcpy(at, &v, 4);
+                                kv[c * size_t(n) + size_t(i)] = double(v);
+                            }
+                        }
+                    for (uint32_t n_keys = 1; n_keys <= 37; n_keys += (n == 64 ? 1 : 12)) {
+                        std::vector<uint32_t> rows(n_keys);
+                        for (uint32_t& r : rows) r = static_cast<uint32_t>(rng() % n_cells);
+                        const int n_q = 1 + static_cast<int>(n_keys % 8);
+                        const size_t qs = size_t(n) + 5, ss = n_keys + 2;
+                        std::vector<float> q(size_t(n_q) * qs);
+                        for (float& v : q) v = u(rng);
+                        std::vector<float> out(size_t(n_q) * ss, NAN);
+                        f(n, q.data(), qs, n_q, k.data() + 1, ks, rows.data(), n_keys, out.data(),
+                          ss);
+                        for (int h = 0; h < n_q; ++h) {
+                            for (uint32_t j = 0; j < n_keys; ++j) {
+                                double want = 0.0, mag = 0.0;
+                                for (int64_t i = 0; i < n; ++i) {
+                                    const double t = double(q[size_t(h) * qs + size_t(i)]) *
+                                                     kv[rows[j] * size_t(n) + size_t(i)];
+                                    want += t;
+                                    mag += std::abs(t);
+                                }
+                                const double got = out[size_t(h) * ss + j];
+                                QVERIFY2(std::abs(got - want) <= 2.0 * double(n) * 0x1p-24 * mag,
+                                         qPrintable(QString("%1 %2 n=%3 keys=%4 heads=%5 h=%6 "
+                                                            "j=%7: %8 vs %9")
+                                                        .arg(isa_name(isa))
+                                                        .arg(f16 ? "f16" : "f32")
+                                                        .arg(n)
+                                                        .arg(n_keys)
+                                                        .arg(n_q)
+                                                        .arg(h)
+                                                        .arg(j)
+                                                        .arg(got)
+                                                        .arg(want)));
+                            }
+                            for (size_t j = n_keys; j < ss; ++j)
+                                QVERIFY2(std::isnan(out[size_t(h) * ss + j]),
+                                         "wrote between the heads' scores");
+                        }
+                    }
                 }
             }
         }
