@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ggml/fp16.h"
+#include "exec/cpu/kv_value.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -15,25 +15,13 @@ namespace wb::cpu {
 namespace {
 
 template <bool kF16>
-float key_at(const uint8_t* kj, int64_t i) {
-    if (kF16) {
-        uint16_t h16;
-        std::memcpy(&h16, kj + 2 * i, 2);
-        return ggml::fp16_to_fp32(h16);
-    }
-    float v;
-    std::memcpy(&v, kj + 4 * i, 4);
-    return v;
-}
-
-template <bool kF16>
 void scores_scalar(int64_t n, const float* q, size_t qs, int n_q, const uint8_t* k, size_t ks,
                    const uint32_t* rows, uint32_t n_keys, float* s, size_t ss) {
     for (uint32_t j = 0; j < n_keys; ++j) {
         const uint8_t* kj = k + size_t{rows[j]} * ks;
         for (int h = 0; h < n_q; ++h) {
             float acc = 0.0f;
-            for (int64_t i = 0; i < n; ++i) acc += q[h * qs + i] * key_at<kF16>(kj, i);
+            for (int64_t i = 0; i < n; ++i) acc += q[h * qs + i] * kv_value_at<kF16>(kj, i);
             s[h * ss + j] = acc;
         }
     }

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ggml/fp16.h"
+#include "exec/cpu/kv_value.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -21,24 +21,12 @@ inline const uint8_t* row_at(const uint8_t* x, size_t xs, const uint32_t* rows, 
 }
 
 template <bool kF16>
-float value_at(const uint8_t* x, int64_t i) {
-    if (kF16) {
-        uint16_t h16;
-        std::memcpy(&h16, x + 2 * i, 2);
-        return ggml::fp16_to_fp32(h16);
-    }
-    float v;
-    std::memcpy(&v, x + 4 * i, 4);
-    return v;
-}
-
-template <bool kF16>
 void axpy_scalar(int64_t n, const float* a, size_t as, int n_y, const uint8_t* x, size_t xs,
                  const uint32_t* rows, uint32_t n_rows, float* y, size_t ys) {
     for (uint32_t j = 0; j < n_rows; ++j) {
         const uint8_t* xj = row_at(x, xs, rows, j);
         for (int64_t i = 0; i < n; ++i) {
-            const float v = value_at<kF16>(xj, i);
+            const float v = kv_value_at<kF16>(xj, i);
             for (int h = 0; h < n_y; ++h) y[h * ys + i] += a[h * as + j] * v;
         }
     }

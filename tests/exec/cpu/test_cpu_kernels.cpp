@@ -65,6 +65,29 @@ std::vector<Isa> isas() {
     return v;
 }
 
+/// n_cells KV cache rows of n random values in [-2, 2), f16 or f32, `stride`
+/// bytes apart from byte 1 of `bytes` (an odd address); `values`: the
+/// stored values as double, [n_cells, n].
+void make_cells(std::mt19937& rng, uint32_t n_cells, int64_t n, size_t stride, bool f16,
+                std::vector<uint8_t>& bytes, std::vector<double>& values) {
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    bytes.assign(n_cells * stride + 1, 0);
+    values.assign(n_cells * size_t(n), 0.0);
+    for (uint32_t c = 0; c < n_cells; ++c)
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = u(rng);
+            uint8_t* at = &bytes[1 + c * stride + (f16 ? 2 : 4) * size_t(i)];
+            if (f16) {
+                const uint16_t h = wb::ggml::fp32_to_fp16(v);
+                std::memcpy(at, &h, 2);
+                values[c * size_t(n) + size_t(i)] = double(wb::ggml::fp16_to_fp32(h));
+            } else {
+                std::memcpy(at, &v, 4);
+                values[c * size_t(n) + size_t(i)] = double(v);
+            }
+        }
+}
+
 /// Random floats of mixed magnitude (some blocks small, some large, a few
 /// outliers) so block scales differ.
 std::vector<float> random_row(std::mt19937& rng, size_t n) {
@@ -763,21 +786,9 @@ class TestCpuKernels : public QObject {
                 for (const int64_t n : {8, 64, 80, 128, 256}) {
                     const uint32_t n_cells = 41;
                     const size_t ks = size_t(n) * 4 + 6;  // a cell's bytes
-                    std::vector<uint8_t> k(n_cells * ks + 1);
-                    std::vector<double> kv(n_cells * size_t(n));
-                    for (uint32_t c = 0; c < n_cells; ++c)
-                        for (int64_t i = 0; i < n; ++i) {
-                            const float v = u(rng);
-                            uint8_t* at = &k[1 + c * ks + (f16 ? 2 : 4) * size_t(i)];
-                            if (f16) {
-                                const uint16_t h = wb::ggml::fp32_to_fp16(v);
-                                std::memcpy(at, &h, 2);
-                                kv[c * size_t(n) + size_t(i)] = double(wb::ggml::fp16_to_fp32(h));
-                            } else {
-                                std::memcpy(at, &v, 4);
-                                kv[c * size_t(n) + size_t(i)] = double(v);
-                            }
-                        }
+                    std::vector<uint8_t> k;
+                    std::vector<double> kv;
+                    make_cells(rng, n_cells, n, ks, f16, k, kv);
                     for (uint32_t n_keys = 1; n_keys <= 37; n_keys += (n == 64 ? 1 : 12)) {
                         std::vector<uint32_t> rows(n_keys);
                         for (uint32_t& r : rows) r = static_cast<uint32_t>(rng() % n_cells);
@@ -925,21 +936,9 @@ class TestCpuKernels : public QObject {
                 for (const int64_t n : {8, 24, 64, 80, 128, 130}) {
                     const uint32_t n_cells = 53, n_rows = 37;
                     const size_t xs = size_t(n) * 4 + 12;  // a cell's bytes
-                    std::vector<uint8_t> x(n_cells * xs + 1);
-                    std::vector<double> xv(n_cells * size_t(n));
-                    for (uint32_t c = 0; c < n_cells; ++c)
-                        for (int64_t i = 0; i < n; ++i) {
-                            const float v = u(rng);
-                            uint8_t* at = &x[1 + c * xs + (f16 ? 2 : 4) * size_t(i)];
-                            if (f16) {
-                                const uint16_t h = wb::ggml::fp32_to_fp16(v);
-                                std::memcpy(at, &h, 2);
-                                xv[c * size_t(n) + size_t(i)] = double(wb::ggml::fp16_to_fp32(h));
-                            } else {
-                                std::memcpy(at, &v, 4);
-                                xv[c * size_t(n) + size_t(i)] = double(v);
-                            }
-                        }
+                    std::vector<uint8_t> x;
+                    std::vector<double> xv;
+                    make_cells(rng, n_cells, n, xs, f16, x, xv);
                     std::vector<uint32_t> rows(n_rows);
                     for (uint32_t& r : rows) r = static_cast<uint32_t>(rng() % n_cells);
                     for (int n_y = 1; n_y <= kMaxAxpyOutputs; ++n_y) {
