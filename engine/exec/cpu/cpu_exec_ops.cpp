@@ -156,13 +156,14 @@ class CpuExecOps final : public HostOps {
             if (k_scores != nullptr) {  // all the span's keys in one call
                 k_scores(hd, row(q, t) + size_t{h0} * hd, hd, static_cast<int>(sub), kc + kv_col,
                          row_bytes, span, n_span, p.data(), n_span);
-            }
-            for (uint32_t j = 0; k_scores == nullptr && j < n_span; ++j) {
-                const uint8_t* kj = kc + span[j] * row_bytes + kv_col;  // K_j: [hd]
-                for (uint32_t h = 0; h < sub; h += cpu::kMaxTile)
-                    k_dot(hd, kj, qh + size_t{h} * q_bytes, q_bytes,
-                          static_cast<int>(std::min<uint32_t>(cpu::kMaxTile, sub - h)),
-                          &p[size_t{h} * n_span + j], n_span);
+            } else {
+                for (uint32_t j = 0; j < n_span; ++j) {
+                    const uint8_t* kj = kc + span[j] * row_bytes + kv_col;  // K_j: [hd]
+                    for (uint32_t h = 0; h < sub; h += cpu::kMaxTile)
+                        k_dot(hd, kj, qh + size_t{h} * q_bytes, q_bytes,
+                              static_cast<int>(std::min<uint32_t>(cpu::kMaxTile, sub - h)),
+                              &p[size_t{h} * n_span + j], n_span);
+                }
             }
             float* inv = &p[size_t{sub} * n_span];  // 1 / sum per head
             for (uint32_t h = 0; h < sub; ++h) {
