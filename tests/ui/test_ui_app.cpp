@@ -196,30 +196,40 @@ void UiApp::chartThroughputMatchesReply() {
     // A long reply decodes slower than the 32-token one here (the KV
     // cache grows): half the measured speed gives about a second.
     s.max_tokens = std::clamp(static_cast<int>(speed * 0.5), 16, slot - 32);
-    w_->settingsPanel()->setSettings(s);
-    w_->chat()->newChat();
-    // Idle for longer than the 2 s window, so it holds this turn only (the
-    // active-time span runs from the first pass in the window, idle gaps
-    // between turns included).
-    QTest::qWait(2500);
-    const auto running = charts->plot(ui::LiveCharts::Queue)->graph(1)->data();
-    const auto tps = charts->plot(ui::LiveCharts::Throughput)->graph(0)->data();
-    const double t_before = running->at(running->size() - 1)->key;
-    QVERIFY(w_->chat()->send(prompt));
-    QVERIFY(QTest::qWaitFor([&] { return done.count() == 2; }, 300000));
-    QTest::qWait(300);  // a few idle samples after the turn
-    const auto r = done.at(1).first().value<gui::RequestResult>();
-    // The chart's samples of this turn: the last one with a request running.
-    double last_busy_t = -1;
+    gui::RequestResult r;
+    QSharedPointer<QCPGraphDataContainer> running, tps;
+    double t_before = 0, last_busy_t = -1;
     int busy = 0;
-    for (auto it = running->constBegin(); it != running->constEnd(); ++it) {
-        if (it->key > t_before && it->value > 0) {
-            last_busy_t = it->key;
-            ++busy;
+    // A machine busier during the sizing reply than during this one makes
+    // this one too short for two chart samples: then again, twice as long.
+    for (int attempt = 0; attempt < 3 && busy < 2; ++attempt) {
+        if (attempt > 0) s.max_tokens = std::min(2 * s.max_tokens, slot - 32);
+        w_->settingsPanel()->setSettings(s);
+        w_->chat()->newChat();
+        // Idle for longer than the 2 s window, so it holds this turn only
+        // (the active-time span runs from the first pass in the window, idle
+        // gaps between turns included).
+        QTest::qWait(2500);
+        running = charts->plot(ui::LiveCharts::Queue)->graph(1)->data();
+        tps = charts->plot(ui::LiveCharts::Throughput)->graph(0)->data();
+        t_before = running->at(running->size() - 1)->key;
+        const qsizetype before = done.count();
+        QVERIFY(w_->chat()->send(prompt));
+        QVERIFY(QTest::qWaitFor([&] { return done.count() == before + 1; }, 300000));
+        QTest::qWait(300);  // a few idle samples after the turn
+        r = done.at(before).first().value<gui::RequestResult>();
+        // The chart's samples of this turn: the last one with a request running.
+        last_busy_t = -1;
+        busy = 0;
+        for (auto it = running->constBegin(); it != running->constEnd(); ++it) {
+            if (it->key > t_before && it->value > 0) {
+                last_busy_t = it->key;
+                ++busy;
+            }
         }
+        qInfo() << "reply" << r.generated_tokens << "tokens in" << r.e2e_ms << "ms at"
+                << r.decode_tps << "tokens/s;" << busy << "chart samples while it ran";
     }
-    qInfo() << "reply" << r.generated_tokens << "tokens in" << r.e2e_ms << "ms at" << r.decode_tps
-            << "tokens/s;" << busy << "chart samples while it ran";
     QVERIFY2(busy >= 2, "the reply ended before the charts sampled it twice");
     const double chart = tps->findBegin(last_busy_t, false)->value;
     qInfo() << "chart at the turn's last sample" << chart << "tokens/s";
@@ -271,13 +281,20 @@ void UiApp::regenerateDrawsNewSeed() {
     QSignalSpy done(w_->chat(), &ui::ChatView::replyFinished);
     QVERIFY(w_->chat()->send("Once upon a time"));
     QVERIFY(QTest::qWaitFor([&] { return done.count() == 1; }, 300000));
-    w_->chat()->regenerate();
-    QVERIFY(QTest::qWaitFor([&] { return done.count() == 2; }, 300000));
+    // Two seeds can draw the same 32 tokens from a small model at 0.8
+    // (it happened): regenerate until one differs, at most four times.
     const auto r1 = done.at(0).first().value<gui::RequestResult>();
-    const auto r2 = done.at(1).first().value<gui::RequestResult>();
     qInfo() << "seed" << r1.settings.seed << r1.output;
-    qInfo() << "seed" << r2.settings.seed << r2.output;
-    QVERIFY(r1.settings.seed != r2.settings.seed);
+    std::set<decltype(r1.settings.seed)> seeds{r1.settings.seed};
+    gui::RequestResult r2;
+    for (int i = 0; i < 4 && (i == 0 || r2.output == r1.output); ++i) {
+        w_->chat()->regenerate();
+        QVERIFY(QTest::qWaitFor([&] { return done.count() == i + 2; }, 300000));
+        r2 = done.at(i + 1).first().value<gui::RequestResult>();
+        qInfo() << "seed" << r2.settings.seed << r2.output;
+        QVERIFY2(!seeds.contains(r2.settings.seed), "a regenerated reply reused a seed");
+        seeds.insert(r2.settings.seed);
+    }
     QVERIFY(r1.output != r2.output);
     QCOMPARE(w_->chat()->turns().size(), 2);  // the reply was replaced
     QVERIFY2(w_->chat()->turns().last().footer.contains(QString("seed %1").arg(r2.settings.seed)),
