@@ -52,8 +52,8 @@ struct WeightKernel {
 
 /// The kernel for ggml type id `type` on `isa`, or nullptr when the type
 /// has none (the caller dequantizes the row and uses the F32 kernel).
-/// Kernels exist for F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
-/// Q3_K, Q4_K, Q5_K and Q6_K on every ISA.
+/// Kernels exist for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+/// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K on every ISA.
 const WeightKernel* weight_kernel(uint32_t type, Isa isa) noexcept;
 
 namespace detail {

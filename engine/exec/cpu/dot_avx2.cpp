@@ -6,6 +6,7 @@
 // the tile's NT token rows.
 
 #include "exec/cpu/dot.h"
+#include "ggml/fp16.h"
 #include "ggml/iq4nl.h"
 #include "ggml/types.h"
 
@@ -41,6 +42,24 @@ WB_AVX2 inline float f16_at(const uint8_t* p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
     return _cvtsh_ss(h);
+}
+
+WB_AVX2 inline float bf16_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return ggml::bf16_to_fp32(h);
+}
+
+// Eight halves at p (any alignment) as floats: IEEE half through F16C, or
+// bfloat16 (the top 16 bits of an f32, so a shift is exact).
+template <bool kBf16>
+WB_AVX2 inline __m256 half8(const uint8_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (kBf16) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    } else {
+        return _mm256_cvtph_ps(h);
+    }
 }
 
 WB_AVX2 inline __m256i load256(const void* p) {
@@ -96,7 +115,7 @@ WB_AVX2 void dot_f32_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t a
     }
 }
 
-template <int NT>
+template <int NT, bool kBf16 = false>
 WB_AVX2 void dot_f16_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
                        size_t os) {
     __m256 acc[NT][2];
@@ -105,10 +124,8 @@ WB_AVX2 void dot_f16_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t a
     for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(act + t * as);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const __m256 w0 =
-            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * i)));
-        const __m256 w1 =
-            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * i + 16)));
+        const __m256 w0 = half8<kBf16>(w + 2 * i);
+        const __m256 w1 = half8<kBf16>(w + 2 * i + 16);
         for (int t = 0; t < NT; ++t) {
             acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + i), acc[t][0]);
             acc[t][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[t] + i + 8), acc[t][1]);
@@ -116,16 +133,23 @@ WB_AVX2 void dot_f16_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t a
     }
     for (int t = 0; t < NT; ++t) {
         float s = hsum(_mm256_add_ps(acc[t][0], acc[t][1]));
-        for (int64_t k = i; k < n; ++k) s += f16_at(w + 2 * k) * x[t][k];
+        for (int64_t k = i; k < n; ++k) s += (kBf16 ? bf16_at : f16_at)(w + 2 * k) * x[t][k];
         out[t * os] = s;
     }
+}
+
+// BF16 rows: dot_f16's loop, the halves widened by a shift.
+template <int NT>
+WB_AVX2 void dot_bf16_t(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, float* out,
+                        size_t os) {
+    dot_f16_t<NT, true>(n, w, act, as, out, os);
 }
 
 // F16 groups (cpu/interleave.h): value i of 8 rows as 8 floats times
 // token t's value i broadcast, two values a step in two accumulators per
 // token, then their sum. The same for every tile size, so a token's sums do
 // not depend on its tile, and dot_avx512.cpp's dot_x16_f16 matches them.
-template <int NT>
+template <int NT, bool kBf16 = false>
 WB_AVX2 void dot_x8_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
                           size_t os) {
     constexpr int U = 2;
@@ -138,8 +162,7 @@ WB_AVX2 void dot_x8_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_
     for (int64_t i = 0; i < n; i += U) {  // n is a multiple of 8
         if ((i & 3) == 0) prefetch_ahead(g + 16 * i + 4096, 64);
         for (int u = 0; u < U; ++u) {
-            const __m256 w = _mm256_cvtph_ps(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 * (i + u))));
+            const __m256 w = half8<kBf16>(g + 16 * (i + u));
             for (int t = 0; t < NT; ++t)
                 acc[t][u] = _mm256_fmadd_ps(w, _mm256_broadcast_ss(x[t] + i + u), acc[t][u]);
         }
@@ -149,6 +172,13 @@ WB_AVX2 void dot_x8_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_
         for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[t][u]);
         _mm256_storeu_ps(out + t * os, s);
     }
+}
+
+// BF16 groups: the same layout and loop as F16's.
+template <int NT>
+WB_AVX2 void dot_x8_bf16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                           size_t os) {
+    dot_x8_f16_t<NT, true>(n, g, act, as, out, os);
 }
 
 template <int NT>
@@ -857,6 +887,7 @@ void dot_x8_q4_k(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int
     }
 WB_TILED(dot_f32)
 WB_TILED(dot_f16)
+WB_TILED(dot_bf16)
 WB_TILED(dot_q8_0)
 WB_TILED(dot_q4_0)
 WB_TILED(dot_q4_1)
@@ -869,6 +900,7 @@ WB_TILED(dot_q4_k)
 WB_TILED(dot_q5_k)
 WB_TILED(dot_q6_k)
 WB_TILED(dot_x8_f16)
+WB_TILED(dot_x8_bf16)
 WB_TILED(dot_x8_q4_0)
 WB_TILED(dot_x8_q8_0)
 #undef WB_TILED

@@ -87,8 +87,9 @@ WB_AVX512 inline __m128i two8(const uint8_t* p0, const uint8_t* p1) {
 // value i of the 16 rows as 16 floats (group 0's 8 in the low half) times
 // token t's value i broadcast; two accumulators per token as dot_x8_f16 in
 // dot_avx2.cpp, summed in its order. Up to 8 tokens a call: one conversion
-// of the weights feeds 8 FMAs (16 accumulators of the 32 registers).
-template <int NT>
+// of the weights feeds 8 FMAs (16 accumulators of the 32 registers). BF16
+// (kBf16): the same layout, the halves widened by a 16-bit shift.
+template <int NT, bool kBf16>
 WB_AVX512 void dot_x16_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
                              size_t os) {
     constexpr int U = 2;
@@ -106,7 +107,9 @@ WB_AVX512 void dot_x16_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, si
                 _mm256_castsi128_si256(
                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 * (i + u)))),
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + 16 * (i + u))), 1);
-            const __m512 w = _mm512_cvtph_ps(h);
+            const __m512 w =
+                kBf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                      : _mm512_cvtph_ps(h);
             for (int t = 0; t < NT; ++t)
                 acc[t][u] = _mm512_fmadd_ps(w, _mm512_set1_ps(x[t][i + u]), acc[t][u]);
         }
@@ -118,25 +121,26 @@ WB_AVX512 void dot_x16_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, si
     }
 }
 
-void dot_x16_f16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
-                 size_t os) {
+template <bool kBf16>
+void dot_x16_half(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                  size_t os) {
     switch (nt) {
         case 1:
-            return dot_x16_f16_t<1>(n, g, act, as, out, os);
+            return dot_x16_f16_t<1, kBf16>(n, g, act, as, out, os);
         case 2:
-            return dot_x16_f16_t<2>(n, g, act, as, out, os);
+            return dot_x16_f16_t<2, kBf16>(n, g, act, as, out, os);
         case 3:
-            return dot_x16_f16_t<3>(n, g, act, as, out, os);
+            return dot_x16_f16_t<3, kBf16>(n, g, act, as, out, os);
         case 4:
-            return dot_x16_f16_t<4>(n, g, act, as, out, os);
+            return dot_x16_f16_t<4, kBf16>(n, g, act, as, out, os);
         case 5:
-            return dot_x16_f16_t<5>(n, g, act, as, out, os);
+            return dot_x16_f16_t<5, kBf16>(n, g, act, as, out, os);
         case 6:
-            return dot_x16_f16_t<6>(n, g, act, as, out, os);
+            return dot_x16_f16_t<6, kBf16>(n, g, act, as, out, os);
         case 7:
-            return dot_x16_f16_t<7>(n, g, act, as, out, os);
+            return dot_x16_f16_t<7, kBf16>(n, g, act, as, out, os);
         default:
-            return dot_x16_f16_t<8>(n, g, act, as, out, os);
+            return dot_x16_f16_t<8, kBf16>(n, g, act, as, out, os);
     }
 }
 
@@ -395,7 +399,11 @@ const WeightKernel* avx512_kernel(uint32_t type) noexcept {
     if (base == nullptr) return nullptr;
     switch (static_cast<ggml::Type>(type)) {
         case ggml::Type::F16: {
-            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_f16};
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_half<false>};
+            return &k;
+        }
+        case ggml::Type::BF16: {
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_half<true>};
             return &k;
         }
         case ggml::Type::Q4_0: {

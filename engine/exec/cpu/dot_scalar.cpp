@@ -21,6 +21,12 @@ float f16_at(const uint8_t* p) {
     return ggml::fp16_to_fp32(h);
 }
 
+float bf16_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return ggml::bf16_to_fp32(h);
+}
+
 const float* act_f32(const uint8_t* act, size_t stride, int t) {
     return reinterpret_cast<const float*>(act + static_cast<size_t>(t) * stride);
 }
@@ -46,18 +52,29 @@ void dot_f32(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt,
     }
 }
 
-void dot_f16(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
-             size_t os) {
+template <float (*kAt)(const uint8_t*)>
+void dot_half(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
     for (int t = 0; t < nt; ++t) {
         const float* x = act_f32(act, as, t);
         float acc[8] = {};
         int64_t i = 0;
         for (; i + 8 <= n; i += 8)
-            for (int l = 0; l < 8; ++l) acc[l] += f16_at(w + 2 * (i + l)) * x[i + l];
+            for (int l = 0; l < 8; ++l) acc[l] += kAt(w + 2 * (i + l)) * x[i + l];
         float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        for (; i < n; ++i) s += f16_at(w + 2 * i) * x[i];
+        for (; i < n; ++i) s += kAt(w + 2 * i) * x[i];
         out[static_cast<size_t>(t) * os] = s;
     }
+}
+
+void dot_f16(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+             size_t os) {
+    dot_half<f16_at>(n, w, act, as, nt, out, os);
+}
+
+void dot_bf16(int64_t n, const uint8_t* w, const uint8_t* act, size_t as, int nt, float* out,
+              size_t os) {
+    dot_half<bf16_at>(n, w, act, as, nt, out, os);
 }
 
 // Q8_0: block = f16 d, 32 int8. sum_b d_w d_a sum_i q_i a_i.
@@ -369,18 +386,30 @@ void dot_x8(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, 
 // F16 groups: value j of the 8 rows at 16j (cpu/interleave.h); per token
 // the 8 row sums in the order dot_f16 takes (8 partial sums of every 8th
 // value, then pairwise).
-void dot_x8_f16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
-                size_t os) {
+template <float (*kAt)(const uint8_t*)>
+void dot_x8_half(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
     for (int t = 0; t < nt; ++t) {
         const float* x = act_f32(act, as, t);
         for (int r = 0; r < 8; ++r) {
             float acc[8] = {};
             for (int64_t i = 0; i < n; i += 8)
-                for (int l = 0; l < 8; ++l) acc[l] += f16_at(g + 16 * (i + l) + 2 * r) * x[i + l];
+                for (int l = 0; l < 8; ++l) acc[l] += kAt(g + 16 * (i + l) + 2 * r) * x[i + l];
             out[static_cast<size_t>(t) * os + r] =
                 ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         }
     }
+}
+
+void dot_x8_f16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                size_t os) {
+    dot_x8_half<f16_at>(n, g, act, as, nt, out, os);
+}
+
+// BF16 groups: F16's layout and sum order.
+void dot_x8_bf16(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                 size_t os) {
+    dot_x8_half<bf16_at>(n, g, act, as, nt, out, os);
 }
 
 void dot_x8_q4_0(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,

@@ -37,6 +37,7 @@ const Form* form_of(uint32_t type) noexcept {
         {{208, 2, 2, 0, 0}, {192, 16, 1, 16, 0}, {0, 128, 4, 144, 0}, {128, 64, 4, 1168, 0}}};
     switch (static_cast<ggml::Type>(type)) {
         case ggml::Type::F16:
+        case ggml::Type::BF16:  // 2-byte values like F16's
             return &f16;
         case ggml::Type::Q4_0:
             return &q4_0;

@@ -15,6 +15,7 @@
 //    load gives value j of 8 rows as 8 floats: a kernel multiplies it by
 //    token t's value j broadcast, an outer product of 8 rows and the tile's
 //    tokens, with no horizontal sum and each activation read once per 8 rows.
+//    BF16 rows take the same form (2-byte values; a shift widens them).
 //  - Q4_0 (18 bytes a row-block, 144 a group-block): the 8 rows' f16 scales
 //    d_0..d_7 (16 bytes), then 4 slices L = 0..3 of 32 bytes; slice L holds
 //    bytes 4L..4L+3 of each row's 16 nibble bytes, row r at 4r. A byte's low
@@ -50,14 +51,14 @@ enum class Layout : uint8_t {
 /// Rows in one interleaved group.
 inline constexpr int kGroupRows = 8;
 
-/// Bytes of one row's block in `type`'s interleaved form (F16 16, Q4_0 18,
+/// Bytes of one row's block in `type`'s interleaved form (F16 and BF16 16, Q4_0 18,
 /// Q8_0 34, Q4_K 144, Q6_K 210), or 0 when the type has none. A row can
 /// be interleaved when its bytes are a whole number of these.
 size_t interleave_block_bytes(uint32_t type) noexcept;
 
 /// Writes the group form of 8 rows: src holds 8 rows of `type`, row_bytes
 /// each (ggml layout, consecutive); dst receives 8 * row_bytes bytes. The
-/// type must have an interleaved form (F16, Q4_0, Q8_0, Q4_K, Q6_K: the
+/// type must have an interleaved form (F16, BF16, Q4_0, Q8_0, Q4_K, Q6_K: the
 /// types whose kernels.def row names an 8-row kernel; others are left
 /// alone) and row_bytes be whole blocks (interleave_block_bytes; checked by
 /// the caller).

@@ -3,7 +3,7 @@
 //  - quantize_act: |x - d q| <= d / 2 for every element, d = max|x| / 127,
 //    the stored sums equal the quants' sums; the AVX2 quantizer writes the
 //    scalar one's bytes (ties, zero blocks, NaN and infinities included);
-//  - every dot kernel (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
+//  - every dot kernel (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
 //    Q3_K, Q4_K, Q5_K, Q6_K) on the scalar path
 //    and on AVX2 when the CPU has it, 1..4 tokens per call, weight rows at
 //    odd byte offsets, row lengths off the block and SIMD widths where the
@@ -11,7 +11,7 @@
 //    double, within f32 rounding of the per-block sums (the integer part is
 //    exact), and against sum(w_deq * x) with the unquantized activations,
 //    within that plus the bound of activation rounding sum |w_i| d_i / 2;
-//  - interleaved groups of 8 rows (F16, Q4_0, Q8_0, Q4_K, Q6_K): the layout's bytes where
+//  - interleaved groups of 8 rows (F16, BF16, Q4_0, Q8_0, Q4_K, Q6_K): the layout's bytes where
 //    cpu/interleave.h puts them, every row back unchanged, and the 8-row
 //    kernels against the same float64 references per row;
 //  - matmul: threaded results bit-identical to one thread, stacked parts
@@ -319,6 +319,7 @@ class TestCpuKernels : public QObject {
         const std::vector<Case> cases = {
             {Type::F32, {1, 7, 17, 33, 100, 2048, 2055}},
             {Type::F16, {1, 7, 17, 33, 100, 2048, 2055}},
+            {Type::BF16, {1, 7, 17, 33, 100, 2048, 2055}},
             {Type::Q8_0, {32, 96, 2048, 5632 + 32}},
             {Type::Q4_0, {32, 96, 2048, 5632 + 32}},
             {Type::Q4_1, {32, 96, 2048, 5632 + 32}},
@@ -391,27 +392,27 @@ class TestCpuKernels : public QObject {
     }
 
     void interleave_f16_layout() {
-        // F16 (cpu/interleave.h): value j of row r at 16j + 2r of its
-        // 8-value block; 3 blocks of 8 values; rows read back unchanged;
+        // F16 and BF16 (cpu/interleave.h): value j of row r at 16j + 2r of
+        // its 8-value block; 3 blocks of 8 values; rows read back unchanged;
         // a row of 8k + 4 values has no whole blocks, so no form.
-        const size_t nb = 3, rb = nb * 16;
-        QCOMPARE(interleave_block_bytes(id(Type::F16)), size_t{16});
-        QVERIFY(wb::ggml::row_bytes(id(Type::F16), 20) % interleave_block_bytes(id(Type::F16)) !=
-                0);
-        QCOMPARE(interleave_block_bytes(id(Type::BF16)), size_t{0});
-        std::vector<uint8_t> src(8 * rb), group(8 * rb + 1, 0xEE), back(rb);
-        for (uint8_t& v : src) v = static_cast<uint8_t>(rng_());
-        interleave_group(id(Type::F16), src.data(), rb, group.data());
-        QCOMPARE(group[8 * rb], uint8_t{0xEE});
-        for (size_t b = 0; b < nb; ++b)
-            for (int r = 0; r < 8; ++r)
-                for (int j = 0; j < 8; ++j)
-                    for (int k = 0; k < 2; ++k)
-                        QCOMPARE(group[128 * b + 16 * j + 2 * r + k],
-                                 src[r * rb + 16 * b + 2 * j + k]);
-        for (int r = 0; r < 8; ++r) {
-            deinterleave_row(id(Type::F16), group.data(), rb, r, back.data());
-            QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
+        for (const Type type : {Type::F16, Type::BF16}) {
+            const size_t nb = 3, rb = nb * 16;
+            QCOMPARE(interleave_block_bytes(id(type)), size_t{16});
+            QVERIFY(wb::ggml::row_bytes(id(type), 20) % interleave_block_bytes(id(type)) != 0);
+            std::vector<uint8_t> src(8 * rb), group(8 * rb + 1, 0xEE), back(rb);
+            for (uint8_t& v : src) v = static_cast<uint8_t>(rng_());
+            interleave_group(id(type), src.data(), rb, group.data());
+            QCOMPARE(group[8 * rb], uint8_t{0xEE});
+            for (size_t b = 0; b < nb; ++b)
+                for (int r = 0; r < 8; ++r)
+                    for (int j = 0; j < 8; ++j)
+                        for (int k = 0; k < 2; ++k)
+                            QCOMPARE(group[128 * b + 16 * j + 2 * r + k],
+                                     src[r * rb + 16 * b + 2 * j + k]);
+            for (int r = 0; r < 8; ++r) {
+                deinterleave_row(id(type), group.data(), rb, r, back.data());
+                QVERIFY(std::memcmp(back.data(), src.data() + r * rb, rb) == 0);
+            }
         }
     }
 
@@ -505,11 +506,12 @@ class TestCpuKernels : public QObject {
         QTest::addColumn<int>("isa");
         QTest::addColumn<int>("n");
         for (Isa isa : isas())
-            for (Type t : {Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K})
+            for (Type t : {Type::F16, Type::BF16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K})
                 for (int n : t == Type::Q4_K || t == Type::Q6_K
                                  ? std::vector<int>{256, 768, 2048, 5632}
-                             : t == Type::F16 ? std::vector<int>{8, 40, 2048, 5632 + 8}
-                                              : std::vector<int>{32, 96, 2048, 5632 + 32})
+                             : t == Type::F16 || t == Type::BF16
+                                 ? std::vector<int>{8, 40, 2048, 5632 + 8}
+                                 : std::vector<int>{32, 96, 2048, 5632 + 32})
                     QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
                                    " n=" + std::to_string(n))
                                       .c_str())
@@ -579,20 +581,26 @@ class TestCpuKernels : public QObject {
         QTest::addColumn<int>("n");
         bool any = false;
         for (Isa isa : isas())
-            for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
+            for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_K,
+                           Type::Q6_K}) {
                 const WeightKernel* k = weight_kernel(id(t), isa);
                 if (k == nullptr || k->dot_x16 == nullptr) continue;
                 any = true;
-                const int blk = t == Type::F16 ? 8 : t == Type::Q4_K || t == Type::Q6_K ? 256 : 32;
+                const int blk = t == Type::F16 || t == Type::BF16    ? 8
+                                : t == Type::Q4_K || t == Type::Q6_K ? 256
+                                                                     : 32;
                 for (int n : {blk, 5 * blk, 2048, 5632 + blk})
                     QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
                                    " n=" + std::to_string(n))
                                       .c_str())
                         << id(t) << static_cast<int>(isa) << n;
             }
-        // The AVX-512 level must bring its F16 kernel (else this test is empty there).
-        if (isa_available(Isa::Avx512))
+        // The AVX-512 level must bring its F16 and BF16 kernels (else this
+        // test is empty there).
+        if (isa_available(Isa::Avx512)) {
             QVERIFY(weight_kernel(id(Type::F16), Isa::Avx512)->dot_x16 != nullptr);
+            QVERIFY(weight_kernel(id(Type::BF16), Isa::Avx512)->dot_x16 != nullptr);
+        }
         if (!any) QTest::newRow("no 16-row kernel on this CPU") << 0u << -1 << 0;
     }
 
@@ -1036,8 +1044,7 @@ class TestCpuKernels : public QObject {
             add("Q5_K+Q6_K+Q5_K", 512);  // Q|K|V of a Q5_K_M layer
             add("Q4_1+Q5_0+Q5_1+IQ4_NL", 256);
             add("Q2_K+Q3_K", 512);
-            // no kernel: the dequantize-row fallback (stacked with a kernel part)
-            add("BF16+Q8_0", 256);
+            add("BF16+Q8_0", 256);  // f32 activations stacked with int8 ones
             // "x8": interleaved groups of 8 rows (cpu/interleave.h), beside
             // parts in ggml's layout as a matrix's last rows % 8 are
             add("Q4_0x8+Q4_0", 512);
@@ -1046,6 +1053,7 @@ class TestCpuKernels : public QObject {
             add("Q4_Kx8+Q6_Kx8+Q4_Kx8+Q4_K", 512);  // Q|K|V of a Q4_K_M layer, repacked
             add("Q6_Kx8+Q6_K", 768);
             add("F16x8+F16", 520);
+            add("BF16x8+BF16", 520);
         }
     }
 
