@@ -12,6 +12,8 @@
 #include <string>
 #include <system_error>
 
+#include "exec/cpu/huge_buffer.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -142,11 +144,11 @@ ReadBandwidth measure_read_bandwidth(ThreadPool& pool, Isa isa, uint64_t bytes, 
                                     " repetitions; at least 1 needed");
     const uint64_t chunk_words = kChunk / 8;
     const auto tasks = static_cast<uint32_t>(bytes / kChunk);
-    // Left untouched here so that the pool's threads place the pages.
-    const std::unique_ptr<uint64_t, void (*)(void*)> buf(
-        static_cast<uint64_t*>(std::aligned_alloc(64, bytes)), std::free);
-    if (!buf) throw std::bad_alloc();
-    uint64_t* p = buf.get();
+    // On the pages repacked weights get (alloc_huge), so that decode's share
+    // of this figure compares like with like. Left untouched here so that
+    // the pool's threads place the pages.
+    const HugeBuffer buf = alloc_huge(bytes);
+    uint64_t* p = reinterpret_cast<uint64_t*>(buf.get());
     pool.run(tasks, [&](uint32_t t, unsigned) {
         for (uint64_t i = t * chunk_words; i < (t + 1) * chunk_words; ++i) p[i] = i * kPattern;
     });

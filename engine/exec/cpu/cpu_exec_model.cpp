@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "exec/cpu/axpy.h"
+#include "exec/cpu/huge_buffer.h"
 #include "ggml/types.h"
 
 #if defined(__linux__)
@@ -70,8 +71,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
             // Left uninitialized (every byte is written below, by the pool's
             // threads): zeroing it first was a single-threaded pass over
             // the whole model at load.
-            uint8_t* copy =
-                repacked_.emplace_back(new uint8_t[groups * group_bytes]).get();  // NOLINT
+            uint8_t* copy = repacked_.emplace_back(cpu::alloc_huge(groups * group_bytes)).get();
             pool_->run(static_cast<uint32_t>(groups), [&](uint32_t g, unsigned) {
                 cpu::interleave_group(t.type, part.data + g * group_bytes, part.row_bytes,
                                       copy + g * group_bytes);

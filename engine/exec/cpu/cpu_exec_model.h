@@ -15,6 +15,7 @@
 
 #include "exec/cpu/axpy.h"
 #include "exec/cpu/dot.h"
+#include "exec/cpu/huge_buffer.h"
 #include "exec/cpu/isa.h"
 #include "exec/cpu/matmul.h"
 #include "exec/cpu/thread_pool.h"
@@ -99,10 +100,10 @@ class CpuExecModel : public Model {
     std::shared_ptr<cpu::ThreadPool> pool_;  // the process's pool of this size (ThreadPool::shared)
     cpu::MatmulScratch scratch_;
     bool profiling_ = false;
-    model::Profile profile_;         // summed since clear_profile(), while profiling_
-    std::vector<cpu::Weight> mats_;  // [n_mats] parts in the mapping or in repacked_
-    std::vector<std::unique_ptr<uint8_t[]>> repacked_;  // interleaved copies of parts (opts.repack)
-    std::vector<std::vector<float>> vecs_;              // [n_vecs][n] f32
+    model::Profile profile_;                 // summed since clear_profile(), while profiling_
+    std::vector<cpu::Weight> mats_;          // [n_mats] parts in the mapping or in repacked_
+    std::vector<cpu::HugeBuffer> repacked_;  // interleaved copies of parts (opts.repack)
+    std::vector<std::vector<float>> vecs_;   // [n_vecs][n] f32
     // [n_layer][pool cells, kv_row_bytes(ctx_.kv_type, kv_dim)]: f32, f16
     // bits, or ggml q8_0 / q4_0 blocks (a head's values are whole blocks)
     std::vector<std::vector<uint8_t>> k_cache_, v_cache_;

@@ -6,7 +6,11 @@
 //  - read_sum on every ISA equals a plain loop's wrapping sum, at odd
 //    lengths and an odd word offset;
 //  - a threaded measurement reads every word exactly once: its checksum
-//    equals the closed form K n (n - 1) / 2 mod 2^64 of the fill pattern.
+//    equals the closed form K n (n - 1) / 2 mod 2^64 of the fill pattern;
+//  - alloc_huge (the probe's and the repacked weights' buffers) is 2 MiB
+//    aligned, writable to its rounded end, and its mapping is eligible for
+//    transparent huge pages where the kernel's THP mode allows it (read back
+//    from /proc/self/smaps, the kernel's own account).
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -14,11 +18,13 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "exec/cpu/bandwidth.h"
+#include "exec/cpu/huge_buffer.h"
 #include "exec/cpu/isa.h"
 #include "exec/cpu/thread_pool.h"
 
@@ -35,6 +41,36 @@ void add_cache(const fs::path& dir, int i, const std::string& level, const std::
     std::ofstream(d / "level") << level << "\n";
     std::ofstream(d / "type") << type << "\n";
     std::ofstream(d / "size") << size << "\n";
+}
+
+/// The "THPeligible:" value of the /proc/self/smaps entry holding address
+/// a, or -1 when there is no such entry or field (not Linux, an old kernel).
+int thp_eligible(uintptr_t a) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    while (std::getline(smaps, line)) {
+        unsigned long lo = 0, hi = 0;
+        char dash = 0;
+        std::istringstream head(line);
+        if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+            inside = lo <= a && a < hi;
+            continue;
+        }
+        if (inside && line.rfind("THPeligible:", 0) == 0) return std::stoi(line.substr(12));
+    }
+    return -1;
+}
+
+/// The kernel's THP mode, the bracketed word of
+/// /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
+/// "never"), or "" when the file is absent.
+std::string thp_mode() {
+    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string all;
+    std::getline(f, all);
+    const size_t b = all.find('['), e = all.find(']');
+    return b == std::string::npos || e == std::string::npos ? "" : all.substr(b + 1, e - b - 1);
 }
 
 std::vector<Isa> isas() {
@@ -104,6 +140,28 @@ class TestBandwidth : public QObject {
             const uint64_t want = n * (n - 1) / 2 * uint64_t{0x9E3779B97F4A7C15};
             QCOMPARE(r.checksum, want);
         }
+    }
+
+    void huge_buffer_aligned_and_advised() {
+        constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+        for (const size_t bytes : {size_t{0}, size_t{1}, size_t{3} << 20}) {
+            const HugeBuffer b = alloc_huge(bytes);
+            const auto a = reinterpret_cast<uintptr_t>(b.get());
+            QVERIFY(b != nullptr);
+            QCOMPARE(a % kHuge, uintptr_t{0});
+            // Writable to the rounded end (ASan checks the bound).
+            const size_t rounded = bytes == 0 ? kHuge : (bytes + kHuge - 1) / kHuge * kHuge;
+            b.get()[0] = 1;
+            b.get()[rounded - 1] = 2;
+            QCOMPARE(int{b.get()[rounded - 1]}, 2);
+        }
+        const std::string mode = thp_mode();
+        if (mode != "madvise" && mode != "always")
+            QSKIP("transparent huge pages are off on this machine");
+        const HugeBuffer b = alloc_huge(size_t{8} << 20);
+        const int eligible = thp_eligible(reinterpret_cast<uintptr_t>(b.get()));
+        if (eligible < 0) QSKIP("no THPeligible field in /proc/self/smaps");
+        QCOMPARE(eligible, 1);
     }
 
     void bad_arguments_throw() {
