@@ -22,6 +22,9 @@ inline constexpr int kMaxTile = 4;
 /// Tokens one dot_x16 call multiplies with the same 16 rows (its 32
 /// registers hold more sums).
 inline constexpr int kMaxTile16 = 8;
+/// Tokens one dot_x32 call multiplies with the same 32 rows (24 of its 32
+/// registers hold sums).
+inline constexpr int kMaxTile32 = 6;
 
 /// out[t * out_stride] = sum_k W[k] * A_t[k] for t < n_tok (1..kMaxTile).
 /// w: one weight row of n values (ggml layout, any alignment); act: n_tok
@@ -48,6 +51,11 @@ struct WeightKernel {
     /// tokens a call); nullptr where the ISA has none (only Avx512 has
     /// some).
     DotX8Fn dot_x16;
+    /// Four adjacent groups (32 rows, out rows 0..31) and n_tok
+    /// 1..kMaxTile32, bit for bit dot_x8's likewise; nullptr where the ISA
+    /// has none (Avx512 has F16 and BF16). Needs dot_x16 too (matmul takes
+    /// a chunk's last 16 rows with it).
+    DotX8Fn dot_x32 = nullptr;
 };
 
 /// The kernel for ggml type id `type` on `isa`, or nullptr when the type
@@ -60,7 +68,7 @@ namespace detail {
 // Per-ISA lookups (dot_scalar.cpp, dot_avx2.cpp, dot_avxvnni.cpp), each
 // built from the rows of cpu/kernels.def: nullptr for a type without a row.
 // avx512_kernel (dot_avx512.cpp) is AVX-VNNI's (or AVX2's) table with the
-// 512-bit dot_x16 kernels added.
+// 512-bit dot_x16 and dot_x32 kernels added.
 const WeightKernel* scalar_kernel(uint32_t type) noexcept;
 const WeightKernel* avx2_kernel(uint32_t type) noexcept;
 const WeightKernel* avxvnni_kernel(uint32_t type) noexcept;

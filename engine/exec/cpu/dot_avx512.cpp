@@ -1,12 +1,12 @@
 // The AVX-512 kernels (isa.h: Isa::Avx512), compiled for any x86-64 with
 // per-function target attributes and chosen at run time. Only the kernels
 // that gain from 512-bit registers are here, as dot_x16 (two adjacent
-// interleaved groups, 16 rows a register); every other kernel of the level
-// is the AVX-VNNI one (AVX2's on a CPU without AVX-VNNI). Each dot_x16
-// computes, lane by lane, the same operations in the same order as the
-// 256-bit dot_x8 it stands in for, so the sums are bit for bit the same
-// whichever of the two a row goes through (a matrix's odd last group, or
-// the thread count moving chunk edges).
+// interleaved groups, 16 rows a register) and, for F16/BF16, dot_x32 (four
+// groups); every other kernel of the level is the AVX-VNNI one (AVX2's on a
+// CPU without AVX-VNNI). Each wide kernel computes, lane by lane, the same
+// operations in the same order as the 256-bit dot_x8 it stands in for, so
+// the sums are bit for bit the same whichever kernel a row goes through (a
+// matrix's odd last groups, or the thread count moving chunk edges).
 
 #include <cstring>
 
@@ -83,64 +83,94 @@ WB_AVX512 inline __m128i two8(const uint8_t* p0, const uint8_t* p1) {
                               _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p1)));
 }
 
-// F16, two groups (cpu/interleave.h; each 8 rows x n values, 16 n bytes):
-// value i of the 16 rows as 16 floats (group 0's 8 in the low half) times
-// token t's value i broadcast; two accumulators per token as dot_x8_f16 in
-// dot_avx2.cpp, summed in its order. Up to 8 tokens a call: one conversion
-// of the weights feeds 8 FMAs (16 accumulators of the 32 registers). BF16
-// (kBf16): the same layout, the halves widened by a 16-bit shift.
-template <int NT, bool kBf16>
-WB_AVX512 void dot_x16_f16_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
-                             size_t os) {
+// F16, 2 B groups (cpu/interleave.h; each 8 rows x n values, 16 n bytes):
+// value i of 16 rows as 16 floats (the even group's 8 in the low half) per
+// register block b < B, times token t's value i broadcast; two
+// accumulators per token and block as dot_x8_f16 in dot_avx2.cpp, summed
+// in its order. B = 1 (dot_x16, up to 8 tokens): one conversion feeds 8
+// FMAs, but each FMA also loads its broadcast, and at 10 loads per 8 FMAs
+// the load ports, not the FMA units, set the pace (measured: 160 of 214
+// GFLOP/s one core's FMAs give). B = 2 (dot_x32, up to 6 tokens): one
+// broadcast feeds 2 FMAs, 14 loads per 12 FMAs, 209 GFLOP/s; 24
+// accumulators of the 32 registers. BF16 (kBf16): the same layout, the
+// halves widened by a 16-bit shift.
+template <int B, int NT, bool kBf16>
+requires(B == 1 || B == 2) WB_AVX512
+    void dot_wide_half_t(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, float* out,
+                         size_t os) {
+    // Every loop but the one over i is unrolled by hand's word: left to
+    // itself, GCC 12 kept the sums of B = 2 on the stack (3x slower).
     constexpr int U = 2;
-    const uint8_t* g1 = g + 16 * n;  // the next group
-    __m512 acc[NT][U];
+    const int64_t gb = 16 * n;  // bytes of one group
+    __m512 acc[NT][B][U];
     const float* x[NT];
+#pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) {
         x[t] = reinterpret_cast<const float*>(act + t * as);
-        for (int u = 0; u < U; ++u) acc[t][u] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+        for (int b = 0; b < B; ++b)
+#pragma GCC unroll 2
+            for (int u = 0; u < U; ++u) acc[t][b][u] = _mm512_setzero_ps();
     }
-    for (int64_t i = 0; i < n; i += U) {                                     // n is a multiple of 8
-        if ((i & 3) == 0) prefetch2(g + 16 * i + 4096, g1 + 16 * i + 4096);  // 4 KiB ahead
+    for (int64_t i = 0; i < n; i += U) {  // n is a multiple of 8
+        if ((i & 3) == 0) {               // 4 KiB ahead in each group
+            const uint8_t* p = g + 16 * i + 4096;
+#pragma GCC unroll 2
+            for (int b = 0; b < B; ++b) prefetch2(p + 2 * b * gb, p + (2 * b + 1) * gb);
+        }
+#pragma GCC unroll 2
         for (int u = 0; u < U; ++u) {
-            const __m256i h = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16 * (i + u)))),
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + 16 * (i + u))), 1);
-            const __m512 w =
-                kBf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
-                      : _mm512_cvtph_ps(h);
-            for (int t = 0; t < NT; ++t)
-                acc[t][u] = _mm512_fmadd_ps(w, _mm512_set1_ps(x[t][i + u]), acc[t][u]);
+            __m512 w[B];
+#pragma GCC unroll 2
+            for (int b = 0; b < B; ++b) {
+                const uint8_t* p = g + 2 * b * gb + 16 * (i + u);
+                const __m256i h = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + gb)), 1);
+                w[b] = kBf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                             : _mm512_cvtph_ps(h);
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < NT; ++t) {
+                const __m512 xv = _mm512_set1_ps(x[t][i + u]);
+#pragma GCC unroll 2
+                for (int b = 0; b < B; ++b) acc[t][b][u] = _mm512_fmadd_ps(w[b], xv, acc[t][b][u]);
+            }
         }
     }
-    for (int t = 0; t < NT; ++t) {
-        __m512 s = acc[t][0];
-        for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[t][u]);
-        _mm512_storeu_ps(out + t * os, s);
-    }
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t)
+#pragma GCC unroll 2
+        for (int b = 0; b < B; ++b) {
+            __m512 s = acc[t][b][0];
+#pragma GCC unroll 2
+            for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[t][b][u]);
+            _mm512_storeu_ps(out + t * os + 16 * b, s);
+        }
 }
 
-template <bool kBf16>
-void dot_x16_half(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
-                  size_t os) {
+// dot_x16 (B = 1, nt 1..8) and dot_x32 (B = 2, nt 1..6) of F16 and BF16.
+template <int B, bool kBf16>
+void dot_wide_half(int64_t n, const uint8_t* g, const uint8_t* act, size_t as, int nt, float* out,
+                   size_t os) {
     switch (nt) {
         case 1:
-            return dot_x16_f16_t<1, kBf16>(n, g, act, as, out, os);
+            return dot_wide_half_t<B, 1, kBf16>(n, g, act, as, out, os);
         case 2:
-            return dot_x16_f16_t<2, kBf16>(n, g, act, as, out, os);
+            return dot_wide_half_t<B, 2, kBf16>(n, g, act, as, out, os);
         case 3:
-            return dot_x16_f16_t<3, kBf16>(n, g, act, as, out, os);
+            return dot_wide_half_t<B, 3, kBf16>(n, g, act, as, out, os);
         case 4:
-            return dot_x16_f16_t<4, kBf16>(n, g, act, as, out, os);
+            return dot_wide_half_t<B, 4, kBf16>(n, g, act, as, out, os);
         case 5:
-            return dot_x16_f16_t<5, kBf16>(n, g, act, as, out, os);
+            return dot_wide_half_t<B, 5, kBf16>(n, g, act, as, out, os);
         case 6:
-            return dot_x16_f16_t<6, kBf16>(n, g, act, as, out, os);
-        case 7:
-            return dot_x16_f16_t<7, kBf16>(n, g, act, as, out, os);
-        default:
-            return dot_x16_f16_t<8, kBf16>(n, g, act, as, out, os);
+            return dot_wide_half_t<B, 6, kBf16>(n, g, act, as, out, os);
+        default:  // 7 or 8 (B = 1 only: dot_x32 takes at most kMaxTile32 = 6)
+            if constexpr (B == 1) {
+                if (nt == 7) return dot_wide_half_t<1, 7, kBf16>(n, g, act, as, out, os);
+                return dot_wide_half_t<1, 8, kBf16>(n, g, act, as, out, os);
+            }
     }
 }
 
@@ -399,11 +429,13 @@ const WeightKernel* avx512_kernel(uint32_t type) noexcept {
     if (base == nullptr) return nullptr;
     switch (static_cast<ggml::Type>(type)) {
         case ggml::Type::F16: {
-            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_half<false>};
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_wide_half<1, false>,
+                                        dot_wide_half<2, false>};
             return &k;
         }
         case ggml::Type::BF16: {
-            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_x16_half<true>};
+            static const WeightKernel k{base->act, base->dot, base->dot_x8, dot_wide_half<1, true>,
+                                        dot_wide_half<2, true>};
             return &k;
         }
         case ggml::Type::Q4_0: {

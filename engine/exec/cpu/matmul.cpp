@@ -74,8 +74,11 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
             const int a = static_cast<int>(k->act);
             const auto* act = reinterpret_cast<const uint8_t*>(s.act[a].data());
             const bool x8 = part.layout == Layout::Interleaved8;
-            const bool wide = x8 && k->dot_x16 != nullptr;  // two groups a call where it can
-            const size_t tile = wide ? kMaxTile16 : kMaxTile;
+            // Four or two groups a call where the ISA has such kernels
+            // (dot.h), the chunk's remaining rows with the narrower ones.
+            const bool wide = x8 && k->dot_x16 != nullptr;
+            const bool wide32 = wide && k->dot_x32 != nullptr;
+            const size_t tile = wide32 ? kMaxTile32 : wide ? kMaxTile16 : kMaxTile;
             const uint64_t step = x8 ? kGroupRows : 1;
             for (size_t t0 = 0; t0 < n_tok; t0 += tile) {
                 const size_t nt = std::min(tile, n_tok - t0);
@@ -83,6 +86,11 @@ void matmul(ThreadPool& pool, Isa isa, const Weight& w, const float* x, size_t l
                 for (uint64_t r = ch.r0; r < ch.r1; r += step) {
                     const uint8_t* wr = part.data + r * part.row_bytes;
                     float* yr = y + t0 * ldy + ch.base + r;
+                    if (wide32 && r + 4 * kGroupRows <= ch.r1) {
+                        k->dot_x32(n, wr, at, stride[a], static_cast<int>(nt), yr, ldy);
+                        r += 3 * kGroupRows;
+                        continue;
+                    }
                     if (wide && r + 2 * kGroupRows <= ch.r1) {
                         k->dot_x16(n, wr, at, stride[a], static_cast<int>(nt), yr, ldy);
                         r += kGroupRows;

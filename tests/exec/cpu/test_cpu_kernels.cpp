@@ -579,73 +579,82 @@ class TestCpuKernels : public QObject {
         QTest::addColumn<uint32_t>("type");
         QTest::addColumn<int>("isa");
         QTest::addColumn<int>("n");
+        QTest::addColumn<int>("rows");  // 16: dot_x16, 32: dot_x32
         bool any = false;
         for (Isa isa : isas())
-            for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_K,
-                           Type::Q6_K}) {
-                const WeightKernel* k = weight_kernel(id(t), isa);
-                if (k == nullptr || k->dot_x16 == nullptr) continue;
-                any = true;
-                const int blk = t == Type::F16 || t == Type::BF16    ? 8
-                                : t == Type::Q4_K || t == Type::Q6_K ? 256
-                                                                     : 32;
-                for (int n : {blk, 5 * blk, 2048, 5632 + blk})
-                    QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
-                                   " n=" + std::to_string(n))
-                                      .c_str())
-                        << id(t) << static_cast<int>(isa) << n;
-            }
+            for (Type t :
+                 {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K})
+                for (int rows : {16, 32}) {
+                    const WeightKernel* k = weight_kernel(id(t), isa);
+                    if (k == nullptr || (rows == 16 ? k->dot_x16 : k->dot_x32) == nullptr) continue;
+                    any = true;
+                    const int blk = t == Type::F16 || t == Type::BF16    ? 8
+                                    : t == Type::Q4_K || t == Type::Q6_K ? 256
+                                                                         : 32;
+                    for (int n : {blk, 5 * blk, 2048, 5632 + blk})
+                        QTest::newRow((wb::ggml::type_upper_name(id(t)) + " " + isa_name(isa) +
+                                       " x" + std::to_string(rows) + " n=" + std::to_string(n))
+                                          .c_str())
+                            << id(t) << static_cast<int>(isa) << n << rows;
+                }
         // The AVX-512 level must bring its F16 and BF16 kernels (else this
         // test is empty there).
-        if (isa_available(Isa::Avx512)) {
-            QVERIFY(weight_kernel(id(Type::F16), Isa::Avx512)->dot_x16 != nullptr);
-            QVERIFY(weight_kernel(id(Type::BF16), Isa::Avx512)->dot_x16 != nullptr);
-        }
-        if (!any) QTest::newRow("no 16-row kernel on this CPU") << 0u << -1 << 0;
+        if (isa_available(Isa::Avx512))
+            for (Type t : {Type::F16, Type::BF16}) {
+                QVERIFY(weight_kernel(id(t), Isa::Avx512)->dot_x16 != nullptr);
+                QVERIFY(weight_kernel(id(t), Isa::Avx512)->dot_x32 != nullptr);
+            }
+        if (!any) QTest::newRow("no 16-row kernel on this CPU") << 0u << -1 << 0 << 16;
     }
 
-    // The 16-row kernels: two adjacent groups in one call give, bit for bit,
-    // what the 8-row kernel gives for each group (so a row's sum does not
-    // depend on which of the two reads it), and within dot_x8_kernels'
-    // bounds of the float64 reference; gaps between tokens stay poisoned.
+    // The 16- and 32-row kernels: two or four adjacent groups in one call
+    // give, bit for bit, what the 8-row kernel gives for each group (so a
+    // row's sum does not depend on which kernel reads it), and within
+    // dot_x8_kernels' bounds of the float64 reference; gaps between tokens
+    // stay poisoned.
     void dot_x16_kernels() {
         QFETCH(uint32_t, type);
         QFETCH(int, isa);
         QFETCH(int, n);
+        QFETCH(int, rows);
         if (isa < 0) QSKIP("no 16-row kernel on this CPU");
         const WeightKernel* k = weight_kernel(type, static_cast<Isa>(isa));
-        QVERIFY(k != nullptr && k->dot_x16 != nullptr && k->dot_x8 != nullptr);
+        QVERIFY(k != nullptr && k->dot_x8 != nullptr);
+        const DotX8Fn wide = rows == 16 ? k->dot_x16 : k->dot_x32;
+        const int max_tile = rows == 16 ? kMaxTile16 : kMaxTile32;
+        QVERIFY(wide != nullptr);
+        const int groups = rows / 8;
         const size_t rb = wb::ggml::row_bytes(type, static_cast<uint64_t>(n));
         for (size_t misalign : {0u, 3u}) {
-            std::vector<WRow> rows;
-            std::vector<uint8_t> src(16 * rb), buf(16 * rb + misalign);
-            for (int r = 0; r < 16; ++r) {
-                rows.push_back(make_weight(type, random_row(rng_, static_cast<size_t>(n)), 0));
-                std::memcpy(src.data() + r * rb, rows.back().data, rb);
+            std::vector<WRow> w;
+            std::vector<uint8_t> src(size_t(rows) * rb), buf(size_t(rows) * rb + misalign);
+            for (int r = 0; r < rows; ++r) {
+                w.push_back(make_weight(type, random_row(rng_, static_cast<size_t>(n)), 0));
+                std::memcpy(src.data() + r * rb, w.back().data, rb);
             }
-            for (int g = 0; g < 2; ++g)
+            for (int g = 0; g < groups; ++g)
                 interleave_group(type, src.data() + g * 8 * rb, rb,
                                  buf.data() + misalign + g * 8 * rb);
             std::vector<std::vector<float>> x;
-            for (int t = 0; t < kMaxTile16; ++t)
+            for (int t = 0; t < max_tile; ++t)
                 x.push_back(random_row(rng_, static_cast<size_t>(n)));
             const Acts a = make_acts(k->act, x);
             const auto* ab = reinterpret_cast<const uint8_t*>(a.buf.data());
-            for (int nt = 1; nt <= kMaxTile16; ++nt) {
-                const size_t os = 19;  // 16 rows, then 3 poisoned floats per token
+            for (int nt = 1; nt <= max_tile; ++nt) {
+                const size_t os = size_t(rows) + 3;  // the rows, then 3 poisoned floats per token
                 std::vector<float> out(static_cast<size_t>(nt) * os, NAN), out8 = out;
-                k->dot_x16(n, buf.data() + misalign, ab, a.stride, nt, out.data(), os);
-                for (int g = 0; g < 2; ++g)  // as matmul calls it: kMaxTile tokens a call
+                wide(n, buf.data() + misalign, ab, a.stride, nt, out.data(), os);
+                for (int g = 0; g < groups; ++g)  // as matmul calls it: kMaxTile tokens a call
                     for (int s0 = 0; s0 < nt; s0 += kMaxTile)
                         k->dot_x8(n, buf.data() + misalign + g * 8 * rb, ab + s0 * a.stride,
                                   a.stride, std::min(kMaxTile, nt - s0),
                                   out8.data() + s0 * os + 8 * g, os);
                 for (int t = 0; t < nt; ++t) {
-                    for (int r = 0; r < 16; ++r) {
+                    for (int r = 0; r < rows; ++r) {
                         const size_t at = static_cast<size_t>(t) * os + size_t(r);
                         double ref = 0.0, mag = 0.0;
                         for (int i = 0; i < n; ++i) {
-                            const double wv = rows[size_t(r)].deq[size_t(i)];
+                            const double wv = w[size_t(r)].deq[size_t(i)];
                             ref += wv * a.deq[t][i];
                             mag += std::fabs(wv * a.deq[t][i]);
                         }
@@ -655,12 +664,13 @@ class TestCpuKernels : public QObject {
                             std::to_string(r) + ": got " + std::to_string(out[at]) + " dot_x8 " +
                             std::to_string(out8[at]);
                         QVERIFY2(std::memcmp(&out[at], &out8[at], sizeof(float)) == 0,
-                                 where("16-row and 8-row sums differ: " + msg).c_str());
+                                 where(std::to_string(rows) + "-row and 8-row sums differ: " + msg)
+                                     .c_str());
                         QVERIFY2(std::fabs(double{out[at]} - ref) <=
                                      4.0 * 0x1p-24 * (n / 8.0 + 16.0) * mag + 1e-30,
                                  where("vs quantized inputs: " + msg).c_str());
                     }
-                    for (size_t g = 16; g < os; ++g)
+                    for (size_t g = size_t(rows); g < os; ++g)
                         QVERIFY2(std::isnan(out[static_cast<size_t>(t) * os + g]),
                                  "wrote between the token's rows");
                 }
@@ -1054,6 +1064,11 @@ class TestCpuKernels : public QObject {
             add("Q6_Kx8+Q6_K", 768);
             add("F16x8+F16", 520);
             add("BF16x8+BF16", 520);
+            // "x8w": 256-312 interleaved rows, so that one thread's chunks
+            // (rows / 8) reach the 32-row kernels and three threads' (16
+            // rows) do not: their sums must agree bit for bit
+            add("F16x8w+F16", 264);
+            add("BF16x8w", 264);
         }
     }
 
@@ -1069,13 +1084,17 @@ class TestCpuKernels : public QObject {
         std::vector<std::vector<uint8_t>> parts;
         bool interleaved = false;
         for (QString tn : types.split('+')) {
+            const bool wide = tn.endsWith("x8w");
+            if (wide) tn.chop(1);
             const bool x8 = tn.endsWith("x8");
             if (x8) tn.chop(2);
             interleaved |= x8;
             const auto* tr = wb::ggml::type_by_name(tn.toStdString());
             QVERIFY(tr != nullptr);
             const uint32_t t = static_cast<uint32_t>(tr->type);
-            const uint64_t n_rows = x8 ? 8 * (3 + rng_() % 5) : 37 + rng_() % 20;
+            const uint64_t n_rows = wide ? 8 * (32 + rng_() % 8)
+                                    : x8 ? 8 * (3 + rng_() % 5)
+                                         : 37 + rng_() % 20;
             const size_t rb = wb::ggml::row_bytes(t, n);
             parts.emplace_back(rb * n_rows);
             for (uint64_t r = 0; r < n_rows; ++r) {
