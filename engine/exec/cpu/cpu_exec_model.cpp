@@ -111,6 +111,7 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
     // Block-quantized value rows are expanded to f32 (one head's row, per
     // task) and added by the f32 kernel.
     v_axpy_ = cpu::axpy_kernel(ctx_.kv_type == KvType::F16, isa_);
+    f16_store_ = cpu::f16_store_kernel(isa_);
     attn_scratch_.resize(pool_->size());
     attn_qbuf_.resize(pool_->size());
 }

@@ -8,6 +8,7 @@
 
 #include "exec/cpu/attn_scores.h"
 #include "exec/cpu/cpu_exec_model.h"
+#include "exec/cpu/f16_store.h"
 #include "exec/cpu/glu.h"
 #include "exec/cpu/matmul.h"
 #include "exec/cpu/softmax.h"
@@ -77,27 +78,25 @@ class CpuExecOps final : public HostOps {
         const uint32_t kv_dim = hp_.kv_dim();
         const KvType type = m_.ctx_.kv_type;
         const size_t row_bytes = kv_row_bytes(type, kv_dim);
-        for (size_t t = 0; t < batch_.size(); ++t) {
+        const cpu::F16StoreFn to_f16 = m_.f16_store_;
+        for_rows(batch_.size(), 2 * kv_dim, [&](size_t t) {
             uint8_t* kc = &m_.k_cache_[layer][size_t{slots_[t]} * row_bytes];  // [kv_dim]
             uint8_t* vc = &m_.v_cache_[layer][size_t{slots_[t]} * row_bytes];  // [kv_dim]
-            if (type == KvType::F32) {
-                std::memcpy(kc, row(k, t), kv_dim * sizeof(float));
-                std::memcpy(vc, row(v, t), kv_dim * sizeof(float));
-                continue;
+            switch (type) {
+                case KvType::F32:
+                    std::memcpy(kc, row(k, t), kv_dim * sizeof(float));
+                    std::memcpy(vc, row(v, t), kv_dim * sizeof(float));
+                    return;
+                case KvType::F16:  // round to nearest even, as ggml's cpy
+                    to_f16(row(k, t), kc, kv_dim);
+                    to_f16(row(v, t), vc, kv_dim);
+                    return;
+                default:  // blocks of 32 by ggml's reference quantizer
+                    ggml::quantize_row(kv_ggml_type(type), row(k, t), kc, kv_dim, "K cache");
+                    ggml::quantize_row(kv_ggml_type(type), row(v, t), vc, kv_dim, "V cache");
+                    return;
             }
-            if (type != KvType::F16) {  // blocks of 32 by ggml's reference quantizer
-                ggml::quantize_row(kv_ggml_type(type), row(k, t), kc, kv_dim, "K cache");
-                ggml::quantize_row(kv_ggml_type(type), row(v, t), vc, kv_dim, "V cache");
-                continue;
-            }
-            const float* kt = row(k, t);
-            const float* vt = row(v, t);
-            for (uint32_t i = 0; i < kv_dim; ++i) {  // round to nearest even, as ggml's cpy
-                const uint16_t kh = ggml::fp32_to_fp16(kt[i]), vh = ggml::fp32_to_fp16(vt[i]);
-                std::memcpy(kc + 2 * i, &kh, 2);
-                std::memcpy(vc + 2 * i, &vh, 2);
-            }
-        }
+        });
     }
 
     void attention(Act o, Act q, const AttnParams& a) override {

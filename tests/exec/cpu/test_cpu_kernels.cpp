@@ -21,12 +21,16 @@
 //    one row or many in a call (the same bits either way); softmax's
 //    numerator and SwiGLU's gate against exp in double; attention scores
 //    over a span of f16/f32 keys against the dot in double;
+//  - the f16 KV store: the nearest half to each f32 (ties to even mantissa,
+//    checked against both neighbours in double), inf past 65520, NaN as
+//    sign | 0x7E00, the same bits on every ISA;
 //  - ThreadPool: every task runs exactly once, many runs in a row; the
 //    process-wide shared pool with two callers at once.
 
 #include <QtTest>
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +43,7 @@
 #include "exec/cpu/attn_scores.h"
 #include "exec/cpu/axpy.h"
 #include "exec/cpu/dot.h"
+#include "exec/cpu/f16_store.h"
 #include "exec/cpu/glu.h"
 #include "exec/cpu/interleave.h"
 #include "exec/cpu/isa.h"
@@ -233,6 +238,65 @@ class TestCpuKernels : public QObject {
     // The AVX2 quantizer writes the scalar one's bytes: random rows of
     // mixed magnitude, an all-zero block, exact ties (amax 127 makes the
     // scale 1, so k + 0.5 rounds to even), a NaN and an infinity.
+    void f16_store_rounds_to_nearest_even() {
+        std::vector<float> x;
+        std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+        std::uniform_int_distribution<int> expo(-30, 17);
+        for (int i = 0; i < 4000; ++i)
+            x.push_back((rng_() & 1 ? -1.0f : 1.0f) * std::ldexp(mant(rng_), expo(rng_)));
+        // Exact ties: a half plus half its ulp, normal and subnormal, odd
+        // and even mantissas; the overflow edge; zeros, infinities, NaNs.
+        for (const float t : {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 0x1p-24f * 1.5f,
+                              0x1p-24f * 2.5f, 0x1p-25f, 0x1p-26f, 65504.0f, 65519.99f, 65520.0f,
+                              1e6f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN})
+            x.push_back(t);
+        x.push_back(std::bit_cast<float>(0x7FC12345u));  // NaN with a payload
+        for (Isa isa : isas()) {
+            const F16StoreFn f = f16_store_kernel(isa);
+            for (const size_t off : {0u, 1u}) {  // 8-wide body and scalar tail, odd address
+                std::vector<uint8_t> out(2 * x.size() + 1, 0xAB);
+                f(x.data() + off, out.data() + 1, static_cast<int64_t>(x.size() - off));
+                QCOMPARE(out[0], uint8_t{0xAB});  // nothing before the row
+                for (size_t i = 0; i + off < x.size(); ++i) {
+                    const float xi = x[i + off];
+                    uint16_t h;
+                    std::memcpy(&h, out.data() + 1 + 2 * i, 2);
+                    const std::string msg = std::string(isa_name(isa)) +
+                                            " x=" + std::to_string(xi) +
+                                            " half=" + std::to_string(h);
+                    QVERIFY2(h == wb::ggml::fp32_to_fp16(xi), where("vs portable: " + msg).c_str());
+                    const uint16_t sign = std::signbit(xi) ? 0x8000 : 0;
+                    if (std::isnan(xi)) {
+                        QVERIFY2(h == (sign | 0x7E00), where(msg).c_str());
+                        continue;
+                    }
+                    if (std::fabs(xi) >= 65520.0f) {
+                        QVERIFY2(h == (sign | 0x7C00), where(msg).c_str());
+                        continue;
+                    }
+                    // Nearest of the half and its two neighbours in magnitude.
+                    const uint16_t mag = h & 0x7FFF;
+                    QVERIFY2(mag < 0x7C00, where("overflowed: " + msg).c_str());
+                    const auto val = [&](uint16_t m) {
+                        return double{wb::ggml::fp16_to_fp32(static_cast<uint16_t>(sign | m))};
+                    };
+                    const double e = std::fabs(val(mag) - double{xi});
+                    const double up = std::fabs(val(static_cast<uint16_t>(mag + 1)) - double{xi});
+                    QVERIFY2(e <= up, where("not nearest: " + msg).c_str());
+                    if (mag > 0) {
+                        const double down =
+                            std::fabs(val(static_cast<uint16_t>(mag - 1)) - double{xi});
+                        QVERIFY2(e <= down, where("not nearest: " + msg).c_str());
+                        if (e == down)
+                            QVERIFY2((h & 1) == 0, where("tie not even: " + msg).c_str());
+                    }
+                    if (e == up && e > 0)
+                        QVERIFY2((h & 1) == 0, where("tie not even: " + msg).c_str());
+                }
+            }
+        }
+    }
+
     void act_quant_isas_agree() {
         for (const Isa isa : isas()) {
             for (ActKind kind : {ActKind::Q8_0, ActKind::Q8_K}) {
