@@ -112,6 +112,12 @@ CpuExecModel::CpuExecModel(gguf::File file, const ContextParams& ctx, const CpuE
     // task) and added by the f32 kernel.
     v_axpy_ = cpu::axpy_kernel(ctx_.kv_type == KvType::F16, isa_);
     f16_store_ = cpu::f16_store_kernel(isa_);
+    // Keys of f16 or f32 go through the span kernel; block-quantized ones
+    // meet the int8 query through k_dot_ per key.
+    if (ctx_.kv_type == KvType::F16 || ctx_.kv_type == KvType::F32)
+        k_scores_ = cpu::scores_kernel(ctx_.kv_type == KvType::F16, isa_);
+    softmax_ = cpu::softmax_kernel(isa_);
+    silu_glu_ = cpu::silu_glu_kernel(isa_);
     attn_scratch_.resize(pool_->size());
     attn_qbuf_.resize(pool_->size());
 }

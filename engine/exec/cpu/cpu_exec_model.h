@@ -13,12 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "exec/cpu/attn_scores.h"
 #include "exec/cpu/axpy.h"
 #include "exec/cpu/dot.h"
 #include "exec/cpu/f16_store.h"
+#include "exec/cpu/glu.h"
 #include "exec/cpu/huge_buffer.h"
 #include "exec/cpu/isa.h"
 #include "exec/cpu/matmul.h"
+#include "exec/cpu/softmax.h"
 #include "exec/cpu/thread_pool.h"
 #include "exec/ref/host_ops.h"
 #include "gguf/gguf.h"
@@ -110,7 +113,10 @@ class CpuExecModel : public Model {
     std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
     const cpu::WeightKernel* k_dot_ = nullptr;  // q . k over one cached key row of the cache type
     cpu::AxpyFn v_axpy_ = nullptr;  // out += p * one value row, f32 or f16 (q8_0/q4_0: expanded)
-    cpu::F16StoreFn f16_store_ = nullptr;           // rows into an f16 cache
+    cpu::F16StoreFn f16_store_ = nullptr;  // rows into an f16 cache
+    cpu::ScoresFn k_scores_ = nullptr;   // q . K over a span of f16/f32 keys; nullptr: q8_0/q4_0 K
+    cpu::SoftmaxFn softmax_ = nullptr;   // attention's weights
+    cpu::SiluGluFn silu_glu_ = nullptr;  // SwiGLU's gate
     std::vector<std::vector<uint8_t>> attn_qbuf_;   // [threads] queries as k_dot_'s activations
     HostActs acts_;                                 // named activations, by Act::buf
     std::vector<std::vector<float>> attn_scratch_;  // [threads][positions] scores

@@ -6,12 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "exec/cpu/attn_scores.h"
 #include "exec/cpu/cpu_exec_model.h"
 #include "exec/cpu/f16_store.h"
-#include "exec/cpu/glu.h"
 #include "exec/cpu/matmul.h"
-#include "exec/cpu/softmax.h"
 #include "exec/ref/host_ops.h"
 #include "ggml/fp16.h"
 #include "ggml/types.h"
@@ -69,7 +66,7 @@ class CpuExecOps final : public HostOps {
 
     void glu(Act y, Act gate, Act up, FfnActivation act) override {
         if (act != FfnActivation::SiLU) return HostOps::glu(y, gate, up, act);
-        const cpu::SiluGluFn f = cpu::silu_glu_kernel(m_.isa_);
+        const cpu::SiluGluFn f = m_.silu_glu_;
         for_rows(n_rows(y.rows), y.width,
                  [&](size_t t) { f(y.width, row(gate, t), row(up, t), row(y, t)); });
     }
@@ -113,13 +110,11 @@ class CpuExecOps final : public HostOps {
             q_kind == cpu::ActKind::F32 ? hd * sizeof(float) : cpu::act_row_bytes(q_kind, hd);
         const bool v_blocks = type == KvType::Q8_0 || type == KvType::Q4_0;
         const cpu::AxpyFn v_axpy = m_.v_axpy_;
-        const cpu::SoftmaxFn softmax = cpu::softmax_kernel(m_.isa_);
-        // Keys of f16 or f32 go through the span kernel; block-quantized
-        // ones meet the int8 query through the weight dot kernel per key.
+        const cpu::SoftmaxFn softmax = m_.softmax_;
+        // The span kernel (f16/f32 keys) takes head sizes in whole SIMD
+        // widths; other keys go one by one through the weight dot kernel.
         const cpu::ScoresFn k_scores =
-            (type == KvType::F16 || type == KvType::F32) && hd % 8 == 0 && hd <= cpu::kMaxScoresDim
-                ? cpu::scores_kernel(type == KvType::F16, m_.isa_)
-                : nullptr;
+            hd % 8 == 0 && hd <= cpu::kMaxScoresDim ? m_.k_scores_ : nullptr;
         // A task is one token and `sub` query heads sharing one kv head, so
         // each cached key and value row is read and converted once for all
         // of them (grouped-query attention); the group is split in halves
