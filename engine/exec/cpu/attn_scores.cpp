@@ -6,6 +6,13 @@
 #include "exec/cpu/kv_value.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+// GCC 12 warns inside the 512-bit unpack intrinsics, whose pass-through
+// operand is _mm512_undefined_ps() (a false positive: the mask is all ones).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define WB_SCORES_AVX2 1
 #endif
@@ -97,6 +104,101 @@ WB_AVX2 void scores_avx2(int64_t n, const float* q, size_t qs, int n_q, const ui
     }
 }
 
+#define WB_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
+
+// The 512-bit kernel computes exactly the AVX2 one's sums, two keys a
+// register: the upper 256 bits carry the next key's eight-lane chains (the
+// query's eight dims duplicated), so each FMA does what two of AVX2's do,
+// in the same order; the reduction adds in the same tree as scores_block's
+// hadds. Keys are stored in pairs: [pair][n / 8][2 keys][8 dims].
+//
+// NH heads (1..4) x four keys (two pairs).
+template <int NH>
+WB_AVX512 void scores_quad16(int64_t n, const float* q, size_t qs, const float* kp, float* s,
+                             size_t ss) {
+    __m512 acc[NH][2];  // [head][pair]: lanes 0..7 the pair's first key, 8..15 its second
+    for (int h = 0; h < NH; ++h) acc[h][0] = acc[h][1] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 8) {
+        const __m512 k01 = _mm512_load_ps(kp + 2 * i);          // keys 0 | 1, dims i..i+7
+        const __m512 k23 = _mm512_load_ps(kp + 2 * n + 2 * i);  // keys 2 | 3
+        for (int h = 0; h < NH; ++h) {
+            const __m256 q8 = _mm256_loadu_ps(q + h * qs + i);
+            const __m512 qd = _mm512_castpd_ps(_mm512_insertf64x4(
+                _mm512_castpd256_pd512(_mm256_castps_pd(q8)), _mm256_castps_pd(q8), 1));
+            acc[h][0] = _mm512_fmadd_ps(qd, k01, acc[h][0]);
+            acc[h][1] = _mm512_fmadd_ps(qd, k23, acc[h][1]);
+        }
+    }
+    for (int h = 0; h < NH; ++h) {
+        // Lane sums ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) per
+        // key, as hadd(hadd(a0, a1), hadd(a2, a3)) and the halves' add.
+        const __m512 p01 = _mm512_add_ps(acc[h][0], _mm512_permute_ps(acc[h][0], 0xB1));
+        const __m512 p23 = _mm512_add_ps(acc[h][1], _mm512_permute_ps(acc[h][1], 0xB1));
+        const __m512 m = _mm512_shuffle_ps(p01, p23, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512 t = _mm512_add_ps(m, _mm512_permute_ps(m, 0xB1));
+        const __m512 r = _mm512_add_ps(t, _mm512_shuffle_f32x4(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+        alignas(64) float out[16];
+        _mm512_store_ps(out, r);
+        s[h * ss + 0] = out[0];
+        s[h * ss + 1] = out[8];
+        s[h * ss + 2] = out[2];
+        s[h * ss + 3] = out[10];
+    }
+}
+
+// As scores_avx2 (the same bits), sixteen keys converted at a time into
+// pairs, four keys and up to four heads a pass; a block's last 1-3 keys go
+// through the AVX2 blocks, from an unpaired copy.
+template <bool kF16>
+WB_AVX512 void scores_avx512(int64_t n, const float* q, size_t qs, int n_q, const uint8_t* k,
+                             size_t ks, const uint32_t* rows, uint32_t n_keys, float* s,
+                             size_t ss) {
+    constexpr uint32_t kKeys = 16;
+    alignas(64) float buf[kKeys * kMaxScoresDim];  // [kKeys / 2][n / 8][2][8]
+    alignas(32) float rest[3 * kMaxScoresDim];     // [3, n]: a block's last keys
+    for (uint32_t j0 = 0; j0 < n_keys; j0 += kKeys) {
+        const uint32_t nk = std::min(kKeys, n_keys - j0);
+        const uint32_t n4 = nk / 4 * 4;  // keys in whole quads
+        for (uint32_t j = 0; j < nk; ++j) {
+            const uint8_t* kj = k + size_t{rows[j0 + j]} * ks;
+            float* dst = j < n4 ? buf + (j / 2) * 2 * n + (j % 2) * 8 : rest + (j - n4) * n;
+            const int64_t step = j < n4 ? 16 : 8;  // paired rows interleave blocks of 8
+            for (int64_t i = 0; i < n; i += 8)
+                _mm256_store_ps(dst + (i / 8) * step,
+                                kF16 ? _mm256_cvtph_ps(_mm_loadu_si128(
+                                           reinterpret_cast<const __m128i*>(kj + 2 * i)))
+                                     : _mm256_loadu_ps(reinterpret_cast<const float*>(kj + 4 * i)));
+        }
+        for (uint32_t j = 0; j < n4; j += 4) {
+            const float* kp = buf + (j / 2) * 2 * n;
+            float* sj = s + j0 + j;
+            int h = 0;
+            for (; h + 4 <= n_q; h += 4) scores_quad16<4>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+            switch (n_q - h) {
+                case 3:
+                    scores_quad16<3>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+                    break;
+                case 2:
+                    scores_quad16<2>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+                    break;
+                case 1:
+                    scores_quad16<1>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+                    break;
+                default:
+                    break;
+            }
+        }
+        if (n4 < nk) {
+            int h = 0;
+            for (; h + 2 <= n_q; h += 2)
+                scores_heads<2>(n, q + h * qs, qs, rest, nk - n4, s + h * ss + j0 + n4, ss);
+            if (h < n_q)
+                scores_heads<1>(n, q + h * qs, qs, rest, nk - n4, s + h * ss + j0 + n4, ss);
+        }
+    }
+}
+
+#undef WB_AVX512
 #undef WB_AVX2
 #endif
 
@@ -104,6 +206,8 @@ WB_AVX2 void scores_avx2(int64_t n, const float* q, size_t qs, int n_q, const ui
 
 ScoresFn scores_kernel(bool k_f16, Isa isa) noexcept {
 #ifdef WB_SCORES_AVX2
+    if (isa == Isa::Avx512 && isa_available(Isa::Avx512))
+        return k_f16 ? scores_avx512<true> : scores_avx512<false>;
     if (uses_avx2(isa) && isa_available(Isa::Avx2))
         return k_f16 ? scores_avx2<true> : scores_avx2<false>;
 #else
@@ -113,3 +217,7 @@ ScoresFn scores_kernel(bool k_f16, Isa isa) noexcept {
 }
 
 }  // namespace wb::cpu
+
+#if defined(WB_SCORES_AVX2) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

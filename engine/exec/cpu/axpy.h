@@ -1,8 +1,9 @@
 #pragma once
 // The value half of attention on the CPU: out += p_j * V_j over the cached
 // value rows, V stored as f32 or IEEE half (the KV cache's KvType). A
-// portable scalar version and an AVX2 + FMA + F16C one (eight halves
-// converted per instruction), picked at run time like the dot kernels;
+// portable scalar version, an AVX2 + FMA + F16C one (eight halves
+// converted per instruction) and an AVX-512 one (sixteen, the AVX2 one's
+// sums bit for bit), picked at run time like the dot kernels;
 // the scalar version converted one half per call and was a fifth of a
 // decode step's time at a few hundred cached tokens.
 
@@ -30,8 +31,9 @@ using AxpyFn = void (*)(int64_t n, const float* a, size_t a_stride, int n_y, con
                         size_t x_stride, const uint32_t* rows, uint32_t n_rows, float* y,
                         size_t y_stride);
 
-/// The kernel for x of f16 (`x_f16`) or f32 on `isa` (Scalar when `isa`
-/// is not available on this CPU).
+/// The kernel for x of f16 (`x_f16`) or f32 on `isa`: AVX-512 on Avx512,
+/// AVX2 on the other AVX2 levels, else (or when `isa` is not available on
+/// this CPU) the portable one.
 AxpyFn axpy_kernel(bool x_f16, Isa isa) noexcept;
 
 }  // namespace wb::cpu

@@ -881,6 +881,16 @@ class TestCpuKernels : public QObject {
                         std::vector<float> out(size_t(n_q) * ss, NAN);
                         f(n, q.data(), qs, n_q, k.data() + 1, ks, rows.data(), n_keys, out.data(),
                           ss);
+                        // Every FMA level sums as the AVX2 kernel: the same bits.
+                        std::vector<float> out2 = out;
+                        if (uses_avx2(isa))
+                            scores_kernel(f16, Isa::Avx2)(n, q.data(), qs, n_q, k.data() + 1, ks,
+                                                          rows.data(), n_keys, out2.data(), ss);
+                        QVERIFY2(std::memcmp(out.data(), out2.data(), out.size() * 4) == 0,
+                                 qPrintable(QString("%1 n=%2 keys=%3: not the AVX2 kernel's bits")
+                                                .arg(isa_name(isa))
+                                                .arg(n)
+                                                .arg(n_keys)));
                         for (int h = 0; h < n_q; ++h) {
                             for (uint32_t j = 0; j < n_keys; ++j) {
                                 double want = 0.0, mag = 0.0;
@@ -1015,7 +1025,7 @@ class TestCpuKernels : public QObject {
         for (const Isa isa : isas()) {
             for (const bool f16 : {false, true}) {
                 const AxpyFn axpy = axpy_kernel(f16, isa);
-                for (const int64_t n : {8, 24, 64, 80, 128, 130}) {
+                for (const int64_t n : {8, 24, 48, 64, 80, 128, 130}) {
                     const uint32_t n_cells = 53, n_rows = 37;
                     const size_t xs = size_t(n) * 4 + 12;  // a cell's bytes
                     std::vector<uint8_t> x;
@@ -1037,6 +1047,12 @@ class TestCpuKernels : public QObject {
                         for (uint32_t j = 0; j < n_rows; ++j)
                             axpy(n, a.data() + j, as, n_y, x.data() + 1 + rows[j] * xs, 0, nullptr,
                                  1, y1.data(), ys);
+                        // Every FMA level adds the same terms in the same
+                        // order: the AVX2 kernel's bits.
+                        std::vector<float> y2 = y0;
+                        if (uses_avx2(isa))
+                            axpy_kernel(f16, Isa::Avx2)(n, a.data(), as, n_y, x.data() + 1, xs,
+                                                        rows.data(), n_rows, y2.data(), ys);
                         for (int h = 0; h < n_y; ++h) {
                             for (int64_t i = 0; i < n; ++i) {
                                 const size_t k = size_t(h) * ys + size_t(i);
@@ -1056,6 +1072,9 @@ class TestCpuKernels : public QObject {
                                                         .arg(i);
                                 QVERIFY2(std::memcmp(&y[k], &y1[k], 4) == 0,
                                          qPrintable("differs from a call per row: " + msg));
+                                if (uses_avx2(isa))
+                                    QVERIFY2(std::memcmp(&y[k], &y2[k], 4) == 0,
+                                             qPrintable("differs from the AVX2 kernel: " + msg));
                                 QVERIFY2(std::abs(double(y[k]) - want) <=
                                              2.0 * n_rows * 0x1p-24 * mag + 1e-30,
                                          qPrintable("vs double: " + msg));
