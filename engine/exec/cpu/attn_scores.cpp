@@ -110,23 +110,22 @@ WB_AVX2 void scores_avx2(int64_t n, const float* q, size_t qs, int n_q, const ui
 // register: the upper 256 bits carry the next key's eight-lane chains (the
 // query's eight dims duplicated), so each FMA does what two of AVX2's do,
 // in the same order; the reduction adds in the same tree as scores_block's
-// hadds. Keys are stored in pairs: [pair][n / 8][2 keys][8 dims].
+// hadds. Keys are stored in pairs: [pair][n / 8][2 keys][8 dims], the
+// query heads duplicated once a call: [head][n / 8][2][8].
 //
-// NH heads (1..4) x four keys (two pairs).
+// NH heads (1..4) x four keys (two pairs); qd: the heads' duplicated rows,
+// 2 n floats apart.
 template <int NH>
-WB_AVX512 void scores_quad16(int64_t n, const float* q, size_t qs, const float* kp, float* s,
-                             size_t ss) {
+WB_AVX512 void scores_quad16(int64_t n, const float* qd, const float* kp, float* s, size_t ss) {
     __m512 acc[NH][2];  // [head][pair]: lanes 0..7 the pair's first key, 8..15 its second
     for (int h = 0; h < NH; ++h) acc[h][0] = acc[h][1] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; i += 8) {
         const __m512 k01 = _mm512_load_ps(kp + 2 * i);          // keys 0 | 1, dims i..i+7
         const __m512 k23 = _mm512_load_ps(kp + 2 * n + 2 * i);  // keys 2 | 3
         for (int h = 0; h < NH; ++h) {
-            const __m256 q8 = _mm256_loadu_ps(q + h * qs + i);
-            const __m512 qd = _mm512_castpd_ps(_mm512_insertf64x4(
-                _mm512_castpd256_pd512(_mm256_castps_pd(q8)), _mm256_castps_pd(q8), 1));
-            acc[h][0] = _mm512_fmadd_ps(qd, k01, acc[h][0]);
-            acc[h][1] = _mm512_fmadd_ps(qd, k23, acc[h][1]);
+            const __m512 qh = _mm512_load_ps(qd + h * 2 * n + 2 * i);  // dims i..i+7, twice
+            acc[h][0] = _mm512_fmadd_ps(qh, k01, acc[h][0]);
+            acc[h][1] = _mm512_fmadd_ps(qh, k23, acc[h][1]);
         }
     }
     for (int h = 0; h < NH; ++h) {
@@ -146,16 +145,25 @@ WB_AVX512 void scores_quad16(int64_t n, const float* q, size_t qs, const float* 
     }
 }
 
-// As scores_avx2 (the same bits), sixteen keys converted at a time into
-// pairs, four keys and up to four heads a pass; a block's last 1-3 keys go
-// through the AVX2 blocks, from an unpaired copy.
+// As scores_avx2 (the same bits), for at most kDupHeads heads: their rows
+// duplicated once, then sixteen keys converted at a time into pairs, four
+// keys and up to four heads a pass; a block's last 1-3 keys go through the
+// AVX2 blocks, from an unpaired copy.
+constexpr int kDupHeads = 32;
 template <bool kF16>
-WB_AVX512 void scores_avx512(int64_t n, const float* q, size_t qs, int n_q, const uint8_t* k,
-                             size_t ks, const uint32_t* rows, uint32_t n_keys, float* s,
-                             size_t ss) {
+WB_AVX512 void scores_avx512_heads(int64_t n, const float* q, size_t qs, int n_q, const uint8_t* k,
+                                   size_t ks, const uint32_t* rows, uint32_t n_keys, float* s,
+                                   size_t ss) {
     constexpr uint32_t kKeys = 16;
-    alignas(64) float buf[kKeys * kMaxScoresDim];  // [kKeys / 2][n / 8][2][8]
-    alignas(32) float rest[3 * kMaxScoresDim];     // [3, n]: a block's last keys
+    alignas(64) float qd[kDupHeads * 2 * kMaxScoresDim];  // [n_q][n / 8][2][8]
+    alignas(64) float buf[kKeys * kMaxScoresDim];         // [kKeys / 2][n / 8][2][8]
+    alignas(32) float rest[3 * kMaxScoresDim];            // [3, n]: a block's last keys
+    for (int h = 0; h < n_q; ++h)
+        for (int64_t i = 0; i < n; i += 8) {
+            const __m256 q8 = _mm256_loadu_ps(q + h * qs + i);
+            _mm256_store_ps(qd + h * 2 * n + 2 * i, q8);
+            _mm256_store_ps(qd + h * 2 * n + 2 * i + 8, q8);
+        }
     for (uint32_t j0 = 0; j0 < n_keys; j0 += kKeys) {
         const uint32_t nk = std::min(kKeys, n_keys - j0);
         const uint32_t n4 = nk / 4 * 4;  // keys in whole quads
@@ -173,16 +181,16 @@ WB_AVX512 void scores_avx512(int64_t n, const float* q, size_t qs, int n_q, cons
             const float* kp = buf + (j / 2) * 2 * n;
             float* sj = s + j0 + j;
             int h = 0;
-            for (; h + 4 <= n_q; h += 4) scores_quad16<4>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+            for (; h + 4 <= n_q; h += 4) scores_quad16<4>(n, qd + h * 2 * n, kp, sj + h * ss, ss);
             switch (n_q - h) {
                 case 3:
-                    scores_quad16<3>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+                    scores_quad16<3>(n, qd + h * 2 * n, kp, sj + h * ss, ss);
                     break;
                 case 2:
-                    scores_quad16<2>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+                    scores_quad16<2>(n, qd + h * 2 * n, kp, sj + h * ss, ss);
                     break;
                 case 1:
-                    scores_quad16<1>(n, q + h * qs, qs, kp, sj + h * ss, ss);
+                    scores_quad16<1>(n, qd + h * 2 * n, kp, sj + h * ss, ss);
                     break;
                 default:
                     break;
@@ -196,6 +204,16 @@ WB_AVX512 void scores_avx512(int64_t n, const float* q, size_t qs, int n_q, cons
                 scores_heads<1>(n, q + h * qs, qs, rest, nk - n4, s + h * ss + j0 + n4, ss);
         }
     }
+}
+
+// Heads kDupHeads at a time (multi-query models can have more).
+template <bool kF16>
+WB_AVX512 void scores_avx512(int64_t n, const float* q, size_t qs, int n_q, const uint8_t* k,
+                             size_t ks, const uint32_t* rows, uint32_t n_keys, float* s,
+                             size_t ss) {
+    for (int h = 0; h < n_q; h += kDupHeads)
+        scores_avx512_heads<kF16>(n, q + h * qs, qs, std::min(kDupHeads, n_q - h), k, ks, rows,
+                                  n_keys, s + h * ss, ss);
 }
 
 #undef WB_AVX512

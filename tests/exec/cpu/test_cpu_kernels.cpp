@@ -874,7 +874,8 @@ class TestCpuKernels : public QObject {
                     for (uint32_t n_keys = 1; n_keys <= 37; n_keys += (n == 64 ? 1 : 12)) {
                         std::vector<uint32_t> rows(n_keys);
                         for (uint32_t& r : rows) r = static_cast<uint32_t>(rng() % n_cells);
-                        const int n_q = 1 + static_cast<int>(n_keys % 8);
+                        // 37 heads: more than the AVX-512 kernel takes a pass (32)
+                        const int n_q = n_keys == 37 ? 37 : 1 + static_cast<int>(n_keys % 8);
                         const size_t qs = size_t(n) + 5, ss = n_keys + 2;
                         std::vector<float> q(size_t(n_q) * qs);
                         for (float& v : q) v = u(rng);
